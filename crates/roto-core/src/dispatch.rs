@@ -1,0 +1,257 @@
+//! Services and the in-process dispatcher.
+//!
+//! Every service implements [`Service`]: one entry point taking the operation name and a
+//! shaped input. The HTTP front end reaches it after decoding; Lua setup scripts and
+//! synchronous cross-service needs (Lambda reading code from S3, SSM encrypting with KMS)
+//! reach it through [`Dispatcher::call`], so there is exactly one code path per operation
+//! and no service ever reads another's state.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, OnceLock, Weak};
+use std::time::Instant;
+
+use bytes::Bytes;
+use http_body_util::combinators::BoxBody;
+
+use crate::error::{AwsError, AwsResult};
+use crate::events::{Event, EventBus};
+use crate::model::{model, Model};
+use crate::store::Store;
+use crate::trace::{Trace, TraceEntry};
+use crate::value::Value;
+
+/// A boxed future, the return type of the object-safe service entry points.
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// A streamed HTTP body (S3 object payloads in and out).
+pub type Body = BoxBody<Bytes, std::io::Error>;
+
+/// Who is calling, and where.
+#[derive(Debug, Clone)]
+pub struct Context {
+    /// The 12-digit account the call acts in.
+    pub account: String,
+    /// The region the call acts in.
+    pub region: String,
+    /// The access key id the caller signed with, if any.
+    pub access_key: Option<String>,
+    /// The request id returned to the caller.
+    pub request_id: String,
+    /// The host the request was addressed to (for URLs a service returns).
+    pub host: String,
+}
+
+/// An operation's input: the shaped value, plus the streamed payload where the operation
+/// has one.
+pub struct Request {
+    /// The input, shaped like the operation's input shape.
+    pub input: Value,
+    /// The streamed payload (S3 `PutObject`'s `Body`), already de-chunked.
+    pub body: Option<Body>,
+    /// Request headers for the few operations whose semantics read raw headers.
+    pub headers: http::HeaderMap,
+}
+
+impl Request {
+    /// A request with only a shaped input.
+    pub fn new(input: Value) -> Request {
+        Request {
+            input,
+            body: None,
+            headers: http::HeaderMap::new(),
+        }
+    }
+}
+
+/// An operation's output: the shaped value, plus a streamed payload where it has one.
+pub struct Response {
+    /// The output, shaped like the operation's output shape.
+    pub output: Value,
+    /// The streamed payload (S3 `GetObject`'s `Body`).
+    pub body: Option<Body>,
+}
+
+impl Response {
+    /// A response with only a shaped output.
+    pub fn new(output: Value) -> Response {
+        Response { output, body: None }
+    }
+}
+
+impl From<Value> for Response {
+    fn from(output: Value) -> Response {
+        Response::new(output)
+    }
+}
+
+/// The fixed facts about a service.
+#[derive(Debug)]
+pub struct ServiceSpec {
+    /// The name in the router, the trace and Lua (`s3`, `dynamodb`, `sqs`, `sts`).
+    pub name: &'static str,
+    /// The embedded model's name.
+    pub model: &'static str,
+    /// SigV4 signing names that route to this service.
+    pub signing_names: &'static [&'static str],
+    /// Whether responses carry `x-amz-crc32` over their bytes (DynamoDB).
+    pub crc32_responses: bool,
+}
+
+impl ServiceSpec {
+    /// The service's model, parsed on first use.
+    pub fn model(&self) -> &'static Model {
+        model(self.model)
+    }
+}
+
+/// A service: a model-driven set of operations over its own state.
+pub trait Service: Send + Sync + 'static {
+    /// The service's fixed facts.
+    fn spec(&self) -> &'static ServiceSpec;
+
+    /// Runs an operation.
+    fn call<'a>(
+        &'a self,
+        ctx: &'a Context,
+        operation: &'a str,
+        request: Request,
+    ) -> BoxFuture<'a, AwsResult<Response>>;
+
+    /// Accepts an asynchronous delivery from the event bus (an SQS queue receiving an S3
+    /// notification). `Err` carries why it failed; the bus retries and traces it.
+    fn deliver<'a>(&'a self, event: &'a Event) -> BoxFuture<'a, Result<(), String>> {
+        let _ = event;
+        Box::pin(async { Err(format!("{} accepts no deliveries", self.spec().name)) })
+    }
+}
+
+/// What every service shares: the store, the bus, the trace, the defaults, and a way back
+/// to the dispatcher for synchronous calls to other services.
+pub struct Env {
+    /// The store.
+    pub store: Store,
+    /// The event bus.
+    pub bus: EventBus,
+    /// The trace.
+    pub trace: Trace,
+    /// The account used when the caller names none.
+    pub default_account: String,
+    /// The region used when the caller names none.
+    pub default_region: String,
+    /// The base domain for virtual-host-style URLs (`localhost`).
+    pub domain: String,
+    dispatcher: OnceLock<Weak<Dispatcher>>,
+}
+
+impl Env {
+    /// A shared environment.
+    pub fn new(
+        store: Store,
+        trace_limit: usize,
+        default_account: String,
+        default_region: String,
+        domain: String,
+    ) -> Env {
+        Env {
+            store,
+            bus: EventBus::new(),
+            trace: Trace::new(trace_limit),
+            default_account,
+            default_region,
+            domain,
+            dispatcher: OnceLock::new(),
+        }
+    }
+
+    /// The dispatcher, for synchronous calls to another service's operations.
+    pub fn dispatcher(&self) -> Option<Arc<Dispatcher>> {
+        self.dispatcher.get().and_then(Weak::upgrade)
+    }
+}
+
+/// The in-process dispatcher: every service by name, one entry point for calls.
+pub struct Dispatcher {
+    /// The shared environment.
+    pub env: Arc<Env>,
+    services: Vec<Arc<dyn Service>>,
+}
+
+impl Dispatcher {
+    /// Builds the dispatcher over the services and starts the event bus's worker.
+    pub fn start(env: Arc<Env>, services: Vec<Arc<dyn Service>>) -> Arc<Dispatcher> {
+        let dispatcher = Arc::new(Dispatcher {
+            env: env.clone(),
+            services,
+        });
+        let _ = env.dispatcher.set(Arc::downgrade(&dispatcher));
+        env.bus.start(Arc::downgrade(&dispatcher));
+        dispatcher
+    }
+
+    /// The service named `name`.
+    pub fn service(&self, name: &str) -> Option<&Arc<dyn Service>> {
+        self.services.iter().find(|s| s.spec().name == name)
+    }
+
+    /// Every service, in registration order.
+    pub fn services(&self) -> &[Arc<dyn Service>] {
+        &self.services
+    }
+
+    /// Calls an operation by service and operation name with a shaped input, recording it
+    /// in the trace. Unknown services or operations are AWS-style errors.
+    pub async fn call(
+        &self,
+        ctx: &Context,
+        service: &str,
+        operation: &str,
+        input: Value,
+    ) -> AwsResult<Value> {
+        let svc = self.service(service).ok_or_else(|| {
+            AwsError::new("UnknownService", format!("No service named {service}"))
+        })?;
+        if svc.spec().model().operation(operation).is_none() {
+            return Err(AwsError::new(
+                "InvalidAction",
+                format!("The action {operation} is not valid for service {service}."),
+            ));
+        }
+        let started = Instant::now();
+        let result = svc.call(ctx, operation, Request::new(input)).await;
+        let mut entry = TraceEntry::request(&ctx.account, &ctx.region, service, operation);
+        entry.duration_ms = started.elapsed().as_secs_f64() * 1000.0;
+        entry.source = Some("dispatcher".into());
+        match &result {
+            Ok(_) => entry.status = Some(200),
+            Err(e) => entry.error_code = Some(e.code.to_string()),
+        }
+        self.env.trace.record(entry);
+        result.map(|r| r.output)
+    }
+
+    /// A context in the default account and region (Lua setup, internal callers).
+    pub fn default_context(&self) -> Context {
+        Context {
+            account: self.env.default_account.clone(),
+            region: self.env.default_region.clone(),
+            access_key: None,
+            request_id: new_request_id(),
+            host: String::new(),
+        }
+    }
+}
+
+/// A request id in the form AWS uses (a UUID-like hex string).
+pub fn new_request_id() -> String {
+    let a = fastrand::u64(..);
+    let b = fastrand::u64(..);
+    format!(
+        "{:08x}-{:04x}-4{:03x}-{:04x}-{:012x}",
+        a >> 32,
+        (a >> 16) & 0xffff,
+        a & 0xfff,
+        (b >> 48) & 0x3fff | 0x8000,
+        b & 0xffff_ffff_ffff
+    )
+}

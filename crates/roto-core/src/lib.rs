@@ -1,0 +1,27 @@
+//! roto-core: what every Roto service shares.
+//!
+//! - [`model`]: the embedded AWS service models, parsed lazily.
+//! - [`protocol`]: one generic codec per wire protocol, driven by those models.
+//! - [`value`] and [`error`]: the shaped values handlers take and return, and the one AWS
+//!   error type.
+//! - [`store`]: SQLite and blob files, in memory or on disk.
+//! - [`events`] and [`trace`]: asynchronous deliveries between services, and the record of
+//!   every request and delivery.
+//! - [`dispatch`]: the [`dispatch::Service`] trait and the in-process dispatcher.
+//!
+//! This crate knows no service: it must never name S3, DynamoDB or any other.
+
+pub mod dispatch;
+pub mod error;
+pub mod events;
+pub mod identity;
+pub mod model;
+pub mod protocol;
+pub mod store;
+pub mod timestamp;
+pub mod trace;
+pub mod value;
+
+pub use dispatch::{BoxFuture, Context, Dispatcher, Env, Request, Response, Service, ServiceSpec};
+pub use error::{AwsError, AwsResult};
+pub use value::Value;
