@@ -17,6 +17,8 @@ use http_body_util::combinators::BoxBody;
 use crate::error::{AwsError, AwsResult};
 use crate::events::{Event, EventBus};
 use crate::model::{model, Model};
+use crate::protocol::Protocol;
+use crate::validate;
 use crate::store::Store;
 use crate::trace::{Trace, TraceEntry};
 use crate::value::Value;
@@ -92,10 +94,19 @@ pub struct ServiceSpec {
     pub name: &'static str,
     /// The embedded model's name.
     pub model: &'static str,
+    /// The model for the query protocol where the service also speaks it with other
+    /// traits than its main model has (SQS).
+    pub query_model: Option<&'static str>,
     /// SigV4 signing names that route to this service.
     pub signing_names: &'static [&'static str],
+    /// The json protocol's `X-Amz-Target` prefix (the model's `targetPrefix`).
+    pub target_prefix: Option<&'static str>,
+    /// The query protocol's `Version` (the model's `apiVersion`).
+    pub query_version: Option<&'static str>,
     /// Whether responses carry `x-amz-crc32` over their bytes (DynamoDB).
     pub crc32_responses: bool,
+    /// Whether inputs are checked against the model's constraints before the handler runs.
+    pub validate_input: bool,
 }
 
 impl ServiceSpec {
@@ -199,6 +210,32 @@ impl Dispatcher {
         &self.services
     }
 
+    /// Validates the input (where the service asks for it) and runs the operation: the one
+    /// path HTTP requests, Lua scripts and cross-service calls all take.
+    pub async fn invoke(
+        &self,
+        service: &dyn Service,
+        ctx: &Context,
+        operation: &str,
+        request: Request,
+    ) -> AwsResult<Response> {
+        let spec = service.spec();
+        if spec.validate_input {
+            let model = spec.model();
+            if let Some(input) = model.operation(operation).and_then(|op| op.input.as_ref()) {
+                let violations = validate::violations(model, model.resolve(input), &request.input);
+                if let Some(message) = validate::message(&violations) {
+                    let code = match Protocol::of(model) {
+                        Protocol::Query => "ValidationError",
+                        _ => "ValidationException",
+                    };
+                    return Err(AwsError::new(code, message).with_status(400));
+                }
+            }
+        }
+        service.call(ctx, operation, request).await
+    }
+
     /// Calls an operation by service and operation name with a shaped input, recording it
     /// in the trace. Unknown services or operations are AWS-style errors.
     pub async fn call(
@@ -218,7 +255,9 @@ impl Dispatcher {
             ));
         }
         let started = Instant::now();
-        let result = svc.call(ctx, operation, Request::new(input)).await;
+        let result = self
+            .invoke(svc.as_ref(), ctx, operation, Request::new(input))
+            .await;
         let mut entry = TraceEntry::request(&ctx.account, &ctx.region, service, operation);
         entry.duration_ms = started.elapsed().as_secs_f64() * 1000.0;
         entry.source = Some("dispatcher".into());

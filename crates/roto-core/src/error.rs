@@ -74,11 +74,6 @@ impl AwsError {
         self.fields.insert(name, value);
         self
     }
-
-    /// The code query-protocol clients see.
-    pub fn query_code(&self) -> &str {
-        self.query_code.as_deref().unwrap_or(&self.code)
-    }
 }
 
 impl fmt::Display for AwsError {

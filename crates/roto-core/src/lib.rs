@@ -20,6 +20,7 @@ pub mod protocol;
 pub mod store;
 pub mod timestamp;
 pub mod trace;
+pub mod validate;
 pub mod value;
 
 pub use dispatch::{BoxFuture, Context, Dispatcher, Env, Request, Response, Service, ServiceSpec};
