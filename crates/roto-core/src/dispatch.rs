@@ -18,9 +18,9 @@ use crate::error::{AwsError, AwsResult};
 use crate::events::{Event, EventBus};
 use crate::model::{model, Model};
 use crate::protocol::Protocol;
-use crate::validate;
 use crate::store::Store;
 use crate::trace::{Trace, TraceEntry};
+use crate::validate;
 use crate::value::Value;
 
 /// A boxed future, the return type of the object-safe service entry points.

@@ -57,6 +57,15 @@ impl AwsError {
         e
     }
 
+    /// `NotImplemented` (501), for an operation in the model that Roto does not serve yet.
+    pub fn not_implemented(operation: &str) -> AwsError {
+        AwsError::new(
+            "NotImplemented",
+            format!("The operation {operation} is not implemented by Roto yet"),
+        )
+        .with_status(501)
+    }
+
     /// Sets the HTTP status.
     pub fn with_status(mut self, status: u16) -> AwsError {
         self.status = Some(status);

@@ -97,18 +97,30 @@ fn check_value(model: &Model, shape: &Shape, value: &Value, path: &str, out: &mu
     };
     if let Some(len) = length {
         if let Some(min) = shape.min.filter(|m| len < *m) {
-            fail(out, format!("Member must have length greater than or equal to {min}"));
+            fail(
+                out,
+                format!("Member must have length greater than or equal to {min}"),
+            );
         }
         if let Some(max) = shape.max.filter(|m| len > *m) {
-            fail(out, format!("Member must have length less than or equal to {max}"));
+            fail(
+                out,
+                format!("Member must have length less than or equal to {max}"),
+            );
         }
     }
     if let Some(n) = numeric {
         if let Some(min) = shape.min.filter(|m| n < *m) {
-            fail(out, format!("Member must have value greater than or equal to {min}"));
+            fail(
+                out,
+                format!("Member must have value greater than or equal to {min}"),
+            );
         }
         if let Some(max) = shape.max.filter(|m| n > *m) {
-            fail(out, format!("Member must have value less than or equal to {max}"));
+            fail(
+                out,
+                format!("Member must have value less than or equal to {max}"),
+            );
         }
     }
     if let Value::String(s) = value {
@@ -128,7 +140,13 @@ fn check_value(model: &Model, shape: &Shape, value: &Value, path: &str, out: &mu
             if let Some(member) = &shape.member {
                 let member_shape = model.resolve(member);
                 for (i, item) in items.iter().enumerate() {
-                    check_value(model, member_shape, item, &format!("{path}.{}.member", i + 1), out);
+                    check_value(
+                        model,
+                        member_shape,
+                        item,
+                        &format!("{path}.{}.member", i + 1),
+                        out,
+                    );
                 }
             }
         }
@@ -152,7 +170,14 @@ mod tests {
     #[test]
     fn reports_missing_required_members_and_length_violations_in_aws_words() {
         let m = model("dynamodb");
-        let shape = m.shape(&m.operation("DescribeTable").unwrap().input.as_ref().unwrap().shape);
+        let shape = m.shape(
+            &m.operation("DescribeTable")
+                .unwrap()
+                .input
+                .as_ref()
+                .unwrap()
+                .shape,
+        );
         let v = violations(m, shape, &Value::map());
         assert_eq!(
             message(&v).unwrap(),
@@ -160,7 +185,10 @@ mod tests {
         );
         let v = violations(m, shape, &Value::map().with("TableName", ""));
         assert_eq!(v.len(), 1, "{v:?}");
-        assert!(v[0].contains("Member must have length greater than or equal to 1"), "{v:?}");
+        assert!(
+            v[0].contains("Member must have length greater than or equal to 1"),
+            "{v:?}"
+        );
     }
 
     #[test]

@@ -1,1 +1,171 @@
-fn main() {}
+//! roto-server: the binary.
+//!
+//! Parses the flags, opens the store, builds the services and the dispatcher, runs the
+//! setup scripts, then listens: one start line on stdout once the port is open, graceful
+//! stop on SIGINT/SIGTERM (stop accepting, finish in-flight requests, flush the store,
+//! exit 0).
+
+mod cli;
+mod http;
+mod introspect;
+mod router;
+
+use std::io::Write;
+use std::net::SocketAddr;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use clap::Parser;
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper_util::rt::TokioIo;
+use hyper_util::server::graceful::GracefulShutdown;
+use roto_core::store::Store;
+use roto_core::{Dispatcher, Env};
+use tokio::net::TcpListener;
+
+use crate::cli::Cli;
+use crate::http::App;
+use crate::router::Router;
+
+/// How long in-flight requests may take to finish after a stop signal.
+const DRAIN_TIMEOUT: Duration = Duration::from_secs(10);
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let mode = match cli.store_mode().and_then(|m| cli.check().map(|()| m)) {
+        Ok(mode) => mode,
+        Err(message) => {
+            eprintln!("roto-server: error: {message}");
+            return ExitCode::from(2);
+        }
+    };
+    init_logging(&cli.log_level);
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("roto-server: error: cannot start the runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(run(cli, mode)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("roto-server: error: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn init_logging(level: &str) {
+    let filter = level
+        .parse::<tracing_subscriber::filter::LevelFilter>()
+        .unwrap_or(tracing_subscriber::filter::LevelFilter::WARN);
+    tracing_subscriber::fmt()
+        .with_max_level(filter)
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .init();
+}
+
+async fn run(cli: Cli, mode: roto_core::store::StoreMode) -> Result<(), String> {
+    let store = Store::open(mode.clone()).map_err(|e| format!("cannot open the store: {e}"))?;
+    let env = Arc::new(Env::new(
+        store,
+        cli.trace_limit,
+        cli.account_id.clone(),
+        cli.region.clone(),
+        cli.domain.clone(),
+    ));
+    let services =
+        roto_services::all(&env).map_err(|e| format!("cannot create the services: {e}"))?;
+    let dispatcher = Dispatcher::start(env.clone(), services.clone());
+    for script in &cli.setup {
+        tracing::warn!(script = %script.display(), "setup scripts are accepted but not run: Lua support is not in this build");
+    }
+    let addr = format!("{}:{}", cli.host, cli.port);
+    let listener = TcpListener::bind(&addr)
+        .await
+        .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
+    let local: SocketAddr = listener.local_addr().map_err(|e| e.to_string())?;
+    let names: Vec<&str> = services.iter().map(|s| s.spec().name).collect();
+    {
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(
+            out,
+            "roto-server {} listening on http://{} store={} services={}",
+            env!("CARGO_PKG_VERSION"),
+            local,
+            mode.name(),
+            names.join(",")
+        );
+        let _ = out.flush();
+    }
+    let app = Arc::new(App {
+        dispatcher: dispatcher.clone(),
+        router: Router::new(services, cli.account_id, cli.region, cli.domain),
+    });
+    accept_until_signal(listener, app).await;
+    env.store.flush();
+    Ok(())
+}
+
+async fn accept_until_signal(listener: TcpListener, app: Arc<App>) {
+    let graceful = GracefulShutdown::new();
+    let stop = shutdown_signal();
+    tokio::pin!(stop);
+    loop {
+        tokio::select! {
+            accepted = listener.accept() => {
+                let Ok((stream, _)) = accepted else { continue };
+                let _ = stream.set_nodelay(true);
+                let app = app.clone();
+                let service = service_fn(move |req| http::serve(app.clone(), req));
+                let conn = http1::Builder::new()
+                    .keep_alive(true)
+                    .serve_connection(TokioIo::new(stream), service);
+                let conn = graceful.watch(conn);
+                tokio::spawn(async move {
+                    if let Err(e) = conn.await {
+                        tracing::debug!(error = %e, "connection ended with an error");
+                    }
+                });
+            }
+            () = &mut stop => break,
+        }
+    }
+    drop(listener);
+    if tokio::time::timeout(DRAIN_TIMEOUT, graceful.shutdown())
+        .await
+        .is_err()
+    {
+        tracing::warn!("in-flight requests did not finish within {DRAIN_TIMEOUT:?}");
+    }
+}
+
+async fn shutdown_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        let (Ok(mut term), Ok(mut int)) = (
+            signal(SignalKind::terminate()),
+            signal(SignalKind::interrupt()),
+        ) else {
+            let _ = tokio::signal::ctrl_c().await;
+            return;
+        };
+        tokio::select! {
+            _ = term.recv() => {}
+            _ = int.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}

@@ -1,1 +1,27 @@
-//! Roto services.
+//! roto-services: Roto's AWS services, one module each.
+//!
+//! Every module has the shape Moto users know: the service (its [`Service`] impl and the
+//! operation dispatch), its state model in the store, and its errors; the wire format is
+//! never here, since roto-core's codecs produce and consume shaped values. A service reads
+//! only its own tables; effects on other services go through the event bus, synchronous
+//! needs through the dispatcher.
+
+use std::io;
+use std::sync::Arc;
+
+use roto_core::{Env, Service};
+
+pub mod dynamodb;
+pub mod s3;
+pub mod sqs;
+pub mod sts;
+
+/// Every service, constructed over the shared environment (creating their tables).
+pub fn all(env: &Arc<Env>) -> io::Result<Vec<Arc<dyn Service>>> {
+    Ok(vec![
+        Arc::new(s3::S3::new(env.clone())?),
+        Arc::new(dynamodb::DynamoDb::new(env.clone())?),
+        Arc::new(sqs::Sqs::new(env.clone())?),
+        Arc::new(sts::Sts::new(env.clone())?),
+    ])
+}

@@ -1,0 +1,315 @@
+//! The HTTP front end: one request's path from hyper to a service and back.
+//!
+//! route -> pick the codec -> resolve the operation -> read the body (or hand its stream to
+//! an operation with a streaming payload) -> decode -> dispatcher -> encode -> trace.
+//! Every failure on the way is an AWS error in the protocol the caller speaks; nothing here
+//! panics on input.
+
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::time::Instant;
+
+use bytes::Bytes;
+use http::request::Parts;
+use http::{HeaderValue, Method, StatusCode};
+use http_body_util::{BodyExt, Full, Limited};
+use hyper::body::Incoming;
+use roto_core::dispatch::{new_request_id, Body};
+use roto_core::model::{model, Model};
+use roto_core::protocol::{query, Protocol, WireRequest, WireResponse};
+use roto_core::trace::TraceEntry;
+use roto_core::{AwsError, Context, Dispatcher, Request, Service};
+
+use crate::introspect;
+use crate::router::{host_of, Route, Router};
+
+/// The largest non-streamed request body read into memory.
+const MAX_BODY: usize = 64 * 1024 * 1024;
+
+/// What every connection shares.
+pub struct App {
+    /// The dispatcher over every service.
+    pub dispatcher: Arc<Dispatcher>,
+    /// The routing table.
+    pub router: Router,
+}
+
+/// A fixed body.
+pub fn full(bytes: impl Into<Bytes>) -> Body {
+    Full::new(bytes.into())
+        .map_err(|never| match never {})
+        .boxed()
+}
+
+/// Serves one request; never fails at the HTTP level.
+pub async fn serve(
+    app: Arc<App>,
+    req: hyper::Request<Incoming>,
+) -> Result<hyper::Response<Body>, Infallible> {
+    if req.uri().path().starts_with("/_roto/") {
+        return Ok(introspect::handle(&app, req).await);
+    }
+    let started = Instant::now();
+    let request_id = new_request_id();
+    let (parts, body) = req.into_parts();
+    let mut pending = Some(body);
+    let mut buffered: Option<Bytes> = None;
+    let route = match app.router.route(&parts) {
+        Some(route) => route,
+        None => {
+            let bytes = match read_body(&mut pending, &mut buffered).await {
+                Ok(b) => b,
+                Err(e) => return Ok(plain_error(e, &request_id)),
+            };
+            let version = form_version(&parts, &bytes);
+            match app.router.fallback(&parts, version.as_deref()) {
+                Some(route) => route,
+                None => {
+                    return Ok(plain_error(
+                        AwsError::new("UnknownService", "No service can serve this request")
+                            .with_status(400),
+                        &request_id,
+                    ))
+                }
+            }
+        }
+    };
+    let spec = route.service.spec();
+    let (protocol, model) = codec(route.service.as_ref(), &parts);
+    let mut entry = TraceEntry::request(&route.account, &route.region, spec.name, "");
+    let head = parts.method == Method::HEAD;
+    let outcome = run(
+        &app,
+        &route,
+        protocol,
+        model,
+        &parts,
+        &mut pending,
+        &mut buffered,
+        &request_id,
+        &mut entry,
+    )
+    .await;
+    let mut wire = match outcome {
+        Ok(wire) => wire,
+        Err(mut error) => {
+            entry.error_code = Some(error.code.to_string());
+            if protocol == Protocol::Json {
+                fill_query_code(spec.query_model, &mut error);
+            }
+            let wire = protocol.encode_error(model, &error, &request_id, head);
+            Wire {
+                response: wire,
+                stream: None,
+            }
+        }
+    };
+    if spec.crc32_responses && wire.stream.is_none() {
+        let crc = crc32fast::hash(&wire.response.body);
+        wire.response.header("x-amz-crc32", &crc.to_string());
+    }
+    entry.status = Some(wire.response.status.as_u16());
+    entry.duration_ms = started.elapsed().as_secs_f64() * 1000.0;
+    app.dispatcher.env.trace.record(entry);
+    Ok(into_hyper(wire, head))
+}
+
+/// An encoded response and, for streaming payloads, the stream that replaces its body.
+struct Wire {
+    response: WireResponse,
+    stream: Option<Body>,
+}
+
+/// The codec and model for a request: the service's own, or its query model when a
+/// JSON-protocol service (SQS) receives a form-encoded query call.
+fn codec(service: &dyn Service, parts: &Parts) -> (Protocol, &'static Model) {
+    let spec = service.spec();
+    let main = spec.model();
+    let protocol = Protocol::of(main);
+    let is_form = parts
+        .headers
+        .get(http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|ct| ct.starts_with("application/x-www-form-urlencoded"));
+    let has_action = parts.uri.query().is_some_and(|q| q.contains("Action="));
+    match spec.query_model {
+        Some(qm)
+            if protocol == Protocol::Json
+                && !parts.headers.contains_key("x-amz-target")
+                && (is_form || has_action) =>
+        {
+            (Protocol::Query, model(qm))
+        }
+        _ => (protocol, main),
+    }
+}
+
+/// Gives JSON errors of a query-compatible service their query code from its query model.
+fn fill_query_code(query_model: Option<&'static str>, error: &mut AwsError) {
+    if error.query_code.is_some() {
+        return;
+    }
+    let code = query_model
+        .and_then(|qm| model(qm).error_shape(&error.code))
+        .and_then(|s| s.error.as_ref())
+        .and_then(|e| e.code.clone());
+    error.query_code = code.map(Into::into);
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn run(
+    app: &App,
+    route: &Route,
+    protocol: Protocol,
+    model: &'static Model,
+    parts: &Parts,
+    pending: &mut Option<Incoming>,
+    buffered: &mut Option<Bytes>,
+    request_id: &str,
+    entry: &mut TraceEntry,
+) -> Result<Wire, AwsError> {
+    let path = match &route.virtual_bucket {
+        Some(bucket) => format!("/{bucket}{}", parts.uri.path()),
+        None => parts.uri.path().to_string(),
+    };
+    let query = parts.uri.query().unwrap_or_default();
+    let empty = Bytes::new();
+    let probe = WireRequest {
+        method: &parts.method,
+        path: &path,
+        query,
+        headers: &parts.headers,
+        body: &empty,
+    };
+    let is_rest = matches!(protocol, Protocol::RestXml | Protocol::RestJson);
+    let mut stream = None;
+    let body = if is_rest {
+        let resolved = protocol.resolve(model, &probe)?;
+        if streams_input(model, resolved.operation) {
+            stream = pending
+                .take()
+                .map(|b| b.map_err(std::io::Error::other).boxed());
+            empty.clone()
+        } else {
+            read_body(pending, buffered).await?
+        }
+    } else {
+        read_body(pending, buffered).await?
+    };
+    let wire_req = WireRequest {
+        body: &body,
+        ..probe
+    };
+    let resolved = protocol.resolve(model, &wire_req)?;
+    let op = resolved.operation;
+    entry.operation = op.name.clone();
+    let input = protocol.decode(model, &resolved, &wire_req)?;
+    let ctx = Context {
+        account: route.account.clone(),
+        region: route.region.clone(),
+        access_key: route.access_key.clone(),
+        request_id: request_id.to_string(),
+        host: host_of(parts),
+    };
+    let request = Request {
+        input,
+        body: stream,
+        headers: parts.headers.clone(),
+    };
+    let response = app
+        .dispatcher
+        .invoke(route.service.as_ref(), &ctx, &op.name, request)
+        .await?;
+    let encoded = protocol.encode(model, op, &response.output, request_id);
+    Ok(Wire {
+        response: encoded,
+        stream: response.body,
+    })
+}
+
+/// Whether an operation's input payload is a streaming blob (S3 `PutObject`'s `Body`).
+fn streams_input(model: &Model, op: &roto_core::model::Operation) -> bool {
+    op.input.as_ref().is_some_and(|input| {
+        let shape = model.resolve(input);
+        shape
+            .payload
+            .as_ref()
+            .and_then(|p| shape.members.get(p))
+            .is_some_and(|m| m.streaming || model.resolve(m).streaming)
+    })
+}
+
+/// Reads the body once (later calls return the same bytes).
+async fn read_body(
+    pending: &mut Option<Incoming>,
+    buffered: &mut Option<Bytes>,
+) -> Result<Bytes, AwsError> {
+    if let Some(b) = buffered {
+        return Ok(b.clone());
+    }
+    let bytes = match pending.take() {
+        Some(body) => match Limited::new(body, MAX_BODY).collect().await {
+            Ok(collected) => collected.to_bytes(),
+            Err(e) if e.is::<http_body_util::LengthLimitError>() => {
+                return Err(AwsError::new(
+                    "RequestEntityTooLarge",
+                    format!("Request body exceeds the {MAX_BODY}-byte limit"),
+                )
+                .with_status(413))
+            }
+            Err(e) => {
+                return Err(AwsError::new(
+                    "IncompleteBody",
+                    format!("Could not read the request body: {e}"),
+                )
+                .with_status(400))
+            }
+        },
+        None => Bytes::new(),
+    };
+    *buffered = Some(bytes.clone());
+    Ok(bytes)
+}
+
+/// The query protocol's `Version` in a form body.
+fn form_version(parts: &Parts, body: &[u8]) -> Option<String> {
+    let req = WireRequest {
+        method: &parts.method,
+        path: parts.uri.path(),
+        query: parts.uri.query().unwrap_or_default(),
+        headers: &parts.headers,
+        body,
+    };
+    query::params(&req).remove("Version")
+}
+
+fn plain_error(error: AwsError, request_id: &str) -> hyper::Response<Body> {
+    let wire = Protocol::Query.encode_error(model("sts"), &error, request_id, false);
+    into_hyper(
+        Wire {
+            response: wire,
+            stream: None,
+        },
+        false,
+    )
+}
+
+fn into_hyper(wire: Wire, head: bool) -> hyper::Response<Body> {
+    let Wire { response, stream } = wire;
+    let body = match (head, stream) {
+        (true, _) => full(Bytes::new()),
+        (false, Some(stream)) => stream,
+        (false, None) => full(response.body),
+    };
+    let mut out = hyper::Response::new(body);
+    *out.status_mut() = response.status;
+    *out.headers_mut() = response.headers;
+    if !out.headers().contains_key(http::header::SERVER) {
+        out.headers_mut()
+            .insert(http::header::SERVER, HeaderValue::from_static("Roto"));
+    }
+    if out.status() == StatusCode::NO_CONTENT {
+        out.headers_mut().remove(http::header::CONTENT_LENGTH);
+    }
+    out
+}

@@ -1,0 +1,475 @@
+//! Routing: which service a request is for, and which account and region it acts in.
+//!
+//! The order follows what real clients send: `X-Amz-Target` first (DynamoDB Streams signs
+//! with the `dynamodb` scope, so the scope alone would misroute it), then the SigV4
+//! credential scope (`Authorization`, or a presigned URL's `X-Amz-Credential`), then the
+//! query protocol's `Version`, then the host (`sqs.us-east-1.localhost`,
+//! `bucket.s3.localhost`) and the path (`/000000000000/queue`); anything left is S3 in
+//! path style, as LocalStack does. The access key id picks the account; the scope's region
+//! picks the region.
+
+use std::sync::Arc;
+
+use http::request::Parts;
+use roto_core::identity::account_of_access_key;
+use roto_core::Service;
+
+/// Where a request goes.
+pub struct Route {
+    /// The service.
+    pub service: Arc<dyn Service>,
+    /// The account it acts in.
+    pub account: String,
+    /// The region it acts in.
+    pub region: String,
+    /// The access key id it was signed with.
+    pub access_key: Option<String>,
+    /// The bucket named by a virtual-host-style address (`bucket.s3.localhost`).
+    pub virtual_bucket: Option<String>,
+}
+
+/// What a request's headers and URL say about its caller.
+#[derive(Debug, Default, PartialEq)]
+pub struct Credential {
+    /// The access key id.
+    pub access_key: Option<String>,
+    /// The scope's region.
+    pub region: Option<String>,
+    /// The scope's signing name.
+    pub service: Option<String>,
+}
+
+/// Parses the credential from `Authorization` (SigV4, SigV4a, SigV2) or a presigned URL.
+pub fn credential(parts: &Parts) -> Credential {
+    let auth = parts
+        .headers
+        .get(http::header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default();
+    if let Some(scope) = auth
+        .split_once("Credential=")
+        .map(|(_, rest)| rest.split([',', ' ']).next().unwrap_or_default())
+    {
+        return scope_credential(scope, auth.starts_with("AWS4-ECDSA"));
+    }
+    if let Some(v2) = auth.strip_prefix("AWS ") {
+        return Credential {
+            access_key: v2.split(':').next().map(str::to_string),
+            ..Credential::default()
+        };
+    }
+    let query = parts.uri.query().unwrap_or_default();
+    for (k, v) in form_urlencoded::parse(query.as_bytes()) {
+        match k.as_ref() {
+            "X-Amz-Credential" => {
+                let algorithm_v4a = query.contains("X-Amz-Algorithm=AWS4-ECDSA");
+                return scope_credential(&v, algorithm_v4a);
+            }
+            "AWSAccessKeyId" => {
+                return Credential {
+                    access_key: Some(v.into_owned()),
+                    ..Credential::default()
+                }
+            }
+            _ => {}
+        }
+    }
+    Credential::default()
+}
+
+/// `AKID/20260101/us-east-1/s3/aws4_request` (SigV4) or `AKID/20260101/s3/aws4_request`
+/// (SigV4a, whose region set is elsewhere).
+fn scope_credential(scope: &str, sigv4a: bool) -> Credential {
+    let parts: Vec<&str> = scope.split('/').collect();
+    let part = |i: usize| {
+        parts
+            .get(i)
+            .filter(|s| !s.is_empty())
+            .map(|s| s.to_string())
+    };
+    let (region, service) = if sigv4a {
+        (None, part(2))
+    } else {
+        (part(2), part(3))
+    };
+    Credential {
+        access_key: part(0),
+        region,
+        service,
+    }
+}
+
+/// The routing table over the registered services.
+pub struct Router {
+    services: Vec<Arc<dyn Service>>,
+    default_account: String,
+    default_region: String,
+    domain: String,
+}
+
+/// What the host name says: a service (and region), or a virtual-hosted bucket.
+#[derive(Debug, PartialEq)]
+enum HostRoute {
+    Service {
+        name: String,
+        region: Option<String>,
+    },
+    Bucket {
+        name: String,
+        region: Option<String>,
+    },
+}
+
+fn is_region(label: &str) -> bool {
+    let parts: Vec<&str> = label.split('-').collect();
+    parts.len() >= 3
+        && parts
+            .iter()
+            .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_alphanumeric()))
+        && parts
+            .last()
+            .is_some_and(|p| p.bytes().all(|b| b.is_ascii_digit()))
+}
+
+impl Router {
+    /// A router over the services, with the defaults for unsigned callers.
+    pub fn new(
+        services: Vec<Arc<dyn Service>>,
+        default_account: String,
+        default_region: String,
+        domain: String,
+    ) -> Router {
+        Router {
+            services,
+            default_account,
+            default_region,
+            domain,
+        }
+    }
+
+    fn by_name(&self, name: &str) -> Option<&Arc<dyn Service>> {
+        self.services.iter().find(|s| s.spec().name == name)
+    }
+
+    fn by_signing_name(&self, name: &str) -> Option<&Arc<dyn Service>> {
+        self.services
+            .iter()
+            .find(|s| s.spec().signing_names.contains(&name))
+    }
+
+    fn by_target(&self, target: &str) -> Option<&Arc<dyn Service>> {
+        let prefix = target.split('.').next().unwrap_or_default();
+        self.services
+            .iter()
+            .find(|s| s.spec().target_prefix == Some(prefix))
+    }
+
+    /// The service whose query protocol has this `Version`.
+    pub fn by_query_version(&self, version: &str) -> Option<&Arc<dyn Service>> {
+        self.services
+            .iter()
+            .find(|s| s.spec().query_version == Some(version))
+    }
+
+    /// Reads a host name: `sqs.eu-west-1.localhost`, `sqs.localhost`,
+    /// `sqs.us-east-1.amazonaws.com`, `bucket.s3.localhost`, `bucket.s3.eu-west-1.localhost`
+    /// or `bucket.localhost`.
+    fn host_route(&self, host: &str) -> Option<HostRoute> {
+        let host = host.rsplit_once(':').map_or(host, |(h, port)| {
+            if port.bytes().all(|b| b.is_ascii_digit()) {
+                h
+            } else {
+                host
+            }
+        });
+        let host = host.to_ascii_lowercase();
+        let stem = host
+            .strip_suffix(&format!(".{}", self.domain))
+            .or_else(|| host.strip_suffix(".amazonaws.com"))?;
+        let labels: Vec<&str> = stem.split('.').collect();
+        if let Some(i) = labels.iter().rposition(|l| *l == "s3") {
+            if i > 0 {
+                let region = labels
+                    .get(i + 1)
+                    .filter(|r| is_region(r))
+                    .map(|r| r.to_string());
+                return Some(HostRoute::Bucket {
+                    name: labels[..i].join("."),
+                    region,
+                });
+            }
+        }
+        let first = labels[0];
+        let region = labels
+            .get(1)
+            .filter(|r| is_region(r))
+            .map(|r| r.to_string());
+        if self.by_name(first).is_some() || self.by_signing_name(first).is_some() {
+            return Some(HostRoute::Service {
+                name: first.to_string(),
+                region,
+            });
+        }
+        Some(HostRoute::Bucket {
+            name: stem.to_string(),
+            region: None,
+        })
+    }
+
+    /// Routes by headers and URL alone; `None` means the caller should read the body for
+    /// a query-protocol `Version` before falling back to [`Router::fallback`].
+    pub fn route(&self, parts: &Parts) -> Option<Route> {
+        let cred = credential(parts);
+        let target = parts
+            .headers
+            .get("x-amz-target")
+            .and_then(|v| v.to_str().ok());
+        let mut virtual_bucket = None;
+        let mut host_region = None;
+        let service = if let Some(s) = target.and_then(|t| self.by_target(t)) {
+            Some(s.clone())
+        } else if let Some(s) = cred
+            .service
+            .as_deref()
+            .and_then(|n| self.by_signing_name(n))
+        {
+            if s.spec().name == "s3" {
+                virtual_bucket = self.virtual_bucket(parts);
+            }
+            Some(s.clone())
+        } else if let Some(s) = self.query_version_in_url(parts) {
+            Some(s)
+        } else {
+            match self.host_route(&host_of(parts)) {
+                Some(HostRoute::Service { name, region }) => {
+                    host_region = region;
+                    self.by_name(&name)
+                        .or_else(|| self.by_signing_name(&name))
+                        .cloned()
+                }
+                Some(HostRoute::Bucket { name, region }) => {
+                    host_region = region;
+                    virtual_bucket = Some(name);
+                    self.by_name("s3").cloned()
+                }
+                None => self.by_queue_path(parts),
+            }
+        };
+        let service = service?;
+        Some(self.finish(service, &cred, host_region, virtual_bucket))
+    }
+
+    fn finish(
+        &self,
+        service: Arc<dyn Service>,
+        cred: &Credential,
+        host_region: Option<String>,
+        virtual_bucket: Option<String>,
+    ) -> Route {
+        let account = cred
+            .access_key
+            .as_deref()
+            .and_then(account_of_access_key)
+            .unwrap_or_else(|| self.default_account.clone());
+        let region = cred
+            .region
+            .clone()
+            .or(host_region)
+            .unwrap_or_else(|| self.default_region.clone());
+        Route {
+            service,
+            account,
+            region,
+            access_key: cred.access_key.clone(),
+            virtual_bucket,
+        }
+    }
+
+    /// Routes a request the headers could not place: by the query protocol's `Version` in
+    /// its form body, else to S3 in path style.
+    pub fn fallback(&self, parts: &Parts, version: Option<&str>) -> Option<Route> {
+        let service = version
+            .and_then(|v| self.by_query_version(v))
+            .cloned()
+            .or_else(|| self.by_name("s3").cloned())?;
+        Some(self.finish(service, &credential(parts), None, None))
+    }
+
+    fn query_version_in_url(&self, parts: &Parts) -> Option<Arc<dyn Service>> {
+        let query = parts.uri.query()?;
+        let mut action = false;
+        let mut version = None;
+        for (k, v) in form_urlencoded::parse(query.as_bytes()) {
+            match k.as_ref() {
+                "Action" => action = true,
+                "Version" => version = Some(v.into_owned()),
+                _ => {}
+            }
+        }
+        if !action {
+            return None;
+        }
+        version.and_then(|v| self.by_query_version(&v).cloned())
+    }
+
+    /// SQS queue URLs (`/000000000000/name`) reach SQS even unsigned.
+    fn by_queue_path(&self, parts: &Parts) -> Option<Arc<dyn Service>> {
+        let mut segments = parts.uri.path().trim_start_matches('/').split('/');
+        let account = segments.next()?;
+        let is_account = account.len() == 12 && account.bytes().all(|b| b.is_ascii_digit());
+        (is_account && segments.next().is_some_and(|q| !q.is_empty()) && segments.next().is_none())
+            .then(|| self.by_name("sqs").cloned())
+            .flatten()
+    }
+
+    fn virtual_bucket(&self, parts: &Parts) -> Option<String> {
+        match self.host_route(&host_of(parts))? {
+            HostRoute::Bucket { name, .. } => Some(name),
+            HostRoute::Service { .. } => None,
+        }
+    }
+}
+
+/// The `Host` header, or the URI's authority.
+pub fn host_of(parts: &Parts) -> String {
+    parts
+        .headers
+        .get(http::header::HOST)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string)
+        .or_else(|| parts.uri.authority().map(|a| a.to_string()))
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use roto_core::store::{Store, StoreMode};
+    use roto_core::Env;
+
+    fn router() -> Router {
+        let env = Arc::new(Env::new(
+            Store::open(StoreMode::Ephemeral).unwrap(),
+            10,
+            "000000000000".into(),
+            "us-east-1".into(),
+            "localhost".into(),
+        ));
+        let services = roto_services::all(&env).unwrap();
+        Router::new(
+            services,
+            "000000000000".into(),
+            "us-east-1".into(),
+            "localhost".into(),
+        )
+    }
+
+    fn parts(uri: &str, headers: &[(&str, &str)]) -> Parts {
+        let mut b = http::Request::builder().uri(uri);
+        for (k, v) in headers {
+            b = b.header(*k, *v);
+        }
+        b.body(()).unwrap().into_parts().0
+    }
+
+    const SIGNED_S3: &str = "AWS4-HMAC-SHA256 Credential=AKIAIOSFODNN7EXAMPLE/20260101/eu-west-1/s3/aws4_request, SignedHeaders=host, Signature=00";
+
+    #[test]
+    fn credential_scope_names_key_region_and_service() {
+        let c = credential(&parts("/", &[("authorization", SIGNED_S3)]));
+        assert_eq!(c.access_key.as_deref(), Some("AKIAIOSFODNN7EXAMPLE"));
+        assert_eq!(c.region.as_deref(), Some("eu-west-1"));
+        assert_eq!(c.service.as_deref(), Some("s3"));
+        let presigned = "/b/k?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=111122223333%2F20260101%2Fap-south-1%2Fs3%2Faws4_request&X-Amz-Signature=00";
+        let c = credential(&parts(presigned, &[]));
+        assert_eq!(c.access_key.as_deref(), Some("111122223333"));
+        assert_eq!(c.region.as_deref(), Some("ap-south-1"));
+        let c = credential(&parts("/", &[("authorization", "AWS AKIDV2:c2ln")]));
+        assert_eq!(c.access_key.as_deref(), Some("AKIDV2"));
+    }
+
+    #[test]
+    fn target_header_wins_over_the_scope() {
+        let r = router();
+        let auth = "AWS4-HMAC-SHA256 Credential=111122223333/20260101/eu-west-1/sqs/aws4_request, SignedHeaders=host, Signature=00";
+        let route = r
+            .route(&parts(
+                "/",
+                &[
+                    ("authorization", auth),
+                    ("x-amz-target", "DynamoDB_20120810.ListTables"),
+                ],
+            ))
+            .unwrap();
+        assert_eq!(route.service.spec().name, "dynamodb");
+        assert_eq!(route.account, "111122223333");
+        assert_eq!(route.region, "eu-west-1");
+    }
+
+    #[test]
+    fn hosts_route_services_regions_and_virtual_buckets() {
+        let r = router();
+        let route = r
+            .route(&parts("/", &[("host", "sqs.eu-central-1.localhost:4566")]))
+            .unwrap();
+        assert_eq!(route.service.spec().name, "sqs");
+        assert_eq!(route.region, "eu-central-1");
+        let route = r
+            .route(&parts("/key", &[("host", "my.bucket.s3.localhost:4566")]))
+            .unwrap();
+        assert_eq!(route.service.spec().name, "s3");
+        assert_eq!(route.virtual_bucket.as_deref(), Some("my.bucket"));
+        let route = r
+            .route(&parts(
+                "/key",
+                &[
+                    ("host", "photos.s3.localhost"),
+                    ("authorization", SIGNED_S3),
+                ],
+            ))
+            .unwrap();
+        assert_eq!(route.virtual_bucket.as_deref(), Some("photos"));
+        let route = r
+            .route(&parts(
+                "/b/key",
+                &[("host", "127.0.0.1:4566"), ("authorization", SIGNED_S3)],
+            ))
+            .unwrap();
+        assert_eq!(route.virtual_bucket, None);
+    }
+
+    #[test]
+    fn unsigned_requests_route_by_version_queue_path_or_fall_back_to_s3() {
+        let r = router();
+        let route = r
+            .route(&parts(
+                "/?Action=GetCallerIdentity&Version=2011-06-15",
+                &[("host", "127.0.0.1")],
+            ))
+            .unwrap();
+        assert_eq!(route.service.spec().name, "sts");
+        assert!(r.route(&parts("/", &[("host", "127.0.0.1")])).is_none());
+        let p = parts("/000000000000/jobs", &[("host", "127.0.0.1")]);
+        assert_eq!(r.route(&p).unwrap().service.spec().name, "sqs");
+        let p = parts("/", &[("host", "127.0.0.1")]);
+        assert_eq!(
+            r.fallback(&p, Some("2011-06-15"))
+                .unwrap()
+                .service
+                .spec()
+                .name,
+            "sts"
+        );
+        assert_eq!(r.fallback(&p, None).unwrap().service.spec().name, "s3");
+    }
+
+    #[test]
+    fn issued_keys_choose_their_account() {
+        let r = router();
+        let key = roto_core::identity::issue_access_key_id("ASIA", "444455556666");
+        let auth = format!("AWS4-HMAC-SHA256 Credential={key}/20260101/us-west-2/sts/aws4_request, SignedHeaders=host, Signature=00");
+        let route = r.route(&parts("/", &[("authorization", &auth)])).unwrap();
+        assert_eq!(route.account, "444455556666");
+        assert_eq!(route.region, "us-west-2");
+    }
+}

@@ -1,0 +1,245 @@
+//! STS: caller identity and temporary credentials.
+//!
+//! `GetCallerIdentity` is also Roto's readiness probe, so it stays cheap. Credentials that
+//! `AssumeRole` and `GetSessionToken` issue carry their account in the access key id (see
+//! `roto_core::identity`), so later calls signed with them route to that account without a
+//! lookup; the identity behind each issued key (the assumed-role ARN) is kept in
+//! `sts_sessions` for `GetCallerIdentity`.
+
+use std::io;
+use std::sync::Arc;
+
+use roto_core::identity::{issue_access_key_id, issue_secret_key, issue_session_token};
+use roto_core::timestamp::now_millis;
+use roto_core::{
+    AwsError, AwsResult, BoxFuture, Context, Env, Request, Response, Service, ServiceSpec, Value,
+};
+use rusqlite::OptionalExtension;
+
+static SPEC: ServiceSpec = ServiceSpec {
+    name: "sts",
+    model: "sts",
+    query_model: None,
+    signing_names: &["sts"],
+    target_prefix: None,
+    query_version: Some("2011-06-15"),
+    crc32_responses: false,
+    validate_input: true,
+};
+
+const SCHEMA: &str = "CREATE TABLE IF NOT EXISTS sts_sessions (
+    access_key TEXT PRIMARY KEY,
+    account TEXT NOT NULL,
+    arn TEXT NOT NULL,
+    user_id TEXT NOT NULL,
+    expiration INTEGER NOT NULL
+);";
+
+/// The identity behind a set of credentials.
+struct Identity {
+    account: String,
+    arn: String,
+    user_id: String,
+}
+
+/// STS.
+pub struct Sts {
+    env: Arc<Env>,
+}
+
+impl Sts {
+    /// Creates STS's table.
+    pub fn new(env: Arc<Env>) -> io::Result<Sts> {
+        env.store
+            .migrate(SCHEMA)
+            .map_err(|e| io::Error::other(e.to_string()))?;
+        Ok(Sts { env })
+    }
+
+    fn session(&self, access_key: &str) -> AwsResult<Option<Identity>> {
+        self.env.store.with(|c| {
+            c.query_row(
+                "SELECT account, arn, user_id FROM sts_sessions WHERE access_key = ?1",
+                [access_key],
+                |r| {
+                    Ok(Identity {
+                        account: r.get(0)?,
+                        arn: r.get(1)?,
+                        user_id: r.get(2)?,
+                    })
+                },
+            )
+            .optional()
+            .map_err(AwsError::from)
+        })
+    }
+
+    fn caller(&self, ctx: &Context) -> AwsResult<Identity> {
+        if let Some(key) = &ctx.access_key {
+            if let Some(identity) = self.session(key)? {
+                return Ok(identity);
+            }
+        }
+        Ok(Identity {
+            account: ctx.account.clone(),
+            arn: format!("arn:aws:iam::{}:root", ctx.account),
+            user_id: ctx.account.clone(),
+        })
+    }
+
+    fn get_caller_identity(&self, ctx: &Context) -> AwsResult<Value> {
+        let identity = self.caller(ctx)?;
+        Ok(Value::map()
+            .with("UserId", identity.user_id)
+            .with("Account", identity.account)
+            .with("Arn", identity.arn))
+    }
+
+    /// Issues and records credentials for `identity`, valid for `duration` seconds.
+    fn issue(&self, identity: &Identity, duration: i64) -> AwsResult<Value> {
+        let access_key = issue_access_key_id("ASIA", &identity.account);
+        let expiration = now_millis() / 1000 * 1000 + duration * 1000;
+        self.env.store.with(|c| {
+            c.execute(
+                "INSERT INTO sts_sessions (access_key, account, arn, user_id, expiration)
+                 VALUES (?1, ?2, ?3, ?4, ?5)",
+                rusqlite::params![
+                    access_key,
+                    identity.account,
+                    identity.arn,
+                    identity.user_id,
+                    expiration
+                ],
+            )
+            .map_err(AwsError::from)
+        })?;
+        Ok(Value::map()
+            .with("AccessKeyId", access_key)
+            .with("SecretAccessKey", issue_secret_key())
+            .with("SessionToken", issue_session_token())
+            .with("Expiration", Value::Timestamp(expiration)))
+    }
+
+    fn assume_role(&self, input: &Value) -> AwsResult<Value> {
+        let role_arn = input.str("RoleArn").unwrap_or_default();
+        let session_name = input.str("RoleSessionName").unwrap_or_default();
+        let (account, role_name) = parse_role_arn(role_arn).ok_or_else(|| {
+            AwsError::new("ValidationError", format!("{role_arn} is invalid")).with_status(400)
+        })?;
+        if !session_name
+            .chars()
+            .all(|c| c.is_alphanumeric() || "_+=,.@-".contains(c))
+        {
+            return Err(AwsError::new(
+                "ValidationError",
+                format!(
+                    "1 validation error detected: Value '{session_name}' at 'roleSessionName' failed to satisfy constraint: Member must satisfy regular expression pattern: [\\w+=,.@-]*"
+                ),
+            )
+            .with_status(400));
+        }
+        let role_id = format!("AROA{}", random_upper(17));
+        let user_id = format!("{role_id}:{session_name}");
+        let identity = Identity {
+            arn: format!("arn:aws:sts::{account}:assumed-role/{role_name}/{session_name}"),
+            account,
+            user_id: user_id.clone(),
+        };
+        let credentials = self.issue(&identity, input.int("DurationSeconds").unwrap_or(3600))?;
+        let mut out = Value::map().with("Credentials", credentials).with(
+            "AssumedRoleUser",
+            Value::map()
+                .with("AssumedRoleId", user_id)
+                .with("Arn", identity.arn),
+        );
+        if let Some(policy) = input.str("Policy") {
+            out.insert("PackedPolicySize", packed_policy_size(policy));
+        }
+        if let Some(source) = input.str("SourceIdentity") {
+            out.insert("SourceIdentity", source);
+        }
+        Ok(out)
+    }
+
+    fn get_session_token(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
+        if let Some(key) = &ctx.access_key {
+            if self.session(key)?.is_some() {
+                return Err(AwsError::new(
+                    "AccessDenied",
+                    "Cannot call GetSessionToken with session credentials",
+                )
+                .with_status(403));
+            }
+        }
+        let identity = self.caller(ctx)?;
+        let credentials = self.issue(&identity, input.int("DurationSeconds").unwrap_or(43200))?;
+        Ok(Value::map().with("Credentials", credentials))
+    }
+}
+
+/// The account and role name of `arn:aws:iam::<account>:role/<path/><name>`.
+fn parse_role_arn(arn: &str) -> Option<(String, String)> {
+    let parts: Vec<&str> = arn.splitn(6, ':').collect();
+    let [prefix, partition, service, _region, account, resource] = parts[..] else {
+        return None;
+    };
+    let valid_account = account.len() == 12 && account.bytes().all(|b| b.is_ascii_digit());
+    if prefix != "arn" || partition.is_empty() || service != "iam" || !valid_account {
+        return None;
+    }
+    let name = resource.strip_prefix("role/")?.rsplit('/').next()?;
+    (!name.is_empty()).then(|| (account.to_string(), name.to_string()))
+}
+
+/// The percentage of the packed-policy limit a session policy uses, as STS reports it.
+fn packed_policy_size(policy: &str) -> i64 {
+    let compact: usize = policy.split_whitespace().map(str::len).sum();
+    i64::try_from((compact * 100).div_ceil(2048)).unwrap_or(100)
+}
+
+fn random_upper(n: usize) -> String {
+    const CHARS: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
+    (0..n)
+        .map(|_| CHARS[fastrand::usize(..CHARS.len())] as char)
+        .collect()
+}
+
+impl Service for Sts {
+    fn spec(&self) -> &'static ServiceSpec {
+        &SPEC
+    }
+
+    fn call<'a>(
+        &'a self,
+        ctx: &'a Context,
+        operation: &'a str,
+        request: Request,
+    ) -> BoxFuture<'a, AwsResult<Response>> {
+        Box::pin(async move {
+            let input = &request.input;
+            let output = match operation {
+                "GetCallerIdentity" => self.get_caller_identity(ctx)?,
+                "AssumeRole" => self.assume_role(input)?,
+                "GetSessionToken" => self.get_session_token(ctx, input)?,
+                other => return Err(AwsError::not_implemented(other)),
+            };
+            Ok(Response::new(output))
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn role_arns_parse_with_paths_and_reject_other_resources() {
+        assert_eq!(
+            parse_role_arn("arn:aws:iam::123456789012:role/app/deploy"),
+            Some(("123456789012".into(), "deploy".into()))
+        );
+        assert_eq!(parse_role_arn("arn:aws:iam::123456789012:user/bob"), None);
+        assert_eq!(parse_role_arn("arn:aws:iam::12345:role/r"), None);
+        assert_eq!(parse_role_arn("not-an-arn"), None);
+    }
+}
