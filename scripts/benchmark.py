@@ -1,0 +1,1636 @@
+#!/usr/bin/env python3
+"""Roto benchmark suite: startup time, idle memory and sequential request latency.
+
+Why this exists
+---------------
+Roto's design targets (docs/performance, DESIGN.md) are promises about numbers: a fresh
+server is ready in milliseconds, idles in a few MiB and answers S3, DynamoDB and STS calls
+in a fraction of a millisecond.  Timed unit tests are the wrong tool for that (they are
+noisy and machine dependent), so the numbers are measured here, by a reproducible suite
+that anybody can run from the repository root, and that records everything needed to
+interpret a result later: the raw samples, the exact binary, toolchain, machine and source
+revision.
+
+The suite uses Python's standard library only (no boto3, Moto, Docker or extra packages) and
+always uses disposable servers: every run launches a fresh process on a free loopback port,
+with a fresh temporary store, and stops it and removes its state afterwards.  It never talks
+to an existing server or touches your development data.
+
+Method (see scripts/BENCHMARK.md for the full definitions)
+-----------------------------------------------------------
+* Modes: ``ephemeral`` (in memory), ``seeded`` (in memory plus ``--setup
+  examples/demo/setup.lua``) and ``persistent`` (``--data-dir`` on a fresh temporary
+  directory).  ``--runs`` fresh launches per mode, interleaved across modes.
+* Startup: from immediately before spawning the binary to the first successful STS
+  GetCallerIdentity response carrying the expected account ID, polling about every 1 ms.
+* Idle RSS: after ``--settle-seconds``, five samples 100 ms apart; per-run median; the
+  report gives the median of the per-run medians.
+* Requests: over one persistent keep-alive HTTP connection, ``--warmup`` then ``--requests``
+  sequential requests for each of s3_put, s3_get, dynamodb_put, dynamodb_get and
+  sts_get_caller_identity, each response validated; per-request latency and per-run rate.
+* Optional comparison targets: a minimal fixed-body HTTP server (``--floor-binary``) and
+  peer emulators (``--peer NAME=COMMAND``), measured the same way in the same session.
+
+Run ``python3 scripts/benchmark.py --help`` for the options.
+"""
+
+import argparse
+import datetime
+import gc
+import hashlib
+import http.client
+import json
+import os
+import platform
+import re
+import shlex
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+SCRIPT_DIR = os.path.dirname(os.path.abspath(__file__))
+REPO_ROOT = os.path.dirname(SCRIPT_DIR)
+DEFAULT_BINARY = os.path.join(REPO_ROOT, "target", "release", "roto-server")
+DEFAULT_SETUP = os.path.join(REPO_ROOT, "examples", "demo", "setup.lua")
+DEFAULT_ACCOUNT = "000000000000"
+SCHEMA_VERSION = 1
+
+MODES = ("ephemeral", "seeded", "persistent")
+AWS_OPERATIONS = ("s3_put", "s3_get", "dynamodb_put", "dynamodb_get", "sts_get_caller_identity")
+FLOOR_OPERATION = "http_get"
+SHORT_NAMES = {
+    "s3_put": "s3 put",
+    "s3_get": "s3 get",
+    "dynamodb_put": "ddb put",
+    "dynamodb_get": "ddb get",
+    "sts_get_caller_identity": "sts",
+    FLOOR_OPERATION: "GET /",
+}
+
+# Request constants.  Credentials are fake: Roto (like its peers) parses the SigV4
+# credential scope to route by service and region but never verifies the signature.
+REGION = "us-east-1"
+AMZ_DATE = "20260101T000000Z"
+ACCESS_KEY = "test"
+STS_BODY = b"Action=GetCallerIdentity&Version=2011-06-15"
+BUCKET = "roto-benchmark-bucket"
+OBJECT_KEY = "benchmark/object-1KiB.bin"
+TABLE = "roto-benchmark-table"
+OBJECT_SIZE = 1024
+PAYLOAD_CHARS = 1024
+ACCOUNT_RE = re.compile(rb"<Account>\s*([^<\s]+)\s*</Account>")
+BANNER_RE = re.compile(
+    r"^roto-server (?P<version>\S+) listening on http://(?P<host>.+):(?P<port>\d+) "
+    r"store=(?P<store>\S+) services=(?P<services>\S*)\s*$"
+)
+
+RSS_SAMPLES = 5
+RSS_INTERVAL_S = 0.100
+READY_POLL_S = 0.001
+REQUEST_TIMEOUT_S = 30.0
+
+
+class BenchmarkError(Exception):
+    """A failure that ends the benchmark with a clear message and a non-zero exit."""
+
+
+class ValidationError(BenchmarkError):
+    """A server response that does not match what the workload expects."""
+
+
+# --------------------------------------------------------------------------------------
+# Small utilities
+# --------------------------------------------------------------------------------------
+
+
+def log(message):
+    """Print a progress message to stderr (stdout is reserved for the result table)."""
+    print(message, file=sys.stderr, flush=True)
+
+
+def now_iso():
+    """Return the current UTC time as an ISO 8601 string with a Z suffix."""
+    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds").replace(
+        "+00:00", "Z"
+    )
+
+
+def percentile(sorted_values, q):
+    """Return the q-th percentile (0-100) of pre-sorted values.
+
+    Uses linear interpolation between the closest ranks (the "inclusive" definition used
+    by numpy's default and statistics.quantiles(method="inclusive")).
+    """
+    if not sorted_values:
+        return None
+    if len(sorted_values) == 1:
+        return float(sorted_values[0])
+    position = (len(sorted_values) - 1) * q / 100.0
+    lower = int(position)
+    upper = min(lower + 1, len(sorted_values) - 1)
+    fraction = position - lower
+    return sorted_values[lower] + (sorted_values[upper] - sorted_values[lower]) * fraction
+
+
+def ns_to_ms(value):
+    """Convert nanoseconds to milliseconds (None stays None)."""
+    return None if value is None else value / 1e6
+
+
+def rounded(value, digits=4):
+    """Round a float for the JSON summary; None stays None."""
+    return None if value is None else round(value, digits)
+
+
+def ratio(numerator, denominator):
+    """Return numerator / denominator, or None when either is missing or zero."""
+    if numerator is None or not denominator:
+        return None
+    return numerator / denominator
+
+
+def run_command(argv, cwd=None, timeout=20):
+    """Run a short informational command; return its stripped stdout or None on failure."""
+    try:
+        completed = subprocess.run(
+            argv, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL, timeout=timeout, check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if completed.returncode != 0:
+        return None
+    return completed.stdout.decode("utf-8", "replace").strip()
+
+
+def file_info(path):
+    """Describe an executable: absolute path, size and SHA-256 of its bytes."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+    stat = os.stat(path)
+    return {
+        "path": os.path.abspath(path),
+        "size_bytes": stat.st_size,
+        "size_mib": round(stat.st_size / (1 << 20), 2),
+        "sha256": digest.hexdigest(),
+        "modified": datetime.datetime.fromtimestamp(stat.st_mtime, datetime.timezone.utc)
+        .isoformat(timespec="seconds").replace("+00:00", "Z"),
+    }
+
+
+def tail_file(path, limit=2000):
+    """Return the last `limit` characters of a text file, or '' if it cannot be read."""
+    try:
+        with open(path, "rb") as handle:
+            handle.seek(0, os.SEEK_END)
+            size = handle.tell()
+            handle.seek(max(0, size - limit))
+            return handle.read().decode("utf-8", "replace")
+    except OSError:
+        return ""
+
+
+def pick_free_port(host):
+    """Ask the OS for a free TCP port on `host` (bind port 0, read it, close the socket)."""
+    family, socktype, proto, _, address = socket.getaddrinfo(
+        host, 0, type=socket.SOCK_STREAM)[0]
+    with socket.socket(family, socktype, proto) as sock:
+        sock.bind(address)
+        return sock.getsockname()[1]
+
+
+# --------------------------------------------------------------------------------------
+# Environment description recorded into the JSON output
+# --------------------------------------------------------------------------------------
+
+
+def cpu_model():
+    """Return a human-readable CPU model name, if the platform exposes one."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as handle:
+            fields = {}
+            for line in handle:
+                key, _, value = line.partition(":")
+                key, value = key.strip(), value.strip()
+                if key and value and key not in fields:
+                    fields[key] = value
+        for key in ("model name", "Model", "Hardware", "cpu model", "Processor", "cpu"):
+            if key in fields:
+                return fields[key]
+        if "CPU implementer" in fields:
+            return "ARM implementer {} part {}".format(
+                fields["CPU implementer"], fields.get("CPU part", "?"))
+    except OSError:
+        pass
+    if sys.platform == "darwin":
+        return run_command(["sysctl", "-n", "machdep.cpu.brand_string"])
+    return platform.processor() or None
+
+
+def total_memory_bytes():
+    """Return the machine's physical memory in bytes, if it can be determined."""
+    try:
+        with open("/proc/meminfo", encoding="utf-8") as handle:
+            for line in handle:
+                if line.startswith("MemTotal:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    if sys.platform == "darwin":
+        value = run_command(["sysctl", "-n", "hw.memsize"])
+        if value and value.isdigit():
+            return int(value)
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):
+        return None
+
+
+def machine_info():
+    """Describe the machine the benchmark runs on."""
+    memory = total_memory_bytes()
+    try:
+        usable = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        usable = None
+    try:
+        load = [round(x, 2) for x in os.getloadavg()]
+    except (AttributeError, OSError):
+        load = None
+    return {
+        "platform": platform.platform(),
+        "system": platform.system(),
+        "release": platform.release(),
+        "machine": platform.machine(),
+        "cpu_count": os.cpu_count(),
+        "usable_cpu_count": usable,
+        "cpu_model": cpu_model(),
+        "memory_bytes": memory,
+        "memory_gib": round(memory / (1 << 30), 2) if memory else None,
+        "load_average_at_start": load,
+    }
+
+
+def toolchain_info():
+    """Record the Rust toolchain that the repository resolves to (None if unavailable)."""
+    return {
+        "rustc": run_command(["rustc", "--version"], cwd=REPO_ROOT),
+        "cargo": run_command(["cargo", "--version"], cwd=REPO_ROOT),
+    }
+
+
+def python_info():
+    """Record the Python interpreter that runs the client side of the benchmark."""
+    return {
+        "version": platform.python_version(),
+        "implementation": platform.python_implementation(),
+        "executable": sys.executable,
+    }
+
+
+def source_info():
+    """Record the git revision and working-tree state of the repository."""
+    status = run_command(["git", "status", "--porcelain"], cwd=REPO_ROOT)
+    lines = [] if status is None else [line for line in status.splitlines() if line.strip()]
+    return {
+        "repo_root": REPO_ROOT,
+        "git_revision": run_command(["git", "rev-parse", "HEAD"], cwd=REPO_ROOT),
+        "git_dirty": None if status is None else bool(lines),
+        "git_status_porcelain": None if status is None else lines,
+    }
+
+
+# --------------------------------------------------------------------------------------
+# Resident set size
+# --------------------------------------------------------------------------------------
+
+
+def _linux_rss_kib(pid):
+    """Read VmRSS (KiB) from /proc/PID/status; None if the process or field is gone."""
+    try:
+        with open("/proc/{}/status".format(pid), encoding="utf-8") as handle:
+            for line in handle:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1])
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
+
+
+def _linux_process_table():
+    """Return {pid: ppid} for every process visible in /proc."""
+    table = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open("/proc/{}/stat".format(entry), encoding="utf-8", errors="replace") as f:
+                stat = f.read()
+            table[int(entry)] = int(stat[stat.rindex(")") + 2:].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+    return table
+
+
+def _descendants(pid, parents):
+    """Return pid plus all of its descendants, given a {pid: ppid} table."""
+    children = {}
+    for child, parent in parents.items():
+        children.setdefault(parent, []).append(child)
+    found, stack = [], [pid]
+    while stack:
+        current = stack.pop()
+        found.append(current)
+        stack.extend(children.get(current, []))
+    return found
+
+
+def sample_rss(pid):
+    """Sample the RSS of `pid` (KiB) and of `pid` plus its descendants (KiB).
+
+    Linux reads /proc/PID/status (VmRSS); macOS uses ps(1).  Returns a dict with
+    ``rss_kib`` (the server process alone: the reported number), ``tree_rss_kib`` (the
+    process and its descendants, summed, so shared pages count more than once) and
+    ``tree_processes``.
+    """
+    if sys.platform.startswith("linux"):
+        own = _linux_rss_kib(pid)
+        pids = _descendants(pid, _linux_process_table())
+        tree = [_linux_rss_kib(p) for p in pids]
+        tree_values = [v for v in tree if v is not None]
+        return {"rss_kib": own, "tree_rss_kib": sum(tree_values) if tree_values else None,
+                "tree_processes": len(tree_values)}
+    if sys.platform == "darwin":
+        own_text = run_command(["ps", "-o", "rss=", "-p", str(pid)], timeout=5)
+        own = int(own_text) if own_text and own_text.strip().isdigit() else None
+        table_text = run_command(["ps", "-A", "-o", "pid=,ppid=,rss="], timeout=5) or ""
+        parents, rss = {}, {}
+        for line in table_text.splitlines():
+            parts = line.split()
+            if len(parts) == 3 and all(p.isdigit() for p in parts):
+                parents[int(parts[0])] = int(parts[1])
+                rss[int(parts[0])] = int(parts[2])
+        tree_values = [rss[p] for p in _descendants(pid, parents) if p in rss]
+        return {"rss_kib": own, "tree_rss_kib": sum(tree_values) if tree_values else None,
+                "tree_processes": len(tree_values)}
+    return {"rss_kib": None, "tree_rss_kib": None, "tree_processes": None}
+
+
+def rss_supported():
+    """Whether RSS sampling is implemented for this platform (Linux, macOS)."""
+    return sys.platform.startswith("linux") or sys.platform == "darwin"
+
+
+# --------------------------------------------------------------------------------------
+# Server processes
+# --------------------------------------------------------------------------------------
+
+
+class ServerProcess:
+    """One launched server, in its own session, that is always stopped.
+
+    stdout and stderr go to files in the run's temporary directory, so a chatty server can
+    never block on a full pipe and its output can be shown when something fails.
+    """
+
+    live = set()  # every ServerProcess not yet stopped, for last-resort cleanup
+
+    def __init__(self, label, command, cwd, env, log_dir, stop_timeout):
+        """Prepare (but do not start) a server; log files are opened now, outside timing."""
+        self.label = label
+        self.command = command
+        self.cwd = cwd
+        self.env = env
+        self.stop_timeout = stop_timeout
+        self.stdout_path = os.path.join(log_dir, "stdout.log")
+        self.stderr_path = os.path.join(log_dir, "stderr.log")
+        self._stdout = open(self.stdout_path, "wb")
+        self._stderr = open(self.stderr_path, "wb")
+        self.proc = None
+        self.stop_result = None
+
+    def spawn(self):
+        """Start the process (the caller takes the timestamp immediately before this)."""
+        try:
+            self.proc = subprocess.Popen(
+                self.command, cwd=self.cwd, env=self.env, stdin=subprocess.DEVNULL,
+                stdout=self._stdout, stderr=self._stderr, start_new_session=True,
+            )
+        except OSError as error:
+            self._close_logs()
+            raise BenchmarkError("{}: cannot start {}: {}".format(
+                self.label, shlex.join(self.command), error)) from error
+        ServerProcess.live.add(self)
+
+    @property
+    def pid(self):
+        """The server's process id (None before spawn)."""
+        return None if self.proc is None else self.proc.pid
+
+    def exited(self):
+        """Return the exit code if the process has ended, else None."""
+        return None if self.proc is None else self.proc.poll()
+
+    def output_tail(self):
+        """Return the end of the server's stdout and stderr, for error messages."""
+        for handle in (self._stdout, self._stderr):
+            try:
+                handle.flush()
+            except (OSError, ValueError):
+                pass
+        parts = []
+        for name, path in (("stdout", self.stdout_path), ("stderr", self.stderr_path)):
+            text = tail_file(path).strip()
+            if text:
+                parts.append("--- server {} (tail) ---\n{}".format(name, text))
+        return "\n".join(parts) if parts else "(the server printed nothing)"
+
+    def first_stdout_line(self):
+        """Return the first line the server printed on stdout ('' if none)."""
+        try:
+            with open(self.stdout_path, "rb") as handle:
+                return handle.readline().decode("utf-8", "replace").rstrip("\r\n")
+        except OSError:
+            return ""
+
+    def _signal_group(self, signum):
+        """Send a signal to the server's own process group; False if it no longer exists."""
+        try:
+            os.killpg(self.proc.pid, signum)
+            return True
+        except (ProcessLookupError, PermissionError):
+            return False
+
+    def _close_logs(self):
+        """Close the log file handles."""
+        for handle in (self._stdout, self._stderr):
+            try:
+                handle.close()
+            except OSError:
+                pass
+
+    def stop(self):
+        """Stop the server: SIGTERM, then SIGKILL after the timeout; reap leftovers.
+
+        Returns a dict describing how it ended.  Safe to call more than once, and it
+        finishes the job (SIGKILL) even if interrupted by Ctrl-C while waiting.
+        """
+        if self.stop_result is not None:
+            return self.stop_result
+        if self.proc is None:
+            self._close_logs()
+            self.stop_result = {"returncode": None, "stop_ms": None, "killed": False,
+                                "leftover_processes": False}
+            return self.stop_result
+        killed = False
+        started = time.perf_counter_ns()
+        interrupted = None
+        try:
+            if self.proc.poll() is None:
+                self.proc.send_signal(signal.SIGTERM)
+                try:
+                    self.proc.wait(timeout=self.stop_timeout)
+                except subprocess.TimeoutExpired:
+                    killed = True
+        except KeyboardInterrupt as error:  # second Ctrl-C: do not leave it running
+            killed, interrupted = True, error
+        if killed and self.proc.poll() is None:
+            if hasattr(os, "killpg"):
+                self._signal_group(signal.SIGKILL)
+            else:
+                self.proc.kill()
+            self.proc.wait(timeout=10)
+        stop_ms = (time.perf_counter_ns() - started) / 1e6
+        # Anything still in the server's process group (e.g. helper processes it spawned
+        # and did not stop) is ours to clean up too.
+        leftovers = False
+        if hasattr(os, "killpg") and self._signal_group(0):
+            leftovers = True
+            self._signal_group(signal.SIGKILL)
+        self._close_logs()
+        ServerProcess.live.discard(self)
+        self.stop_result = {
+            "returncode": self.proc.returncode,
+            "stop_ms": round(stop_ms, 3),
+            "killed": killed,
+            "leftover_processes": leftovers,
+        }
+        if interrupted is not None:
+            raise interrupted
+        return self.stop_result
+
+    @classmethod
+    def stop_all(cls):
+        """Stop every server that is still running (last-resort cleanup)."""
+        for server in list(cls.live):
+            try:
+                server.stop()
+            except Exception:  # noqa: BLE001 - cleanup must try every server
+                pass
+
+
+def raise_keyboard_interrupt(signum, _frame):
+    """Signal handler: turn SIGTERM/SIGHUP into KeyboardInterrupt so cleanup runs."""
+    raise KeyboardInterrupt("signal {}".format(signum))
+
+
+# --------------------------------------------------------------------------------------
+# HTTP client
+# --------------------------------------------------------------------------------------
+
+
+def aws_headers(service, extra=None):
+    """Headers every AWS request carries: a fake SigV4 Authorization and X-Amz-Date."""
+    headers = {
+        "Authorization": (
+            "AWS4-HMAC-SHA256 Credential={}/{}/{}/{}/aws4_request, "
+            "SignedHeaders=host;x-amz-date, Signature=0000"
+        ).format(ACCESS_KEY, AMZ_DATE[:8], REGION, service),
+        "X-Amz-Date": AMZ_DATE,
+    }
+    headers.update(extra or {})
+    return headers
+
+
+STS_HEADERS = aws_headers("sts", {
+    "Content-Type": "application/x-www-form-urlencoded; charset=utf-8",
+})
+
+
+class CountingHTTPConnection(http.client.HTTPConnection):
+    """HTTPConnection that counts the TCP connections it opens and disables Nagle."""
+
+    def __init__(self, *args, **kwargs):
+        """Create the connection; `opened` counts connects (1 means keep-alive held)."""
+        super().__init__(*args, **kwargs)
+        self.opened = 0
+
+    def connect(self):
+        """Open the socket with TCP_NODELAY, like AWS SDK HTTP clients do."""
+        super().connect()
+        self.opened += 1
+        try:
+            self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        except OSError:
+            pass
+
+
+class Client:
+    """Sequential requests over one persistent keep-alive HTTP/1.1 connection.
+
+    If the server closes the connection (some peers do after every response) the next
+    request reconnects; that cost is part of the measured latency and is counted.
+    """
+
+    def __init__(self, host, port, timeout=REQUEST_TIMEOUT_S):
+        """Create the (lazily connected) keep-alive connection."""
+        self.conn = CountingHTTPConnection(host, port, timeout=timeout)
+        self.retries = 0
+
+    def request(self, method, path, body, headers):
+        """Send one request and read the whole response; return (status, response, body)."""
+        reused = self.conn.sock is not None
+        try:
+            self.conn.request(method, path, body=body, headers=headers)
+            response = self.conn.getresponse()
+            data = response.read()
+        except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError,
+                ConnectionAbortedError):
+            if not reused:
+                raise
+            # The server dropped an idle keep-alive connection: reconnect once.
+            self.conn.close()
+            self.retries += 1
+            self.conn.request(method, path, body=body, headers=headers)
+            response = self.conn.getresponse()
+            data = response.read()
+        return response.status, response, data
+
+    def close(self):
+        """Close the connection."""
+        self.conn.close()
+
+
+def describe_response(status, body, limit=400):
+    """Format a status and body excerpt for an error message."""
+    text = body[:limit].decode("utf-8", "replace")
+    more = "..." if len(body) > limit else ""
+    return "HTTP {}: {}{}".format(status, text, more)
+
+
+# --------------------------------------------------------------------------------------
+# Readiness probes (startup measurement)
+# --------------------------------------------------------------------------------------
+
+
+def probe_sts(host, port, timeout):
+    """One readiness attempt: a fresh connection and an STS GetCallerIdentity POST.
+
+    Returns (status, account or None, body).  Connection errors propagate.
+    """
+    conn = http.client.HTTPConnection(host, port, timeout=timeout)
+    try:
+        conn.request("POST", "/", body=STS_BODY, headers=STS_HEADERS)
+        response = conn.getresponse()
+        body = response.read()
+    finally:
+        conn.close()
+    match = ACCOUNT_RE.search(body)
+    return response.status, (match.group(1).decode() if match else None), body
+
+
+def probe_get(host, port, timeout):
+    """One readiness attempt for the floor server: a fresh connection and GET /."""
+    conn = http.client.HTTPConnection(host, port, timeout=timeout)
+    try:
+        conn.request("GET", "/")
+        response = conn.getresponse()
+        body = response.read()
+    finally:
+        conn.close()
+    return response.status, None, body
+
+
+RETRYABLE = (OSError, http.client.HTTPException)
+
+
+def wait_ready(server, target, host, port, started_ns, timeout):
+    """Poll the server about every millisecond until it answers the readiness request.
+
+    Returns (ready_ns, details).  Readiness for AWS targets is a 200 STS response with the
+    expected account (any account ID for peers whose default is unknown); for the floor it
+    is a 200 to GET /.  Raises BenchmarkError if the process exits or time runs out.
+    """
+    deadline = started_ns + int(timeout * 1e9)
+    attempts, last = 0, "no response (connection refused)"
+    probe = probe_get if target.readiness == "http_get" else probe_sts
+    while True:
+        attempts += 1
+        remaining = max(0.05, (deadline - time.perf_counter_ns()) / 1e9)
+        try:
+            status, account, body = probe(host, port, remaining)
+        except RETRYABLE as error:
+            last = "{}: {}".format(type(error).__name__, error)
+        else:
+            if status == 200:
+                if target.readiness == "http_get":
+                    return time.perf_counter_ns(), {"attempts": attempts, "body": body}
+                expected = target.expected_account
+                if account is not None and (expected is None or account == expected):
+                    return time.perf_counter_ns(), {"attempts": attempts, "account": account}
+                raise ValidationError(
+                    "{}: readiness GetCallerIdentity returned account {!r}, expected {}\n{}"
+                    .format(target.name, account, expected or "an <Account> element",
+                            describe_response(status, body)))
+            last = describe_response(status, body)
+        code = server.exited()
+        if code is not None:
+            raise BenchmarkError("{}: server exited with code {} before it was ready.\n"
+                                 "command: {}\n{}".format(target.name, code,
+                                                          shlex.join(server.command),
+                                                          server.output_tail()))
+        if time.perf_counter_ns() >= deadline:
+            raise BenchmarkError("{}: not ready after {:.1f} s ({} attempts; last: {}).\n"
+                                 "command: {}\n{}".format(target.name, timeout, attempts, last,
+                                                          shlex.join(server.command),
+                                                          server.output_tail()))
+        time.sleep(READY_POLL_S)
+
+
+# --------------------------------------------------------------------------------------
+# Workloads
+# --------------------------------------------------------------------------------------
+
+
+def object_body():
+    """The deterministic 1 KiB S3 object body."""
+    return hashlib.shake_256(b"roto-benchmark-object").digest(OBJECT_SIZE)
+
+
+def item_payload():
+    """The deterministic 1024-character DynamoDB string payload."""
+    return hashlib.shake_256(b"roto-benchmark-item").hexdigest(PAYLOAD_CHARS // 2)
+
+
+def workload_description():
+    """Describe the workloads for the JSON output."""
+    body = object_body()
+    item = {"pk": {"S": "bench"}, "payload": {"S": item_payload()}}
+    return {
+        "operations": list(AWS_OPERATIONS),
+        "region": REGION,
+        "s3": {"bucket": BUCKET, "key": OBJECT_KEY, "object_size_bytes": len(body),
+               "object_md5": hashlib.md5(body).hexdigest(), "addressing": "path-style",
+               "payload_signing": "UNSIGNED-PAYLOAD"},
+        "dynamodb": {"table": TABLE, "partition_key": "pk (S)",
+                     "billing_mode": "PAY_PER_REQUEST", "payload_chars": PAYLOAD_CHARS,
+                     "item_json_bytes": len(json.dumps(item, separators=(",", ":"))),
+                     "consistent_read": True},
+        "sts": {"action": "GetCallerIdentity", "version": "2011-06-15"},
+    }
+
+
+class AwsWorkload:
+    """The S3, DynamoDB and STS requests, each validated against the expected result."""
+
+    def __init__(self, client, target_name, account):
+        """Pre-build request bodies and headers (identical for every request)."""
+        self.client = client
+        self.target_name = target_name
+        self.account = account.encode()
+        self.body = object_body()
+        self.etag = '"{}"'.format(hashlib.md5(self.body).hexdigest())
+        self.object_path = "/{}/{}".format(BUCKET, OBJECT_KEY)
+        self.s3_put_headers = aws_headers("s3", {
+            "x-amz-content-sha256": "UNSIGNED-PAYLOAD",
+            "Content-Type": "application/octet-stream",
+            "Content-Length": str(len(self.body)),
+        })
+        self.s3_get_headers = aws_headers("s3", {"x-amz-content-sha256": "UNSIGNED-PAYLOAD"})
+        self.item = {"pk": {"S": "bench"}, "payload": {"S": item_payload()}}
+        self.put_item_body = json.dumps({"TableName": TABLE, "Item": self.item}).encode()
+        self.get_item_body = json.dumps({
+            "TableName": TABLE, "Key": {"pk": {"S": "bench"}}, "ConsistentRead": True,
+        }).encode()
+
+    def fail(self, operation, message, status=None, body=b""):
+        """Raise a ValidationError naming the target and operation."""
+        detail = "" if status is None else "\n" + describe_response(status, body)
+        raise ValidationError("{}: {}: {}{}".format(self.target_name, operation, message,
+                                                    detail))
+
+    def dynamodb(self, action, payload):
+        """Send one DynamoDB JSON 1.0 request; return (status, body)."""
+        headers = aws_headers("dynamodb", {
+            "X-Amz-Target": "DynamoDB_20120810." + action,
+            "Content-Type": "application/x-amz-json-1.0",
+        })
+        status, _, body = self.client.request("POST", "/", payload, headers)
+        return status, body
+
+    def prepare(self):
+        """Create the bucket and table and write the initial item (outside the timing)."""
+        headers = aws_headers("s3", {"x-amz-content-sha256": "UNSIGNED-PAYLOAD"})
+        status, _, body = self.client.request("PUT", "/" + BUCKET, b"", headers)
+        if status not in (200, 201):
+            self.fail("CreateBucket", "unexpected status", status, body)
+        create = json.dumps({
+            "TableName": TABLE,
+            "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}],
+            "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}],
+            "BillingMode": "PAY_PER_REQUEST",
+        }).encode()
+        status, body = self.dynamodb("CreateTable", create)
+        if status != 200:
+            self.fail("CreateTable", "unexpected status", status, body)
+        table_status = json.loads(body).get("TableDescription", {}).get("TableStatus")
+        deadline = time.monotonic() + 60
+        while table_status not in (None, "ACTIVE"):  # peers may create tables lazily
+            if time.monotonic() > deadline:
+                self.fail("CreateTable", "table not ACTIVE after 60 s")
+            time.sleep(0.05)
+            status, body = self.dynamodb("DescribeTable",
+                                         json.dumps({"TableName": TABLE}).encode())
+            if status != 200:
+                self.fail("DescribeTable", "unexpected status", status, body)
+            table_status = json.loads(body).get("Table", {}).get("TableStatus")
+        self.dynamodb_put()
+
+    def s3_put(self):
+        """PutObject of the 1 KiB body; the ETag must be the quoted hex MD5 of the body."""
+        status, response, body = self.client.request(
+            "PUT", self.object_path, self.body, self.s3_put_headers)
+        if status != 200:
+            self.fail("s3_put", "unexpected status", status, body)
+        etag = response.getheader("ETag")
+        if etag != self.etag:
+            self.fail("s3_put", "ETag {!r}, expected {!r}".format(etag, self.etag))
+
+    def s3_get(self):
+        """GetObject; the body must be exactly the bytes that were put."""
+        status, _, body = self.client.request("GET", self.object_path, None,
+                                              self.s3_get_headers)
+        if status != 200:
+            self.fail("s3_get", "unexpected status", status, body)
+        if body != self.body:
+            self.fail("s3_get", "body differs from what was put ({} bytes, expected {})"
+                      .format(len(body), len(self.body)))
+
+    def dynamodb_put(self):
+        """PutItem replacing the same item; expects 200 and a JSON object."""
+        status, body = self.dynamodb("PutItem", self.put_item_body)
+        if status != 200:
+            self.fail("dynamodb_put", "unexpected status", status, body)
+        try:
+            decoded = json.loads(body or b"{}")
+        except ValueError:
+            decoded = None
+        if not isinstance(decoded, dict):
+            self.fail("dynamodb_put", "response is not a JSON object", status, body)
+
+    def dynamodb_get(self):
+        """Strongly consistent GetItem; the complete returned Item must equal the put one."""
+        status, body = self.dynamodb("GetItem", self.get_item_body)
+        if status != 200:
+            self.fail("dynamodb_get", "unexpected status", status, body)
+        try:
+            item = json.loads(body).get("Item")
+        except (ValueError, AttributeError):
+            self.fail("dynamodb_get", "response is not a JSON object", status, body)
+        if item != self.item:
+            self.fail("dynamodb_get", "returned Item differs from the item put", status, body)
+
+    def sts_get_caller_identity(self):
+        """GetCallerIdentity; the response must carry the expected account ID."""
+        status, _, body = self.client.request("POST", "/", STS_BODY, STS_HEADERS)
+        if status != 200:
+            self.fail("sts_get_caller_identity", "unexpected status", status, body)
+        match = ACCOUNT_RE.search(body)
+        if not match or match.group(1) != self.account:
+            self.fail("sts_get_caller_identity",
+                      "expected <Account>{}</Account>".format(self.account.decode()),
+                      status, body)
+
+    def operations(self):
+        """The timed operations, in the order they run."""
+        return [(name, getattr(self, name)) for name in AWS_OPERATIONS]
+
+
+class FloorWorkload:
+    """GET / against the minimal fixed-body server; the body must not change."""
+
+    def __init__(self, client, target_name, expected_body):
+        """Remember the body seen at readiness."""
+        self.client = client
+        self.target_name = target_name
+        self.expected_body = expected_body
+
+    def prepare(self):
+        """Nothing to create."""
+
+    def http_get(self):
+        """One GET /, validated against the readiness body."""
+        status, _, body = self.client.request("GET", "/", None, {})
+        if status != 200 or body != self.expected_body:
+            raise ValidationError("{}: GET / returned a different response\n{}".format(
+                self.target_name, describe_response(status, body)))
+
+    def operations(self):
+        """The single timed operation."""
+        return [(FLOOR_OPERATION, self.http_get)]
+
+
+def time_operation(operation, warmup, requests):
+    """Run `warmup` then `requests` sequential calls; return the raw timings.
+
+    Each latency spans sending the request through reading and validating the response.
+    The cyclic garbage collector is paused during the loop (and run just before it) so
+    that Python collection pauses do not land inside individual samples.
+    """
+    gc.collect()
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        clock = time.perf_counter_ns
+        warmup_ns = []
+        for _ in range(warmup):
+            start = clock()
+            operation()
+            warmup_ns.append(clock() - start)
+        latencies = []
+        loop_start = clock()
+        for _ in range(requests):
+            start = clock()
+            operation()
+            latencies.append(clock() - start)
+        elapsed = clock() - loop_start
+    finally:
+        if was_enabled:
+            gc.enable()
+    return {
+        "warmup_latencies_ns": warmup_ns,
+        "latencies_ns": latencies,
+        "elapsed_ns": elapsed,
+        "requests_per_second": requests / (elapsed / 1e9) if elapsed and requests else None,
+    }
+
+
+# --------------------------------------------------------------------------------------
+# Targets and runs
+# --------------------------------------------------------------------------------------
+
+
+class Target:
+    """Something to launch and measure: a Roto mode, the floor server or a peer."""
+
+    def __init__(self, name, kind, build, readiness, expected_account, env, description,
+                 mode=None):
+        """`build(port, host, tmpdir)` returns the argv for one launch."""
+        self.name = name
+        self.kind = kind
+        self.mode = mode
+        self.build = build
+        self.readiness = readiness
+        self.expected_account = expected_account
+        self.env = env
+        self.description = description
+
+    def operations(self):
+        """The names of the operations this target is measured on."""
+        return [FLOOR_OPERATION] if self.kind == "floor" else list(AWS_OPERATIONS)
+
+
+def template_string(argv):
+    """Shell-quote an argv for display, leaving {port}/{tmpdir} placeholders readable."""
+    return (shlex.join(argv).replace("'{port}'", "{port}")
+            .replace("'{tmpdir}/data'", "{tmpdir}/data"))
+
+
+def roto_target(mode, args, env):
+    """Build the Target for one Roto mode."""
+    def build(port, host, tmpdir):
+        """The roto-server argv for one launch of this mode."""
+        command = [args.binary]
+        if mode == "persistent":
+            command += ["--data-dir", os.path.join(tmpdir, "data")]
+        else:
+            command += ["--ephemeral"]
+        if mode == "seeded":
+            command += ["--setup", args.setup]
+        command += ["--host", host, "--port", str(port)]
+        if args.account_id != DEFAULT_ACCOUNT:
+            command += ["--account-id", args.account_id]
+        return command
+
+    example = build("{port}", args.host, "{tmpdir}")
+    return Target(mode, "roto", build, "sts", args.account_id, env, template_string(example),
+                  mode=mode)
+
+
+def floor_target(args):
+    """Build the Target for the minimal fixed-body floor server."""
+    def build(port, _host, _tmpdir):
+        """The floor server's argv for one launch."""
+        return [args.floor_binary, "--port", str(port)]
+
+    return Target("floor", "floor", build, "http_get", None, dict(os.environ),
+                  template_string([args.floor_binary, "--port", "{port}"]))
+
+
+def peer_target(name, template, args):
+    """Build the Target for a peer emulator launched from a command template."""
+    tokens = shlex.split(template)
+
+    def build(port, host, tmpdir):
+        """The template with {port}, {host} and {tmpdir} filled in, token by token."""
+        return [token.replace("{port}", str(port)).replace("{host}", host)
+                .replace("{tmpdir}", tmpdir) for token in tokens]
+
+    # Peers' default account IDs differ (Moto uses 123456789012), so any account is
+    # accepted at readiness; the STS workload then expects that same account.
+    return Target(name, "peer", build, "sts", None, dict(os.environ), template)
+
+
+def measure_run(target, run_number, sequence, args, cwd):
+    """Launch one fresh server for `target`, measure it, stop it and remove its state."""
+    tmpdir = tempfile.mkdtemp(prefix="roto-bench-{}-".format(target.name))
+    result = {"run": run_number, "launch_sequence": sequence}
+    server = None
+    try:
+        if target.mode == "persistent":
+            os.mkdir(os.path.join(tmpdir, "data"))
+        try:
+            port = pick_free_port(args.host)
+        except OSError as error:
+            raise BenchmarkError("cannot find a free port on {}: {}".format(
+                args.host, error)) from error
+        command = target.build(port, args.host, tmpdir)
+        result.update({"port": port, "command": command})
+        server = ServerProcess(target.name, command, cwd, target.env, tmpdir,
+                               args.stop_timeout)
+
+        started_ns = time.perf_counter_ns()
+        server.spawn()
+        ready_ns, ready = wait_ready(server, target, args.host, port, started_ns,
+                                     args.startup_timeout)
+        result["startup_ns"] = ready_ns - started_ns
+        result["startup_ms"] = round((ready_ns - started_ns) / 1e6, 3)
+        result["readiness_attempts"] = ready["attempts"]
+        account = ready.get("account") or target.expected_account
+        if target.readiness == "sts":
+            result["account"] = account
+
+        # Idle memory, before any workload.
+        time.sleep(args.settle_seconds)
+        samples = []
+        base = time.monotonic()
+        for index in range(RSS_SAMPLES):
+            delay = base + index * RSS_INTERVAL_S - time.monotonic()
+            if delay > 0:
+                time.sleep(delay)
+            samples.append(sample_rss(server.pid))
+        if server.exited() is not None:
+            raise BenchmarkError("{}: server exited during the settle period.\n{}".format(
+                target.name, server.output_tail()))
+        result["rss_samples_kib"] = [s["rss_kib"] for s in samples]
+        result["tree_rss_samples_kib"] = [s["tree_rss_kib"] for s in samples]
+        result["tree_processes"] = [s["tree_processes"] for s in samples]
+        own = [v for v in result["rss_samples_kib"] if v is not None]
+        tree = [v for v in result["tree_rss_samples_kib"] if v is not None]
+        result["rss_median_kib"] = statistics.median(own) if own else None
+        result["tree_rss_median_kib"] = statistics.median(tree) if tree else None
+
+        if not args.skip_requests:
+            client = Client(args.host, port)
+            try:
+                client.conn.connect()  # so each operation's count is pure reconnects
+                if target.kind == "floor":
+                    workload = FloorWorkload(client, target.name, ready["body"])
+                else:
+                    workload = AwsWorkload(client, target.name, account)
+                workload.prepare()
+                operations = {}
+                for name, operation in workload.operations():
+                    opened, retries = client.conn.opened, client.retries
+                    timing = time_operation(operation, args.warmup, args.requests)
+                    timing["reconnects"] = client.conn.opened - opened
+                    timing["retries"] = client.retries - retries
+                    operations[name] = timing
+                result["operations"] = operations
+                result["connections_opened"] = client.conn.opened
+            finally:
+                client.close()
+
+        if target.kind == "roto":
+            result["banner"] = parse_banner(server.first_stdout_line())
+    finally:
+        if server is not None:
+            result["shutdown"] = server.stop()
+        shutil.rmtree(tmpdir, ignore_errors=True)
+    return result
+
+
+def parse_banner(line):
+    """Parse Roto's start line ('roto-server V listening on http://H:P store=S services=L')."""
+    match = BANNER_RE.match(line or "")
+    if not match:
+        return {"raw": line, "parsed": False}
+    return {
+        "raw": line,
+        "parsed": True,
+        "version": match.group("version"),
+        "host": match.group("host"),
+        "port": int(match.group("port")),
+        "store": match.group("store"),
+        "services": [s for s in match.group("services").split(",") if s],
+    }
+
+
+def run_summary_line(target, result):
+    """One progress line describing a finished run."""
+    parts = ["startup {:.2f} ms".format(result["startup_ms"])]
+    if result.get("rss_median_kib") is not None:
+        parts.append("RSS {:.1f} MiB".format(result["rss_median_kib"] / 1024))
+    for name, timing in (result.get("operations") or {}).items():
+        p50 = percentile(sorted(timing["latencies_ns"]), 50)
+        parts.append("{} p50 {:.3f} ms".format(SHORT_NAMES[name], ns_to_ms(p50)))
+    return "{}: {}".format(target.name, ", ".join(parts))
+
+
+# --------------------------------------------------------------------------------------
+# Summaries, ratios and the report
+# --------------------------------------------------------------------------------------
+
+
+def summarize(target, runs):
+    """Aggregate one target's runs: startup, RSS and pooled per-operation statistics."""
+    startup = [r["startup_ms"] for r in runs]
+    rss = [r["rss_median_kib"] for r in runs if r.get("rss_median_kib") is not None]
+    tree = [r["tree_rss_median_kib"] for r in runs if r.get("tree_rss_median_kib") is not None]
+    summary = {
+        "kind": target.kind,
+        "runs": len(runs),
+        "startup_ms": {
+            "median": rounded(statistics.median(startup), 3),
+            "min": rounded(min(startup), 3),
+            "max": rounded(max(startup), 3),
+            "samples": startup,
+        },
+        "rss_kib": {
+            "median_of_run_medians": statistics.median(rss) if rss else None,
+            "min_run_median": min(rss) if rss else None,
+            "max_run_median": max(rss) if rss else None,
+            "run_medians": rss,
+        },
+        "rss_mib_median": rounded(statistics.median(rss) / 1024, 3) if rss else None,
+        "tree_rss_kib_median_of_run_medians": statistics.median(tree) if tree else None,
+        "clean_exits": sum(1 for r in runs if r.get("shutdown", {}).get("returncode") == 0),
+        "operations": {},
+    }
+    for name in target.operations():
+        timings = [r["operations"][name] for r in runs if name in (r.get("operations") or {})]
+        if not timings:
+            continue
+        pooled = sorted(v for t in timings for v in t["latencies_ns"])
+        rates = [t["requests_per_second"] for t in timings if t["requests_per_second"]]
+        summary["operations"][name] = {
+            "samples": len(pooled),
+            "p50_ms": rounded(ns_to_ms(percentile(pooled, 50))),
+            "p90_ms": rounded(ns_to_ms(percentile(pooled, 90))),
+            "p99_ms": rounded(ns_to_ms(percentile(pooled, 99))),
+            "mean_ms": rounded(ns_to_ms(statistics.fmean(pooled))) if pooled else None,
+            "min_ms": rounded(ns_to_ms(pooled[0])) if pooled else None,
+            "max_ms": rounded(ns_to_ms(pooled[-1])) if pooled else None,
+            "requests_per_second_median": rounded(statistics.median(rates), 1)
+            if rates else None,
+            "requests_per_second_runs": [rounded(r, 1) for r in rates],
+            "reconnects": sum(t["reconnects"] for t in timings),
+            "retries": sum(t["retries"] for t in timings),
+        }
+    return summary
+
+
+def compare(numerator, denominator):
+    """Ratios numerator/denominator of startup median, RSS median and each shared p50."""
+    p50 = {}
+    den_ops = denominator["operations"]
+    if FLOOR_OPERATION in den_ops:  # the floor: compare every operation with its GET /
+        base = den_ops[FLOOR_OPERATION]["p50_ms"]
+        for name, stats in numerator["operations"].items():
+            p50[name] = rounded(ratio(stats["p50_ms"], base), 3)
+    else:
+        for name, stats in numerator["operations"].items():
+            if name in den_ops:
+                p50[name] = rounded(ratio(stats["p50_ms"], den_ops[name]["p50_ms"]), 3)
+    return {
+        "startup_median": rounded(ratio(numerator["startup_ms"]["median"],
+                                        denominator["startup_ms"]["median"]), 3),
+        "rss_median": rounded(ratio(numerator["rss_kib"]["median_of_run_medians"],
+                                    denominator["rss_kib"]["median_of_run_medians"]), 3),
+        "p50": p50,
+    }
+
+
+def compute_ratios(targets, summaries):
+    """Roto/floor ratios for every Roto mode, and peer/Roto ratios for every peer."""
+    ratios = {}
+    roto = [t.name for t in targets if t.kind == "roto"]
+    if "floor" in summaries:
+        ratios["roto_over_floor"] = {
+            "description": "Roto value divided by the floor server's value (p50s are "
+                           "divided by the floor's GET / p50)",
+            "targets": {name: compare(summaries[name], summaries["floor"]) for name in roto},
+        }
+    peers = [t.name for t in targets if t.kind == "peer"]
+    if peers and roto:
+        baseline = "ephemeral" if "ephemeral" in roto else roto[0]
+        ratios["peer_over_roto"] = {
+            "description": "peer value divided by Roto {}'s value (above 1: Roto is "
+                           "faster or smaller)".format(baseline),
+            "baseline": baseline,
+            "targets": {name: compare(summaries[name], summaries[baseline])
+                        for name in peers},
+        }
+    return ratios
+
+
+def format_table(headers, rows, left_columns=1):
+    """Render rows as a plain-text table; the first `left_columns` are left aligned."""
+    cells = [[("" if c is None else str(c)) for c in row] for row in [headers] + rows]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(headers))]
+    lines = []
+    for index, row in enumerate(cells):
+        parts = []
+        for column, value in enumerate(row):
+            if column < left_columns or column == len(row) - 1 and headers[-1] == "samples":
+                parts.append(value.ljust(widths[column]))
+            else:
+                parts.append(value.rjust(widths[column]))
+        lines.append("  ".join(parts).rstrip())
+        if index == 0:
+            lines.append("  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def fmt(value, pattern="{:.2f}"):
+    """Format a number, or '-' when it is missing."""
+    return "-" if value is None else pattern.format(value)
+
+
+def print_report(results):
+    """Print the human-readable result tables to stdout."""
+    options = results["options"]
+    binary = results["binary"]
+    source = results["source"]
+    machine = results["machine"]
+    out = []
+    if options["skip_requests"]:
+        workload = "requests skipped"
+    else:
+        workload = "{} warmup + {} measured requests per operation".format(
+            options["warmup"], options["requests"])
+    out.append("Roto benchmark: {} runs per target (interleaved), {}".format(
+        options["runs"], workload))
+    out.append("binary   {} ({} MiB, sha256 {})".format(binary["path"], binary["size_mib"],
+                                                       binary["sha256"][:16]))
+    server = results.get("server") or {}
+    if server.get("version"):
+        out.append("server   roto-server {} (store per mode: {})".format(
+            server["version"], ", ".join("{}={}".format(k, v) for k, v in
+                                         server.get("store_by_mode", {}).items())))
+    revision = source["git_revision"][:10] if source["git_revision"] else "no commit"
+    dirty = {True: " (dirty)", False: "", None: ""}[source["git_dirty"]]
+    out.append("source   {}{}   {}".format(revision, dirty,
+                                          results["toolchain"]["rustc"] or "rustc unknown"))
+    out.append("machine  {}, {} CPUs, {}, {} GiB RAM; Python {}".format(
+        machine["platform"], machine["cpu_count"], machine["cpu_model"] or "unknown CPU",
+        machine["memory_gib"], results["python"]["version"]))
+    for skipped in results["skipped"]:
+        out.append("skipped  {}: {}".format(skipped["target"], skipped["reason"]))
+
+    summaries = results["summary"]
+    names = list(summaries)
+    out.append("")
+    out.append("Startup: spawn to first successful readiness response (ms)")
+    rows = []
+    for name in names:
+        s = summaries[name]["startup_ms"]
+        rows.append([name, fmt(s["median"]), fmt(s["min"]), fmt(s["max"]),
+                     " ".join("{:.1f}".format(v) for v in s["samples"])])
+    out.append(format_table(["target", "median", "min", "max", "samples"], rows))
+
+    out.append("")
+    out.append("Idle RSS after {:.1f} s settle, {} samples {} ms apart (MiB)".format(
+        options["settle_seconds"], RSS_SAMPLES, int(RSS_INTERVAL_S * 1000)))
+    rows = []
+    for name in names:
+        r = summaries[name]["rss_kib"]
+        tree = summaries[name]["tree_rss_kib_median_of_run_medians"]
+        mib = (lambda v: None if v is None else v / 1024)
+        rows.append([name, fmt(mib(r["median_of_run_medians"])), fmt(mib(r["min_run_median"])),
+                     fmt(mib(r["max_run_median"])), fmt(mib(tree))])
+    out.append(format_table(["target", "median", "min run", "max run", "with children"],
+                            rows))
+    if not rss_supported():
+        out.append("(RSS sampling is supported on Linux and macOS only)")
+
+    if not options["skip_requests"]:
+        out.append("")
+        out.append("Requests: pooled latency over all runs (ms); req/s = median of per-run "
+                   "rates")
+        rows = []
+        for name in names:
+            for op, s in summaries[name]["operations"].items():
+                rows.append([name, op, s["samples"], fmt(s["p50_ms"], "{:.3f}"),
+                             fmt(s["p90_ms"], "{:.3f}"), fmt(s["p99_ms"], "{:.3f}"),
+                             fmt(s["mean_ms"], "{:.3f}"),
+                             fmt(s["requests_per_second_median"], "{:.0f}"),
+                             s["reconnects"]])
+        out.append(format_table(["target", "operation", "n", "p50", "p90", "p99", "mean",
+                                 "req/s", "reconnects"], rows, left_columns=2))
+
+    for key, title in (("roto_over_floor", "Ratios, Roto / floor"),
+                       ("peer_over_roto", "Ratios, peer / Roto {}")):
+        block = results["ratios"].get(key)
+        if not block:
+            continue
+        out.append("")
+        out.append("{}: {}".format(title.format(block.get("baseline")), block["description"]))
+        ops = [op for op in AWS_OPERATIONS
+               if any(op in r["p50"] for r in block["targets"].values())]
+        rows = []
+        for name, r in block["targets"].items():
+            rows.append([name, fmt(r["startup_median"]), fmt(r["rss_median"])]
+                        + [fmt(r["p50"].get(op)) for op in ops])
+        out.append(format_table(["target", "startup", "RSS"]
+                                + ["p50 " + SHORT_NAMES[op] for op in ops], rows))
+    print("\n".join(out), flush=True)
+
+
+# --------------------------------------------------------------------------------------
+# Command line
+# --------------------------------------------------------------------------------------
+
+
+def parse_peer(value):
+    """argparse type for --peer NAME=COMMAND_TEMPLATE."""
+    name, sep, template = value.partition("=")
+    name = name.strip()
+    if not sep or not re.fullmatch(r"[A-Za-z0-9_.-]+", name) or not template.strip():
+        raise argparse.ArgumentTypeError(
+            "expected NAME=COMMAND (e.g. moto='moto_server -p {port}'), got " + repr(value))
+    if "{port}" not in template:
+        raise argparse.ArgumentTypeError("the command for peer {!r} must contain {{port}}"
+                                         .format(name))
+    if name in MODES or name == "floor":
+        raise argparse.ArgumentTypeError("peer name {!r} is reserved".format(name))
+    return name, template
+
+
+def build_parser():
+    """The command-line interface."""
+    parser = argparse.ArgumentParser(
+        description="Measure Roto startup time, idle RSS and sequential S3/DynamoDB/STS "
+                    "request latency on disposable servers (see scripts/BENCHMARK.md).",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+    parser.add_argument("--binary", default=DEFAULT_BINARY,
+                        metavar="PATH", help="roto-server executable to measure")
+    parser.add_argument("--modes", nargs="+", choices=MODES, default=list(MODES), metavar="MODE",
+                        help="Roto modes to measure, in interleaving order: "
+                             "ephemeral, seeded, persistent")
+    parser.add_argument("--runs", type=int, default=7, metavar="N",
+                        help="fresh launches per mode (and per floor/peer target)")
+    parser.add_argument("--requests", type=int, default=200, metavar="N",
+                        help="measured requests per operation per run")
+    parser.add_argument("--warmup", type=int, default=20, metavar="N",
+                        help="unmeasured warmup requests per operation per run")
+    parser.add_argument("--settle-seconds", type=float, default=2.0, metavar="S",
+                        help="idle time between readiness and RSS sampling")
+    parser.add_argument("--output", default="benchmark-results.json", metavar="PATH",
+                        help="where to write the raw JSON results")
+    parser.add_argument("--setup", default=DEFAULT_SETUP, metavar="PATH",
+                        help="Lua setup script for the seeded mode")
+    parser.add_argument("--skip-requests", action="store_true",
+                        help="measure only startup and idle RSS")
+    parser.add_argument("--host", default="127.0.0.1", metavar="ADDR",
+                        help="loopback address servers listen on")
+    parser.add_argument("--account-id", default=DEFAULT_ACCOUNT, metavar="ID",
+                        help="account Roto is started with and readiness expects")
+    parser.add_argument("--floor", action="store_true",
+                        help="also measure a minimal fixed-body HTTP server (needs "
+                             "--floor-binary) and report Roto/floor ratios")
+    parser.add_argument("--floor-binary", metavar="PATH",
+                        help="prebuilt minimal HTTP server taking --port N and answering "
+                             "200 with a fixed body to GET / (implies --floor)")
+    parser.add_argument("--peer", action="append", type=parse_peer, default=[],
+                        metavar="NAME=COMMAND",
+                        help="also measure another emulator launched by COMMAND, a template "
+                             "containing {port} (and optionally {host}, {tmpdir}); "
+                             "repeatable")
+    parser.add_argument("--startup-timeout", type=float, default=60.0, metavar="S",
+                        help="seconds to wait for a server to become ready")
+    parser.add_argument("--stop-timeout", type=float, default=10.0, metavar="S",
+                        help="seconds between SIGTERM and SIGKILL when stopping a server")
+    return parser
+
+
+def validate_args(parser, args):
+    """Check option values and resolve paths; exits via parser.error on bad input."""
+    if args.runs < 1:
+        parser.error("--runs must be at least 1")
+    if args.requests < 1 and not args.skip_requests:
+        parser.error("--requests must be at least 1 (or use --skip-requests)")
+    if args.warmup < 0:
+        parser.error("--warmup must not be negative")
+    if args.settle_seconds < 0:
+        parser.error("--settle-seconds must not be negative")
+    if args.startup_timeout <= 0 or args.stop_timeout <= 0:
+        parser.error("--startup-timeout and --stop-timeout must be positive")
+    if not re.fullmatch(r"\d{12}", args.account_id):
+        parser.error("--account-id must be 12 digits")
+    names = [name for name, _ in args.peer]
+    if len(names) != len(set(names)):
+        parser.error("peer names must be unique")
+    modes = []
+    for mode in args.modes:
+        if mode not in modes:
+            modes.append(mode)
+    args.modes = modes
+    args.binary = os.path.abspath(args.binary)
+    args.setup = os.path.abspath(args.setup)
+    args.output = os.path.abspath(args.output)
+    if args.floor_binary:
+        args.floor = True
+        args.floor_binary = os.path.abspath(args.floor_binary)
+    elif args.floor:
+        parser.error("--floor needs --floor-binary PATH: a prebuilt minimal HTTP server "
+                     "(this stdlib-only suite cannot build one)")
+
+
+def check_executable(path, what, hint):
+    """Fail with a clear message unless `path` is an executable file."""
+    if not os.path.isfile(path):
+        raise BenchmarkError("{} not found: {}\n{}".format(what, path, hint))
+    if not os.access(path, os.X_OK):
+        raise BenchmarkError("{} is not executable: {}".format(what, path))
+
+
+def roto_environment():
+    """The environment for Roto servers: ours minus ROTO_* and RUST_LOG.
+
+    Every Roto flag has a ROTO_* variable; removing them keeps a developer's shell
+    settings (data dir, log level, executor...) from changing the measured configuration.
+    """
+    removed = sorted(k for k in os.environ if k.startswith("ROTO_") or k == "RUST_LOG")
+    env = {k: v for k, v in os.environ.items() if k not in removed}
+    return env, removed
+
+
+def build_targets(args, skipped):
+    """Create the Target list in interleaving order: Roto modes, floor, peers."""
+    env, _ = roto_environment()
+    targets = []
+    for mode in args.modes:
+        if mode == "seeded" and not os.path.isfile(args.setup):
+            reason = "setup script {} does not exist".format(args.setup)
+            log("skipping seeded mode: " + reason)
+            skipped.append({"target": "seeded", "reason": reason})
+            continue
+        targets.append(roto_target(mode, args, env))
+    if args.floor:
+        targets.append(floor_target(args))
+    for name, template in args.peer:
+        targets.append(peer_target(name, template, args))
+    return targets
+
+
+def write_json(path, data):
+    """Write the results atomically (temporary file, then rename)."""
+    directory = os.path.dirname(path) or "."
+    fd, tmp_path = tempfile.mkstemp(prefix=".benchmark-", suffix=".json", dir=directory)
+    umask = os.umask(0)
+    os.umask(umask)
+    try:
+        os.chmod(tmp_path, 0o666 & ~umask)  # mkstemp creates 0600; use normal permissions
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            json.dump(data, handle, indent=1)
+            handle.write("\n")
+        os.replace(tmp_path, path)
+    except BaseException:
+        try:
+            os.unlink(tmp_path)
+        except OSError:
+            pass
+        raise
+
+
+def benchmark(args):
+    """Run the whole benchmark and return the results document."""
+    started_at = now_iso()
+    wall_start = time.monotonic()
+    check_executable(args.binary, "roto-server binary",
+                     "Build it first: cargo build -p roto-server --release --locked "
+                     "(or pass --binary PATH)")
+    if args.floor:
+        check_executable(args.floor_binary, "floor binary", "Pass --floor-binary PATH.")
+    if not os.path.isdir(os.path.dirname(args.output) or "."):
+        raise BenchmarkError("output directory does not exist: " + args.output)
+    if not rss_supported():
+        log("warning: RSS sampling is implemented for Linux and macOS only; RSS will be "
+            "recorded as null")
+
+    skipped = []
+    targets = build_targets(args, skipped)
+    if not targets:
+        raise BenchmarkError("nothing to measure (every requested mode was skipped)")
+    _, removed_env = roto_environment()
+
+    results = {
+        "schema_version": SCHEMA_VERSION,
+        "suite": "roto scripts/benchmark.py",
+        "started_at": started_at,
+        "command_line": [sys.executable] + sys.argv,
+        "options": {
+            "binary": args.binary, "modes": args.modes, "runs": args.runs,
+            "requests": args.requests, "warmup": args.warmup,
+            "settle_seconds": args.settle_seconds, "output": args.output,
+            "setup": args.setup, "skip_requests": args.skip_requests, "host": args.host,
+            "account_id": args.account_id, "floor": args.floor,
+            "floor_binary": args.floor_binary,
+            "peers": [{"name": n, "command": c} for n, c in args.peer],
+            "startup_timeout": args.startup_timeout, "stop_timeout": args.stop_timeout,
+        },
+        "method": {
+            "interleaved": True,
+            "readiness_poll_interval_ms": READY_POLL_S * 1000,
+            "rss_samples_per_run": RSS_SAMPLES,
+            "rss_sample_interval_ms": RSS_INTERVAL_S * 1000,
+            "rss_source": "/proc/PID/status VmRSS" if sys.platform.startswith("linux")
+            else "ps -o rss=" if sys.platform == "darwin" else None,
+            "percentiles": "linear interpolation between closest ranks",
+            "client": "http.client.HTTPConnection, one keep-alive connection per run, "
+                      "TCP_NODELAY, sequential requests, GC paused during timed loops",
+            "server_cwd": REPO_ROOT,
+            "roto_env_removed": removed_env,
+        },
+        "workload": workload_description(),
+        "binary": file_info(args.binary),
+        "floor_binary": file_info(args.floor_binary) if args.floor else None,
+        "toolchain": toolchain_info(),
+        "machine": machine_info(),
+        "python": python_info(),
+        "source": source_info(),
+        "skipped": skipped,
+        "targets": {},
+    }
+    for target in targets:
+        entry = {"kind": target.kind, "command_template": target.description}
+        if target.kind == "peer":
+            first = shlex.split(target.description)[0]
+            entry["executable"] = shutil.which(first) or first
+        entry["runs"] = []
+        results["targets"][target.name] = entry
+
+    sequence = 0
+    for run_number in range(1, args.runs + 1):
+        for target in targets:
+            sequence += 1
+            log("[run {}/{}] {} ...".format(run_number, args.runs, target.name))
+            run = measure_run(target, run_number, sequence, args, REPO_ROOT)
+            results["targets"][target.name]["runs"].append(run)
+            log("[run {}/{}] {}".format(run_number, args.runs, run_summary_line(target, run)))
+            warn_about_run(target, run)
+
+    results["summary"] = {t.name: summarize(t, results["targets"][t.name]["runs"])
+                          for t in targets}
+    results["ratios"] = compute_ratios(targets, results["summary"])
+    results["server"] = server_identity(targets, results)
+    results["finished_at"] = now_iso()
+    results["duration_seconds"] = round(time.monotonic() - wall_start, 1)
+    # Put the summaries before the (large) raw per-run data in the file.
+    raw = results.pop("targets")
+    results["targets"] = raw
+    return results
+
+
+def warn_about_run(target, run):
+    """Log anomalies that do not invalidate a run but matter when reading it."""
+    shutdown = run.get("shutdown") or {}
+    if shutdown.get("killed"):
+        log("warning: {} did not exit within the stop timeout and was killed".format(
+            target.name))
+    elif target.kind == "roto" and shutdown.get("returncode") not in (0, None):
+        log("warning: {} exited with code {} after SIGTERM (expected 0)".format(
+            target.name, shutdown.get("returncode")))
+    if shutdown.get("leftover_processes"):
+        log("warning: {} left processes behind in its process group; they were killed"
+            .format(target.name))
+    if target.kind == "roto":
+        banner = run.get("banner") or {}
+        if not banner.get("parsed"):
+            log("warning: {}: unexpected start line {!r}".format(target.name,
+                                                                 banner.get("raw")))
+        elif banner.get("port") != run.get("port"):
+            log("warning: {}: start line reports port {}, launched with {}".format(
+                target.name, banner.get("port"), run.get("port")))
+        extra = (run.get("connections_opened") or 1) - 1
+        if extra > 0:
+            log("warning: {}: keep-alive not held; {} extra connections".format(
+                target.name, extra))
+
+
+def server_identity(targets, results):
+    """Version, services and store names reported by Roto's start lines."""
+    identity = {"version": None, "services": None, "store_by_mode": {}}
+    for target in targets:
+        if target.kind != "roto":
+            continue
+        for run in results["targets"][target.name]["runs"]:
+            banner = run.get("banner") or {}
+            if banner.get("parsed"):
+                identity["version"] = identity["version"] or banner["version"]
+                identity["services"] = identity["services"] or banner["services"]
+                identity["store_by_mode"][target.name] = banner["store"]
+                break
+    return identity
+
+
+def main(argv=None):
+    """Entry point: parse options, run, report, write JSON; return the exit status."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    validate_args(parser, args)
+    for signum in (getattr(signal, "SIGTERM", None), getattr(signal, "SIGHUP", None)):
+        if signum is not None:
+            signal.signal(signum, raise_keyboard_interrupt)
+    try:
+        results = benchmark(args)
+        print_report(results)
+        write_json(args.output, results)
+        log("raw results written to " + args.output)
+        return 0
+    except ValidationError as error:
+        log("benchmark FAILED: response validation error\n{}".format(error))
+        log("no results were written")
+        return 1
+    except BenchmarkError as error:
+        log("benchmark FAILED: {}".format(error))
+        log("no results were written")
+        return 1
+    except KeyboardInterrupt:
+        log("interrupted; servers stopped and temporary state removed; no results written")
+        return 130
+    finally:
+        ServerProcess.stop_all()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
