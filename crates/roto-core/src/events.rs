@@ -131,3 +131,130 @@ async fn deliver(dispatcher: Weak<Dispatcher>, event: Event) {
         tokio::time::sleep(delay).await;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dispatch::{BoxFuture, Context, Env, Request, Response, Service, ServiceSpec};
+    use crate::error::{AwsError, AwsResult};
+    use crate::store::{Store, StoreMode};
+    use crate::trace::TraceFilter;
+    use std::sync::atomic::{AtomicU32, Ordering};
+    use std::sync::Arc;
+
+    static SPEC: ServiceSpec = ServiceSpec {
+        name: "sink",
+        model: "sqs",
+        query_model: None,
+        signing_names: &[],
+        target_prefix: None,
+        query_version: None,
+        crc32_responses: false,
+        validate_input: false,
+    };
+
+    /// A target that fails its first `failures` deliveries.
+    struct Sink {
+        failures: u32,
+        attempts: AtomicU32,
+    }
+
+    impl Service for Sink {
+        fn spec(&self) -> &'static ServiceSpec {
+            &SPEC
+        }
+
+        fn call<'a>(
+            &'a self,
+            _: &'a Context,
+            op: &'a str,
+            _: Request,
+        ) -> BoxFuture<'a, AwsResult<Response>> {
+            Box::pin(async move { Err(AwsError::not_implemented(op)) })
+        }
+
+        fn deliver<'a>(&'a self, _event: &'a Event) -> BoxFuture<'a, Result<(), String>> {
+            Box::pin(async move {
+                let n = self.attempts.fetch_add(1, Ordering::SeqCst) + 1;
+                if n <= self.failures {
+                    Err(format!("attempt {n} refused"))
+                } else {
+                    Ok(())
+                }
+            })
+        }
+    }
+
+    fn event(max_attempts: u32) -> Event {
+        Event {
+            kind: "test:Delivered".into(),
+            source_service: "source".into(),
+            source: "arn:source".into(),
+            target_service: "sink".into(),
+            target: "arn:sink".into(),
+            account: "000000000000".into(),
+            region: "us-east-1".into(),
+            payload: Value::map(),
+            max_attempts,
+        }
+    }
+
+    async fn deliveries(failures: u32, max_attempts: u32) -> Vec<crate::trace::TraceEntry> {
+        let env = Arc::new(Env::new(
+            Store::open(StoreMode::Ephemeral).unwrap(),
+            100,
+            "000000000000".into(),
+            "us-east-1".into(),
+            "localhost".into(),
+        ));
+        env.bus.set_retry_delay(Duration::from_millis(1));
+        let sink = Arc::new(Sink {
+            failures,
+            attempts: AtomicU32::new(0),
+        });
+        let dispatcher = crate::Dispatcher::start(env.clone(), vec![sink]);
+        env.bus.publish(event(max_attempts));
+        let last = TraceFilter {
+            kind: Some(TraceKind::Delivery),
+            ..TraceFilter::default()
+        };
+        for _ in 0..200 {
+            let found = env.trace.query(&last);
+            if found
+                .iter()
+                .any(|e| e.outcome.as_deref() != Some("retrying"))
+            {
+                drop(dispatcher);
+                return found;
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        panic!("delivery never finished");
+    }
+
+    #[tokio::test]
+    async fn failed_deliveries_are_retried_and_every_attempt_traced() {
+        let entries = deliveries(2, 3).await;
+        let outcomes: Vec<_> = entries
+            .iter()
+            .map(|e| (e.attempt, e.outcome.clone()))
+            .collect();
+        assert_eq!(
+            outcomes,
+            [
+                (Some(1), Some("retrying".into())),
+                (Some(2), Some("retrying".into())),
+                (Some(3), Some("delivered".into()))
+            ]
+        );
+        assert_eq!(entries[0].detail.as_deref(), Some("attempt 1 refused"));
+        assert_eq!(entries[2].target.as_deref(), Some("arn:sink"));
+    }
+
+    #[tokio::test]
+    async fn deliveries_that_keep_failing_end_as_failed() {
+        let entries = deliveries(5, 2).await;
+        assert_eq!(entries.len(), 2);
+        assert_eq!(entries[1].outcome.as_deref(), Some("failed"));
+    }
+}
