@@ -27,6 +27,27 @@ DROP = {"documentation", "documentationUrl", "examples", "deprecatedMessage", "b
         "auth", "httpChecksum", "staticContextParams", "contextParam", "unsignedPayloadOperation",
         "requestcompression", "alias", "operationContextParams"}
 
+# botocore drops Smithy's @xmlName on S3's output structures, but S3 names the root element
+# of a response body after it (the SDKs ignore the name; raw clients do not). The rest-xml
+# codec names the root after a shape's locationName, so these are restored.
+XML_ROOTS = {"s3": {
+    "ListObjectsOutput": "ListBucketResult", "ListObjectsV2Output": "ListBucketResult",
+    "ListBucketsOutput": "ListAllMyBucketsResult", "ListObjectVersionsOutput": "ListVersionsResult",
+    "CreateMultipartUploadOutput": "InitiateMultipartUploadResult",
+    "CompleteMultipartUploadOutput": "CompleteMultipartUploadResult",
+    "ListMultipartUploadsOutput": "ListMultipartUploadsResult", "ListPartsOutput": "ListPartsResult",
+    "DeleteObjectsOutput": "DeleteResult", "GetBucketTaggingOutput": "Tagging",
+    "GetObjectTaggingOutput": "Tagging", "GetBucketVersioningOutput": "VersioningConfiguration",
+    "GetBucketCorsOutput": "CORSConfiguration", "GetBucketAclOutput": "AccessControlPolicy",
+    "GetObjectAclOutput": "AccessControlPolicy", "GetBucketLocationOutput": "LocationConstraint",
+    "GetBucketLifecycleConfigurationOutput": "LifecycleConfiguration",
+    "GetBucketWebsiteOutput": "WebsiteConfiguration", "GetBucketLoggingOutput": "BucketLoggingStatus",
+    "GetBucketRequestPaymentOutput": "RequestPaymentConfiguration",
+    "GetBucketAccelerateConfigurationOutput": "AccelerateConfiguration",
+    "GetObjectAttributesOutput": "GetObjectAttributesResponse",
+    "ListDirectoryBucketsOutput": "ListAllMyDirectoryBucketsResult",
+}}
+
 
 def trim(node):
     if isinstance(node, dict):
@@ -44,6 +65,8 @@ def main():
         model = json.load(gzip.open(versions[-1] / "service-2.json.gz"))
         model.pop("documentation", None)
         trimmed = trim(model)
+        for shape, root in XML_ROOTS.get(name, {}).items():
+            trimmed["shapes"][shape]["locationName"] = root
         (out / f"{name}.json").write_text(json.dumps(trimmed, separators=(",", ":")))
     if len(sys.argv) > 3:
         legacy = pathlib.Path(sys.argv[3]) / "sqs" / "2012-11-05" / "service-2.json"

@@ -56,6 +56,10 @@ pub struct Operation {
     /// The error shapes it may return.
     #[serde(default)]
     pub errors: Vec<ShapeRef>,
+    /// Superseded by another operation on the same HTTP binding (REST matching prefers the
+    /// newer one).
+    #[serde(default)]
+    pub deprecated: bool,
 }
 
 /// An operation's HTTP method, URI template and success status.
