@@ -1,4 +1,14 @@
-//! DynamoDB (being written).
+//! DynamoDB: tables and items over the json 1.0 protocol.
+//!
+//! The codec decodes each request by the model and validates it against the model's
+//! constraints before a handler runs; the handlers here add DynamoDB's own checks (key
+//! schemas, attribute values, numbers, sizes) in its own words. Items live in `ddb_items`
+//! under an order-preserving encoding of their primary key (see [`key`]), one lookup per
+//! single-item operation and ready for ordered range scans.
+//!
+//! - [`tables`]: CreateTable, DescribeTable, ListTables, DeleteTable.
+//! - [`items`]: PutItem, GetItem, DeleteItem, consumed capacity.
+//! - [`attr`], [`number`], [`key`], [`projection`]: the value model they share.
 
 use std::io;
 use std::sync::Arc;
@@ -6,6 +16,13 @@ use std::sync::Arc;
 use roto_core::{
     AwsError, AwsResult, BoxFuture, Context, Env, Request, Response, Service, ServiceSpec,
 };
+
+pub mod attr;
+pub mod items;
+pub mod key;
+pub mod number;
+pub mod projection;
+pub mod tables;
 
 static SPEC: ServiceSpec = ServiceSpec {
     name: "dynamodb",
@@ -18,15 +35,42 @@ static SPEC: ServiceSpec = ServiceSpec {
     validate_input: true,
 };
 
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS ddb_tables (
+    account TEXT NOT NULL,
+    region TEXT NOT NULL,
+    name TEXT NOT NULL,
+    description TEXT NOT NULL,
+    created INTEGER NOT NULL,
+    item_count INTEGER NOT NULL DEFAULT 0,
+    size_bytes INTEGER NOT NULL DEFAULT 0,
+    tags TEXT NOT NULL DEFAULT '[]',
+    PRIMARY KEY (account, region, name)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS ddb_items (
+    account TEXT NOT NULL,
+    region TEXT NOT NULL,
+    table_name TEXT NOT NULL,
+    hash_key BLOB NOT NULL,
+    range_key BLOB NOT NULL,
+    item TEXT NOT NULL,
+    size INTEGER NOT NULL,
+    PRIMARY KEY (account, region, table_name, hash_key, range_key)
+) WITHOUT ROWID;
+";
+
 /// DynamoDB.
 pub struct DynamoDb {
-    _env: Arc<Env>,
+    env: Arc<Env>,
 }
 
 impl DynamoDb {
     /// Creates the service's tables.
     pub fn new(env: Arc<Env>) -> io::Result<DynamoDb> {
-        Ok(DynamoDb { _env: env })
+        env.store
+            .migrate(SCHEMA)
+            .map_err(|e| io::Error::other(e.to_string()))?;
+        Ok(DynamoDb { env })
     }
 }
 
@@ -37,10 +81,23 @@ impl Service for DynamoDb {
 
     fn call<'a>(
         &'a self,
-        _ctx: &'a Context,
+        ctx: &'a Context,
         operation: &'a str,
-        _request: Request,
+        request: Request,
     ) -> BoxFuture<'a, AwsResult<Response>> {
-        Box::pin(async move { Err(AwsError::not_implemented(operation)) })
+        Box::pin(async move {
+            let input = &request.input;
+            let output = match operation {
+                "CreateTable" => self.create_table(ctx, input)?,
+                "DescribeTable" => self.describe_table(ctx, input)?,
+                "ListTables" => self.list_tables(ctx, input)?,
+                "DeleteTable" => self.delete_table(ctx, input)?,
+                "PutItem" => self.put_item(ctx, input)?,
+                "GetItem" => self.get_item(ctx, input)?,
+                "DeleteItem" => self.delete_item(ctx, input)?,
+                other => return Err(AwsError::not_implemented(other)),
+            };
+            Ok(Response::new(output))
+        })
     }
 }

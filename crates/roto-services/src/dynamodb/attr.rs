@@ -1,0 +1,373 @@
+//! Attribute values: validated on the way in, exact on the way out, compact in the store.
+//!
+//! The codec hands over each `AttributeValue` as a shaped map with one member (`S`, `N`,
+//! `B`, `SS`, `NS`, `BS`, `M`, `L`, `NULL`, `BOOL`). [`Attr::from_value`] checks it the way
+//! DynamoDB's front end does (exactly one type, numbers valid, sets non-empty and free of
+//! duplicates, `NULL` true, nesting within 32 levels), numbers normalised. Items are stored
+//! as JSON in the wire's own form, so what is read back is what was written.
+
+use std::collections::BTreeMap;
+
+use base64::Engine;
+use roto_core::{AwsError, AwsResult, Value};
+use serde_json::{Map, Value as Json};
+
+use super::number::Number;
+
+/// The deepest nesting of maps and lists DynamoDB accepts.
+const MAX_DEPTH: usize = 32;
+
+/// An item: attribute names to values.
+pub type Item = BTreeMap<String, Attr>;
+
+/// One attribute value.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Attr {
+    /// String.
+    S(String),
+    /// Number, normalised.
+    N(Number),
+    /// Binary.
+    B(Vec<u8>),
+    /// String set (in the order given).
+    Ss(Vec<String>),
+    /// Number set.
+    Ns(Vec<Number>),
+    /// Binary set.
+    Bs(Vec<Vec<u8>>),
+    /// Map.
+    M(Item),
+    /// List.
+    L(Vec<Attr>),
+    /// Null.
+    Null,
+    /// Boolean.
+    Bool(bool),
+}
+
+fn invalid(message: impl Into<String>) -> AwsError {
+    AwsError::validation(message)
+}
+
+fn b64(bytes: &[u8]) -> String {
+    base64::engine::general_purpose::STANDARD.encode(bytes)
+}
+
+fn number(text: &str) -> AwsResult<Number> {
+    Number::parse(text).map_err(|e| invalid(e.message()))
+}
+
+fn set_members<'v>(value: &'v Value, kind: &str) -> AwsResult<&'v [Value]> {
+    let members = value.as_list().unwrap_or_default();
+    if members.is_empty() {
+        return Err(invalid(format!(
+            "One or more parameter values were invalid: An {kind} set  may not be empty"
+        )));
+    }
+    Ok(members)
+}
+
+fn has_duplicates<T: PartialEq>(items: &[T]) -> bool {
+    items
+        .iter()
+        .enumerate()
+        .any(|(i, a)| items[..i].iter().any(|b| a == b))
+}
+
+impl Attr {
+    /// Validates and converts a shaped `AttributeValue`.
+    pub fn from_value(value: &Value) -> AwsResult<Attr> {
+        Attr::from_value_at(value, 0)
+    }
+
+    fn from_value_at(value: &Value, depth: usize) -> AwsResult<Attr> {
+        if depth > MAX_DEPTH {
+            return Err(invalid("Nesting Levels have exceeded supported limits"));
+        }
+        let members = value.as_map().map(|m| m.len()).unwrap_or_default();
+        if members == 0 {
+            return Err(invalid(
+                "Supplied AttributeValue is empty, must contain exactly one of the supported datatypes",
+            ));
+        }
+        if members > 1 {
+            return Err(invalid(
+                "Supplied AttributeValue has more than one datatypes set, must contain exactly one of the supported datatypes",
+            ));
+        }
+        let Some((tag, inner)) = value.as_map().and_then(|m| m.iter().next()) else {
+            return Err(invalid(
+                "Supplied AttributeValue is empty, must contain exactly one of the supported datatypes",
+            ));
+        };
+        Ok(match tag.as_str() {
+            "S" => Attr::S(inner.as_str().unwrap_or_default().to_string()),
+            "N" => Attr::N(number(inner.as_str().unwrap_or_default())?),
+            "B" => Attr::B(inner.as_blob().unwrap_or_default().to_vec()),
+            "SS" => {
+                let items: Vec<String> = set_members(inner, "string")?
+                    .iter()
+                    .map(|v| v.as_str().unwrap_or_default().to_string())
+                    .collect();
+                if has_duplicates(&items) {
+                    return Err(invalid(format!(
+                        "One or more parameter values were invalid: Input collection [{}] contains duplicates.",
+                        items.join(", ")
+                    )));
+                }
+                Attr::Ss(items)
+            }
+            "NS" => {
+                let items = set_members(inner, "number")?
+                    .iter()
+                    .map(|v| number(v.as_str().unwrap_or_default()))
+                    .collect::<AwsResult<Vec<Number>>>()?;
+                if has_duplicates(&items) {
+                    return Err(invalid("Input collection contains duplicates"));
+                }
+                Attr::Ns(items)
+            }
+            "BS" => {
+                let items: Vec<Vec<u8>> = set_members(inner, "binary")?
+                    .iter()
+                    .map(|v| v.as_blob().unwrap_or_default().to_vec())
+                    .collect();
+                if has_duplicates(&items) {
+                    let shown: Vec<String> = items.iter().map(|b| b64(b)).collect();
+                    return Err(invalid(format!(
+                        "One or more parameter values were invalid: Input collection [{}]of type BS contains duplicates.",
+                        shown.join(", ")
+                    )));
+                }
+                Attr::Bs(items)
+            }
+            "M" => Attr::M(Attr::item_at(inner, depth + 1)?),
+            "L" => Attr::L(
+                inner
+                    .as_list()
+                    .unwrap_or_default()
+                    .iter()
+                    .map(|v| Attr::from_value_at(v, depth + 1))
+                    .collect::<AwsResult<_>>()?,
+            ),
+            "NULL" => {
+                if !matches!(inner, Value::Bool(true)) {
+                    return Err(invalid(
+                        "One or more parameter values were invalid: Null attribute value types must have the value of true",
+                    ));
+                }
+                Attr::Null
+            }
+            "BOOL" => Attr::Bool(matches!(inner, Value::Bool(true))),
+            _ => {
+                return Err(invalid(
+                    "Supplied AttributeValue is empty, must contain exactly one of the supported datatypes",
+                ))
+            }
+        })
+    }
+
+    /// Validates and converts a shaped attribute map (an item or a key).
+    pub fn item(value: &Value) -> AwsResult<Item> {
+        Attr::item_at(value, 0)
+    }
+
+    fn item_at(value: &Value, depth: usize) -> AwsResult<Item> {
+        value
+            .as_map()
+            .map(|m| {
+                m.iter()
+                    .map(|(k, v)| Ok((k.clone(), Attr::from_value_at(v, depth)?)))
+                    .collect()
+            })
+            .unwrap_or_else(|| Ok(Item::new()))
+    }
+
+    /// The type tag (`S`, `N`, `SS`, ...).
+    pub fn tag(&self) -> &'static str {
+        match self {
+            Attr::S(_) => "S",
+            Attr::N(_) => "N",
+            Attr::B(_) => "B",
+            Attr::Ss(_) => "SS",
+            Attr::Ns(_) => "NS",
+            Attr::Bs(_) => "BS",
+            Attr::M(_) => "M",
+            Attr::L(_) => "L",
+            Attr::Null => "NULL",
+            Attr::Bool(_) => "BOOL",
+        }
+    }
+
+    /// The shaped `AttributeValue` the codec encodes.
+    pub fn to_value(&self) -> Value {
+        let inner = match self {
+            Attr::S(s) => Value::String(s.clone()),
+            Attr::N(n) => Value::String(n.to_string()),
+            Attr::B(b) => Value::Blob(b.clone()),
+            Attr::Ss(items) => Value::List(items.iter().map(Value::from).collect()),
+            Attr::Ns(items) => Value::List(items.iter().map(|n| n.to_string().into()).collect()),
+            Attr::Bs(items) => Value::List(items.iter().map(|b| Value::Blob(b.clone())).collect()),
+            Attr::M(m) => item_to_value(m),
+            Attr::L(items) => Value::List(items.iter().map(Attr::to_value).collect()),
+            Attr::Null => Value::Bool(true),
+            Attr::Bool(b) => Value::Bool(*b),
+        };
+        Value::map().with(self.tag(), inner)
+    }
+
+    /// The stored JSON form (the wire's form: binaries in base64, numbers as text).
+    pub fn to_json(&self) -> Json {
+        let inner = match self {
+            Attr::S(s) => Json::String(s.clone()),
+            Attr::N(n) => Json::String(n.to_string()),
+            Attr::B(b) => Json::String(b64(b)),
+            Attr::Ss(items) => Json::Array(items.iter().cloned().map(Json::String).collect()),
+            Attr::Ns(items) => Json::Array(items.iter().map(|n| n.to_string().into()).collect()),
+            Attr::Bs(items) => Json::Array(items.iter().map(|b| b64(b).into()).collect()),
+            Attr::M(m) => Json::Object(m.iter().map(|(k, v)| (k.clone(), v.to_json())).collect()),
+            Attr::L(items) => Json::Array(items.iter().map(Attr::to_json).collect()),
+            Attr::Null => Json::Bool(true),
+            Attr::Bool(b) => Json::Bool(*b),
+        };
+        let mut obj = Map::new();
+        obj.insert(self.tag().to_string(), inner);
+        Json::Object(obj)
+    }
+
+    /// Reads the stored JSON form back; `None` if the store holds something else.
+    pub fn from_json(json: &Json) -> Option<Attr> {
+        let (tag, inner) = json.as_object()?.iter().next()?;
+        let text = |j: &Json| j.as_str().map(str::to_string);
+        let bytes = |j: &Json| {
+            base64::engine::general_purpose::STANDARD
+                .decode(j.as_str()?)
+                .ok()
+        };
+        let num = |j: &Json| Number::parse(j.as_str()?).ok();
+        let array = || inner.as_array().map(Vec::as_slice).unwrap_or_default();
+        Some(match tag.as_str() {
+            "S" => Attr::S(text(inner)?),
+            "N" => Attr::N(num(inner)?),
+            "B" => Attr::B(bytes(inner)?),
+            "SS" => Attr::Ss(array().iter().map(text).collect::<Option<_>>()?),
+            "NS" => Attr::Ns(array().iter().map(num).collect::<Option<_>>()?),
+            "BS" => Attr::Bs(array().iter().map(bytes).collect::<Option<_>>()?),
+            "M" => Attr::M(item_from_json(inner)?),
+            "L" => Attr::L(array().iter().map(Attr::from_json).collect::<Option<_>>()?),
+            "NULL" => Attr::Null,
+            "BOOL" => Attr::Bool(inner.as_bool()?),
+            _ => return None,
+        })
+    }
+
+    /// The size DynamoDB bills for this value (without its name).
+    pub fn size(&self) -> usize {
+        let number = |n: &Number| n.significant_digits().div_ceil(2) + 1;
+        match self {
+            Attr::S(s) => s.len(),
+            Attr::N(n) => number(n),
+            Attr::B(b) => b.len(),
+            Attr::Ss(items) => items.iter().map(String::len).sum(),
+            Attr::Ns(items) => items.iter().map(number).sum(),
+            Attr::Bs(items) => items.iter().map(Vec::len).sum(),
+            Attr::M(m) => 3 + m.iter().map(|(k, v)| k.len() + v.size() + 1).sum::<usize>(),
+            Attr::L(items) => 3 + items.iter().map(|v| v.size() + 1).sum::<usize>(),
+            Attr::Null | Attr::Bool(_) => 1,
+        }
+    }
+}
+
+/// The shaped attribute map the codec encodes.
+pub fn item_to_value(item: &Item) -> Value {
+    Value::Map(item.iter().map(|(k, v)| (k.clone(), v.to_value())).collect())
+}
+
+/// The stored JSON form of an item.
+pub fn item_to_json(item: &Item) -> String {
+    Json::Object(item.iter().map(|(k, v)| (k.clone(), v.to_json())).collect()).to_string()
+}
+
+fn item_from_json(json: &Json) -> Option<Item> {
+    json.as_object()?
+        .iter()
+        .map(|(k, v)| Some((k.clone(), Attr::from_json(v)?)))
+        .collect()
+}
+
+/// Reads a stored item.
+pub fn parse_stored_item(text: &str) -> AwsResult<Item> {
+    serde_json::from_str::<Json>(text)
+        .ok()
+        .as_ref()
+        .and_then(item_from_json)
+        .ok_or_else(|| AwsError::internal("a stored DynamoDB item is unreadable"))
+}
+
+/// The size DynamoDB bills for an item: names plus values.
+pub fn item_size(item: &Item) -> usize {
+    item.iter().map(|(k, v)| k.len() + v.size()).sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn av(tag: &str, inner: impl Into<Value>) -> Value {
+        Value::map().with(tag, inner)
+    }
+
+    fn err(value: Value) -> String {
+        Attr::from_value(&value).unwrap_err().message
+    }
+
+    #[test]
+    fn every_type_round_trips_through_the_store_form() {
+        let nested = Attr::M(Item::from([
+            ("s".to_string(), Attr::S(String::new())),
+            ("n".to_string(), Attr::N(Number::parse("-1.5").unwrap())),
+            ("b".to_string(), Attr::B(vec![0, 255])),
+            ("ss".to_string(), Attr::Ss(vec!["x".into(), "y".into()])),
+            ("ns".to_string(), Attr::Ns(vec![Number::parse("1").unwrap()])),
+            ("bs".to_string(), Attr::Bs(vec![vec![1], vec![2]])),
+            ("l".to_string(), Attr::L(vec![Attr::Null, Attr::Bool(false)])),
+        ]));
+        assert_eq!(Attr::from_json(&nested.to_json()), Some(nested.clone()));
+        assert_eq!(Attr::from_value(&nested.to_value()), Ok(nested));
+    }
+
+    #[test]
+    fn invalid_values_get_dynamodb_messages() {
+        assert!(err(Value::map()).starts_with("Supplied AttributeValue is empty"));
+        assert!(err(Value::map().with("S", "a").with("N", "1")).contains("more than one datatypes"));
+        assert_eq!(err(av("N", "x")), "A value provided cannot be converted into a number");
+        assert_eq!(
+            err(av("SS", Value::List(vec![]))),
+            "One or more parameter values were invalid: An string set  may not be empty"
+        );
+        assert_eq!(
+            err(av("SS", Value::List(vec!["a".into(), "a".into()]))),
+            "One or more parameter values were invalid: Input collection [a, a] contains duplicates."
+        );
+        assert_eq!(
+            err(av("NS", Value::List(vec!["1".into(), "1.0".into()]))),
+            "Input collection contains duplicates"
+        );
+        assert!(err(av("NULL", false)).contains("Null attribute value types must have the value of true"));
+        let mut deep = av("S", "x");
+        for _ in 0..40 {
+            deep = av("L", Value::List(vec![deep]));
+        }
+        assert_eq!(err(deep), "Nesting Levels have exceeded supported limits");
+    }
+
+    #[test]
+    fn sizes_follow_dynamodb_accounting() {
+        assert_eq!(Attr::S("abc".into()).size(), 3);
+        assert_eq!(Attr::N(Number::parse("12345").unwrap()).size(), 4);
+        assert_eq!(Attr::Bool(true).size(), 1);
+        assert_eq!(Attr::L(vec![Attr::Null, Attr::Null]).size(), 3 + 2 * 2);
+        let item = Item::from([("pk".to_string(), Attr::S("abc".into()))]);
+        assert_eq!(item_size(&item), 5);
+    }
+}

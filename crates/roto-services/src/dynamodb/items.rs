@@ -1,0 +1,347 @@
+//! Single-item operations: PutItem, GetItem, DeleteItem, and the capacity they consume.
+//!
+//! Every item lives in `ddb_items` under its encoded primary key, so each operation is one
+//! primary-key lookup whatever the table's size. Writes keep the table's `ItemCount` and
+//! `TableSizeBytes` in step inside the same transaction. Condition expressions are not
+//! served yet: a request carrying one is refused with `NotImplemented` rather than run
+//! without its condition.
+
+use roto_core::{AwsError, AwsResult, Context, Value};
+use rusqlite::{Connection, OptionalExtension};
+
+use super::attr::{item_size, item_to_json, item_to_value, parse_stored_item, Attr, Item};
+use super::key::EncodedKey;
+use super::projection::{parse_paths, project, Names, Path, Step};
+use super::tables::{load_table, resource_not_found, table_name, Table};
+use super::DynamoDb;
+
+/// The largest item DynamoDB stores (400 KB).
+const MAX_ITEM_SIZE: usize = 400 * 1024;
+
+/// Refuses parameters whose semantics Roto does not implement yet.
+fn refuse_unimplemented(operation: &str, input: &Value, members: &[&str]) -> AwsResult<()> {
+    match members.iter().find(|m| input.get(m).is_some()) {
+        Some(member) => Err(AwsError::new(
+            "NotImplemented",
+            format!("The {member} parameter of {operation} is not implemented by Roto yet"),
+        )
+        .with_status(501)),
+        None => Ok(()),
+    }
+}
+
+/// Refuses expression maps given without any expression to use them.
+fn refuse_orphan_expression_maps(input: &Value, expressions: &[&str]) -> AwsResult<()> {
+    if expressions.iter().any(|e| input.get(e).is_some()) {
+        return Ok(());
+    }
+    for member in ["ExpressionAttributeNames", "ExpressionAttributeValues"] {
+        if input.get(member).is_some() {
+            return Err(AwsError::validation(format!(
+                "{member} can only be specified when using expressions"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// `ReturnValues` for PutItem and DeleteItem: whether to return the old item.
+fn returns_old(input: &Value) -> AwsResult<bool> {
+    match input.str("ReturnValues") {
+        None | Some("NONE") => Ok(false),
+        Some("ALL_OLD") => Ok(true),
+        Some(_) => Err(AwsError::validation(
+            "ReturnValues can only be ALL_OLD or NONE",
+        )),
+    }
+}
+
+/// Read units: 4 KB per unit, halved for eventually consistent reads.
+fn read_units(size: usize, consistent: bool) -> f64 {
+    let units = size.div_ceil(4096).max(1) as f64;
+    if consistent {
+        units
+    } else {
+        units / 2.0
+    }
+}
+
+/// Write units: 1 KB per unit.
+fn write_units(size: usize) -> f64 {
+    size.div_ceil(1024).max(1) as f64
+}
+
+/// The `ConsumedCapacity` member for `ReturnConsumedCapacity`, if asked for.
+fn consumed(input: &Value, table: &str, units: f64, indexes: &[(String, f64)]) -> Option<Value> {
+    let total = units + indexes.iter().map(|(_, u)| u).sum::<f64>();
+    let base = Value::map()
+        .with("TableName", table)
+        .with("CapacityUnits", total);
+    match input.str("ReturnConsumedCapacity") {
+        Some("TOTAL") => Some(base),
+        Some("INDEXES") => {
+            let mut out = base.with("Table", Value::map().with("CapacityUnits", units));
+            if !indexes.is_empty() {
+                let map = indexes
+                    .iter()
+                    .map(|(name, u)| (name.clone(), Value::map().with("CapacityUnits", *u)))
+                    .collect();
+                out.insert("GlobalSecondaryIndexes", Value::Map(map));
+            }
+            Some(out)
+        }
+        _ => None,
+    }
+}
+
+/// The write units each secondary index holding the old or new item consumes.
+fn index_units(table: &Table, old: Option<&Item>, new: Option<&Item>) -> Vec<(String, f64)> {
+    let global: Vec<&str> = table.description["GlobalSecondaryIndexes"]
+        .as_array()
+        .map(|a| a.iter().filter_map(|i| i["IndexName"].as_str()).collect())
+        .unwrap_or_default();
+    table
+        .indexes()
+        .into_iter()
+        .filter(|(name, _)| global.contains(&name.as_str()))
+        .filter_map(|(name, schema)| {
+            let in_index = |item: &&Item| schema.attrs().all(|a| item.contains_key(&a.name));
+            let size = [old.filter(in_index), new.filter(in_index)]
+                .into_iter()
+                .flatten()
+                .map(item_size)
+                .max()?;
+            Some((name, write_units(size)))
+        })
+        .collect()
+}
+
+fn not_found_unless(table: Option<Table>) -> AwsResult<Table> {
+    table.ok_or_else(resource_not_found)
+}
+
+fn read_item(
+    conn: &Connection,
+    ctx: &Context,
+    table: &str,
+    key: &EncodedKey,
+) -> AwsResult<Option<Item>> {
+    let stored: Option<String> = conn
+        .prepare_cached(
+            "SELECT item FROM ddb_items WHERE account = ?1 AND region = ?2 AND table_name = ?3
+             AND hash_key = ?4 AND range_key = ?5",
+        )?
+        .query_row(
+            rusqlite::params![ctx.account, ctx.region, table, key.0, key.1],
+            |r| r.get(0),
+        )
+        .optional()?;
+    stored.as_deref().map(parse_stored_item).transpose()
+}
+
+/// Applies a change of one item to the table's counters.
+fn adjust_counters(
+    conn: &Connection,
+    ctx: &Context,
+    table: &str,
+    count: i64,
+    size: i64,
+) -> AwsResult<()> {
+    conn.prepare_cached(
+        "UPDATE ddb_tables SET item_count = item_count + ?4, size_bytes = size_bytes + ?5
+         WHERE account = ?1 AND region = ?2 AND name = ?3",
+    )?
+    .execute(rusqlite::params![ctx.account, ctx.region, table, count, size])?;
+    Ok(())
+}
+
+fn size_i64(size: usize) -> i64 {
+    i64::try_from(size).unwrap_or(i64::MAX)
+}
+
+/// The paths a GetItem selects: `ProjectionExpression` or legacy `AttributesToGet`.
+fn selected_paths(input: &Value, names: &mut Names<'_>) -> AwsResult<Option<Vec<Path>>> {
+    let attributes = input.get("AttributesToGet").and_then(Value::as_list);
+    let expression = input.str("ProjectionExpression");
+    if attributes.is_some() && expression.is_some() {
+        return Err(AwsError::validation(
+            "Can not use both expression and non-expression parameters in the same request: Non-expression parameters: {AttributesToGet} Expression parameters: {ProjectionExpression}",
+        ));
+    }
+    if let Some(expression) = expression {
+        return parse_paths(expression, names, "ProjectionExpression").map(Some);
+    }
+    let Some(attributes) = attributes else {
+        return Ok(None);
+    };
+    let mut paths: Vec<Path> = Vec::new();
+    for name in attributes.iter().filter_map(Value::as_str) {
+        let path = vec![Step::Name(name.to_string())];
+        if paths.contains(&path) {
+            return Err(AwsError::validation(format!(
+                "One or more parameter values were invalid: Duplicate value in attribute name: {name}"
+            )));
+        }
+        paths.push(path);
+    }
+    Ok(Some(paths))
+}
+
+impl DynamoDb {
+    pub(super) fn put_item(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
+        let name = table_name(input)?;
+        refuse_unimplemented(
+            "PutItem",
+            input,
+            &["ConditionExpression", "Expected", "ConditionalOperator"],
+        )?;
+        refuse_orphan_expression_maps(input, &["ConditionExpression"])?;
+        let want_old = returns_old(input)?;
+        let item = Attr::item(input.get("Item").unwrap_or(&Value::map()))?;
+        let size = item_size(&item);
+        let (table, old) = self.env.store.transaction(|tx| {
+            let table = not_found_unless(load_table(tx, ctx, &name)?)?;
+            let key = table.schema.encode_item_key(&item)?;
+            for (index, schema) in table.indexes() {
+                schema.check_index_keys(&index, &item)?;
+            }
+            if size > MAX_ITEM_SIZE {
+                return Err(AwsError::validation(
+                    "Item size has exceeded the maximum allowed size",
+                ));
+            }
+            let old = read_item(tx, ctx, &name, &key)?;
+            tx.prepare_cached(
+                "INSERT OR REPLACE INTO ddb_items
+                 (account, region, table_name, hash_key, range_key, item, size)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            )?
+            .execute(rusqlite::params![
+                ctx.account,
+                ctx.region,
+                name,
+                key.0,
+                key.1,
+                item_to_json(&item),
+                size_i64(size)
+            ])?;
+            let old_size = old.as_ref().map_or(0, item_size);
+            adjust_counters(
+                tx,
+                ctx,
+                &name,
+                i64::from(old.is_none()),
+                size_i64(size) - size_i64(old_size),
+            )?;
+            Ok((table, old))
+        })?;
+        let units = write_units(size.max(old.as_ref().map_or(0, item_size)));
+        let indexes = index_units(&table, old.as_ref(), Some(&item));
+        let mut out = Value::map();
+        if let Some(old) = old.filter(|_| want_old) {
+            out.insert("Attributes", item_to_value(&old));
+        }
+        if let Some(capacity) = consumed(input, &table.name, units, &indexes) {
+            out.insert("ConsumedCapacity", capacity);
+        }
+        Ok(out)
+    }
+
+    pub(super) fn get_item(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
+        let name = table_name(input)?;
+        refuse_orphan_expression_maps(input, &["ProjectionExpression"])?;
+        let key = Attr::item(input.get("Key").unwrap_or(&Value::map()))?;
+        let mut names = Names::new(input.get("ExpressionAttributeNames"));
+        let paths = selected_paths(input, &mut names)?;
+        names.check_all_used()?;
+        let (table, item) = self.env.store.with(|c| {
+            let table = not_found_unless(load_table(c, ctx, &name)?)?;
+            let encoded = table.schema.encode_key(&key)?;
+            let item = read_item(c, ctx, &name, &encoded)?;
+            Ok::<_, AwsError>((table, item))
+        })?;
+        let consistent = input.bool("ConsistentRead") == Some(true);
+        let units = read_units(item.as_ref().map_or(0, item_size), consistent);
+        let mut out = Value::map();
+        if let Some(item) = item {
+            let shown = match &paths {
+                Some(paths) => project(&item, paths),
+                None => item,
+            };
+            out.insert("Item", item_to_value(&shown));
+        }
+        if let Some(capacity) = consumed(input, &table.name, units, &[]) {
+            out.insert("ConsumedCapacity", capacity);
+        }
+        Ok(out)
+    }
+
+    pub(super) fn delete_item(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
+        let name = table_name(input)?;
+        refuse_unimplemented(
+            "DeleteItem",
+            input,
+            &["ConditionExpression", "Expected", "ConditionalOperator"],
+        )?;
+        refuse_orphan_expression_maps(input, &["ConditionExpression"])?;
+        let want_old = returns_old(input)?;
+        let key = Attr::item(input.get("Key").unwrap_or(&Value::map()))?;
+        let (table, old) = self.env.store.transaction(|tx| {
+            let table = not_found_unless(load_table(tx, ctx, &name)?)?;
+            let encoded = table.schema.encode_key(&key)?;
+            let old = read_item(tx, ctx, &name, &encoded)?;
+            if let Some(old) = &old {
+                tx.prepare_cached(
+                    "DELETE FROM ddb_items WHERE account = ?1 AND region = ?2
+                     AND table_name = ?3 AND hash_key = ?4 AND range_key = ?5",
+                )?
+                .execute(rusqlite::params![
+                    ctx.account,
+                    ctx.region,
+                    name,
+                    encoded.0,
+                    encoded.1
+                ])?;
+                adjust_counters(tx, ctx, &name, -1, -size_i64(item_size(old)))?;
+            }
+            Ok::<_, AwsError>((table, old))
+        })?;
+        let units = write_units(old.as_ref().map_or(0, item_size));
+        let indexes = index_units(&table, old.as_ref(), None);
+        let mut out = Value::map();
+        if let Some(old) = old.filter(|_| want_old) {
+            out.insert("Attributes", item_to_value(&old));
+        }
+        if let Some(capacity) = consumed(input, &table.name, units, &indexes) {
+            out.insert("ConsumedCapacity", capacity);
+        }
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn capacity_units_follow_dynamodb_rounding() {
+        assert_eq!(write_units(0), 1.0);
+        assert_eq!(write_units(1024), 1.0);
+        assert_eq!(write_units(1025), 2.0);
+        assert_eq!(read_units(4096, false), 0.5);
+        assert_eq!(read_units(4097, false), 1.0);
+        assert_eq!(read_units(4097, true), 2.0);
+    }
+
+    #[test]
+    fn put_and_delete_accept_only_none_and_all_old() {
+        assert!(!returns_old(&Value::map()).unwrap());
+        assert!(returns_old(&Value::map().with("ReturnValues", "ALL_OLD")).unwrap());
+        assert_eq!(
+            returns_old(&Value::map().with("ReturnValues", "ALL_NEW"))
+                .unwrap_err()
+                .message,
+            "ReturnValues can only be ALL_OLD or NONE"
+        );
+    }
+}

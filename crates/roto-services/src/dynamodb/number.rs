@@ -1,0 +1,348 @@
+//! DynamoDB numbers: exact decimals, never floats.
+//!
+//! A number attribute arrives as decimal text (`"01.50"`, `"-0"`, `"1E+2"`). DynamoDB keeps
+//! up to 38 significant digits with a magnitude between 1E-130 and 1E+126, trims leading
+//! and trailing zeros, and returns the plain decimal form (`"1.5"`, `"0"`, `"100"`). A
+//! [`Number`] holds that normal form as sign, significant digits and exponent, so equality
+//! is numeric equality, and [`Number::key_bytes`] gives an order-preserving byte encoding
+//! (memcmp order == numeric order) for key columns that Query ranges over.
+
+use std::fmt;
+
+/// The most significant digits a number may carry.
+const MAX_DIGITS: usize = 38;
+/// The largest exponent: values stay below 10^126.
+const MAX_EXPONENT: i64 = 126;
+/// The smallest exponent: values stay at or above 10^-130 (0.1 * 10^-129).
+const MIN_EXPONENT: i64 = -129;
+
+/// Why a text is not a storable number, each with the message DynamoDB gives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NumberError {
+    /// Not decimal text at all.
+    NotANumber,
+    /// 10^126 or more in magnitude.
+    Overflow,
+    /// Non-zero but below 10^-130 in magnitude.
+    Underflow,
+    /// More than 38 significant digits.
+    TooPrecise,
+}
+
+impl NumberError {
+    /// The `ValidationException` message DynamoDB returns.
+    pub fn message(self) -> &'static str {
+        match self {
+            NumberError::NotANumber => "A value provided cannot be converted into a number",
+            NumberError::Overflow => {
+                "Number overflow. Attempting to store a number with magnitude larger than supported range"
+            }
+            NumberError::Underflow => {
+                "Number underflow. Attempting to store a number with magnitude smaller than supported range"
+            }
+            NumberError::TooPrecise => {
+                "Attempting to store more than 38 significant digits in a Number"
+            }
+        }
+    }
+}
+
+/// A number in normal form: `(-1)^negative * 0.d1d2...dn * 10^exponent`, with `d1 != 0`
+/// and `dn != 0`; zero has no digits and is never negative.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Number {
+    negative: bool,
+    digits: Vec<u8>,
+    exponent: i64,
+}
+
+impl Number {
+    /// Parses and validates decimal text as DynamoDB does.
+    pub fn parse(text: &str) -> Result<Number, NumberError> {
+        let bytes = text.as_bytes();
+        let mut i = 0;
+        let mut negative = false;
+        if let Some(&sign @ (b'+' | b'-')) = bytes.first() {
+            negative = sign == b'-';
+            i = 1;
+        }
+        let mut digits = Vec::new();
+        let mut integer_len: i64 = 0;
+        let mut seen_point = false;
+        let mut any_digit = false;
+        while let Some(&b) = bytes.get(i) {
+            match b {
+                b'0'..=b'9' => {
+                    any_digit = true;
+                    digits.push(b - b'0');
+                    if !seen_point {
+                        integer_len += 1;
+                    }
+                }
+                b'.' if !seen_point => seen_point = true,
+                _ => break,
+            }
+            i += 1;
+        }
+        if !any_digit {
+            return Err(NumberError::NotANumber);
+        }
+        let mut exponent: i64 = 0;
+        if let Some(b'e' | b'E') = bytes.get(i) {
+            i += 1;
+            let mut exp_negative = false;
+            if let Some(&sign @ (b'+' | b'-')) = bytes.get(i) {
+                exp_negative = sign == b'-';
+                i += 1;
+            }
+            let start = i;
+            while let Some(&b @ b'0'..=b'9') = bytes.get(i) {
+                // Saturate: anything this large is an overflow or underflow anyway.
+                exponent = (exponent * 10 + i64::from(b - b'0')).min(1_000_000_000);
+                i += 1;
+            }
+            if i == start {
+                return Err(NumberError::NotANumber);
+            }
+            if exp_negative {
+                exponent = -exponent;
+            }
+        }
+        if i != bytes.len() {
+            return Err(NumberError::NotANumber);
+        }
+        let leading = digits.iter().take_while(|&&d| d == 0).count();
+        digits.drain(..leading);
+        while digits.last() == Some(&0) {
+            digits.pop();
+        }
+        if digits.is_empty() {
+            return Ok(Number::zero());
+        }
+        let exponent = integer_len - leading as i64 + exponent;
+        if exponent > MAX_EXPONENT {
+            return Err(NumberError::Overflow);
+        }
+        if exponent < MIN_EXPONENT {
+            return Err(NumberError::Underflow);
+        }
+        if digits.len() > MAX_DIGITS {
+            return Err(NumberError::TooPrecise);
+        }
+        Ok(Number {
+            negative,
+            digits,
+            exponent,
+        })
+    }
+
+    fn zero() -> Number {
+        Number {
+            negative: false,
+            digits: Vec::new(),
+            exponent: 0,
+        }
+    }
+
+    /// The number of significant digits (for item size accounting).
+    pub fn significant_digits(&self) -> usize {
+        self.digits.len()
+    }
+
+    /// An order-preserving encoding: comparing encodings bytewise compares the numbers.
+    ///
+    /// Layout: a class byte (1 negative, 2 zero, 3 positive); for positives the exponent
+    /// biased into one byte, then the digits; for negatives everything is complemented so
+    /// larger magnitudes sort first, and a terminator above every complemented digit makes
+    /// a shorter digit string (a smaller magnitude) sort after its extensions.
+    pub fn key_bytes(&self) -> Vec<u8> {
+        if self.digits.is_empty() {
+            return vec![2];
+        }
+        // MIN_EXPONENT..=MAX_EXPONENT maps onto 0..=255.
+        let biased = u8::try_from(self.exponent - MIN_EXPONENT).unwrap_or(u8::MAX);
+        let mut out = Vec::with_capacity(self.digits.len() + 3);
+        if self.negative {
+            out.push(1);
+            out.push(u8::MAX - biased);
+            out.extend(self.digits.iter().map(|d| 9 - d));
+            out.push(10);
+        } else {
+            out.push(3);
+            out.push(biased);
+            out.extend_from_slice(&self.digits);
+        }
+        out
+    }
+}
+
+impl fmt::Display for Number {
+    /// The plain decimal form DynamoDB returns (`1.5`, `100`, `0.001`, `-7`).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.digits.is_empty() {
+            return f.write_str("0");
+        }
+        let digit = |d: &u8| char::from(b'0' + d);
+        let mut out = String::with_capacity(self.digits.len() + 8);
+        if self.negative {
+            out.push('-');
+        }
+        let len = self.digits.len() as i64;
+        if self.exponent <= 0 {
+            out.push_str("0.");
+            out.extend(std::iter::repeat_n('0', (-self.exponent) as usize));
+            out.extend(self.digits.iter().map(digit));
+        } else if self.exponent < len {
+            let (int, frac) = self.digits.split_at(self.exponent as usize);
+            out.extend(int.iter().map(digit));
+            out.push('.');
+            out.extend(frac.iter().map(digit));
+        } else {
+            out.extend(self.digits.iter().map(digit));
+            out.extend(std::iter::repeat_n('0', (self.exponent - len) as usize));
+        }
+        f.write_str(&out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn normal(text: &str) -> String {
+        Number::parse(text).unwrap().to_string()
+    }
+
+    #[test]
+    fn numbers_normalise_to_plain_decimal_text() {
+        for (input, expected) in [
+            ("01.50", "1.5"),
+            ("-0", "0"),
+            ("+0.000", "0"),
+            ("1E+2", "100"),
+            ("1e2", "100"),
+            ("12.5E-3", "0.0125"),
+            (".5", "0.5"),
+            ("5.", "5"),
+            ("-007.0700", "-7.07"),
+            ("123456789012345678901234567890.5", "123456789012345678901234567890.5"),
+            ("1000", "1000"),
+            ("0.1E1", "1"),
+        ] {
+            assert_eq!(normal(input), expected, "{input}");
+        }
+    }
+
+    #[test]
+    fn magnitude_and_precision_limits_are_enforced() {
+        assert_eq!(normal("1E-130"), format!("0.{}1", "0".repeat(129)));
+        assert_eq!(normal("9.9E+125").len(), 126);
+        assert_eq!(Number::parse("1E+126"), Err(NumberError::Overflow));
+        assert_eq!(Number::parse("-1E+126"), Err(NumberError::Overflow));
+        assert_eq!(Number::parse("1E-131"), Err(NumberError::Underflow));
+        assert_eq!(Number::parse("9E-131"), Err(NumberError::Underflow));
+        assert_eq!(Number::parse("0E+999999999999"), Ok(Number::zero()));
+        let digits38 = "1".repeat(38);
+        assert!(Number::parse(&digits38).is_ok());
+        assert_eq!(
+            Number::parse(&"1".repeat(39)),
+            Err(NumberError::TooPrecise)
+        );
+        // Trailing zeros are not significant.
+        assert!(Number::parse(&format!("{digits38}000")).is_ok());
+    }
+
+    #[test]
+    fn malformed_text_is_not_a_number() {
+        for bad in ["", "-", "+", ".", "abc", "1.2.3", "1e", "1e+", " 1", "1 ", "0x10", "NaN", "Infinity", "1,5", "--1"] {
+            assert_eq!(Number::parse(bad), Err(NumberError::NotANumber), "{bad:?}");
+        }
+    }
+
+    /// A random decimal text (with sign, leading zeros, point and exponent variations).
+    fn random_text() -> String {
+        let mut s = String::new();
+        match fastrand::u8(..3) {
+            0 => s.push('-'),
+            1 => s.push('+'),
+            _ => {}
+        }
+        for _ in 0..fastrand::usize(1..12) {
+            s.push(char::from(b'0' + fastrand::u8(..10)));
+        }
+        if fastrand::bool() {
+            s.push('.');
+            for _ in 0..fastrand::usize(1..12) {
+                s.push(char::from(b'0' + fastrand::u8(..10)));
+            }
+        }
+        if fastrand::u8(..4) == 0 {
+            s.push_str(&format!("E{}", fastrand::i32(-60..60)));
+        }
+        s
+    }
+
+    /// Exact comparison by aligning decimal digit strings (the oracle for the encoding).
+    fn compare(a: &Number, b: &Number) -> std::cmp::Ordering {
+        use std::cmp::Ordering;
+        let sign = |n: &Number| if n.digits.is_empty() { 0 } else if n.negative { -1 } else { 1 };
+        let (sa, sb) = (sign(a), sign(b));
+        if sa != sb || sa == 0 {
+            return sa.cmp(&sb);
+        }
+        let magnitude = a
+            .exponent
+            .cmp(&b.exponent)
+            .then_with(|| {
+                let len = a.digits.len().max(b.digits.len());
+                let pad = |d: &[u8]| {
+                    let mut v = d.to_vec();
+                    v.resize(len, 0);
+                    v
+                };
+                pad(&a.digits).cmp(&pad(&b.digits))
+            });
+        if sa < 0 {
+            magnitude.reverse()
+        } else if magnitude == Ordering::Equal {
+            Ordering::Equal
+        } else {
+            magnitude
+        }
+    }
+
+    #[test]
+    fn key_encoding_order_matches_numeric_order() {
+        fastrand::seed(7);
+        for _ in 0..20_000 {
+            let (ta, tb) = (random_text(), random_text());
+            let (Ok(a), Ok(b)) = (Number::parse(&ta), Number::parse(&tb)) else {
+                continue;
+            };
+            assert_eq!(
+                a.key_bytes().cmp(&b.key_bytes()),
+                compare(&a, &b),
+                "{ta} vs {tb}"
+            );
+        }
+    }
+
+    #[test]
+    fn key_encoding_orders_known_values_and_equal_numbers_encode_equally() {
+        let ordered = [
+            "-9.9E+125", "-1000", "-100.5", "-100", "-1.25", "-1.2", "-1", "-0.5", "-1E-130",
+            "0", "1E-130", "0.5", "1", "1.2", "1.25", "100", "100.5", "1000", "9.9E+125",
+        ];
+        let keys: Vec<Vec<u8>> = ordered
+            .iter()
+            .map(|t| Number::parse(t).unwrap().key_bytes())
+            .collect();
+        for pair in keys.windows(2) {
+            assert!(pair[0] < pair[1], "{pair:?}");
+        }
+        assert_eq!(
+            Number::parse("1.50").unwrap().key_bytes(),
+            Number::parse("15E-1").unwrap().key_bytes()
+        );
+    }
+}

@@ -1,0 +1,635 @@
+//! Tables: CreateTable, DescribeTable, ListTables, DeleteTable, and the table record.
+//!
+//! A table row keeps the static part of its `TableDescription` as JSON (what CreateTable
+//! fixed: key schema, indexes, billing, streams), plus the live counters DescribeTable
+//! reports (`ItemCount`, `TableSizeBytes`), kept up to date by every write so describing
+//! a table never scans its items. Tables are created ACTIVE: real DynamoDB passes through
+//! CREATING, but nothing a client waits for is lost by arriving there at once.
+
+use roto_core::dispatch::new_request_id;
+use roto_core::timestamp::{self, now_millis, TimestampFormat};
+use roto_core::{validate, AwsError, AwsResult, Context, Value};
+use rusqlite::{Connection, OptionalExtension};
+use serde_json::{json, Map, Value as Json};
+
+use super::key::KeySchema;
+use super::DynamoDb;
+
+/// The longest page ListTables returns.
+const LIST_TABLES_MAX: i64 = 100;
+
+/// A table's record.
+pub struct Table {
+    /// The table name.
+    pub name: String,
+    /// The static part of the description.
+    pub description: Json,
+    /// Creation time, epoch millis.
+    pub created: i64,
+    /// Live item count.
+    pub item_count: i64,
+    /// Live billed size of all items.
+    pub size_bytes: i64,
+    /// The primary key.
+    pub schema: KeySchema,
+}
+
+impl Table {
+    /// The secondary indexes' names and key schemas.
+    pub fn indexes(&self) -> Vec<(String, KeySchema)> {
+        let definitions = &self.description["AttributeDefinitions"];
+        ["GlobalSecondaryIndexes", "LocalSecondaryIndexes"]
+            .iter()
+            .flat_map(|kind| self.description[*kind].as_array().cloned().unwrap_or_default())
+            .filter_map(|index| {
+                let name = index["IndexName"].as_str()?.to_string();
+                Some((name, KeySchema::from_json(&index["KeySchema"], definitions)?))
+            })
+            .collect()
+    }
+
+    /// Whether the table is protected against deletion.
+    pub fn deletion_protected(&self) -> bool {
+        self.description["DeletionProtectionEnabled"].as_bool() == Some(true)
+    }
+
+    /// The `TableDescription` in the given status.
+    pub fn describe(&self, status: &str) -> Value {
+        let mut out = Value::from_json(&self.description);
+        out.insert("TableStatus", status);
+        out.insert("CreationDateTime", Value::Timestamp(self.created));
+        out.insert("ItemCount", self.item_count);
+        out.insert("TableSizeBytes", self.size_bytes);
+        if let Some(Value::Map(summary)) = out.remove("BillingModeSummary").as_mut() {
+            let mut summary = Value::Map(std::mem::take(summary));
+            if summary.str("BillingMode") == Some("PAY_PER_REQUEST") {
+                summary.insert(
+                    "LastUpdateToPayPerRequestDateTime",
+                    Value::Timestamp(self.created),
+                );
+            }
+            out.insert("BillingModeSummary", summary);
+        }
+        out
+    }
+}
+
+/// The table ARN.
+pub fn table_arn(ctx: &Context, name: &str) -> String {
+    format!("arn:aws:dynamodb:{}:{}:table/{name}", ctx.region, ctx.account)
+}
+
+/// `ResourceNotFoundException` as the table operations word it.
+pub fn table_not_found(name: &str) -> AwsError {
+    AwsError::new(
+        "ResourceNotFoundException",
+        format!("Requested resource not found: Table: {name} not found"),
+    )
+    .with_status(400)
+}
+
+/// `ResourceNotFoundException` as the item operations word it.
+pub fn resource_not_found() -> AwsError {
+    AwsError::new("ResourceNotFoundException", "Requested resource not found").with_status(400)
+}
+
+fn invalid_parameter(message: impl AsRef<str>) -> AwsError {
+    AwsError::validation(format!(
+        "One or more parameter values were invalid: {}",
+        message.as_ref()
+    ))
+}
+
+/// Checks a table or index name against DynamoDB's rules (3-255 of `[a-zA-Z0-9_.-]`).
+fn name_violations(value: &str, member: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let shown = format!("Value '{value}' at '{member}' failed to satisfy constraint");
+    if !value
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || b"_.-".contains(&b))
+    {
+        out.push(format!(
+            "{shown}: Member must satisfy regular expression pattern: [a-zA-Z0-9_.-]+"
+        ));
+    }
+    let len = value.chars().count();
+    if len < 3 {
+        out.push(format!(
+            "{shown}: Member must have length greater than or equal to 3"
+        ));
+    }
+    if len > 255 {
+        out.push(format!(
+            "{shown}: Member must have length less than or equal to 255"
+        ));
+    }
+    out
+}
+
+/// The table name a `TableName` member names (a name, or a table ARN), validated.
+pub fn table_name(input: &Value) -> AwsResult<String> {
+    let given = input.str("TableName").unwrap_or_default();
+    let name = match given.strip_prefix("arn:") {
+        Some(rest) => rest
+            .split_once(":table/")
+            .map(|(_, name)| name)
+            .filter(|_| rest.split(':').nth(1) == Some("dynamodb"))
+            .unwrap_or(given),
+        None => given,
+    };
+    match validate::message(&name_violations(name, "tableName")) {
+        Some(message) => Err(AwsError::validation(message)),
+        None => Ok(name.to_string()),
+    }
+}
+
+/// Converts a shaped value (from the request) into stored JSON.
+fn to_json(value: &Value) -> Json {
+    match value {
+        Value::Bool(b) => Json::Bool(*b),
+        Value::Integer(i) => Json::from(*i),
+        Value::Float(f) => Json::from(*f),
+        Value::String(s) => Json::String(s.clone()),
+        Value::Timestamp(t) => Json::from(*t),
+        Value::List(items) => Json::Array(items.iter().map(to_json).collect()),
+        Value::Map(m) => Json::Object(m.iter().map(|(k, v)| (k.clone(), to_json(v))).collect()),
+        Value::Blob(_) | Value::Null => Json::Null,
+    }
+}
+
+fn key_names(key_schema: &Value) -> Vec<String> {
+    key_schema
+        .as_list()
+        .unwrap_or_default()
+        .iter()
+        .map(|k| k.str("AttributeName").unwrap_or_default().to_string())
+        .collect()
+}
+
+/// The checks every key schema (table or index) passes.
+fn check_key_schema(key_schema: &Value, definitions: &[String]) -> AwsResult<()> {
+    let keys = key_names(key_schema);
+    if keys.iter().any(|k| !definitions.contains(k)) {
+        return Err(invalid_parameter(format!(
+            "Some index key attributes are not defined in AttributeDefinitions. Keys: [{}], AttributeDefinitions: [{}]",
+            keys.join(", "),
+            definitions.join(", ")
+        )));
+    }
+    if keys.len() == 2 && keys[0] == keys[1] {
+        return Err(AwsError::validation(
+            "Both the Hash Key and the Range Key element in the KeySchema have the same name",
+        ));
+    }
+    let types: Vec<&str> = key_schema
+        .as_list()
+        .unwrap_or_default()
+        .iter()
+        .map(|k| k.str("KeyType").unwrap_or_default())
+        .collect();
+    if types.first() != Some(&"HASH") {
+        return Err(AwsError::validation(
+            "Invalid KeySchema: The first KeySchemaElement is not a HASH key type",
+        ));
+    }
+    if types.get(1).is_some_and(|t| *t != "RANGE") {
+        return Err(AwsError::validation(
+            "Invalid KeySchema: The second KeySchemaElement is not a RANGE key type",
+        ));
+    }
+    Ok(())
+}
+
+fn check_projection(index: &Value) -> AwsResult<()> {
+    let projection = index.get("Projection");
+    let Some(projection_type) = projection.and_then(|p| p.str("ProjectionType")) else {
+        return Err(invalid_parameter("Unknown ProjectionType: null"));
+    };
+    if projection_type != "INCLUDE" && projection.and_then(|p| p.get("NonKeyAttributes")).is_some()
+    {
+        return Err(invalid_parameter(format!(
+            "ProjectionType is {projection_type}, but NonKeyAttributes is specified"
+        )));
+    }
+    Ok(())
+}
+
+fn throughput_description(throughput: Option<&Value>) -> Json {
+    let units = |member: &str| {
+        throughput
+            .and_then(|t| t.int(member))
+            .unwrap_or_default()
+    };
+    json!({
+        "NumberOfDecreasesToday": 0,
+        "ReadCapacityUnits": units("ReadCapacityUnits"),
+        "WriteCapacityUnits": units("WriteCapacityUnits"),
+    })
+}
+
+fn check_throughput(throughput: Option<&Value>) -> AwsResult<()> {
+    for member in ["ReadCapacityUnits", "WriteCapacityUnits"] {
+        if let Some(units) = throughput.and_then(|t| t.int(member)) {
+            if units > 1_000_000_000_000 {
+                return Err(AwsError::validation(format!(
+                    "Given value {units} for {member} is out of bounds"
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Validates a CreateTable request and builds the static description.
+fn build_description(ctx: &Context, name: &str, input: &Value) -> AwsResult<Json> {
+    let (Some(key_schema), Some(definitions)) =
+        (input.get("KeySchema"), input.get("AttributeDefinitions"))
+    else {
+        let missing: Vec<String> = [("keySchema", "KeySchema"), ("attributeDefinitions", "AttributeDefinitions")]
+            .iter()
+            .filter(|(_, member)| input.get(member).is_none())
+            .map(|(path, _)| {
+                format!("Value null at '{path}' failed to satisfy constraint: Member must not be null")
+            })
+            .collect();
+        return Err(AwsError::validation(
+            validate::message(&missing).unwrap_or_default(),
+        ));
+    };
+    let on_demand = input.str("BillingMode") == Some("PAY_PER_REQUEST");
+    let throughput = input.get("ProvisionedThroughput");
+    if on_demand && throughput.is_some() {
+        return Err(invalid_parameter(
+            "Neither ReadCapacityUnits nor WriteCapacityUnits can be specified when BillingMode is PAY_PER_REQUEST",
+        ));
+    }
+    if !on_demand && throughput.is_none() {
+        return Err(invalid_parameter(
+            "ReadCapacityUnits and WriteCapacityUnits must both be specified when BillingMode is PROVISIONED",
+        ));
+    }
+    check_throughput(throughput)?;
+
+    let defined = key_names_of_definitions(definitions);
+    let keys = key_names(key_schema);
+    if keys.len() > defined.len() {
+        return Err(AwsError::validation(
+            "Invalid KeySchema: Some index key attribute have no definition",
+        ));
+    }
+    check_key_schema(key_schema, &defined)?;
+    let lsis = input.get("LocalSecondaryIndexes");
+    let gsis = input.get("GlobalSecondaryIndexes");
+    if lsis.is_none() && gsis.is_none() && keys.len() != defined.len() {
+        return Err(invalid_parameter(
+            "Number of attributes in KeySchema does not exactly match number of attributes defined in AttributeDefinitions",
+        ));
+    }
+
+    let arn = table_arn(ctx, name);
+    let mut used = keys.clone();
+    let mut index_names: Vec<String> = Vec::new();
+    let mut seen_name = |index_name: &str| -> AwsResult<()> {
+        if index_names.iter().any(|n| n == index_name) {
+            return Err(invalid_parameter(format!(
+                "Duplicate index name: {index_name}"
+            )));
+        }
+        index_names.push(index_name.to_string());
+        Ok(())
+    };
+    let mut lsi_out = Vec::new();
+    if let Some(lsis) = lsis {
+        let list = lsis.as_list().unwrap_or_default();
+        if list.is_empty() {
+            return Err(invalid_parameter("List of LocalSecondaryIndexes is empty"));
+        }
+        if keys.len() != 2 {
+            return Err(invalid_parameter(
+                "Table KeySchema does not have a range key, which is required when specifying a LocalSecondaryIndex",
+            ));
+        }
+        for index in list {
+            let index_name = index.str("IndexName").unwrap_or_default();
+            let index_keys = index.get("KeySchema").cloned().unwrap_or(Value::List(vec![]));
+            check_key_schema(&index_keys, &defined)?;
+            let names = key_names(&index_keys);
+            if names.len() != 2 {
+                return Err(invalid_parameter(format!(
+                    "Index KeySchema does not have a range key for index: {index_name}"
+                )));
+            }
+            if names[0] != keys[0] {
+                return Err(invalid_parameter(format!(
+                    "Index KeySchema does not have the same leading hash key as table KeySchema for index: {index_name}. index hash key: {}, table hash key: {}",
+                    names[0], keys[0]
+                )));
+            }
+            check_projection(index)?;
+            seen_name(index_name)?;
+            used.extend(names);
+            lsi_out.push(json!({
+                "IndexName": index_name,
+                "KeySchema": to_json(&index_keys),
+                "Projection": to_json(index.get("Projection").unwrap_or(&Value::map())),
+                "IndexSizeBytes": 0,
+                "ItemCount": 0,
+                "IndexArn": format!("{arn}/index/{index_name}"),
+            }));
+        }
+        if list.len() > 5 {
+            return Err(invalid_parameter(
+                "Number of LocalSecondaryIndexes exceeds per-table limit of 5",
+            ));
+        }
+    }
+    let mut gsi_out = Vec::new();
+    if let Some(gsis) = gsis {
+        let list = gsis.as_list().unwrap_or_default();
+        if list.is_empty() {
+            return Err(invalid_parameter("List of GlobalSecondaryIndexes is empty"));
+        }
+        for index in list {
+            let index_name = index.str("IndexName").unwrap_or_default();
+            let index_keys = index.get("KeySchema").cloned().unwrap_or(Value::List(vec![]));
+            check_key_schema(&index_keys, &defined)?;
+            check_projection(index)?;
+            let index_throughput = index.get("ProvisionedThroughput");
+            if on_demand && index_throughput.is_some() {
+                return Err(invalid_parameter(format!(
+                    "ProvisionedThroughput should not be specified for index: {index_name} when BillingMode is PAY_PER_REQUEST"
+                )));
+            }
+            if !on_demand && index_throughput.is_none() {
+                return Err(invalid_parameter(format!(
+                    "ProvisionedThroughput must be specified for index: {index_name}"
+                )));
+            }
+            check_throughput(index_throughput)?;
+            seen_name(index_name)?;
+            used.extend(key_names(&index_keys));
+            let mut description = json!({
+                "IndexName": index_name,
+                "KeySchema": to_json(&index_keys),
+                "Projection": to_json(index.get("Projection").unwrap_or(&Value::map())),
+                "IndexStatus": "ACTIVE",
+                "ProvisionedThroughput": throughput_description(index_throughput),
+                "IndexSizeBytes": 0,
+                "ItemCount": 0,
+                "IndexArn": format!("{arn}/index/{index_name}"),
+            });
+            if let Some(on_demand_throughput) = index.get("OnDemandThroughput") {
+                description["OnDemandThroughput"] = to_json(on_demand_throughput);
+            }
+            gsi_out.push(description);
+        }
+        if list.len() > 20 {
+            return Err(invalid_parameter(
+                "GlobalSecondaryIndex count exceeds the per-table limit of 20",
+            ));
+        }
+    }
+    if lsis.is_some() || gsis.is_some() {
+        let mut unique: Vec<String> = Vec::new();
+        for k in used {
+            if !unique.contains(&k) {
+                unique.push(k);
+            }
+        }
+        if defined.iter().any(|d| !unique.contains(d)) {
+            return Err(invalid_parameter(format!(
+                "Some AttributeDefinitions are not used. AttributeDefinitions: [{}], keys used: [{}]",
+                defined.join(", "),
+                unique.join(", ")
+            )));
+        }
+    }
+
+    let mut description = Map::new();
+    description.insert("AttributeDefinitions".into(), to_json(definitions));
+    description.insert("TableName".into(), name.into());
+    description.insert("KeySchema".into(), to_json(key_schema));
+    description.insert("ProvisionedThroughput".into(), throughput_description(throughput));
+    description.insert("TableArn".into(), arn.clone().into());
+    description.insert("TableId".into(), new_request_id().into());
+    description.insert(
+        "BillingModeSummary".into(),
+        json!({"BillingMode": if on_demand { "PAY_PER_REQUEST" } else { "PROVISIONED" }}),
+    );
+    if !lsi_out.is_empty() {
+        description.insert("LocalSecondaryIndexes".into(), Json::Array(lsi_out));
+    }
+    if !gsi_out.is_empty() {
+        description.insert("GlobalSecondaryIndexes".into(), Json::Array(gsi_out));
+    }
+    if let Some(stream) = input.get("StreamSpecification") {
+        if stream.bool("StreamEnabled") == Some(true) {
+            let label = timestamp::format(now_millis(), TimestampFormat::Iso8601)
+                .trim_end_matches('Z')
+                .to_string();
+            description.insert("StreamSpecification".into(), to_json(stream));
+            description.insert("LatestStreamArn".into(), format!("{arn}/stream/{label}").into());
+            description.insert("LatestStreamLabel".into(), label.into());
+        }
+    }
+    if let Some(sse) = input.get("SSESpecification") {
+        if sse.bool("Enabled") == Some(true) {
+            let key = sse.str("KMSMasterKeyId").map_or_else(
+                || format!("arn:aws:kms:{}:{}:key/{}", ctx.region, ctx.account, new_request_id()),
+                str::to_string,
+            );
+            description.insert(
+                "SSEDescription".into(),
+                json!({"Status": "ENABLED", "SSEType": "KMS", "KMSMasterKeyArn": key}),
+            );
+        }
+    }
+    if let Some(class) = input.str("TableClass") {
+        description.insert("TableClassSummary".into(), json!({"TableClass": class}));
+    }
+    if let Some(on_demand_throughput) = input.get("OnDemandThroughput") {
+        description.insert("OnDemandThroughput".into(), to_json(on_demand_throughput));
+    }
+    description.insert(
+        "DeletionProtectionEnabled".into(),
+        input.bool("DeletionProtectionEnabled").unwrap_or(false).into(),
+    );
+    Ok(Json::Object(description))
+}
+
+fn key_names_of_definitions(definitions: &Value) -> Vec<String> {
+    definitions
+        .as_list()
+        .unwrap_or_default()
+        .iter()
+        .map(|d| d.str("AttributeName").unwrap_or_default().to_string())
+        .collect()
+}
+
+/// Loads a table's record.
+pub fn load_table(
+    conn: &Connection,
+    ctx: &Context,
+    name: &str,
+) -> AwsResult<Option<Table>> {
+    let row = conn
+        .query_row(
+            "SELECT description, created, item_count, size_bytes FROM ddb_tables
+             WHERE account = ?1 AND region = ?2 AND name = ?3",
+            rusqlite::params![ctx.account, ctx.region, name],
+            |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    r.get::<_, i64>(1)?,
+                    r.get::<_, i64>(2)?,
+                    r.get::<_, i64>(3)?,
+                ))
+            },
+        )
+        .optional()?;
+    let Some((description, created, item_count, size_bytes)) = row else {
+        return Ok(None);
+    };
+    let description: Json = serde_json::from_str(&description)
+        .map_err(|_| AwsError::internal("a stored DynamoDB table is unreadable"))?;
+    let schema = KeySchema::from_json(&description["KeySchema"], &description["AttributeDefinitions"])
+        .ok_or_else(|| AwsError::internal("a stored DynamoDB table has no key schema"))?;
+    Ok(Some(Table {
+        name: name.to_string(),
+        description,
+        created,
+        item_count,
+        size_bytes,
+        schema,
+    }))
+}
+
+impl DynamoDb {
+    pub(super) fn create_table(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
+        let given = input.str("TableName").unwrap_or_default();
+        if let Some(message) = validate::message(&name_violations(given, "tableName")) {
+            return Err(AwsError::validation(message));
+        }
+        let description = build_description(ctx, given, input)?;
+        let tags = to_json(input.get("Tags").unwrap_or(&Value::List(vec![])));
+        let created = now_millis();
+        self.env.store.transaction(|tx| {
+            if load_table(tx, ctx, given)?.is_some() {
+                return Err(AwsError::new(
+                    "ResourceInUseException",
+                    format!("Table already exists: {given}"),
+                )
+                .with_status(400));
+            }
+            tx.execute(
+                "INSERT INTO ddb_tables (account, region, name, description, created, tags)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                rusqlite::params![
+                    ctx.account,
+                    ctx.region,
+                    given,
+                    description.to_string(),
+                    created,
+                    tags.to_string()
+                ],
+            )?;
+            Ok(())
+        })?;
+        let table = Table {
+            name: given.to_string(),
+            schema: KeySchema::from_json(&description["KeySchema"], &description["AttributeDefinitions"])
+                .ok_or_else(|| AwsError::internal("built a table without a key schema"))?,
+            description,
+            created,
+            item_count: 0,
+            size_bytes: 0,
+        };
+        Ok(Value::map().with("TableDescription", table.describe("ACTIVE")))
+    }
+
+    pub(super) fn describe_table(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
+        let name = table_name(input)?;
+        let table = self
+            .env
+            .store
+            .with(|c| load_table(c, ctx, &name))?
+            .ok_or_else(|| table_not_found(&name))?;
+        Ok(Value::map().with("Table", table.describe("ACTIVE")))
+    }
+
+    pub(super) fn list_tables(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
+        let start = input.str("ExclusiveStartTableName").unwrap_or_default();
+        let limit = input.int("Limit").unwrap_or(LIST_TABLES_MAX);
+        let mut names: Vec<String> = self.env.store.with(|c| {
+            let mut stmt = c.prepare_cached(
+                "SELECT name FROM ddb_tables WHERE account = ?1 AND region = ?2 AND name > ?3
+                 ORDER BY name LIMIT ?4",
+            )?;
+            let rows = stmt.query_map(
+                rusqlite::params![ctx.account, ctx.region, start, limit + 1],
+                |r| r.get(0),
+            )?;
+            rows.collect::<rusqlite::Result<Vec<String>>>()
+                .map_err(AwsError::from)
+        })?;
+        let more = names.len() as i64 > limit;
+        names.truncate(usize::try_from(limit).unwrap_or(0));
+        let last = more.then(|| names.last().cloned()).flatten();
+        Ok(Value::map()
+            .with(
+                "TableNames",
+                Value::List(names.into_iter().map(Value::String).collect()),
+            )
+            .with_opt("LastEvaluatedTableName", last))
+    }
+
+    pub(super) fn delete_table(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
+        let name = table_name(input)?;
+        let table = self.env.store.transaction(|tx| {
+            let table = load_table(tx, ctx, &name)?.ok_or_else(|| table_not_found(&name))?;
+            if table.deletion_protected() {
+                return Err(AwsError::validation(
+                    "Resource cannot be deleted as it is currently protected against deletion. Disable deletion protection first.",
+                ));
+            }
+            let params = rusqlite::params![ctx.account, ctx.region, name];
+            tx.execute(
+                "DELETE FROM ddb_items WHERE account = ?1 AND region = ?2 AND table_name = ?3",
+                params,
+            )?;
+            tx.execute(
+                "DELETE FROM ddb_tables WHERE account = ?1 AND region = ?2 AND name = ?3",
+                params,
+            )?;
+            Ok(table)
+        })?;
+        Ok(Value::map().with("TableDescription", table.describe("DELETING")))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn table_names_accept_arns_and_report_violations_in_aws_words() {
+        let named = |n: &str| table_name(&Value::map().with("TableName", n));
+        assert_eq!(named("orders").unwrap(), "orders");
+        assert_eq!(
+            named("arn:aws:dynamodb:us-east-1:123456789012:table/orders").unwrap(),
+            "orders"
+        );
+        assert_eq!(
+            named("ab").unwrap_err().message,
+            "1 validation error detected: Value 'ab' at 'tableName' failed to satisfy constraint: Member must have length greater than or equal to 3"
+        );
+        assert!(named("a b")
+            .unwrap_err()
+            .message
+            .contains("Member must satisfy regular expression pattern: [a-zA-Z0-9_.-]+"));
+        assert!(named("a!")
+            .unwrap_err()
+            .message
+            .starts_with("2 validation errors detected: "));
+    }
+}
