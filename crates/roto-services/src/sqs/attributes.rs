@@ -87,9 +87,9 @@ fn check_name(name: &str) -> AwsResult<()> {
     let lower = name.to_ascii_lowercase();
     let valid = !name.is_empty()
         && name.chars().count() <= 256
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "_-.".contains(c) || ('\u{c0}'..='\u{17f}').contains(&c))
+        && name.chars().all(|c| {
+            c.is_ascii_alphanumeric() || "_-.".contains(c) || ('\u{c0}'..='\u{17f}').contains(&c)
+        })
         && !lower.starts_with("aws.")
         && !lower.starts_with("amazon.")
         && !name.starts_with('.')
@@ -268,9 +268,7 @@ pub fn from_json(json: &str) -> Attributes {
             let data_type = entry.get("DataType")?.as_str()?.to_string();
             let value = match entry.get("BinaryValue").and_then(|v| v.as_str()) {
                 Some(b64) => AttributeValue::Binary(
-                    base64::engine::general_purpose::STANDARD
-                        .decode(b64)
-                        .ok()?,
+                    base64::engine::general_purpose::STANDARD.decode(b64).ok()?,
                 ),
                 None => AttributeValue::String(entry.get("StringValue")?.as_str()?.to_string()),
             };

@@ -43,7 +43,9 @@ const SYSTEM_ATTRIBUTES: &[&str] = &[
 fn check_fifo_id(parameter: &str, value: &str) -> AwsResult<()> {
     let valid = !value.is_empty()
         && value.chars().count() <= 128
-        && value.chars().all(|c| c.is_ascii_alphanumeric() || c.is_ascii_punctuation());
+        && value
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c.is_ascii_punctuation());
     if valid {
         Ok(())
     } else {
@@ -322,9 +324,9 @@ impl Sqs {
             )
             .with_status(400)
         })?;
-        self.env.store.with(|c| {
-            store::delete_message(c, queue.id, &message_id).map_err(AwsError::from)
-        })?;
+        self.env
+            .store
+            .with(|c| store::delete_message(c, queue.id, &message_id).map_err(AwsError::from))?;
         Ok(Value::map())
     }
 }

@@ -147,13 +147,7 @@ fn required<'v>(input: &'v Value, name: &str) -> AwsResult<&'v str> {
 }
 
 /// An optional integer member within `min..=max`, else `InvalidParameterValue` with `reason`.
-fn int_in(
-    input: &Value,
-    name: &str,
-    min: i64,
-    max: i64,
-    reason: &str,
-) -> AwsResult<Option<i64>> {
+fn int_in(input: &Value, name: &str, min: i64, max: i64, reason: &str) -> AwsResult<Option<i64>> {
     match input.int(name) {
         Some(v) if !(min..=max).contains(&v) => Err(invalid_value(name, v, reason)),
         other => Ok(other),

@@ -97,10 +97,16 @@ fn region_of_host(host: &str) -> Option<&str> {
     let host = host.split(':').next().unwrap_or(host);
     let mut labels = host.split('.');
     let first = labels.next()?;
-    let candidate = if first == "sqs" { labels.next()? } else { first };
+    let candidate = if first == "sqs" {
+        labels.next()?
+    } else {
+        first
+    };
     let looks_like_region = candidate.contains('-')
         && candidate.ends_with(|c: char| c.is_ascii_digit())
-        && candidate.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-');
+        && candidate
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-');
     looks_like_region.then_some(candidate)
 }
 
@@ -122,7 +128,9 @@ fn check_queue_name(name: &str, fifo: bool) -> AwsResult<()> {
         Some(name)
     };
     let valid = base.is_some_and(|b| {
-        !b.is_empty() && b.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'-' || c == b'_')
+        !b.is_empty()
+            && b.bytes()
+                .all(|c| c.is_ascii_alphanumeric() || c == b'-' || c == b'_')
     }) && name.len() <= 80;
     match (valid, fifo) {
         (true, _) => Ok(()),
@@ -159,12 +167,10 @@ fn normalize_attribute(name: &str, value: &str, fifo: bool) -> AwsResult<String>
         }
         "DeduplicationScope" => one_of(&["messageGroup", "queue"]),
         "FifoThroughputLimit" => one_of(&["perQueue", "perMessageGroupId"]),
-        "Policy" | "RedriveAllowPolicy" => {
-            match serde_json::from_str::<serde_json::Value>(value) {
-                Ok(serde_json::Value::Object(_)) => Ok(value.to_string()),
-                _ => Err(invalid_attribute_value(name)),
-            }
-        }
+        "Policy" | "RedriveAllowPolicy" => match serde_json::from_str::<serde_json::Value>(value) {
+            Ok(serde_json::Value::Object(_)) => Ok(value.to_string()),
+            _ => Err(invalid_attribute_value(name)),
+        },
         "RedrivePolicy" => normalize_redrive_policy(value),
         "KmsMasterKeyId" => Ok(value.to_string()),
         _ => Err(unknown_attribute(name)),
@@ -365,9 +371,10 @@ impl Sqs {
             .str("QueueOwnerAWSAccountId")
             .filter(|a| !a.is_empty())
             .unwrap_or(&ctx.account);
-        let found = self.env.store.with(|c| {
-            store::find_queue(c, account, &ctx.region, name).map_err(AwsError::from)
-        })?;
+        let found = self
+            .env
+            .store
+            .with(|c| store::find_queue(c, account, &ctx.region, name).map_err(AwsError::from))?;
         match found {
             Some(q) => Ok(Value::map().with("QueueUrl", queue_url(ctx, &q.account, &q.name))),
             None => Err(no_such_queue()),
@@ -422,7 +429,10 @@ impl Sqs {
         for (k, v) in [
             ("QueueArn", queue.arn()),
             ("ApproximateNumberOfMessages", visible.to_string()),
-            ("ApproximateNumberOfMessagesNotVisible", in_flight.to_string()),
+            (
+                "ApproximateNumberOfMessagesNotVisible",
+                in_flight.to_string(),
+            ),
             ("ApproximateNumberOfMessagesDelayed", delayed.to_string()),
             ("CreatedTimestamp", (queue.created / 1000).to_string()),
             ("LastModifiedTimestamp", (queue.modified / 1000).to_string()),

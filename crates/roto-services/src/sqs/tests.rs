@@ -30,7 +30,10 @@ fn queue_urls_parse_in_every_accepted_form() {
         address("111122223333", "us-east-1", "jobs")
     );
     assert_eq!(
-        parse_queue_url("http://sqs.eu-west-1.localhost:4566/000000000000/q.fifo", &c),
+        parse_queue_url(
+            "http://sqs.eu-west-1.localhost:4566/000000000000/q.fifo",
+            &c
+        ),
         address("000000000000", "eu-west-1", "q.fifo")
     );
     assert_eq!(
@@ -114,7 +117,9 @@ fn attribute_validation_rejects_bad_types_names_and_numbers() {
     let err = parse_user(Value::map().with("n", attr("String", ""))).unwrap_err();
     assert!(err.message.contains("non-empty message attribute value"));
     assert!(parse_user(Value::map().with("n", attr("Number.float", "-1.5e3"))).is_ok());
-    let eleven = (0..11).fold(Value::map(), |m, i| m.with(format!("a{i}"), attr("String", "v")));
+    let eleven = (0..11).fold(Value::map(), |m, i| {
+        m.with(format!("a{i}"), attr("String", "v"))
+    });
     assert!(parse_user(eleven)
         .unwrap_err()
         .message
