@@ -340,7 +340,7 @@ mod tests {
             "Value provided in ExpressionAttributeNames unused in expressions: keys: {#b}"
         );
         assert!(parse("a,,b", None).unwrap_err().message.starts_with(
-            "Invalid ProjectionExpression: Syntax error; token: \",\", near: \"a,,b\""
+            "Invalid ProjectionExpression: Syntax error; token: \",\", near: \",,b\""
         ));
         assert_eq!(
             parse("a, a.b", None).unwrap_err().message,
