@@ -1,0 +1,300 @@
+//! Object bodies: request bodies streamed into blob files, response bodies streamed out.
+//!
+//! An upload is read frame by frame, de-framed by `roto_chunked` when it is `aws-chunked`,
+//! and written to a new blob while its MD5 and its S3 checksum are computed, so memory
+//! stays flat whatever the size. The digests the client declared (`Content-MD5`, an
+//! `x-amz-checksum-*` header or trailer) are checked at the end; on any failure the
+//! partial blob is dropped, which removes it.
+
+use std::io;
+use std::pin::Pin;
+use std::task::{Context as TaskContext, Poll};
+
+use base64::Engine;
+use bytes::Bytes;
+use http::HeaderMap;
+use http_body::{Body as HttpBody, Frame, SizeHint};
+use http_body_util::BodyExt;
+use md5::{Digest, Md5};
+use roto_chunked::{ChecksumAlgorithm, ChunkedDecoder, ChunkedError, ChunkedKind};
+use roto_core::dispatch::Body;
+use roto_core::store::Store;
+use roto_core::{AwsError, AwsResult};
+use tokio::io::{AsyncRead, ReadBuf};
+
+use super::errors;
+
+/// A stored upload: its blob and digests.
+#[derive(Debug)]
+pub(crate) struct Upload {
+    /// The finished blob's id.
+    pub blob: String,
+    /// The payload's length.
+    pub size: u64,
+    /// The payload's MD5, hex.
+    pub md5_hex: String,
+    /// The S3 checksum kept with the object.
+    pub checksum: (ChecksumAlgorithm, String),
+}
+
+fn header<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
+    headers
+        .get(name)
+        .and_then(|v| v.to_str().ok())
+        .map(str::trim)
+}
+
+/// What the request declares about its body, read before the body is.
+struct Expected {
+    md5: Option<(String, Vec<u8>)>,
+    checksum_header: Option<(ChecksumAlgorithm, Vec<u8>)>,
+    trailer: Option<ChecksumAlgorithm>,
+    algorithm: ChecksumAlgorithm,
+    chunked: Option<ChunkedKind>,
+    decoded_length: Option<u64>,
+}
+
+fn unsupported_algorithm() -> AwsError {
+    errors::invalid_request(
+        "Checksum algorithm provided is unsupported. Please try again with any of the valid types: [CRC32, CRC32C, CRC64NVME, SHA1, SHA256]",
+    )
+}
+
+impl Expected {
+    fn from_headers(headers: &HeaderMap) -> AwsResult<Expected> {
+        let md5 = match header(headers, "content-md5") {
+            Some(text) => match base64::engine::general_purpose::STANDARD.decode(text) {
+                Ok(bytes) if bytes.len() == 16 => Some((text.to_string(), bytes)),
+                _ => return Err(errors::invalid_digest(text)),
+            },
+            None => None,
+        };
+        let mut declared = Vec::new();
+        for alg in ChecksumAlgorithm::ALL {
+            if let Some(text) = header(headers, alg.header_name()) {
+                let bytes = alg.decode_base64(text).ok_or_else(|| {
+                    errors::invalid_request(format!(
+                        "Value for {} header is invalid.",
+                        alg.header_name()
+                    ))
+                })?;
+                declared.push((alg, bytes));
+            }
+        }
+        if declared.len() > 1 {
+            return Err(errors::invalid_request(
+                "Expecting a single x-amz-checksum- header. Multiple checksum Types are not allowed.",
+            ));
+        }
+        let checksum_header = declared.pop();
+        let trailer = match header(headers, "x-amz-trailer") {
+            Some(name) => {
+                Some(ChecksumAlgorithm::from_header_name(name).ok_or_else(unsupported_algorithm)?)
+            }
+            None => None,
+        };
+        let sdk = match header(headers, "x-amz-sdk-checksum-algorithm") {
+            Some(name) => {
+                Some(ChecksumAlgorithm::from_name(name).ok_or_else(unsupported_algorithm)?)
+            }
+            None => None,
+        };
+        let named = checksum_header.as_ref().map(|(a, _)| *a).or(trailer);
+        if let (Some(sdk), Some(named)) = (sdk, named) {
+            if sdk != named {
+                return Err(errors::invalid_request(format!(
+                    "Value for x-amz-sdk-checksum-algorithm header is invalid. Expected {} but got {}",
+                    named.name(),
+                    sdk.name()
+                )));
+            }
+        }
+        let chunked = ChunkedKind::from_headers(
+            header(headers, "x-amz-content-sha256"),
+            header(headers, "content-encoding"),
+        );
+        let decoded_length = match header(headers, "x-amz-decoded-content-length") {
+            Some(text) => Some(text.parse().map_err(|_| {
+                errors::invalid_argument(
+                    "x-amz-decoded-content-length is not a number",
+                    "x-amz-decoded-content-length",
+                    text,
+                )
+            })?),
+            None => None,
+        };
+        Ok(Expected {
+            md5,
+            checksum_header,
+            trailer,
+            algorithm: named.or(sdk).unwrap_or(ChecksumAlgorithm::Crc64Nvme),
+            chunked,
+            decoded_length,
+        })
+    }
+}
+
+fn chunked_error(e: ChunkedError) -> AwsError {
+    match e {
+        ChunkedError::MalformedTrailer { .. } => errors::malformed_trailer(),
+        ChunkedError::Malformed { .. }
+        | ChunkedError::Incomplete { .. }
+        | ChunkedError::DecodedLengthMismatch { .. } => errors::incomplete_body(),
+    }
+}
+
+/// Streams a request body (or an in-memory one, for in-process callers) into a new blob,
+/// checking every digest the request declares.
+pub(crate) async fn receive(
+    store: &Store,
+    headers: &HeaderMap,
+    body: Option<Body>,
+    inline: Option<Vec<u8>>,
+) -> AwsResult<Upload> {
+    let expected = Expected::from_headers(headers)?;
+    let mut writer = store.create_blob()?;
+    let mut md5 = Md5::new();
+    let mut checksummer = expected.algorithm.checksummer();
+    let mut decoder = expected.chunked.map(|kind| {
+        let mut d = ChunkedDecoder::new(kind);
+        d.set_decoded_length(expected.decoded_length);
+        d
+    });
+    let mut decoded = Vec::new();
+    let mut consume = |bytes: &[u8], writer: &mut roto_core::store::BlobWriter| -> AwsResult<()> {
+        let payload: &[u8] = match decoder.as_mut() {
+            Some(d) => {
+                decoded.clear();
+                d.decode(bytes, &mut decoded).map_err(chunked_error)?;
+                &decoded
+            }
+            None => bytes,
+        };
+        md5.update(payload);
+        checksummer.update(payload);
+        writer.write(payload)?;
+        Ok(())
+    };
+    match (body, inline) {
+        (Some(mut body), _) => {
+            while let Some(frame) = body.frame().await {
+                let frame = frame.map_err(|_| errors::incomplete_body())?;
+                if let Ok(data) = frame.into_data() {
+                    consume(&data, &mut writer)?;
+                }
+            }
+        }
+        (None, Some(bytes)) => consume(&bytes, &mut writer)?,
+        (None, None) => {}
+    }
+    let trailer_checksum = match decoder {
+        Some(d) => {
+            let trailers = d.finish().map_err(chunked_error)?;
+            match (expected.trailer, trailers.checksum()) {
+                (Some(declared), Some((alg, value))) if alg == declared => Some((
+                    alg,
+                    alg.decode_base64(value).ok_or_else(|| {
+                        errors::invalid_request(format!(
+                            "Value for {} trailing header is invalid.",
+                            alg.header_name()
+                        ))
+                    })?,
+                )),
+                (Some(_), _) => return Err(errors::malformed_trailer()),
+                (None, _) => None,
+            }
+        }
+        None if expected.trailer.is_some() => return Err(errors::malformed_trailer()),
+        None => None,
+    };
+    let md5 = md5.finalize();
+    if let Some((text, bytes)) = &expected.md5 {
+        if bytes.as_slice() != md5.as_slice() {
+            let calculated = base64::engine::general_purpose::STANDARD.encode(md5);
+            return Err(errors::bad_md5(text, &calculated));
+        }
+    }
+    let computed = checksummer.finalize();
+    if let Some((alg, value)) = expected.checksum_header.or(trailer_checksum) {
+        if value != computed {
+            return Err(errors::bad_checksum(alg.name()));
+        }
+    }
+    let size = writer.len();
+    let blob = tokio::task::spawn_blocking(move || writer.finish())
+        .await
+        .map_err(|e| AwsError::internal(format!("blob writer panicked: {e}")))??;
+    Ok(Upload {
+        blob,
+        size,
+        md5_hex: hex::encode(md5),
+        checksum: (
+            expected.algorithm,
+            base64::engine::general_purpose::STANDARD.encode(computed),
+        ),
+    })
+}
+
+/// How much of a blob one response frame carries.
+const FRAME: usize = 64 * 1024;
+
+/// A blob file streamed as a response body, `remaining` bytes from where the file is.
+pub(crate) struct FileBody {
+    file: tokio::fs::File,
+    remaining: u64,
+    buf: Vec<u8>,
+}
+
+impl FileBody {
+    /// Streams `len` bytes of an open file.
+    pub(crate) fn new(file: std::fs::File, len: u64) -> FileBody {
+        FileBody {
+            file: tokio::fs::File::from_std(file),
+            remaining: len,
+            buf: Vec::new(),
+        }
+    }
+
+    /// As the boxed body a `Response` carries.
+    pub(crate) fn boxed(self) -> Body {
+        BodyExt::boxed(self)
+    }
+}
+
+impl HttpBody for FileBody {
+    type Data = Bytes;
+    type Error = io::Error;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut TaskContext<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, io::Error>>> {
+        let this = self.get_mut();
+        if this.remaining == 0 {
+            return Poll::Ready(None);
+        }
+        let want = usize::try_from(this.remaining).map_or(FRAME, |r| r.min(FRAME));
+        this.buf.resize(want, 0);
+        let mut read = ReadBuf::new(&mut this.buf);
+        match Pin::new(&mut this.file).poll_read(cx, &mut read) {
+            Poll::Pending => Poll::Pending,
+            Poll::Ready(Err(e)) => Poll::Ready(Some(Err(e))),
+            Poll::Ready(Ok(())) => {
+                let filled = read.filled();
+                if filled.is_empty() {
+                    return Poll::Ready(Some(Err(io::Error::from(io::ErrorKind::UnexpectedEof))));
+                }
+                this.remaining -= filled.len() as u64;
+                Poll::Ready(Some(Ok(Frame::data(Bytes::copy_from_slice(filled)))))
+            }
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.remaining == 0
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        SizeHint::with_exact(self.remaining)
+    }
+}

@@ -1,0 +1,137 @@
+//! S3's errors, with the codes, messages, statuses and extra members AWS sends.
+
+use roto_core::AwsError;
+
+/// `NoSuchBucket` (404) with `<BucketName>`.
+pub fn no_such_bucket(bucket: &str) -> AwsError {
+    AwsError::new("NoSuchBucket", "The specified bucket does not exist")
+        .with_status(404)
+        .with_field("BucketName", bucket)
+}
+
+/// `NoSuchKey` (404) with `<Key>`.
+pub fn no_such_key(key: &str) -> AwsError {
+    AwsError::new("NoSuchKey", "The specified key does not exist.")
+        .with_status(404)
+        .with_field("Key", key)
+}
+
+/// `InvalidBucketName` (400).
+pub fn invalid_bucket_name(bucket: &str) -> AwsError {
+    AwsError::new("InvalidBucketName", "The specified bucket is not valid.")
+        .with_status(400)
+        .with_field("BucketName", bucket)
+}
+
+/// `BucketAlreadyOwnedByYou` (409).
+pub fn bucket_already_owned(bucket: &str) -> AwsError {
+    AwsError::new(
+        "BucketAlreadyOwnedByYou",
+        "Your previous request to create the named bucket succeeded and you already own it.",
+    )
+    .with_status(409)
+    .with_field("BucketName", bucket)
+}
+
+/// `BucketAlreadyExists` (409): the name belongs to another account.
+pub fn bucket_already_exists(bucket: &str) -> AwsError {
+    AwsError::new(
+        "BucketAlreadyExists",
+        "The requested bucket name is not available. The bucket namespace is shared by all users of the system. Please select a different name and try again.",
+    )
+    .with_status(409)
+    .with_field("BucketName", bucket)
+}
+
+/// `BucketNotEmpty` (409).
+pub fn bucket_not_empty(bucket: &str) -> AwsError {
+    AwsError::new(
+        "BucketNotEmpty",
+        "The bucket you tried to delete is not empty",
+    )
+    .with_status(409)
+    .with_field("BucketName", bucket)
+}
+
+/// `InvalidLocationConstraint` (400): a constraint that names no region, or `us-east-1`.
+pub fn invalid_location_constraint(constraint: &str) -> AwsError {
+    AwsError::new(
+        "InvalidLocationConstraint",
+        "The specified location-constraint is not valid",
+    )
+    .with_status(400)
+    .with_field("LocationConstraint", constraint)
+}
+
+/// `IllegalLocationConstraintException` (400): the constraint disagrees with the endpoint.
+pub fn illegal_location_constraint(constraint: Option<&str>) -> AwsError {
+    let which = constraint.unwrap_or("unspecified");
+    AwsError::new(
+        "IllegalLocationConstraintException",
+        format!(
+            "The {which} location constraint is incompatible for the region specific endpoint this request was sent to."
+        ),
+    )
+    .with_status(400)
+}
+
+/// `InvalidArgument` (400) naming the argument and its value.
+pub fn invalid_argument(message: &str, name: &str, value: &str) -> AwsError {
+    AwsError::new("InvalidArgument", message)
+        .with_status(400)
+        .with_field("ArgumentName", name)
+        .with_field("ArgumentValue", value)
+}
+
+/// `InvalidRequest` (400).
+pub fn invalid_request(message: impl Into<String>) -> AwsError {
+    AwsError::new("InvalidRequest", message).with_status(400)
+}
+
+/// `InvalidDigest` (400): a `Content-MD5` that is not base64 of 16 bytes.
+pub fn invalid_digest(content_md5: &str) -> AwsError {
+    AwsError::new(
+        "InvalidDigest",
+        "The Content-MD5 you specified was not valid.",
+    )
+    .with_status(400)
+    .with_field("Content-MD5", content_md5)
+}
+
+/// `BadDigest` (400): the body's MD5 differs from `Content-MD5`.
+pub fn bad_md5(expected: &str, calculated: &str) -> AwsError {
+    AwsError::new(
+        "BadDigest",
+        "The Content-MD5 you specified did not match what we received.",
+    )
+    .with_status(400)
+    .with_field("ExpectedDigest", expected)
+    .with_field("CalculatedDigest", calculated)
+}
+
+/// `BadDigest` (400): the body's checksum differs from the `x-amz-checksum-*` value.
+pub fn bad_checksum(algorithm: &str) -> AwsError {
+    AwsError::new(
+        "BadDigest",
+        format!("The {algorithm} you specified did not match the calculated checksum."),
+    )
+    .with_status(400)
+}
+
+/// `IncompleteBody` (400): fewer (or more) bytes than declared.
+pub fn incomplete_body() -> AwsError {
+    AwsError::new(
+        "IncompleteBody",
+        "You did not provide the number of bytes specified by the Content-Length HTTP header",
+    )
+    .with_status(400)
+}
+
+/// `MalformedTrailerError` (400): an `aws-chunked` trailer section that does not parse.
+pub fn malformed_trailer() -> AwsError {
+    AwsError::new(
+        "MalformedTrailerError",
+        "The request contained trailing data that was not well-formed or did not conform to our published schema.",
+    )
+    .with_status(400)
+}
