@@ -280,7 +280,11 @@ impl Attr {
 
 /// The shaped attribute map the codec encodes.
 pub fn item_to_value(item: &Item) -> Value {
-    Value::Map(item.iter().map(|(k, v)| (k.clone(), v.to_value())).collect())
+    Value::Map(
+        item.iter()
+            .map(|(k, v)| (k.clone(), v.to_value()))
+            .collect(),
+    )
 }
 
 /// The stored JSON form of an item.
@@ -328,9 +332,15 @@ mod tests {
             ("n".to_string(), Attr::N(Number::parse("-1.5").unwrap())),
             ("b".to_string(), Attr::B(vec![0, 255])),
             ("ss".to_string(), Attr::Ss(vec!["x".into(), "y".into()])),
-            ("ns".to_string(), Attr::Ns(vec![Number::parse("1").unwrap()])),
+            (
+                "ns".to_string(),
+                Attr::Ns(vec![Number::parse("1").unwrap()]),
+            ),
             ("bs".to_string(), Attr::Bs(vec![vec![1], vec![2]])),
-            ("l".to_string(), Attr::L(vec![Attr::Null, Attr::Bool(false)])),
+            (
+                "l".to_string(),
+                Attr::L(vec![Attr::Null, Attr::Bool(false)]),
+            ),
         ]));
         assert_eq!(Attr::from_json(&nested.to_json()), Some(nested.clone()));
         assert_eq!(Attr::from_value(&nested.to_value()), Ok(nested));
@@ -340,7 +350,10 @@ mod tests {
     fn invalid_values_get_dynamodb_messages() {
         assert!(err(Value::map()).starts_with("Supplied AttributeValue is empty"));
         assert!(err(Value::map().with("S", "a").with("N", "1")).contains("more than one datatypes"));
-        assert_eq!(err(av("N", "x")), "A value provided cannot be converted into a number");
+        assert_eq!(
+            err(av("N", "x")),
+            "A value provided cannot be converted into a number"
+        );
         assert_eq!(
             err(av("SS", Value::List(vec![]))),
             "One or more parameter values were invalid: An string set  may not be empty"
@@ -353,7 +366,8 @@ mod tests {
             err(av("NS", Value::List(vec!["1".into(), "1.0".into()]))),
             "Input collection contains duplicates"
         );
-        assert!(err(av("NULL", false)).contains("Null attribute value types must have the value of true"));
+        assert!(err(av("NULL", false))
+            .contains("Null attribute value types must have the value of true"));
         let mut deep = av("S", "x");
         for _ in 0..40 {
             deep = av("L", Value::List(vec![deep]));

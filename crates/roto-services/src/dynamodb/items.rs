@@ -151,7 +151,13 @@ fn adjust_counters(
         "UPDATE ddb_tables SET item_count = item_count + ?4, size_bytes = size_bytes + ?5
          WHERE account = ?1 AND region = ?2 AND name = ?3",
     )?
-    .execute(rusqlite::params![ctx.account, ctx.region, table, count, size])?;
+    .execute(rusqlite::params![
+        ctx.account,
+        ctx.region,
+        table,
+        count,
+        size
+    ])?;
     Ok(())
 }
 

@@ -151,7 +151,11 @@ impl KeySchema {
                 )));
             }
             if is_empty_scalar(v) {
-                let kind = if matches!(v, Attr::B(_)) { "binary" } else { "string" };
+                let kind = if matches!(v, Attr::B(_)) {
+                    "binary"
+                } else {
+                    "string"
+                };
                 return Err(AwsError::validation(format!(
                     "One or more parameter values are not valid. A value specified for a secondary index key is not supported. The AttributeValue for a key attribute cannot contain an empty {kind} value. IndexName: {index}, IndexKey: {}",
                     attr.name
@@ -210,7 +214,11 @@ mod tests {
             );
         }
         let empty = Item::from([("pk".into(), Attr::S(String::new())), ("sk".into(), n("1"))]);
-        assert!(s.encode_key(&empty).unwrap_err().message.ends_with("empty string value. Key: pk"));
+        assert!(s
+            .encode_key(&empty)
+            .unwrap_err()
+            .message
+            .ends_with("empty string value. Key: pk"));
     }
 
     #[test]
@@ -221,7 +229,10 @@ mod tests {
             s.encode_item_key(&missing).unwrap_err().message,
             "One or more parameter values were invalid: Missing the key sk in the item"
         );
-        let mistyped = Item::from([("pk".into(), Attr::S("a".into())), ("sk".into(), Attr::S("1".into()))]);
+        let mistyped = Item::from([
+            ("pk".into(), Attr::S("a".into())),
+            ("sk".into(), Attr::S("1".into())),
+        ]);
         assert_eq!(
             s.encode_item_key(&mistyped).unwrap_err().message,
             "One or more parameter values were invalid: Type mismatch for key sk expected: N actual: S"

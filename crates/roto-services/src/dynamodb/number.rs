@@ -225,7 +225,10 @@ mod tests {
             (".5", "0.5"),
             ("5.", "5"),
             ("-007.0700", "-7.07"),
-            ("123456789012345678901234567890.5", "123456789012345678901234567890.5"),
+            (
+                "123456789012345678901234567890.5",
+                "123456789012345678901234567890.5",
+            ),
             ("1000", "1000"),
             ("0.1E1", "1"),
         ] {
@@ -244,17 +247,17 @@ mod tests {
         assert_eq!(Number::parse("0E+999999999999"), Ok(Number::zero()));
         let digits38 = "1".repeat(38);
         assert!(Number::parse(&digits38).is_ok());
-        assert_eq!(
-            Number::parse(&"1".repeat(39)),
-            Err(NumberError::TooPrecise)
-        );
+        assert_eq!(Number::parse(&"1".repeat(39)), Err(NumberError::TooPrecise));
         // Trailing zeros are not significant.
         assert!(Number::parse(&format!("{digits38}000")).is_ok());
     }
 
     #[test]
     fn malformed_text_is_not_a_number() {
-        for bad in ["", "-", "+", ".", "abc", "1.2.3", "1e", "1e+", " 1", "1 ", "0x10", "NaN", "Infinity", "1,5", "--1"] {
+        for bad in [
+            "", "-", "+", ".", "abc", "1.2.3", "1e", "1e+", " 1", "1 ", "0x10", "NaN", "Infinity",
+            "1,5", "--1",
+        ] {
             assert_eq!(Number::parse(bad), Err(NumberError::NotANumber), "{bad:?}");
         }
     }
@@ -285,23 +288,28 @@ mod tests {
     /// Exact comparison by aligning decimal digit strings (the oracle for the encoding).
     fn compare(a: &Number, b: &Number) -> std::cmp::Ordering {
         use std::cmp::Ordering;
-        let sign = |n: &Number| if n.digits.is_empty() { 0 } else if n.negative { -1 } else { 1 };
+        let sign = |n: &Number| {
+            if n.digits.is_empty() {
+                0
+            } else if n.negative {
+                -1
+            } else {
+                1
+            }
+        };
         let (sa, sb) = (sign(a), sign(b));
         if sa != sb || sa == 0 {
             return sa.cmp(&sb);
         }
-        let magnitude = a
-            .exponent
-            .cmp(&b.exponent)
-            .then_with(|| {
-                let len = a.digits.len().max(b.digits.len());
-                let pad = |d: &[u8]| {
-                    let mut v = d.to_vec();
-                    v.resize(len, 0);
-                    v
-                };
-                pad(&a.digits).cmp(&pad(&b.digits))
-            });
+        let magnitude = a.exponent.cmp(&b.exponent).then_with(|| {
+            let len = a.digits.len().max(b.digits.len());
+            let pad = |d: &[u8]| {
+                let mut v = d.to_vec();
+                v.resize(len, 0);
+                v
+            };
+            pad(&a.digits).cmp(&pad(&b.digits))
+        });
         if sa < 0 {
             magnitude.reverse()
         } else if magnitude == Ordering::Equal {
@@ -330,8 +338,25 @@ mod tests {
     #[test]
     fn key_encoding_orders_known_values_and_equal_numbers_encode_equally() {
         let ordered = [
-            "-9.9E+125", "-1000", "-100.5", "-100", "-1.25", "-1.2", "-1", "-0.5", "-1E-130",
-            "0", "1E-130", "0.5", "1", "1.2", "1.25", "100", "100.5", "1000", "9.9E+125",
+            "-9.9E+125",
+            "-1000",
+            "-100.5",
+            "-100",
+            "-1.25",
+            "-1.2",
+            "-1",
+            "-0.5",
+            "-1E-130",
+            "0",
+            "1E-130",
+            "0.5",
+            "1",
+            "1.2",
+            "1.25",
+            "100",
+            "100.5",
+            "1000",
+            "9.9E+125",
         ];
         let keys: Vec<Vec<u8>> = ordered
             .iter()

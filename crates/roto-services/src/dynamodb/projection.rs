@@ -130,7 +130,12 @@ fn tokenize(source: &str) -> Vec<(usize, Token<'_>)> {
     out
 }
 
-fn syntax_error(expression: &str, source: &str, tokens: &[(usize, Token<'_>)], at: usize) -> AwsError {
+fn syntax_error(
+    expression: &str,
+    source: &str,
+    tokens: &[(usize, Token<'_>)],
+    at: usize,
+) -> AwsError {
     let Some((offset, token)) = tokens.get(at) else {
         return AwsError::validation(format!(
             "Invalid {expression}: Syntax error; token: \"<EOF>\", near: \"{}\"",
@@ -178,9 +183,9 @@ pub fn parse_paths(source: &str, names: &mut Names<'_>, expression: &str) -> Aws
                 }
                 Some(Token::Punct("[")) => {
                     let index = match tokens.get(at + 1).map(|(_, t)| t) {
-                        Some(Token::Number(n)) => n.parse::<usize>().map_err(|_| {
-                            syntax_error(expression, source, &tokens, at + 1)
-                        })?,
+                        Some(Token::Number(n)) => n
+                            .parse::<usize>()
+                            .map_err(|_| syntax_error(expression, source, &tokens, at + 1))?,
                         _ => return Err(syntax_error(expression, source, &tokens, at + 1)),
                     };
                     if tokens.get(at + 2).map(|(_, t)| t) != Some(&Token::Punct("]")) {
@@ -346,14 +351,30 @@ mod tests {
             parse("a, a.b", None).unwrap_err().message,
             "Invalid ProjectionExpression: Two document paths overlap with each other; must remove or rewrite one of these paths; path one: [a], path two: [a, b]"
         );
-        assert!(parse("a[0], a.b", None).unwrap_err().message.contains("conflict"));
+        assert!(parse("a[0], a.b", None)
+            .unwrap_err()
+            .message
+            .contains("conflict"));
     }
 
     #[test]
     fn projection_keeps_only_selected_parts() {
         let item = Item::from([
-            ("a".into(), Attr::M(Item::from([("b".into(), Attr::Bool(true)), ("c".into(), Attr::Null)]))),
-            ("l".into(), Attr::L(vec![Attr::S("x".into()), Attr::S("y".into()), Attr::S("z".into())])),
+            (
+                "a".into(),
+                Attr::M(Item::from([
+                    ("b".into(), Attr::Bool(true)),
+                    ("c".into(), Attr::Null),
+                ])),
+            ),
+            (
+                "l".into(),
+                Attr::L(vec![
+                    Attr::S("x".into()),
+                    Attr::S("y".into()),
+                    Attr::S("z".into()),
+                ]),
+            ),
             ("other".into(), Attr::Null),
         ]);
         let paths = parse("a.b, l[2], l[0], missing", None).unwrap();
@@ -361,8 +382,14 @@ mod tests {
         assert_eq!(
             out,
             Item::from([
-                ("a".into(), Attr::M(Item::from([("b".into(), Attr::Bool(true))]))),
-                ("l".into(), Attr::L(vec![Attr::S("x".into()), Attr::S("z".into())])),
+                (
+                    "a".into(),
+                    Attr::M(Item::from([("b".into(), Attr::Bool(true))]))
+                ),
+                (
+                    "l".into(),
+                    Attr::L(vec![Attr::S("x".into()), Attr::S("z".into())])
+                ),
             ])
         );
     }

@@ -40,10 +40,18 @@ impl Table {
         let definitions = &self.description["AttributeDefinitions"];
         ["GlobalSecondaryIndexes", "LocalSecondaryIndexes"]
             .iter()
-            .flat_map(|kind| self.description[*kind].as_array().cloned().unwrap_or_default())
+            .flat_map(|kind| {
+                self.description[*kind]
+                    .as_array()
+                    .cloned()
+                    .unwrap_or_default()
+            })
             .filter_map(|index| {
                 let name = index["IndexName"].as_str()?.to_string();
-                Some((name, KeySchema::from_json(&index["KeySchema"], definitions)?))
+                Some((
+                    name,
+                    KeySchema::from_json(&index["KeySchema"], definitions)?,
+                ))
             })
             .collect()
     }
@@ -76,7 +84,10 @@ impl Table {
 
 /// The table ARN.
 pub fn table_arn(ctx: &Context, name: &str) -> String {
-    format!("arn:aws:dynamodb:{}:{}:table/{name}", ctx.region, ctx.account)
+    format!(
+        "arn:aws:dynamodb:{}:{}:table/{name}",
+        ctx.region, ctx.account
+    )
 }
 
 /// `ResourceNotFoundException` as the table operations word it.
@@ -215,11 +226,7 @@ fn check_projection(index: &Value) -> AwsResult<()> {
 }
 
 fn throughput_description(throughput: Option<&Value>) -> Json {
-    let units = |member: &str| {
-        throughput
-            .and_then(|t| t.int(member))
-            .unwrap_or_default()
-    };
+    let units = |member: &str| throughput.and_then(|t| t.int(member)).unwrap_or_default();
     json!({
         "NumberOfDecreasesToday": 0,
         "ReadCapacityUnits": units("ReadCapacityUnits"),
@@ -245,13 +252,16 @@ fn build_description(ctx: &Context, name: &str, input: &Value) -> AwsResult<Json
     let (Some(key_schema), Some(definitions)) =
         (input.get("KeySchema"), input.get("AttributeDefinitions"))
     else {
-        let missing: Vec<String> = [("keySchema", "KeySchema"), ("attributeDefinitions", "AttributeDefinitions")]
-            .iter()
-            .filter(|(_, member)| input.get(member).is_none())
-            .map(|(path, _)| {
-                format!("Value null at '{path}' failed to satisfy constraint: Member must not be null")
-            })
-            .collect();
+        let missing: Vec<String> = [
+            ("keySchema", "KeySchema"),
+            ("attributeDefinitions", "AttributeDefinitions"),
+        ]
+        .iter()
+        .filter(|(_, member)| input.get(member).is_none())
+        .map(|(path, _)| {
+            format!("Value null at '{path}' failed to satisfy constraint: Member must not be null")
+        })
+        .collect();
         return Err(AwsError::validation(
             validate::message(&missing).unwrap_or_default(),
         ));
@@ -311,7 +321,10 @@ fn build_description(ctx: &Context, name: &str, input: &Value) -> AwsResult<Json
         }
         for index in list {
             let index_name = index.str("IndexName").unwrap_or_default();
-            let index_keys = index.get("KeySchema").cloned().unwrap_or(Value::List(vec![]));
+            let index_keys = index
+                .get("KeySchema")
+                .cloned()
+                .unwrap_or(Value::List(vec![]));
             check_key_schema(&index_keys, &defined)?;
             let names = key_names(&index_keys);
             if names.len() != 2 {
@@ -351,7 +364,10 @@ fn build_description(ctx: &Context, name: &str, input: &Value) -> AwsResult<Json
         }
         for index in list {
             let index_name = index.str("IndexName").unwrap_or_default();
-            let index_keys = index.get("KeySchema").cloned().unwrap_or(Value::List(vec![]));
+            let index_keys = index
+                .get("KeySchema")
+                .cloned()
+                .unwrap_or(Value::List(vec![]));
             check_key_schema(&index_keys, &defined)?;
             check_projection(index)?;
             let index_throughput = index.get("ProvisionedThroughput");
@@ -409,7 +425,10 @@ fn build_description(ctx: &Context, name: &str, input: &Value) -> AwsResult<Json
     description.insert("AttributeDefinitions".into(), to_json(definitions));
     description.insert("TableName".into(), name.into());
     description.insert("KeySchema".into(), to_json(key_schema));
-    description.insert("ProvisionedThroughput".into(), throughput_description(throughput));
+    description.insert(
+        "ProvisionedThroughput".into(),
+        throughput_description(throughput),
+    );
     description.insert("TableArn".into(), arn.clone().into());
     description.insert("TableId".into(), new_request_id().into());
     description.insert(
@@ -428,14 +447,24 @@ fn build_description(ctx: &Context, name: &str, input: &Value) -> AwsResult<Json
                 .trim_end_matches('Z')
                 .to_string();
             description.insert("StreamSpecification".into(), to_json(stream));
-            description.insert("LatestStreamArn".into(), format!("{arn}/stream/{label}").into());
+            description.insert(
+                "LatestStreamArn".into(),
+                format!("{arn}/stream/{label}").into(),
+            );
             description.insert("LatestStreamLabel".into(), label.into());
         }
     }
     if let Some(sse) = input.get("SSESpecification") {
         if sse.bool("Enabled") == Some(true) {
             let key = sse.str("KMSMasterKeyId").map_or_else(
-                || format!("arn:aws:kms:{}:{}:key/{}", ctx.region, ctx.account, new_request_id()),
+                || {
+                    format!(
+                        "arn:aws:kms:{}:{}:key/{}",
+                        ctx.region,
+                        ctx.account,
+                        new_request_id()
+                    )
+                },
                 str::to_string,
             );
             description.insert(
@@ -452,7 +481,10 @@ fn build_description(ctx: &Context, name: &str, input: &Value) -> AwsResult<Json
     }
     description.insert(
         "DeletionProtectionEnabled".into(),
-        input.bool("DeletionProtectionEnabled").unwrap_or(false).into(),
+        input
+            .bool("DeletionProtectionEnabled")
+            .unwrap_or(false)
+            .into(),
     );
     Ok(Json::Object(description))
 }
@@ -467,11 +499,7 @@ fn key_names_of_definitions(definitions: &Value) -> Vec<String> {
 }
 
 /// Loads a table's record.
-pub fn load_table(
-    conn: &Connection,
-    ctx: &Context,
-    name: &str,
-) -> AwsResult<Option<Table>> {
+pub fn load_table(conn: &Connection, ctx: &Context, name: &str) -> AwsResult<Option<Table>> {
     let row = conn
         .query_row(
             "SELECT description, created, item_count, size_bytes FROM ddb_tables
@@ -492,8 +520,11 @@ pub fn load_table(
     };
     let description: Json = serde_json::from_str(&description)
         .map_err(|_| AwsError::internal("a stored DynamoDB table is unreadable"))?;
-    let schema = KeySchema::from_json(&description["KeySchema"], &description["AttributeDefinitions"])
-        .ok_or_else(|| AwsError::internal("a stored DynamoDB table has no key schema"))?;
+    let schema = KeySchema::from_json(
+        &description["KeySchema"],
+        &description["AttributeDefinitions"],
+    )
+    .ok_or_else(|| AwsError::internal("a stored DynamoDB table has no key schema"))?;
     Ok(Some(Table {
         name: name.to_string(),
         description,
@@ -537,8 +568,11 @@ impl DynamoDb {
         })?;
         let table = Table {
             name: given.to_string(),
-            schema: KeySchema::from_json(&description["KeySchema"], &description["AttributeDefinitions"])
-                .ok_or_else(|| AwsError::internal("built a table without a key schema"))?,
+            schema: KeySchema::from_json(
+                &description["KeySchema"],
+                &description["AttributeDefinitions"],
+            )
+            .ok_or_else(|| AwsError::internal("built a table without a key schema"))?,
             description,
             created,
             item_count: 0,
