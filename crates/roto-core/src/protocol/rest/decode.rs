@@ -48,7 +48,9 @@ pub fn decode(
                 Some((_, text)) => Some(read_scalar(member_shape, member, text)?),
                 None => None,
             },
-            Some("querystring") => query_member(model, member, member_shape, wire, &query, &bound_query)?,
+            Some("querystring") => {
+                query_member(model, member, member_shape, wire, &query, &bound_query)?
+            }
             Some("header") => match raw_header(req, wire) {
                 Some(text) => Some(header_value(model, member, member_shape, &text)?),
                 None => None,
@@ -60,7 +62,10 @@ pub fn decode(
                     .iter()
                     .filter_map(|(k, v)| {
                         let key = k.as_str().strip_prefix(prefix.as_str())?;
-                        Some((key.to_string(), Value::String(String::from_utf8_lossy(v.as_bytes()).into_owned())))
+                        Some((
+                            key.to_string(),
+                            Value::String(String::from_utf8_lossy(v.as_bytes()).into_owned()),
+                        ))
                     })
                     .collect();
                 (!map.is_empty()).then_some(Value::Map(map))
@@ -198,7 +203,10 @@ fn body_members(
                 if el.name != root && el.name != member.shape {
                     return Err(malformed_xml());
                 }
-                Some(xml::read_value(model, member, member_shape, &el).map_err(|_| malformed_xml())?)
+                Some(
+                    xml::read_value(model, member, member_shape, &el)
+                        .map_err(|_| malformed_xml())?,
+                )
             }
             _ => {
                 let json = parse_json(body)?;
@@ -266,8 +274,14 @@ mod tests {
         h.insert("content-length", HeaderValue::from_static("5"));
         h.insert("x-amz-meta-Color", HeaderValue::from_static("Blue"));
         h.insert("x-amz-meta-size", HeaderValue::from_static("L"));
-        h.insert("expires", HeaderValue::from_static("Wed, 02 Dec 2026 17:00:00 GMT"));
-        h.insert("x-amz-bucket-object-lock-enabled", HeaderValue::from_static("true"));
+        h.insert(
+            "expires",
+            HeaderValue::from_static("Wed, 02 Dec 2026 17:00:00 GMT"),
+        );
+        h.insert(
+            "x-amz-bucket-object-lock-enabled",
+            HeaderValue::from_static("true"),
+        );
         let v = decode_req("s3", Method::PUT, "/b/dir/k%20x", "", &h, b"").unwrap();
         assert_eq!(v.str("Bucket"), Some("b"));
         assert_eq!(v.str("Key"), Some("dir/k x"));
@@ -279,9 +293,15 @@ mod tests {
         assert_eq!(meta.str("size"), Some("L"));
         let v = decode_req("s3", Method::PUT, "/b", "", &h, b"").unwrap();
         assert_eq!(v.bool("ObjectLockEnabledForBucket"), Some(true));
-        h.insert("if-modified-since", HeaderValue::from_static("Wed, 02 Dec 2026 17:00:00 GMT"));
+        h.insert(
+            "if-modified-since",
+            HeaderValue::from_static("Wed, 02 Dec 2026 17:00:00 GMT"),
+        );
         let v = decode_req("s3", Method::GET, "/b/k", "", &h, b"").unwrap();
-        assert_eq!(v.get("IfModifiedSince"), Some(&Value::Timestamp(1_796_230_800_000)));
+        assert_eq!(
+            v.get("IfModifiedSince"),
+            Some(&Value::Timestamp(1_796_230_800_000))
+        );
     }
 
     #[test]
@@ -308,7 +328,8 @@ mod tests {
         assert_eq!(v.int("MaxKeys"), Some(0));
         assert_eq!(v.bool("FetchOwner"), Some(true));
         assert_eq!(v.str("EncodingType"), Some("url"));
-        let err = decode_req("s3", Method::GET, "/b", "list-type=2&max-keys=x", &h, b"").unwrap_err();
+        let err =
+            decode_req("s3", Method::GET, "/b", "list-type=2&max-keys=x", &h, b"").unwrap_err();
         assert_eq!(err.status, Some(400));
     }
 
@@ -318,7 +339,8 @@ mod tests {
         let body = br#"<CreateBucketConfiguration xmlns="http://s3.amazonaws.com/doc/2006-03-01/"><LocationConstraint>eu-west-1</LocationConstraint></CreateBucketConfiguration>"#;
         let v = decode_req("s3", Method::PUT, "/b", "", &h, body).unwrap();
         assert_eq!(
-            v.get("CreateBucketConfiguration").and_then(|c| c.str("LocationConstraint")),
+            v.get("CreateBucketConfiguration")
+                .and_then(|c| c.str("LocationConstraint")),
             Some("eu-west-1")
         );
         for bad in [&b"<CreateBucketConfiguration>"[..], b"not xml", b"<Other/>"] {
@@ -334,10 +356,21 @@ mod tests {
     fn rest_json_bodies_blob_payloads_and_query_members_decode() {
         let h = HeaderMap::new();
         let body = br#"{"FunctionName":"f","Runtime":"python3.12","Role":"r","Code":{"ZipFile":"AAEC"},"Timeout":3}"#;
-        let v = decode_req("lambda", Method::POST, "/2015-03-31/functions", "", &h, body).unwrap();
+        let v = decode_req(
+            "lambda",
+            Method::POST,
+            "/2015-03-31/functions",
+            "",
+            &h,
+            body,
+        )
+        .unwrap();
         assert_eq!(v.str("FunctionName"), Some("f"));
         assert_eq!(v.int("Timeout"), Some(3));
-        assert_eq!(v.get("Code").and_then(|c| c.get("ZipFile")), Some(&Value::Blob(vec![0, 1, 2])));
+        assert_eq!(
+            v.get("Code").and_then(|c| c.get("ZipFile")),
+            Some(&Value::Blob(vec![0, 1, 2]))
+        );
         let mut h = HeaderMap::new();
         h.insert("x-amz-invocation-type", HeaderValue::from_static("Event"));
         let v = decode_req(
@@ -353,7 +386,15 @@ mod tests {
         assert_eq!(v.str("Qualifier"), Some("$LATEST"));
         assert_eq!(v.str("InvocationType"), Some("Event"));
         assert_eq!(v.get("Payload"), Some(&Value::Blob(br#"{"a":1}"#.to_vec())));
-        let err = decode_req("lambda", Method::POST, "/2015-03-31/functions", "", &HeaderMap::new(), b"{").unwrap_err();
+        let err = decode_req(
+            "lambda",
+            Method::POST,
+            "/2015-03-31/functions",
+            "",
+            &HeaderMap::new(),
+            b"{",
+        )
+        .unwrap_err();
         assert_eq!(err.code, "SerializationException");
     }
 }

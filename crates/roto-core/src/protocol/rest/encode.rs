@@ -85,7 +85,14 @@ pub fn encode(
             _ => {}
         }
     }
-    let (body, content_type) = body(p, model, out_ref.location_name.as_deref(), &out_ref.shape, shape, output);
+    let (body, content_type) = body(
+        p,
+        model,
+        out_ref.location_name.as_deref(),
+        &out_ref.shape,
+        shape,
+        output,
+    );
     if !content_type.is_empty() && !resp.headers.contains_key(http::header::CONTENT_TYPE) {
         set_header(&mut resp, "content-type", content_type);
     }
@@ -135,11 +142,17 @@ fn body(
                     .or(member_shape.xml_namespace.as_ref())
                     .map(|n| n.uri.clone())
                     .unwrap_or_else(|| default_namespace(model));
-                (xml_document(model, root, &ns, member_shape, value), content_type(p))
+                (
+                    xml_document(model, root, &ns, member_shape, value),
+                    content_type(p),
+                )
             }
             (_, Some(value)) => {
                 let json = json::encode_value(model, member, member_shape, value);
-                (serde_json::to_vec(&json).unwrap_or_default(), content_type(p))
+                (
+                    serde_json::to_vec(&json).unwrap_or_default(),
+                    content_type(p),
+                )
             }
         };
     }
@@ -148,20 +161,30 @@ fn body(
         return (Vec::new(), "");
     }
     if p == Protocol::RestXml {
-        let root = shape.location_name.as_deref().or(ref_name).unwrap_or(shape_name);
+        let root = shape
+            .location_name
+            .as_deref()
+            .or(ref_name)
+            .unwrap_or(shape_name);
         let ns = shape
             .xml_namespace
             .as_ref()
             .map(|n| n.uri.clone())
             .unwrap_or_else(|| default_namespace(model));
-        return (xml_document(model, root, &ns, shape, output), content_type(p));
+        return (
+            xml_document(model, root, &ns, shape, output),
+            content_type(p),
+        );
     }
     let r = crate::model::ShapeRef {
         shape: shape_name.to_string(),
         ..Default::default()
     };
     let json = json::encode_value(model, &r, shape, output);
-    (serde_json::to_vec(&json).unwrap_or_default(), content_type(p))
+    (
+        serde_json::to_vec(&json).unwrap_or_default(),
+        content_type(p),
+    )
 }
 
 /// `<?xml ...?><root xmlns="ns">members</root>`.
@@ -242,7 +265,11 @@ fn json_error(model: &Model, error: &AwsError) -> Vec<u8> {
         .error_shape(&error.code)
         .is_some_and(|s| s.members.get("Type").is_some());
     if has_type && error.fields.get("Type").is_none() {
-        let kind = if error.sender_fault { "User" } else { "Service" };
+        let kind = if error.sender_fault {
+            "User"
+        } else {
+            "Service"
+        };
         error.fields.insert("Type", kind);
     }
     json::error_body(model, &error, None)
@@ -285,7 +312,10 @@ mod tests {
             "{xml}"
         );
         assert!(xml.contains("<Contents><Key>a&amp;b</Key><LastModified>1970-01-01T00:00:00.000Z</LastModified><Size>3</Size></Contents>"), "{xml}");
-        assert!(xml.contains("<CommonPrefixes><Prefix>d/</Prefix></CommonPrefixes>"), "{xml}");
+        assert!(
+            xml.contains("<CommonPrefixes><Prefix>d/</Prefix></CommonPrefixes>"),
+            "{xml}"
+        );
         assert_eq!(header(&resp, "content-type"), Some("application/xml"));
         assert_eq!(header(&resp, "x-amz-request-id"), Some("req-1"));
         assert!(header(&resp, "x-amz-id-2").is_some());
@@ -304,9 +334,15 @@ mod tests {
         let resp = encode(Protocol::RestXml, m, op, &out, "r");
         assert_eq!(header(&resp, "content-length"), Some("5"));
         assert_eq!(header(&resp, "etag"), Some("\"abc\""));
-        assert_eq!(header(&resp, "last-modified"), Some("Wed, 02 Dec 2026 17:00:00 GMT"));
+        assert_eq!(
+            header(&resp, "last-modified"),
+            Some("Wed, 02 Dec 2026 17:00:00 GMT")
+        );
         assert_eq!(header(&resp, "x-amz-meta-color"), Some("blue"));
-        assert!(resp.body.is_empty(), "streaming payloads leave the body to the stream");
+        assert!(
+            resp.body.is_empty(),
+            "streaming payloads leave the body to the stream"
+        );
         let del = m.operation("DeleteObject").unwrap();
         let resp = encode(Protocol::RestXml, m, del, &Value::map(), "r");
         assert_eq!(resp.status, 204);
@@ -327,7 +363,10 @@ mod tests {
         assert_eq!(header(&resp, "x-amzn-RequestId"), Some("r"));
         assert_eq!(header(&resp, "content-type"), Some("application/json"));
         let create = m.operation("CreateFunction").unwrap();
-        assert_eq!(encode(Protocol::RestJson, m, create, &Value::map(), "r").status, 201);
+        assert_eq!(
+            encode(Protocol::RestJson, m, create, &Value::map(), "r").status,
+            201
+        );
         let invoke = m.operation("Invoke").unwrap();
         let out = Value::map()
             .with("StatusCode", 202i64)
@@ -342,7 +381,8 @@ mod tests {
     #[test]
     fn rest_xml_errors_carry_code_message_fields_and_ids() {
         let m = model("s3");
-        let err = AwsError::new("NoSuchKey", "The specified key does not exist.").with_field("Key", "a/b");
+        let err = AwsError::new("NoSuchKey", "The specified key does not exist.")
+            .with_field("Key", "a/b");
         let resp = encode_error(Protocol::RestXml, m, &err, "rid", false);
         assert_eq!(resp.status, 404);
         let xml = text(&resp);
@@ -359,7 +399,10 @@ mod tests {
         let err = AwsError::new("ResourceNotFoundException", "Function not found: f");
         let resp = encode_error(Protocol::RestJson, m, &err, "rid", false);
         assert_eq!(resp.status, 404);
-        assert_eq!(header(&resp, "x-amzn-ErrorType"), Some("ResourceNotFoundException"));
+        assert_eq!(
+            header(&resp, "x-amzn-ErrorType"),
+            Some("ResourceNotFoundException")
+        );
         let json: serde_json::Value = serde_json::from_slice(&resp.body).unwrap();
         assert_eq!(json["message"], "Function not found: f");
         assert_eq!(json["Type"], "User");

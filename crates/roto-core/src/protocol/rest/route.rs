@@ -48,13 +48,15 @@ impl Template {
             .trim_start_matches('/')
             .split('/')
             .filter(|s| !s.is_empty())
-            .map(|s| match s.strip_prefix('{').and_then(|s| s.strip_suffix('}')) {
-                Some(label) => match label.strip_suffix('+') {
-                    Some(greedy) => Segment::Greedy(greedy.to_string()),
-                    None => Segment::Label(label.to_string()),
+            .map(
+                |s| match s.strip_prefix('{').and_then(|s| s.strip_suffix('}')) {
+                    Some(label) => match label.strip_suffix('+') {
+                        Some(greedy) => Segment::Greedy(greedy.to_string()),
+                        None => Segment::Label(label.to_string()),
+                    },
+                    None => Segment::Literal(s.to_string()),
                 },
-                None => Segment::Literal(s.to_string()),
-            })
+            )
             .collect();
         let query = query
             .split('&')
@@ -125,7 +127,11 @@ impl Template {
     }
 
     /// How many required query and header members are present, and how many are missing.
-    fn required_members(&self, req: &WireRequest<'_>, query: &[(String, String)]) -> (usize, usize) {
+    fn required_members(
+        &self,
+        req: &WireRequest<'_>,
+        query: &[(String, String)],
+    ) -> (usize, usize) {
         let present = self
             .required_query
             .iter()
@@ -136,7 +142,10 @@ impl Template {
                 .iter()
                 .filter(|h| req.headers.contains_key(h.as_str()))
                 .count();
-        (present, self.required_query.len() + self.required_headers.len() - present)
+        (
+            present,
+            self.required_query.len() + self.required_headers.len() - present,
+        )
     }
 
     fn literal_segments(&self) -> usize {
@@ -148,7 +157,11 @@ impl Template {
 
     /// `OBJECT`, `BUCKET` or `SERVICE`: what S3 calls the resource a path names.
     fn resource_type(&self) -> &'static str {
-        if self.segments.iter().any(|s| matches!(s, Segment::Greedy(_))) {
+        if self
+            .segments
+            .iter()
+            .any(|s| matches!(s, Segment::Greedy(_)))
+        {
             "OBJECT"
         } else if self.segments.iter().any(|s| matches!(s, Segment::Label(_))) {
             "BUCKET"
@@ -172,6 +185,11 @@ pub(super) fn query_pairs(query: &str) -> Vec<(String, String)> {
         .collect()
 }
 
+/// How specific a match is; higher wins.
+type Score<'a> = (usize, usize, usize, usize, bool, Reverse<&'a str>);
+
+type Labels = Vec<(String, String)>;
+
 type Cache = Mutex<HashMap<usize, Arc<Vec<Template>>>>;
 
 fn templates(model: &Model) -> Arc<Vec<Template>> {
@@ -194,8 +212,7 @@ pub fn resolve<'m>(model: &'m Model, req: &WireRequest<'_>) -> AwsResult<Resolve
     let templates = templates(model);
     let query = query_pairs(req.query);
     let mut path_matched: Option<&Template> = None;
-    let mut best: Option<((usize, usize, usize, usize, bool, Reverse<&str>), &Template, Vec<(String, String)>)> =
-        None;
+    let mut best: Option<(Score<'_>, &Template, Labels)> = None;
     for t in templates.iter() {
         let Some(labels) = t.match_path(req.path) else {
             continue;
@@ -250,7 +267,13 @@ mod tests {
     use crate::model::model;
     use http::{HeaderMap, HeaderValue, Method};
 
-    fn op(service: &str, method: Method, path: &str, query: &str, headers: &HeaderMap) -> AwsResult<(String, Vec<(String, String)>)> {
+    fn op(
+        service: &str,
+        method: Method,
+        path: &str,
+        query: &str,
+        headers: &HeaderMap,
+    ) -> AwsResult<(String, Vec<(String, String)>)> {
         let req = WireRequest {
             method: &method,
             path,
@@ -281,8 +304,14 @@ mod tests {
 
     #[test]
     fn greedy_keys_keep_slashes_plus_and_decode_percent_escapes() {
-        let (found, labels) =
-            op("s3", Method::PUT, "/b/a/b%2Fc%20d+e/%E2%82%AC/", "", &HeaderMap::new()).unwrap();
+        let (found, labels) = op(
+            "s3",
+            Method::PUT,
+            "/b/a/b%2Fc%20d+e/%E2%82%AC/",
+            "",
+            &HeaderMap::new(),
+        )
+        .unwrap();
         assert_eq!(found, "PutObject");
         assert_eq!(labels[1], ("Key".into(), "a/b/c d+e/€/".into()));
         let (_, labels) = op("s3", Method::GET, "/b//", "", &HeaderMap::new()).unwrap();
@@ -291,27 +320,53 @@ mod tests {
 
     #[test]
     fn literal_query_keys_make_an_operation_more_specific() {
-        assert_eq!(name("s3", Method::GET, "/b", "list-type=2&prefix=a"), "ListObjectsV2");
+        assert_eq!(
+            name("s3", Method::GET, "/b", "list-type=2&prefix=a"),
+            "ListObjectsV2"
+        );
         assert_eq!(name("s3", Method::GET, "/b", "list-type=1"), "ListObjects");
         assert_eq!(name("s3", Method::GET, "/b", "prefix=a"), "ListObjects");
-        assert_eq!(name("s3", Method::GET, "/b", "location"), "GetBucketLocation");
+        assert_eq!(
+            name("s3", Method::GET, "/b", "location"),
+            "GetBucketLocation"
+        );
         assert_eq!(name("s3", Method::PUT, "/b", "tagging"), "PutBucketTagging");
-        assert_eq!(name("s3", Method::POST, "/b/k", "uploads"), "CreateMultipartUpload");
-        assert_eq!(name("s3", Method::GET, "/b/k", "tagging"), "GetObjectTagging");
-        assert_eq!(name("s3", Method::GET, "/b", "lifecycle"), "GetBucketLifecycleConfiguration");
-        assert_eq!(name("s3", Method::GET, "/b/k", "x-id=GetObject"), "GetObject");
+        assert_eq!(
+            name("s3", Method::POST, "/b/k", "uploads"),
+            "CreateMultipartUpload"
+        );
+        assert_eq!(
+            name("s3", Method::GET, "/b/k", "tagging"),
+            "GetObjectTagging"
+        );
+        assert_eq!(
+            name("s3", Method::GET, "/b", "lifecycle"),
+            "GetBucketLifecycleConfiguration"
+        );
+        assert_eq!(
+            name("s3", Method::GET, "/b/k", "x-id=GetObject"),
+            "GetObject"
+        );
     }
 
     #[test]
     fn required_query_and_header_members_pick_between_equal_templates() {
         assert_eq!(name("s3", Method::PUT, "/b/k", ""), "PutObject");
-        assert_eq!(name("s3", Method::PUT, "/b/k", "partNumber=1&uploadId=u"), "UploadPart");
+        assert_eq!(
+            name("s3", Method::PUT, "/b/k", "partNumber=1&uploadId=u"),
+            "UploadPart"
+        );
         assert_eq!(name("s3", Method::GET, "/b/k", "uploadId=u"), "ListParts");
         let mut h = HeaderMap::new();
         h.insert("x-amz-copy-source", HeaderValue::from_static("/a/b"));
-        assert_eq!(op("s3", Method::PUT, "/b/k", "", &h).unwrap().0, "CopyObject");
         assert_eq!(
-            op("s3", Method::PUT, "/b/k", "partNumber=1&uploadId=u", &h).unwrap().0,
+            op("s3", Method::PUT, "/b/k", "", &h).unwrap().0,
+            "CopyObject"
+        );
+        assert_eq!(
+            op("s3", Method::PUT, "/b/k", "partNumber=1&uploadId=u", &h)
+                .unwrap()
+                .0,
             "UploadPartCopy"
         );
     }
@@ -337,16 +392,35 @@ mod tests {
         .unwrap();
         assert_eq!(found, "GetFunction");
         assert_eq!(labels, vec![("FunctionName".into(), "my-fn".into())]);
-        assert_eq!(name_of("/2015-03-31/functions/f/invocations", Method::POST), "Invoke");
-        assert_eq!(name_of("/2015-03-31/functions", Method::POST), "CreateFunction");
-        assert_eq!(name_of("/2015-03-31/functions/", Method::GET), "ListFunctions");
+        assert_eq!(
+            name_of("/2015-03-31/functions/f/invocations", Method::POST),
+            "Invoke"
+        );
+        assert_eq!(
+            name_of("/2015-03-31/functions", Method::POST),
+            "CreateFunction"
+        );
+        assert_eq!(
+            name_of("/2015-03-31/functions/", Method::GET),
+            "ListFunctions"
+        );
         assert_eq!(name_of("/nope", Method::GET), "UnknownOperationException");
         assert_eq!(
-            name("lambda", Method::GET, "/2019-09-30/functions/f/provisioned-concurrency", "List=ALL"),
+            name(
+                "lambda",
+                Method::GET,
+                "/2019-09-30/functions/f/provisioned-concurrency",
+                "List=ALL"
+            ),
             "ListProvisionedConcurrencyConfigs"
         );
         assert_eq!(
-            name("lambda", Method::GET, "/2019-09-30/functions/f/provisioned-concurrency", "Qualifier=1"),
+            name(
+                "lambda",
+                Method::GET,
+                "/2019-09-30/functions/f/provisioned-concurrency",
+                "Qualifier=1"
+            ),
             "GetProvisionedConcurrencyConfig"
         );
     }
