@@ -356,7 +356,7 @@ EVERY_TYPE = {
     "ss": {"SS": ["x", "y"]},
     "ns": {"NS": ["1", "2.5"]},
     "bs": {"BS": [b"\x01", b"\x02"]},
-    "m": {"M": {"inner": {"L": [{"BOOL": True}, {"NULL": True}, {"M": {"deep": {"N": "-7"}}}]}}},
+    "m": {"M": {"child": {"L": [{"BOOL": True}, {"NULL": True}, {"M": {"deep": {"N": "-7"}}}]}}},
     "l": {"L": []},
     "emptymap": {"M": {}},
     "t": {"BOOL": False},
@@ -598,10 +598,10 @@ def test_get_item_projection_expression_selects_top_level_and_nested_paths(clien
     db = ddb(client)
     make_table(db)
     db.put_item(TableName="tbl", Item=EVERY_TYPE)
-    out = db.get_item(TableName="tbl", Key={"pk": {"S": "k"}}, ProjectionExpression="#s, n, m.inner[2].deep, missing",
+    out = db.get_item(TableName="tbl", Key={"pk": {"S": "k"}}, ProjectionExpression="#s, n, m.child[2].deep, absent",
                       ExpressionAttributeNames={"#s": "s"})
     assert out["Item"] == {"s": EVERY_TYPE["s"], "n": EVERY_TYPE["n"],
-                           "m": {"M": {"inner": {"L": [{"M": {"deep": {"N": "-7"}}}]}}}}
+                           "m": {"M": {"child": {"L": [{"M": {"deep": {"N": "-7"}}}]}}}}
     out = db.get_item(TableName="tbl", Key={"pk": {"S": "k"}}, ProjectionExpression="nothing")
     assert out["Item"] == {}
     out = db.get_item(TableName="tbl", Key={"pk": {"S": "k"}}, AttributesToGet=["t", "nul"])
@@ -766,3 +766,41 @@ def test_boto3_verifies_crc32_on_every_call(client):
     for i in range(20):
         db.put_item(TableName="tbl", Item={"pk": {"S": f"k{i}"}, "v": {"S": "é" * i}})
         assert db.get_item(TableName="tbl", Key={"pk": {"S": f"k{i}"}})["Item"]["v"] == {"S": "é" * i}
+
+
+# ---------------------------------------------------------------- tags and reserved words
+
+
+def test_tags_from_create_table_can_be_listed_changed_and_removed(client):
+    db = ddb(client)
+    arn = make_table(db, Tags=[{"Key": "team", "Value": "core"}])["TableArn"]
+    assert db.list_tags_of_resource(ResourceArn=arn)["Tags"] == [{"Key": "team", "Value": "core"}]
+    db.tag_resource(ResourceArn=arn, Tags=[{"Key": "team", "Value": "edge"}, {"Key": "env", "Value": "dev"}])
+    assert db.list_tags_of_resource(ResourceArn=arn)["Tags"] == [{"Key": "team", "Value": "edge"},
+                                                                 {"Key": "env", "Value": "dev"}]
+    db.untag_resource(ResourceArn=arn, TagKeys=["team", "absent"])
+    assert db.list_tags_of_resource(ResourceArn=arn)["Tags"] == [{"Key": "env", "Value": "dev"}]
+
+
+def test_tagging_a_missing_table_is_resource_not_found(client):
+    db = ddb(client)
+    arn = "arn:aws:dynamodb:us-east-1:000000000000:table/missing"
+    for call in (lambda: db.list_tags_of_resource(ResourceArn=arn),
+                 lambda: db.tag_resource(ResourceArn=arn, Tags=[{"Key": "k", "Value": "v"}]),
+                 lambda: db.untag_resource(ResourceArn=arn, TagKeys=["k"])):
+        with pytest.raises(ClientError) as e:
+            call()
+        assert error_of(e) == ("ResourceNotFoundException", f"Requested resource not found: ResourcArn: {arn} not found")
+
+
+def test_reserved_words_in_projections_need_placeholders(client):
+    db = ddb(client)
+    make_table(db)
+    db.put_item(TableName="tbl", Item={"pk": {"S": "k"}, "name": {"S": "Ada"}, "status": {"S": "on"}})
+    with pytest.raises(ClientError) as e:
+        db.get_item(TableName="tbl", Key={"pk": {"S": "k"}}, ProjectionExpression="name")
+    assert error_of(e) == ("ValidationException",
+                           "Invalid ProjectionExpression: Attribute name is a reserved keyword; reserved keyword: name")
+    out = db.get_item(TableName="tbl", Key={"pk": {"S": "k"}}, ProjectionExpression="#n, #s",
+                      ExpressionAttributeNames={"#n": "name", "#s": "status"})
+    assert out["Item"] == {"name": {"S": "Ada"}, "status": {"S": "on"}}

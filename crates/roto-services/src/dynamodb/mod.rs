@@ -6,7 +6,7 @@
 //! under an order-preserving encoding of their primary key (see [`key`]), one lookup per
 //! single-item operation and ready for ordered range scans.
 //!
-//! - [`tables`]: CreateTable, DescribeTable, ListTables, DeleteTable.
+//! - [`tables`]: CreateTable, DescribeTable, ListTables, DeleteTable, tags.
 //! - [`items`]: PutItem, GetItem, DeleteItem, consumed capacity.
 //! - [`attr`], [`number`], [`key`], [`projection`]: the value model they share.
 
@@ -95,6 +95,9 @@ impl Service for DynamoDb {
                 "PutItem" => self.put_item(ctx, input)?,
                 "GetItem" => self.get_item(ctx, input)?,
                 "DeleteItem" => self.delete_item(ctx, input)?,
+                "TagResource" => self.tag_resource(ctx, input)?,
+                "UntagResource" => self.untag_resource(ctx, input)?,
+                "ListTagsOfResource" => self.list_tags_of_resource(ctx, input)?,
                 other => return Err(AwsError::not_implemented(other)),
             };
             Ok(Response::new(output))

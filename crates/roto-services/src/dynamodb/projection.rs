@@ -7,10 +7,23 @@
 //! condition, update and key-condition expressions will share.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::OnceLock;
 
 use roto_core::{AwsError, AwsResult, Value};
 
 use super::attr::{Attr, Item};
+
+/// DynamoDB's reserved words (the list AWS publishes), sorted, one per line.
+const RESERVED_WORDS: &str = include_str!("reserved_words.txt");
+
+/// Whether `word` is reserved (case-insensitively) and so needs a `#placeholder`.
+pub fn is_reserved(word: &str) -> bool {
+    static WORDS: OnceLock<Vec<&'static str>> = OnceLock::new();
+    let words = WORDS.get_or_init(|| RESERVED_WORDS.lines().collect());
+    words
+        .binary_search(&word.to_ascii_uppercase().as_str())
+        .is_ok()
+}
 
 /// One step of a document path.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -169,6 +182,9 @@ pub fn parse_paths(source: &str, names: &mut Names<'_>, expression: &str) -> Aws
     loop {
         let mut path = Path::new();
         let element = |at: usize, names: &mut Names<'_>| match tokens.get(at).map(|(_, t)| t) {
+            Some(Token::Word(w)) if is_reserved(w) => Err(AwsError::validation(format!(
+                "Invalid {expression}: Attribute name is a reserved keyword; reserved keyword: {w}"
+            ))),
             Some(Token::Word(w)) => Ok(Step::Name((*w).to_string())),
             Some(Token::Placeholder(p)) => Ok(Step::Name(names.resolve(p, expression)?)),
             _ => Err(syntax_error(expression, source, &tokens, at)),
@@ -358,6 +374,23 @@ mod tests {
     }
 
     #[test]
+    fn reserved_words_need_placeholders() {
+        assert!(RESERVED_WORDS
+            .lines()
+            .collect::<Vec<_>>()
+            .windows(2)
+            .all(|w| w[0] < w[1]));
+        assert_eq!(RESERVED_WORDS.lines().count(), 573);
+        assert!(is_reserved("name") && is_reserved("Status") && !is_reserved("title"));
+        assert_eq!(
+            parse("id, name", None).unwrap_err().message,
+            "Invalid ProjectionExpression: Attribute name is a reserved keyword; reserved keyword: name"
+        );
+        let names = Value::map().with("#n", "name");
+        assert!(parse("#n", Some(&names)).is_ok());
+    }
+
+    #[test]
     fn projection_keeps_only_selected_parts() {
         let item = Item::from([
             (
@@ -377,7 +410,7 @@ mod tests {
             ),
             ("other".into(), Attr::Null),
         ]);
-        let paths = parse("a.b, l[2], l[0], missing", None).unwrap();
+        let paths = parse("a.b, l[2], l[0], absent", None).unwrap();
         let out = project(&item, &paths);
         assert_eq!(
             out,

@@ -641,6 +641,104 @@ impl DynamoDb {
     }
 }
 
+/// The table a tagging `ResourceArn` names in the caller's account and region.
+fn tagged_table(ctx: &Context, input: &Value) -> AwsResult<(String, String)> {
+    let arn = input.str("ResourceArn").unwrap_or_default();
+    let prefix = format!("arn:aws:dynamodb:{}:{}:table/", ctx.region, ctx.account);
+    match arn.strip_prefix(&prefix).filter(|n| !n.contains('/')) {
+        Some(name) => Ok((arn.to_string(), name.to_string())),
+        None if arn.starts_with("arn:") => Err(tags_not_found(arn)),
+        None => Err(AwsError::validation(format!(
+            "Invalid TableArn: Invalid ResourceArn provided as input {arn}"
+        ))),
+    }
+}
+
+fn tags_not_found(arn: &str) -> AwsError {
+    AwsError::new(
+        "ResourceNotFoundException",
+        format!("Requested resource not found: ResourcArn: {arn} not found"),
+    )
+    .with_status(400)
+}
+
+/// A table's tags, as stored `{Key, Value}` objects.
+fn read_tags(conn: &Connection, ctx: &Context, arn: &str, name: &str) -> AwsResult<Vec<Json>> {
+    let stored: Option<String> = conn
+        .query_row(
+            "SELECT tags FROM ddb_tables WHERE account = ?1 AND region = ?2 AND name = ?3",
+            rusqlite::params![ctx.account, ctx.region, name],
+            |r| r.get(0),
+        )
+        .optional()?;
+    let stored = stored.ok_or_else(|| tags_not_found(arn))?;
+    Ok(serde_json::from_str(&stored).unwrap_or_default())
+}
+
+/// Reads, changes and writes a table's tags (inside the caller's transaction).
+fn update_tags(
+    tx: &Connection,
+    ctx: &Context,
+    arn: &str,
+    name: &str,
+    change: impl FnOnce(&mut Vec<Json>),
+) -> AwsResult<()> {
+    let mut tags = read_tags(tx, ctx, arn, name)?;
+    change(&mut tags);
+    tx.execute(
+        "UPDATE ddb_tables SET tags = ?4 WHERE account = ?1 AND region = ?2 AND name = ?3",
+        rusqlite::params![ctx.account, ctx.region, name, Json::Array(tags).to_string()],
+    )?;
+    Ok(())
+}
+
+impl DynamoDb {
+    pub(super) fn tag_resource(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
+        let (arn, name) = tagged_table(ctx, input)?;
+        let new_tags = match to_json(input.get("Tags").unwrap_or(&Value::List(vec![]))) {
+            Json::Array(tags) => tags,
+            _ => Vec::new(),
+        };
+        self.env.store.transaction(|tx| {
+            update_tags(tx, ctx, &arn, &name, |tags| {
+                for tag in new_tags {
+                    match tags.iter_mut().find(|t| t["Key"] == tag["Key"]) {
+                        Some(existing) => *existing = tag,
+                        None => tags.push(tag),
+                    }
+                }
+            })
+        })?;
+        Ok(Value::map())
+    }
+
+    pub(super) fn untag_resource(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
+        let (arn, name) = tagged_table(ctx, input)?;
+        let keys: Vec<&str> = input
+            .get("TagKeys")
+            .and_then(Value::as_list)
+            .unwrap_or_default()
+            .iter()
+            .filter_map(Value::as_str)
+            .collect();
+        self.env.store.transaction(|tx| {
+            update_tags(tx, ctx, &arn, &name, |tags| {
+                tags.retain(|t| !keys.iter().any(|k| t["Key"].as_str() == Some(k)));
+            })
+        })?;
+        Ok(Value::map())
+    }
+
+    pub(super) fn list_tags_of_resource(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
+        let (arn, name) = tagged_table(ctx, input)?;
+        let tags = self.env.store.with(|c| read_tags(c, ctx, &arn, &name))?;
+        Ok(Value::map().with(
+            "Tags",
+            Value::List(tags.iter().map(Value::from_json).collect()),
+        ))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
