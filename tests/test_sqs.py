@@ -331,6 +331,13 @@ def test_send_message_rejects_a_missing_or_empty_body(sqs, queue):
         "MissingParameter", "The request must contain the parameter MessageBody.")
 
 
+def test_every_json_error_carries_its_query_code_header(sqs, queue):
+    err = error_of(sqs.send_message, QueueUrl=queue, MessageBody="x", DelaySeconds=901)
+    assert err["ResponseMetadata"]["HTTPHeaders"]["x-amzn-query-error"] == "InvalidParameterValue;Sender"
+    err = error_of(sqs.delete_message, QueueUrl=queue, ReceiptHandle="junk")
+    assert err["ResponseMetadata"]["HTTPHeaders"]["x-amzn-query-error"] == "ReceiptHandleIsInvalid;Sender"
+
+
 def test_send_message_rejects_characters_outside_the_allowed_set(sqs, queue):
     with pytest.raises(sqs.exceptions.InvalidMessageContents) as info:
         sqs.send_message(QueueUrl=queue, MessageBody="bell\x07")

@@ -144,16 +144,18 @@ fn codec(service: &dyn Service, parts: &Parts) -> (Protocol, &'static Model) {
     }
 }
 
-/// Gives JSON errors of a query-compatible service their query code from its query model.
+/// Gives JSON errors of a query-compatible service their query code from its query model,
+/// else their own code: such services (SQS) send `x-amzn-query-error` with every error.
 fn fill_query_code(query_model: Option<&'static str>, error: &mut AwsError) {
+    let Some(qm) = query_model else { return };
     if error.query_code.is_some() {
         return;
     }
-    let code = query_model
-        .and_then(|qm| model(qm).error_shape(&error.code))
+    let code = model(qm)
+        .error_shape(&error.code)
         .and_then(|s| s.error.as_ref())
         .and_then(|e| e.code.clone());
-    error.query_code = code.map(Into::into);
+    error.query_code = Some(code.map_or_else(|| error.code.clone(), Into::into));
 }
 
 #[allow(clippy::too_many_arguments)]

@@ -133,3 +133,102 @@ fn message_characters_outside_the_xml_set_are_invalid_contents() {
     assert_eq!(err.code, "InvalidMessageContents");
     assert!(err.message.contains("#x1"), "{}", err.message);
 }
+
+/// The one fake clock, moved by hand (only `fake_clock_drives_visibility_and_retention`
+/// uses it, so parallel tests cannot disturb it).
+static FAKE_NOW: std::sync::atomic::AtomicI64 = std::sync::atomic::AtomicI64::new(1_000_000);
+
+fn fake_now() -> EpochMillis {
+    FAKE_NOW.load(std::sync::atomic::Ordering::SeqCst)
+}
+
+fn advance(seconds: i64) {
+    FAKE_NOW.fetch_add(seconds * 1000, std::sync::atomic::Ordering::SeqCst);
+}
+
+#[test]
+fn fake_clock_drives_visibility_and_retention() {
+    let store = roto_core::store::Store::open(roto_core::store::StoreMode::Ephemeral).unwrap();
+    let env = Arc::new(Env::new(
+        store,
+        0,
+        "000000000000".into(),
+        "us-east-1".into(),
+        "localhost".into(),
+    ));
+    let sqs = Sqs::with_clock(env, fake_now).unwrap();
+    let c = ctx();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .unwrap();
+    let call = |op: &str, input: Value| {
+        runtime
+            .block_on(sqs.call(&c, op, Request::new(input)))
+            .map(|r| r.output)
+    };
+    let attributes = Value::map().with("MessageRetentionPeriod", "60");
+    let url = call(
+        "CreateQueue",
+        Value::map()
+            .with("QueueName", "timed")
+            .with("Attributes", attributes),
+    )
+    .unwrap();
+    let url = url.str("QueueUrl").unwrap().to_string();
+    let send = |body: &str| {
+        call(
+            "SendMessage",
+            Value::map()
+                .with("QueueUrl", url.as_str())
+                .with("MessageBody", body),
+        )
+        .unwrap()
+    };
+    let receive = || {
+        let out = call(
+            "ReceiveMessage",
+            Value::map()
+                .with("QueueUrl", url.as_str())
+                .with("VisibilityTimeout", 30i64)
+                .with(
+                    "AttributeNames",
+                    vec![Value::from("ApproximateReceiveCount")],
+                ),
+        )
+        .unwrap();
+        out.get("Messages")
+            .and_then(Value::as_list)
+            .map(|l| l.to_vec())
+            .unwrap_or_default()
+    };
+    let sent = send("first");
+    let got = receive();
+    assert_eq!(got[0].str("MessageId"), sent.str("MessageId"));
+    assert!(receive().is_empty());
+    advance(31);
+    let again = receive();
+    assert_eq!(again[0].str("MessageId"), sent.str("MessageId"));
+    let count = again[0]
+        .get("Attributes")
+        .and_then(|a| a.str("ApproximateReceiveCount"));
+    assert_eq!(count, Some("2"));
+    advance(30);
+    assert!(
+        receive().is_empty(),
+        "retention (60s) has expired the message"
+    );
+    let counts = call(
+        "GetQueueAttributes",
+        Value::map()
+            .with("QueueUrl", url.as_str())
+            .with("AttributeNames", vec![Value::from("All")]),
+    )
+    .unwrap();
+    let attrs = counts.get("Attributes").unwrap();
+    assert_eq!(
+        attrs.str("ApproximateNumberOfMessagesNotVisible"),
+        Some("0")
+    );
+    assert_eq!(attrs.str("ApproximateNumberOfMessages"), Some("0"));
+}
