@@ -804,3 +804,49 @@ def test_reserved_words_in_projections_need_placeholders(client):
     out = db.get_item(TableName="tbl", Key={"pk": {"S": "k"}}, ProjectionExpression="#n, #s",
                       ExpressionAttributeNames={"#n": "name", "#s": "status"})
     assert out["Item"] == {"name": {"S": "Ada"}, "status": {"S": "on"}}
+
+
+@pytest.mark.parametrize("params,message", [
+    ({"ExpressionAttributeValues": {":v": {"S": "x"}}},
+     "ExpressionAttributeValues can only be specified when using expressions: ConditionExpression is null"),
+    ({"ExpressionAttributeNames": {"#n": "x"}},
+     "ExpressionAttributeNames can only be specified when using expressions"),
+    ({"ExpressionAttributeNames": {}}, "ExpressionAttributeNames must not be empty"),
+])
+def test_expression_maps_without_expressions_are_rejected(client, params, message):
+    db = ddb(client)
+    make_table(db)
+    with pytest.raises(ClientError) as e:
+        db.put_item(TableName="tbl", Item={"pk": {"S": "a"}}, **params)
+    assert error_of(e) == ("ValidationException", message)
+    assert "Item" not in db.get_item(TableName="tbl", Key={"pk": {"S": "a"}})
+
+
+def test_provisioned_tables_need_throughput_on_every_global_index(client):
+    with pytest.raises(ClientError) as e:
+        ddb(client).create_table(
+            TableName="tbl",
+            AttributeDefinitions=[{"AttributeName": a, "AttributeType": "S"} for a in ("pk", "gpk")],
+            KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+            ProvisionedThroughput={"ReadCapacityUnits": 1, "WriteCapacityUnits": 1},
+            GlobalSecondaryIndexes=[{"IndexName": "by-gpk", "KeySchema": [{"AttributeName": "gpk", "KeyType": "HASH"}],
+                                     "Projection": {"ProjectionType": "ALL"}}])
+    assert error_of(e) == ("ValidationException",
+                           "One or more parameter values were invalid: ProvisionedThroughput is not specified for "
+                           "index: by-gpk")
+
+
+def test_consumed_capacity_with_indexes_counts_global_index_writes(client):
+    db = ddb(client)
+    db.create_table(
+        TableName="tbl",
+        AttributeDefinitions=[{"AttributeName": a, "AttributeType": "S"} for a in ("pk", "gpk")],
+        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+        BillingMode="PAY_PER_REQUEST",
+        GlobalSecondaryIndexes=[{"IndexName": "by-gpk", "KeySchema": [{"AttributeName": "gpk", "KeyType": "HASH"}],
+                                 "Projection": {"ProjectionType": "ALL"}}])
+    out = db.put_item(TableName="tbl", Item={"pk": {"S": "a"}, "gpk": {"S": "g"}}, ReturnConsumedCapacity="INDEXES")
+    assert out["ConsumedCapacity"] == {"TableName": "tbl", "CapacityUnits": 2.0, "Table": {"CapacityUnits": 1.0},
+                                       "GlobalSecondaryIndexes": {"by-gpk": {"CapacityUnits": 1.0}}}
+    out = db.put_item(TableName="tbl", Item={"pk": {"S": "b"}}, ReturnConsumedCapacity="INDEXES")
+    assert out["ConsumedCapacity"] == {"TableName": "tbl", "CapacityUnits": 1.0, "Table": {"CapacityUnits": 1.0}}

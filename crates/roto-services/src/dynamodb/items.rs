@@ -30,17 +30,31 @@ fn refuse_unimplemented(operation: &str, input: &Value, members: &[&str]) -> Aws
     }
 }
 
-/// Refuses expression maps given without any expression to use them.
-fn refuse_orphan_expression_maps(input: &Value, expressions: &[&str]) -> AwsResult<()> {
+/// Checks `ExpressionAttributeNames`/`Values`: never empty, and only beside an expression.
+fn check_expression_maps(input: &Value, expressions: &[&str]) -> AwsResult<()> {
+    const MAPS: [&str; 2] = ["ExpressionAttributeNames", "ExpressionAttributeValues"];
+    for member in MAPS {
+        if input
+            .get(member)
+            .and_then(Value::as_map)
+            .is_some_and(|m| m.is_empty())
+        {
+            return Err(AwsError::validation(format!("{member} must not be empty")));
+        }
+    }
     if expressions.iter().any(|e| input.get(e).is_some()) {
         return Ok(());
     }
-    for member in ["ExpressionAttributeNames", "ExpressionAttributeValues"] {
-        if input.get(member).is_some() {
-            return Err(AwsError::validation(format!(
-                "{member} can only be specified when using expressions"
-            )));
-        }
+    if input.get(MAPS[0]).is_some() {
+        return Err(AwsError::validation(
+            "ExpressionAttributeNames can only be specified when using expressions",
+        ));
+    }
+    if input.get(MAPS[1]).is_some() {
+        return Err(AwsError::validation(format!(
+            "ExpressionAttributeValues can only be specified when using expressions: {} is null",
+            expressions.join(" and ")
+        )));
     }
     Ok(())
 }
@@ -201,7 +215,7 @@ impl DynamoDb {
             input,
             &["ConditionExpression", "Expected", "ConditionalOperator"],
         )?;
-        refuse_orphan_expression_maps(input, &["ConditionExpression"])?;
+        check_expression_maps(input, &["ConditionExpression"])?;
         let want_old = returns_old(input)?;
         let item = Attr::item(input.get("Item").unwrap_or(&Value::map()))?;
         let size = item_size(&item);
@@ -255,7 +269,7 @@ impl DynamoDb {
 
     pub(super) fn get_item(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
         let name = table_name(input)?;
-        refuse_orphan_expression_maps(input, &["ProjectionExpression"])?;
+        check_expression_maps(input, &["ProjectionExpression"])?;
         let key = Attr::item(input.get("Key").unwrap_or(&Value::map()))?;
         let mut names = Names::new(input.get("ExpressionAttributeNames"));
         let paths = selected_paths(input, &mut names)?;
@@ -289,7 +303,7 @@ impl DynamoDb {
             input,
             &["ConditionExpression", "Expected", "ConditionalOperator"],
         )?;
-        refuse_orphan_expression_maps(input, &["ConditionExpression"])?;
+        check_expression_maps(input, &["ConditionExpression"])?;
         let want_old = returns_old(input)?;
         let key = Attr::item(input.get("Key").unwrap_or(&Value::map()))?;
         let (table, old) = self.env.store.transaction(|tx| {

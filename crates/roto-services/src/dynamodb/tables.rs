@@ -378,7 +378,7 @@ fn build_description(ctx: &Context, name: &str, input: &Value) -> AwsResult<Json
             }
             if !on_demand && index_throughput.is_none() {
                 return Err(invalid_parameter(format!(
-                    "ProvisionedThroughput must be specified for index: {index_name}"
+                    "ProvisionedThroughput is not specified for index: {index_name}"
                 )));
             }
             check_throughput(index_throughput)?;
