@@ -9,7 +9,9 @@
 use std::io;
 use std::sync::Arc;
 
-use roto_core::identity::{issue_access_key_id, issue_secret_key, issue_session_token};
+use roto_core::identity::{
+    account_of_access_key, issue_access_key_id, issue_secret_key, issue_session_token,
+};
 use roto_core::timestamp::now_millis;
 use roto_core::{
     AwsError, AwsResult, BoxFuture, Context, Env, Request, Response, Service, ServiceSpec, Value,
@@ -56,19 +58,23 @@ impl Sts {
         Ok(Sts { env })
     }
 
+    /// The identity behind credentials this STS issued; other keys have none, and are
+    /// told apart without touching the store.
     fn session(&self, access_key: &str) -> AwsResult<Option<Identity>> {
+        if !access_key.starts_with("ASIA") || account_of_access_key(access_key).is_none() {
+            return Ok(None);
+        }
         self.env.store.with(|c| {
-            c.query_row(
+            c.prepare_cached(
                 "SELECT account, arn, user_id FROM sts_sessions WHERE access_key = ?1",
-                [access_key],
-                |r| {
-                    Ok(Identity {
-                        account: r.get(0)?,
-                        arn: r.get(1)?,
-                        user_id: r.get(2)?,
-                    })
-                },
-            )
+            )?
+            .query_row([access_key], |r| {
+                Ok(Identity {
+                    account: r.get(0)?,
+                    arn: r.get(1)?,
+                    user_id: r.get(2)?,
+                })
+            })
             .optional()
             .map_err(AwsError::from)
         })
