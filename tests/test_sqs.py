@@ -189,6 +189,21 @@ def test_redrive_policy_is_stored_compacted_and_needs_an_existing_target(sqs):
     assert err["Error"]["Code"] == "InvalidParameterValue"
 
 
+def test_messages_received_max_receive_count_times_move_to_the_dead_letter_queue(sqs):
+    dlq = sqs.create_queue(QueueName="dead")["QueueUrl"]
+    arn = sqs.get_queue_attributes(QueueUrl=dlq, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+    policy = json.dumps({"deadLetterTargetArn": arn, "maxReceiveCount": 2})
+    src = sqs.create_queue(QueueName="src", Attributes={"RedrivePolicy": policy})["QueueUrl"]
+    sent = sqs.send_message(QueueUrl=src, MessageBody="poison")
+    for _ in range(2):
+        assert sqs.receive_message(QueueUrl=src, VisibilityTimeout=0)["Messages"][0]["Body"] == "poison"
+    assert "Messages" not in sqs.receive_message(QueueUrl=src)
+    got = sqs.receive_message(QueueUrl=dlq, MessageSystemAttributeNames=["All"])["Messages"][0]
+    assert got["MessageId"] == sent["MessageId"]
+    assert got["Attributes"]["DeadLetterQueueSourceArn"] == "arn:aws:sqs:us-east-1:000000000000:src"
+    assert got["Attributes"]["ApproximateReceiveCount"] == "1"
+
+
 def test_get_queue_url_of_a_missing_queue_is_queue_does_not_exist(sqs):
     with pytest.raises(sqs.exceptions.QueueDoesNotExist) as info:
         sqs.get_queue_url(QueueName="ghost")

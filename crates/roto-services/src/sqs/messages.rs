@@ -297,12 +297,21 @@ impl Sqs {
         selection: &Selection,
     ) -> AwsResult<(Vec<Value>, Option<EpochMillis>)> {
         let now = self.now();
-        self.env.store.transaction(|tx| {
+        let mut moved = Vec::new();
+        let taken = self.env.store.transaction(|tx| {
             let queue = store::queue_by_id(tx, id)?.ok_or_else(no_such_queue)?;
             store::purge_expired(tx, id, now)?;
             let timeout = visibility.unwrap_or_else(|| queue.int_attribute("VisibilityTimeout"));
+            let dead_letter = dead_letter_target(tx, &queue)?;
             let mut out = Vec::new();
             for mut message in store::visible_messages(tx, id, queue.fifo, now, max)? {
+                if let Some((target, max_receives)) = &dead_letter {
+                    if message.receive_count >= *max_receives {
+                        store::move_to_dead_letter(tx, message.seq, target.id, &queue.arn(), now)?;
+                        moved.push(target.id);
+                        continue;
+                    }
+                }
                 store::mark_received(tx, message.seq, now, now + timeout * 1000)?;
                 message.receive_count += 1;
                 message.first_receive_at.get_or_insert(now);
@@ -311,7 +320,11 @@ impl Sqs {
             }
             let next = store::next_visible_at(tx, id, now)?;
             Ok((out, next))
-        })
+        });
+        for target in moved {
+            self.wake(target);
+        }
+        taken
     }
 
     pub(super) fn delete_message(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
@@ -329,6 +342,28 @@ impl Sqs {
             .with(|c| store::delete_message(c, queue.id, &message_id).map_err(AwsError::from))?;
         Ok(Value::map())
     }
+}
+
+/// The dead-letter queue of `queue` and the receive count that sends messages there, if
+/// its redrive policy names a queue that exists.
+fn dead_letter_target(
+    c: &rusqlite::Connection,
+    queue: &Queue,
+) -> rusqlite::Result<Option<(Queue, i64)>> {
+    let Some(policy) = queue.attributes.get("RedrivePolicy") else {
+        return Ok(None);
+    };
+    let policy: serde_json::Value = serde_json::from_str(policy).unwrap_or_default();
+    let (Some(arn), Some(max)) = (
+        policy["deadLetterTargetArn"].as_str(),
+        policy["maxReceiveCount"].as_i64(),
+    ) else {
+        return Ok(None);
+    };
+    let Some((account, region, name)) = super::queues::parse_queue_arn(arn) else {
+        return Ok(None);
+    };
+    Ok(store::find_queue(c, account, region, name)?.map(|target| (target, max)))
 }
 
 /// Waits until notified or until `wake_at`, whichever comes first.
@@ -349,7 +384,7 @@ fn message_output(message: &StoredMessage, handle: String, selection: &Selection
         attributes::AttributeValue::String(s) => Some(s.clone()),
         attributes::AttributeValue::Binary(_) => None,
     });
-    let values: [(&str, Option<String>); 8] = [
+    let values: [(&str, Option<String>); 9] = [
         ("SenderId", Some(message.sender_id.clone())),
         ("SentTimestamp", Some(message.sent_at.to_string())),
         (
@@ -364,6 +399,10 @@ fn message_output(message: &StoredMessage, handle: String, selection: &Selection
         ("MessageDeduplicationId", message.dedup_id.clone()),
         ("MessageGroupId", message.group_id.clone()),
         ("AWSTraceHeader", trace_header),
+        (
+            "DeadLetterQueueSourceArn",
+            message.dead_letter_source.clone(),
+        ),
     ];
     let mut system_out = Value::map();
     for (name, value) in values {

@@ -12,7 +12,8 @@
 //!
 //! - [`queues`]: queue names, URLs and attributes; CreateQueue, GetQueueUrl,
 //!   GetQueueAttributes, DeleteQueue, ListQueues.
-//! - [`messages`]: SendMessage, ReceiveMessage (with long polling), DeleteMessage.
+//! - [`messages`]: SendMessage, ReceiveMessage (with long polling and dead-letter redrive),
+//!   DeleteMessage.
 //! - [`attributes`]: message attributes, their validation and their MD5 digests.
 //! - [`store`]: the tables, and every query over them.
 

@@ -253,7 +253,7 @@ fn string_map(input: &Value, name: &str) -> BTreeMap<String, String> {
 }
 
 /// The account, region and name in a queue ARN.
-fn parse_queue_arn(arn: &str) -> Option<(&str, &str, &str)> {
+pub fn parse_queue_arn(arn: &str) -> Option<(&str, &str, &str)> {
     match arn.split(':').collect::<Vec<_>>()[..] {
         ["arn", _, "sqs", region, account, name] => Some((account, region, name)),
         _ => None,

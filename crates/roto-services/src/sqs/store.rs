@@ -45,7 +45,8 @@ CREATE TABLE IF NOT EXISTS sqs_messages (
     first_receive_at INTEGER,
     group_id TEXT,
     dedup_id TEXT,
-    sequence_number TEXT
+    sequence_number TEXT,
+    dead_letter_source TEXT
 );
 CREATE INDEX IF NOT EXISTS sqs_messages_visible ON sqs_messages (queue_id, visible_at);
 CREATE INDEX IF NOT EXISTS sqs_messages_id ON sqs_messages (queue_id, message_id);
@@ -255,6 +256,8 @@ pub struct StoredMessage {
     pub dedup_id: Option<String>,
     /// FIFO sequence number.
     pub sequence_number: Option<String>,
+    /// The ARN of the queue a dead-lettered message came from.
+    pub dead_letter_source: Option<String>,
 }
 
 /// A message to insert.
@@ -359,7 +362,8 @@ pub fn remember_dedup(
 }
 
 const MESSAGE_COLUMNS: &str = "seq, message_id, body, attributes, system_attributes, sender_id,
-    sent_at, receive_count, first_receive_at, group_id, dedup_id, sequence_number";
+    sent_at, receive_count, first_receive_at, group_id, dedup_id, sequence_number,
+    dead_letter_source";
 
 fn message_row(row: &Row<'_>) -> rusqlite::Result<StoredMessage> {
     Ok(StoredMessage {
@@ -375,6 +379,7 @@ fn message_row(row: &Row<'_>) -> rusqlite::Result<StoredMessage> {
         group_id: row.get(9)?,
         dedup_id: row.get(10)?,
         sequence_number: row.get(11)?,
+        dead_letter_source: row.get(12)?,
     })
 }
 
@@ -418,6 +423,24 @@ pub fn mark_received(
             first_receive_at = COALESCE(first_receive_at, ?3)
          WHERE seq = ?1",
         params![seq, visible_at, now],
+    )?;
+    Ok(())
+}
+
+/// Moves a message to a dead-letter queue: visible there now, never received there, and
+/// marked with the queue it came from.
+pub fn move_to_dead_letter(
+    c: &Connection,
+    seq: i64,
+    target_queue_id: i64,
+    source_arn: &str,
+    now: EpochMillis,
+) -> rusqlite::Result<()> {
+    c.execute(
+        "UPDATE sqs_messages SET queue_id = ?2, dead_letter_source = ?3, visible_at = ?4,
+            receive_count = 0, first_receive_at = NULL
+         WHERE seq = ?1",
+        params![seq, target_queue_id, source_arn, now],
     )?;
     Ok(())
 }
