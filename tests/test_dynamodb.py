@@ -850,3 +850,55 @@ def test_consumed_capacity_with_indexes_counts_global_index_writes(client):
                                        "GlobalSecondaryIndexes": {"by-gpk": {"CapacityUnits": 1.0}}}
     out = db.put_item(TableName="tbl", Item={"pk": {"S": "b"}}, ReturnConsumedCapacity="INDEXES")
     assert out["ConsumedCapacity"] == {"TableName": "tbl", "CapacityUnits": 1.0, "Table": {"CapacityUnits": 1.0}}
+
+
+def test_key_values_over_the_size_limits_are_rejected(client):
+    db = ddb(client)
+    make_table(db, range_key="sk")
+    db.put_item(TableName="tbl", Item={"pk": {"S": "h" * 2048}, "sk": {"S": "r" * 1024}})
+    with pytest.raises(ClientError) as e:
+        db.put_item(TableName="tbl", Item={"pk": {"S": "h" * 2049}, "sk": {"S": "r"}})
+    assert error_of(e) == ("ValidationException", "One or more parameter values were invalid: Size of hashkey has "
+                                                  "exceeded the maximum size limit of2048 bytes")
+    with pytest.raises(ClientError) as e:
+        db.get_item(TableName="tbl", Key={"pk": {"S": "h"}, "sk": {"S": "r" * 1025}})
+    assert error_of(e) == ("ValidationException", "One or more parameter values were invalid: Aggregated size of "
+                                                  "all range keys has exceeded the size limit of 1024 bytes")
+
+
+def test_items_survive_a_restart_with_a_data_dir(tmp_path):
+    from roto_server import RotoServer
+
+    def connect(s):
+        return boto3.client("dynamodb", endpoint_url=s.endpoint, region_name="us-east-1",
+                            aws_access_key_id="test", aws_secret_access_key="test")
+
+    with RotoServer("--data-dir", str(tmp_path)) as s:
+        db = connect(s)
+        make_table(db)
+        db.put_item(TableName="tbl", Item={"pk": {"S": "a"}, "n": {"N": "1.50"}})
+    with RotoServer("--data-dir", str(tmp_path)) as s:
+        db = connect(s)
+        assert db.get_item(TableName="tbl", Key={"pk": {"S": "a"}})["Item"] == {"pk": {"S": "a"}, "n": {"N": "1.5"}}
+        assert db.describe_table(TableName="tbl")["Table"]["ItemCount"] == 1
+
+
+def test_parallel_writers_lose_no_items(server):
+    from concurrent.futures import ThreadPoolExecutor
+
+    def connect():
+        return boto3.client("dynamodb", endpoint_url=server.endpoint, region_name="us-east-1",
+                            aws_access_key_id="test", aws_secret_access_key="test")
+
+    make_table(connect(), hash_type="N")
+
+    def write(worker):
+        db = connect()
+        for i in range(25):
+            db.put_item(TableName="tbl", Item={"pk": {"N": str(worker * 1000 + i)}})
+
+    with ThreadPoolExecutor(16) as pool:
+        list(pool.map(write, range(16)))
+    db = connect()
+    assert db.describe_table(TableName="tbl")["Table"]["ItemCount"] == 16 * 25
+    assert db.get_item(TableName="tbl", Key={"pk": {"N": "15024"}})["Item"] == {"pk": {"N": "15024"}}

@@ -47,6 +47,27 @@ fn empty_key(name: &str, attr: &Attr) -> AwsError {
     ))
 }
 
+/// The largest partition key value, in bytes.
+const MAX_HASH_KEY: usize = 2048;
+/// The largest sort key value, in bytes.
+const MAX_RANGE_KEY: usize = 1024;
+
+/// Refuses key values over DynamoDB's size limits (in its words, typo included).
+fn check_key_sizes(schema: &KeySchema, item: &Item) -> AwsResult<()> {
+    let size = |attr: &KeyAttr| item.get(&attr.name).map_or(0, Attr::size);
+    if size(&schema.hash) > MAX_HASH_KEY {
+        return Err(AwsError::validation(format!(
+            "One or more parameter values were invalid: Size of hashkey has exceeded the maximum size limit of{MAX_HASH_KEY} bytes"
+        )));
+    }
+    if schema.range.as_ref().map_or(0, size) > MAX_RANGE_KEY {
+        return Err(AwsError::validation(format!(
+            "One or more parameter values were invalid: Aggregated size of all range keys has exceeded the size limit of {MAX_RANGE_KEY} bytes"
+        )));
+    }
+    Ok(())
+}
+
 fn is_empty_scalar(attr: &Attr) -> bool {
     matches!(attr, Attr::S(s) if s.is_empty()) || matches!(attr, Attr::B(b) if b.is_empty())
 }
@@ -108,6 +129,7 @@ impl KeySchema {
                 return Err(empty_key(&attr.name, v));
             }
         }
+        check_key_sizes(self, key)?;
         Ok(self.encoded(key))
     }
 
@@ -132,6 +154,7 @@ impl KeySchema {
                 return Err(empty_key(&attr.name, v));
             }
         }
+        check_key_sizes(self, item)?;
         Ok(self.encoded(item))
     }
 

@@ -501,19 +501,18 @@ fn key_names_of_definitions(definitions: &Value) -> Vec<String> {
 /// Loads a table's record.
 pub fn load_table(conn: &Connection, ctx: &Context, name: &str) -> AwsResult<Option<Table>> {
     let row = conn
-        .query_row(
+        .prepare_cached(
             "SELECT description, created, item_count, size_bytes FROM ddb_tables
              WHERE account = ?1 AND region = ?2 AND name = ?3",
-            rusqlite::params![ctx.account, ctx.region, name],
-            |r| {
-                Ok((
-                    r.get::<_, String>(0)?,
-                    r.get::<_, i64>(1)?,
-                    r.get::<_, i64>(2)?,
-                    r.get::<_, i64>(3)?,
-                ))
-            },
-        )
+        )?
+        .query_row(rusqlite::params![ctx.account, ctx.region, name], |r| {
+            Ok((
+                r.get::<_, String>(0)?,
+                r.get::<_, i64>(1)?,
+                r.get::<_, i64>(2)?,
+                r.get::<_, i64>(3)?,
+            ))
+        })
         .optional()?;
     let Some((description, created, item_count, size_bytes)) = row else {
         return Ok(None);
