@@ -5,14 +5,23 @@
 //! `--durable` adds `synchronous=FULL` and fsyncs every blob before the commit that
 //! references it, so an acknowledged write survives `kill -9` and power loss. Each service
 //! creates its own tables (prefixed with its name) through [`Store::migrate`] and never
-//! touches another's. Blob files are named by random ids, never by user keys.
+//! touches another's. Blob files are named by random ids, never by user keys. Blobs of up
+//! to [`INLINE_LIMIT`] bytes stay in the database (`roto_blobs`), which spares small S3
+//! objects a file create, a rename and a threaded file read; larger ones spill to a file
+//! as soon as they outgrow the limit, so memory stays flat whatever the size.
 
 use std::fs::File;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 
-use rusqlite::{Connection, Transaction, TransactionBehavior};
+use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior};
+
+/// The largest blob kept in the database rather than in a file.
+pub const INLINE_LIMIT: usize = 64 * 1024;
+
+/// The prefix of the ids of blobs kept in the database.
+const INLINE_PREFIX: &str = "i-";
 
 /// How state is kept.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -39,25 +48,49 @@ impl StoreMode {
 /// The database and the blob directory.
 pub struct Store {
     mode: StoreMode,
-    conn: Mutex<Connection>,
+    conn: Arc<Mutex<Connection>>,
     blobs: PathBuf,
     _temp: Option<tempfile::TempDir>,
 }
 
 /// A blob being written; becomes visible under its id once finished.
 pub struct BlobWriter {
-    file: File,
-    tmp_path: PathBuf,
-    final_path: PathBuf,
-    id: String,
+    sink: Sink,
+    conn: Arc<Mutex<Connection>>,
+    dir: PathBuf,
     durable: bool,
     written: u64,
+}
+
+/// Where a blob's bytes go: memory until they pass [`INLINE_LIMIT`], then a file.
+enum Sink {
+    Memory(Vec<u8>),
+    File {
+        file: File,
+        tmp_path: PathBuf,
+        id: String,
+    },
+    Finished,
 }
 
 impl BlobWriter {
     /// Appends bytes.
     pub fn write(&mut self, bytes: &[u8]) -> io::Result<()> {
-        self.file.write_all(bytes)?;
+        if let Sink::Memory(buf) = &mut self.sink {
+            if buf.len() + bytes.len() <= INLINE_LIMIT {
+                buf.extend_from_slice(bytes);
+                self.written += bytes.len() as u64;
+                return Ok(());
+            }
+            let id = random_id();
+            let tmp_path = self.dir.join(format!("{id}.part"));
+            let mut file = File::create(&tmp_path)?;
+            file.write_all(buf)?;
+            self.sink = Sink::File { file, tmp_path, id };
+        }
+        if let Sink::File { file, .. } = &mut self.sink {
+            file.write_all(bytes)?;
+        }
         self.written += bytes.len() as u64;
         Ok(())
     }
@@ -72,28 +105,62 @@ impl BlobWriter {
         self.written == 0
     }
 
-    /// Flushes (and in durable mode fsyncs) the blob and returns its id.
+    /// Whether the blob will be kept in the database (finishing it does no file I/O).
+    pub fn is_inline(&self) -> bool {
+        matches!(self.sink, Sink::Memory(_))
+    }
+
+    /// Stores the blob (in durable mode fsyncing a file before returning) and returns its id.
     pub fn finish(mut self) -> io::Result<String> {
-        self.file.flush()?;
-        if self.durable {
-            self.file.sync_all()?;
-        }
-        std::fs::rename(&self.tmp_path, &self.final_path)?;
-        if self.durable {
-            if let Some(dir) = self.final_path.parent() {
-                File::open(dir)?.sync_all()?;
+        match std::mem::replace(&mut self.sink, Sink::Finished) {
+            Sink::Memory(buf) => {
+                let id = format!("{INLINE_PREFIX}{}", random_id());
+                let conn = self.conn.lock().unwrap_or_else(|p| p.into_inner());
+                conn.prepare_cached("INSERT INTO roto_blobs (id, data) VALUES (?1, ?2)")
+                    .and_then(|mut st| st.execute(rusqlite::params![id, buf]))
+                    .map_err(|e| io::Error::other(e.to_string()))?;
+                Ok(id)
             }
+            Sink::File {
+                mut file,
+                tmp_path,
+                id,
+            } => {
+                let finished = (|| {
+                    file.flush()?;
+                    if self.durable {
+                        file.sync_all()?;
+                    }
+                    std::fs::rename(&tmp_path, self.dir.join(&id))?;
+                    if self.durable {
+                        File::open(&self.dir)?.sync_all()?;
+                    }
+                    Ok(id)
+                })();
+                if finished.is_err() {
+                    let _ = std::fs::remove_file(&tmp_path);
+                }
+                finished
+            }
+            Sink::Finished => Err(io::Error::other("blob already finished")),
         }
-        Ok(std::mem::take(&mut self.id))
     }
 }
 
 impl Drop for BlobWriter {
     fn drop(&mut self) {
-        if !self.id.is_empty() {
-            let _ = std::fs::remove_file(&self.tmp_path);
+        if let Sink::File { tmp_path, .. } = &self.sink {
+            let _ = std::fs::remove_file(tmp_path);
         }
     }
+}
+
+/// A finished blob opened for reading.
+pub enum BlobReader {
+    /// A blob kept in the database.
+    Memory(Vec<u8>),
+    /// A blob file.
+    File(File),
 }
 
 fn random_id() -> String {
@@ -129,11 +196,14 @@ impl Store {
                 (conn, dir.join("blobs"), None)
             }
         };
-        conn.execute_batch("PRAGMA foreign_keys=ON; PRAGMA temp_store=MEMORY;")
-            .map_err(to_io)?;
+        conn.execute_batch(
+            "PRAGMA foreign_keys=ON; PRAGMA temp_store=MEMORY;
+             CREATE TABLE IF NOT EXISTS roto_blobs (id TEXT PRIMARY KEY, data BLOB NOT NULL);",
+        )
+        .map_err(to_io)?;
         Ok(Store {
             mode,
-            conn: Mutex::new(conn),
+            conn: Arc::new(Mutex::new(conn)),
             blobs,
             _temp: temp,
         })
@@ -175,28 +245,45 @@ impl Store {
 
     /// Starts a new blob.
     pub fn create_blob(&self) -> io::Result<BlobWriter> {
-        let id = random_id();
-        let tmp_path = self.blobs.join(format!("{id}.part"));
-        let file = File::create(&tmp_path)?;
         Ok(BlobWriter {
-            file,
-            tmp_path,
-            final_path: self.blobs.join(&id),
-            id,
+            sink: Sink::Memory(Vec::new()),
+            conn: self.conn.clone(),
+            dir: self.blobs.clone(),
             durable: matches!(self.mode, StoreMode::Durable(_)),
             written: 0,
         })
     }
 
-    /// The path of a finished blob.
-    pub fn blob_path(&self, id: &str) -> PathBuf {
+    fn blob_path(&self, id: &str) -> PathBuf {
         self.blobs
             .join(Path::new(id).file_name().unwrap_or_default())
     }
 
+    /// Opens a finished blob, with the connection the caller already holds (so that a
+    /// concurrent replace, which removes the old blob after its commit, cannot remove it
+    /// between the caller's read of the row and this open).
+    pub fn open_blob(&self, conn: &Connection, id: &str) -> io::Result<BlobReader> {
+        if id.starts_with(INLINE_PREFIX) {
+            let data: Option<Vec<u8>> = conn
+                .prepare_cached("SELECT data FROM roto_blobs WHERE id = ?1")
+                .and_then(|mut st| st.query_row([id], |r| r.get(0)).optional())
+                .map_err(|e| io::Error::other(e.to_string()))?;
+            return data
+                .map(BlobReader::Memory)
+                .ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, format!("no blob {id}")));
+        }
+        File::open(self.blob_path(id)).map(BlobReader::File)
+    }
+
     /// Removes a blob; a missing blob is not an error.
     pub fn remove_blob(&self, id: &str) {
-        let _ = std::fs::remove_file(self.blob_path(id));
+        if id.starts_with(INLINE_PREFIX) {
+            let _ = self
+                .lock()
+                .execute("DELETE FROM roto_blobs WHERE id = ?1", [id]);
+        } else {
+            let _ = std::fs::remove_file(self.blob_path(id));
+        }
     }
 
     /// Empties every table and removes every blob (`POST /_roto/reset`).
@@ -245,7 +332,8 @@ mod tests {
                 .migrate("CREATE TABLE IF NOT EXISTS t_kv (k TEXT PRIMARY KEY, v TEXT)")
                 .unwrap();
             let mut blob = store.create_blob().unwrap();
-            blob.write(b"hello").unwrap();
+            blob.write(&vec![7u8; INLINE_LIMIT + 1]).unwrap();
+            assert!(!blob.is_inline());
             let id = blob.finish().unwrap();
             store
                 .transaction(|tx| {
@@ -260,7 +348,48 @@ mod tests {
             .with(|c| c.query_row("SELECT v FROM t_kv WHERE k = 'a'", [], |r| r.get(0)))
             .unwrap();
         assert_eq!(v, id);
-        assert_eq!(std::fs::read(store.blob_path(&id)).unwrap(), b"hello");
+        assert_eq!(read(&store, &id), vec![7u8; INLINE_LIMIT + 1]);
+    }
+
+    fn open(store: &Store, id: &str) -> io::Result<BlobReader> {
+        store
+            .with(|c| Ok::<_, rusqlite::Error>(store.open_blob(c, id)))
+            .unwrap()
+    }
+
+    fn read(store: &Store, id: &str) -> Vec<u8> {
+        match open(store, id).unwrap() {
+            BlobReader::Memory(bytes) => bytes,
+            BlobReader::File(mut f) => {
+                let mut out = Vec::new();
+                std::io::Read::read_to_end(&mut f, &mut out).unwrap();
+                out
+            }
+        }
+    }
+
+    #[test]
+    fn small_blobs_stay_in_the_database_and_large_ones_spill_to_files() {
+        let store = Store::open(StoreMode::Ephemeral).unwrap();
+        let mut small = store.create_blob().unwrap();
+        small.write(&[1u8; 1000]).unwrap();
+        small.write(&[2u8; 1000]).unwrap();
+        assert!(small.is_inline());
+        let small = small.finish().unwrap();
+        let mut large = store.create_blob().unwrap();
+        large.write(&[3u8; INLINE_LIMIT - 10]).unwrap();
+        large.write(&[4u8; 20]).unwrap();
+        assert!(!large.is_inline());
+        let large = large.finish().unwrap();
+        assert_eq!(read(&store, &small).len(), 2000);
+        let bytes = read(&store, &large);
+        assert_eq!(bytes.len(), INLINE_LIMIT + 10);
+        assert_eq!(&bytes[INLINE_LIMIT - 11..INLINE_LIMIT - 9], &[3, 4]);
+        assert_eq!(std::fs::read_dir(&store.blobs).unwrap().count(), 1);
+        store.remove_blob(&small);
+        store.remove_blob(&large);
+        assert!(open(&store, &small).is_err());
+        assert_eq!(std::fs::read_dir(&store.blobs).unwrap().count(), 0);
     }
 
     #[test]
@@ -273,10 +402,11 @@ mod tests {
             .with(|c| c.execute("INSERT INTO t_kv VALUES ('x')", []))
             .unwrap();
         let mut abandoned = store.create_blob().unwrap();
-        abandoned.write(b"partial").unwrap();
+        abandoned.write(&vec![0u8; INLINE_LIMIT * 2]).unwrap();
         drop(abandoned);
+        assert_eq!(std::fs::read_dir(&store.blobs).unwrap().count(), 0);
         let mut kept = store.create_blob().unwrap();
-        kept.write(b"kept").unwrap();
+        kept.write(&vec![0u8; INLINE_LIMIT * 2]).unwrap();
         let id = kept.finish().unwrap();
         assert_eq!(std::fs::read_dir(&store.blobs).unwrap().count(), 1);
         store.reset().unwrap();
@@ -284,7 +414,7 @@ mod tests {
             .with(|c| c.query_row("SELECT count(*) FROM t_kv", [], |r| r.get(0)))
             .unwrap();
         assert_eq!(n, 0);
-        assert!(!store.blob_path(&id).exists());
+        assert!(open(&store, &id).is_err());
     }
 
     #[test]

@@ -221,9 +221,13 @@ pub(crate) async fn receive(
         }
     }
     let size = writer.len();
-    let blob = tokio::task::spawn_blocking(move || writer.finish())
-        .await
-        .map_err(|e| AwsError::internal(format!("blob writer panicked: {e}")))??;
+    let blob = if writer.is_inline() {
+        writer.finish()?
+    } else {
+        tokio::task::spawn_blocking(move || writer.finish())
+            .await
+            .map_err(|e| AwsError::internal(format!("blob writer panicked: {e}")))??
+    };
     Ok(Upload {
         blob,
         size,

@@ -2,7 +2,10 @@
 
 use std::collections::BTreeMap;
 
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
 use roto_chunked::{content_encoding_without_aws_chunked, ChecksumAlgorithm};
+use roto_core::store::BlobReader;
 use roto_core::timestamp::now_millis;
 use roto_core::{AwsError, AwsResult, Request, Response, Value};
 use rusqlite::OptionalExtension;
@@ -156,7 +159,7 @@ impl S3 {
         bucket: &str,
         key: &str,
         open: bool,
-    ) -> AwsResult<(Stored, Option<std::fs::File>)> {
+    ) -> AwsResult<(Stored, Option<BlobReader>)> {
         self.env.store.with(|c| {
             let row = c
                 .prepare_cached(
@@ -190,7 +193,7 @@ impl S3 {
             // Opened under the store lock: a concurrent replace removes the old blob only
             // after its commit, which this lock orders after the open.
             let file = if open {
-                Some(std::fs::File::open(self.env.store.blob_path(&row.blob))?)
+                Some(self.env.store.open_blob(c, &row.blob)?)
             } else {
                 None
             };
@@ -236,7 +239,12 @@ impl S3 {
                 }
             }
         }
-        let body = file.map(|f| FileBody::new(f, u64::try_from(row.size).unwrap_or(0)).boxed());
+        let body = file.map(|blob| match blob {
+            BlobReader::File(f) => FileBody::new(f, u64::try_from(row.size).unwrap_or(0)).boxed(),
+            BlobReader::Memory(bytes) => Full::new(Bytes::from(bytes))
+                .map_err(|never| match never {})
+                .boxed(),
+        });
         Ok(Response { output: out, body })
     }
 
