@@ -902,3 +902,23 @@ def test_parallel_writers_lose_no_items(server):
     db = connect()
     assert db.describe_table(TableName="tbl")["Table"]["ItemCount"] == 16 * 25
     assert db.get_item(TableName="tbl", Key={"pk": {"N": "15024"}})["Item"] == {"pk": {"N": "15024"}}
+
+
+@pytest.mark.parametrize("names,message", [
+    ({"n": "name"}, 'ExpressionAttributeNames contains invalid key: Syntax error; key: "n"'),
+    ({"#": "name"}, 'ExpressionAttributeNames contains invalid key: Syntax error; key: "#"'),
+])
+def test_placeholder_keys_must_be_well_formed(client, names, message):
+    db = ddb(client)
+    make_table(db)
+    with pytest.raises(ClientError) as e:
+        db.get_item(TableName="tbl", Key={"pk": {"S": "k"}}, ProjectionExpression="pk", ExpressionAttributeNames=names)
+    assert error_of(e) == ("ValidationException", message)
+
+
+def test_describe_limits_and_endpoints_answer_with_defaults(client):
+    db = ddb(client)
+    limits = db.describe_limits()
+    assert limits["TableMaxReadCapacityUnits"] == 40000 and limits["AccountMaxWriteCapacityUnits"] == 80000
+    endpoints = db.describe_endpoints()["Endpoints"]
+    assert endpoints == [{"Address": "dynamodb.us-east-1.amazonaws.com", "CachePeriodInMinutes": 1440}]

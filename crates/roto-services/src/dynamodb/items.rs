@@ -32,25 +32,37 @@ fn refuse_unimplemented(operation: &str, input: &Value, members: &[&str]) -> Aws
 
 /// Checks `ExpressionAttributeNames`/`Values`: never empty, and only beside an expression.
 fn check_expression_maps(input: &Value, expressions: &[&str]) -> AwsResult<()> {
-    const MAPS: [&str; 2] = ["ExpressionAttributeNames", "ExpressionAttributeValues"];
-    for member in MAPS {
-        if input
-            .get(member)
-            .and_then(Value::as_map)
-            .is_some_and(|m| m.is_empty())
-        {
+    const MAPS: [(&str, char); 2] = [
+        ("ExpressionAttributeNames", '#'),
+        ("ExpressionAttributeValues", ':'),
+    ];
+    for (member, sigil) in MAPS {
+        let Some(map) = input.get(member).and_then(Value::as_map) else {
+            continue;
+        };
+        if map.is_empty() {
             return Err(AwsError::validation(format!("{member} must not be empty")));
+        }
+        let well_formed = |key: &str| {
+            key.strip_prefix(sigil).is_some_and(|rest| {
+                !rest.is_empty() && rest.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+            })
+        };
+        if let Some(key) = map.keys().find(|k| !well_formed(k)) {
+            return Err(AwsError::validation(format!(
+                "{member} contains invalid key: Syntax error; key: \"{key}\""
+            )));
         }
     }
     if expressions.iter().any(|e| input.get(e).is_some()) {
         return Ok(());
     }
-    if input.get(MAPS[0]).is_some() {
+    if input.get(MAPS[0].0).is_some() {
         return Err(AwsError::validation(
             "ExpressionAttributeNames can only be specified when using expressions",
         ));
     }
-    if input.get(MAPS[1]).is_some() {
+    if input.get(MAPS[1].0).is_some() {
         return Err(AwsError::validation(format!(
             "ExpressionAttributeValues can only be specified when using expressions: {} is null",
             expressions.join(" and ")

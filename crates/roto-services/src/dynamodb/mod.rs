@@ -98,6 +98,8 @@ impl Service for DynamoDb {
                 "TagResource" => self.tag_resource(ctx, input)?,
                 "UntagResource" => self.untag_resource(ctx, input)?,
                 "ListTagsOfResource" => self.list_tags_of_resource(ctx, input)?,
+                "DescribeLimits" => self.describe_limits(),
+                "DescribeEndpoints" => self.describe_endpoints(ctx),
                 other => return Err(AwsError::not_implemented(other)),
             };
             Ok(Response::new(output))

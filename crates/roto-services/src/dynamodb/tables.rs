@@ -640,6 +640,25 @@ impl DynamoDb {
     }
 }
 
+impl DynamoDb {
+    /// DescribeLimits: the default quotas of a new account.
+    pub(super) fn describe_limits(&self) -> Value {
+        Value::map()
+            .with("AccountMaxReadCapacityUnits", 80_000i64)
+            .with("AccountMaxWriteCapacityUnits", 80_000i64)
+            .with("TableMaxReadCapacityUnits", 40_000i64)
+            .with("TableMaxWriteCapacityUnits", 40_000i64)
+    }
+
+    /// DescribeEndpoints: the regional endpoint, as endpoint discovery expects it.
+    pub(super) fn describe_endpoints(&self, ctx: &Context) -> Value {
+        let endpoint = Value::map()
+            .with("Address", format!("dynamodb.{}.amazonaws.com", ctx.region))
+            .with("CachePeriodInMinutes", 1440i64);
+        Value::map().with("Endpoints", Value::List(vec![endpoint]))
+    }
+}
+
 /// The table a tagging `ResourceArn` names in the caller's account and region.
 fn tagged_table(ctx: &Context, input: &Value) -> AwsResult<(String, String)> {
     let arn = input.str("ResourceArn").unwrap_or_default();
