@@ -1,7 +1,7 @@
 //! Attribute values: validated on the way in, exact on the way out, compact in the store.
 //!
 //! The codec hands over each `AttributeValue` as a shaped map with one member (`S`, `N`,
-//! `B`, `SS`, `NS`, `BS`, `M`, `L`, `NULL`, `BOOL`). [`Attr::from_value`] checks it the way
+//! `B`, `SS`, `NS`, `BS`, `M`, `L`, `NULL`, `BOOL`). [`Attr::item`] checks it the way
 //! DynamoDB's front end does (exactly one type, numbers valid, sets non-empty and free of
 //! duplicates, `NULL` true, nesting within 32 levels), numbers normalised. Items are stored
 //! as JSON in the wire's own form, so what is read back is what was written.
@@ -75,11 +75,7 @@ fn has_duplicates<T: PartialEq>(items: &[T]) -> bool {
 }
 
 impl Attr {
-    /// Validates and converts a shaped `AttributeValue`.
-    pub fn from_value(value: &Value) -> AwsResult<Attr> {
-        Attr::from_value_at(value, 0)
-    }
-
+    /// Validates and converts a shaped `AttributeValue` nested `depth` levels deep.
     fn from_value_at(value: &Value, depth: usize) -> AwsResult<Attr> {
         if depth > MAX_DEPTH {
             return Err(invalid("Nesting Levels have exceeded supported limits"));
@@ -322,7 +318,7 @@ mod tests {
     }
 
     fn err(value: Value) -> String {
-        Attr::from_value(&value).unwrap_err().message
+        Attr::from_value_at(&value, 0).unwrap_err().message
     }
 
     #[test]
@@ -343,7 +339,7 @@ mod tests {
             ),
         ]));
         assert_eq!(Attr::from_json(&nested.to_json()), Some(nested.clone()));
-        assert_eq!(Attr::from_value(&nested.to_value()), Ok(nested));
+        assert_eq!(Attr::from_value_at(&nested.to_value(), 0), Ok(nested));
     }
 
     #[test]

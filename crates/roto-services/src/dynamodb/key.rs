@@ -195,13 +195,6 @@ impl KeySchema {
             self.range.as_ref().map(bytes).unwrap_or_default(),
         )
     }
-
-    /// The key attributes of an item (for `ReturnValues` on keys-only paths).
-    pub fn key_of(&self, item: &Item) -> Item {
-        self.attrs()
-            .filter_map(|a| item.get(&a.name).map(|v| (a.name.clone(), v.clone())))
-            .collect()
-    }
 }
 
 #[cfg(test)]

@@ -17,12 +17,12 @@ use roto_core::{
     AwsError, AwsResult, BoxFuture, Context, Env, Request, Response, Service, ServiceSpec,
 };
 
-pub mod attr;
-pub mod items;
-pub mod key;
-pub mod number;
-pub mod projection;
-pub mod tables;
+mod attr;
+mod items;
+mod key;
+mod number;
+mod projection;
+mod tables;
 
 static SPEC: ServiceSpec = ServiceSpec {
     name: "dynamodb",
