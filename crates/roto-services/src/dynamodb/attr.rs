@@ -54,7 +54,7 @@ fn b64(bytes: &[u8]) -> String {
 }
 
 fn number(text: &str) -> AwsResult<Number> {
-    Number::parse(text).map_err(|e| invalid(e.message()))
+    Number::parse(text).map_err(|e| invalid(e.message(text)))
 }
 
 fn set_members<'v>(value: &'v Value, kind: &str) -> AwsResult<&'v [Value]> {
@@ -67,11 +67,25 @@ fn set_members<'v>(value: &'v Value, kind: &str) -> AwsResult<&'v [Value]> {
     Ok(members)
 }
 
-fn has_duplicates<T: PartialEq>(items: &[T]) -> bool {
-    items
-        .iter()
-        .enumerate()
-        .any(|(i, a)| items[..i].iter().any(|b| a == b))
+/// The members DynamoDB shows for a set with a repeat: those seen so far in sorted order,
+/// then the repeat, then the rest as sent; `None` if there is no repeat.
+fn duplicate_listing<T: Ord + Clone>(items: &[T]) -> Option<Vec<T>> {
+    let mut seen = std::collections::BTreeSet::new();
+    let repeat = items.iter().position(|item| !seen.insert(item.clone()))?;
+    let mut out: Vec<T> = seen.into_iter().collect();
+    out.extend_from_slice(&items[repeat..]);
+    Some(out)
+}
+
+fn duplicates(listing: &[String], separator: &str, suffix: &str) -> AwsError {
+    invalid(format!(
+        "One or more parameter values were invalid: Input collection [{}]{suffix} contains duplicates.",
+        listing.join(separator)
+    ))
+}
+
+fn quoted(text: &str) -> String {
+    Json::String(text.to_string()).to_string()
 }
 
 impl Attr {
@@ -105,11 +119,9 @@ impl Attr {
                     .iter()
                     .map(|v| v.as_str().unwrap_or_default().to_string())
                     .collect();
-                if has_duplicates(&items) {
-                    return Err(invalid(format!(
-                        "One or more parameter values were invalid: Input collection [{}] contains duplicates.",
-                        items.join(", ")
-                    )));
+                if let Some(listing) = duplicate_listing(&items) {
+                    let shown: Vec<String> = listing.iter().map(|s| quoted(s)).collect();
+                    return Err(duplicates(&shown, ", ", ""));
                 }
                 Attr::Ss(items)
             }
@@ -118,22 +130,28 @@ impl Attr {
                     .iter()
                     .map(|v| number(v.as_str().unwrap_or_default()))
                     .collect::<AwsResult<Vec<Number>>>()?;
-                if has_duplicates(&items) {
-                    return Err(invalid("Input collection contains duplicates"));
+                let keys: Vec<Vec<u8>> = items.iter().map(Number::key_bytes).collect();
+                if duplicate_listing(&keys).is_some() {
+                    return Err(invalid(
+                        "One or more parameter values were invalid: Input collection contains duplicates.",
+                    ));
                 }
                 Attr::Ns(items)
             }
             "BS" => {
-                let items: Vec<Vec<u8>> = set_members(inner, "binary")?
+                let members = inner.as_list().unwrap_or_default();
+                if members.is_empty() {
+                    return Err(invalid(
+                        "One or more parameter values were invalid: Binary sets should not be empty",
+                    ));
+                }
+                let items: Vec<Vec<u8>> = members
                     .iter()
                     .map(|v| v.as_blob().unwrap_or_default().to_vec())
                     .collect();
-                if has_duplicates(&items) {
-                    let shown: Vec<String> = items.iter().map(|b| b64(b)).collect();
-                    return Err(invalid(format!(
-                        "One or more parameter values were invalid: Input collection [{}]of type BS contains duplicates.",
-                        shown.join(", ")
-                    )));
+                if let Some(listing) = duplicate_listing(&items) {
+                    let shown: Vec<String> = listing.iter().map(|b| quoted(&b64(b))).collect();
+                    return Err(duplicates(&shown, ",", "of type BS"));
                 }
                 Attr::Bs(items)
             }
@@ -348,19 +366,28 @@ mod tests {
         assert!(err(Value::map().with("S", "a").with("N", "1")).contains("more than one datatypes"));
         assert_eq!(
             err(av("N", "x")),
-            "A value provided cannot be converted into a number"
+            "The parameter cannot be converted to a numeric value: x"
         );
         assert_eq!(
             err(av("SS", Value::List(vec![]))),
             "One or more parameter values were invalid: An string set  may not be empty"
         );
         assert_eq!(
-            err(av("SS", Value::List(vec!["a".into(), "a".into()]))),
-            "One or more parameter values were invalid: Input collection [a, a] contains duplicates."
+            err(av("SS", Value::List(vec!["b".into(), "a".into(), "b".into()]))),
+            "One or more parameter values were invalid: Input collection [\"a\", \"b\", \"b\"] contains duplicates."
+        );
+        let blobs = vec![
+            Value::Blob(vec![0xff]),
+            Value::Blob(vec![0]),
+            Value::Blob(vec![0]),
+        ];
+        assert_eq!(
+            err(av("BS", Value::List(blobs))),
+            "One or more parameter values were invalid: Input collection [\"AA==\",\"/w==\",\"AA==\"]of type BS contains duplicates."
         );
         assert_eq!(
             err(av("NS", Value::List(vec!["1".into(), "1.0".into()]))),
-            "Input collection contains duplicates"
+            "One or more parameter values were invalid: Input collection contains duplicates."
         );
         assert!(err(av("NULL", false))
             .contains("Null attribute value types must have the value of true"));

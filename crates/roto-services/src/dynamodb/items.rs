@@ -63,12 +63,22 @@ fn check_expression_maps(input: &Value, expressions: &[&str]) -> AwsResult<()> {
         ));
     }
     if input.get(MAPS[1].0).is_some() {
-        return Err(AwsError::validation(format!(
-            "ExpressionAttributeValues can only be specified when using expressions: {} is null",
-            expressions.join(" and ")
-        )));
+        return Err(AwsError::validation(
+            "ExpressionAttributeValues can only be specified when using expressions",
+        ));
     }
     Ok(())
+}
+
+/// Puts a request-validation error inside the `1 validation error detected: ` envelope,
+/// as the write operations (PutItem, DeleteItem) report them; GetItem reports them bare.
+fn enveloped<T>(result: AwsResult<T>) -> AwsResult<T> {
+    result.map_err(|mut e| {
+        if e.code == "ValidationException" {
+            e.message = format!("1 validation error detected: {}", e.message);
+        }
+        e
+    })
 }
 
 /// `ReturnValues` for PutItem and DeleteItem: whether to return the old item.
@@ -227,9 +237,14 @@ impl DynamoDb {
             input,
             &["ConditionExpression", "Expected", "ConditionalOperator"],
         )?;
-        check_expression_maps(input, &["ConditionExpression"])?;
-        let want_old = returns_old(input)?;
-        let item = Attr::item(input.get("Item").unwrap_or(&Value::map()))?;
+        let (want_old, item) = enveloped(
+            check_expression_maps(input, &["ConditionExpression"]).and_then(|()| {
+                Ok((
+                    returns_old(input)?,
+                    Attr::item(input.get("Item").unwrap_or(&Value::map()))?,
+                ))
+            }),
+        )?;
         let size = item_size(&item);
         let (table, old) = self.env.store.transaction(|tx| {
             let table = not_found_unless(load_table(tx, ctx, &name)?)?;
@@ -315,9 +330,14 @@ impl DynamoDb {
             input,
             &["ConditionExpression", "Expected", "ConditionalOperator"],
         )?;
-        check_expression_maps(input, &["ConditionExpression"])?;
-        let want_old = returns_old(input)?;
-        let key = Attr::item(input.get("Key").unwrap_or(&Value::map()))?;
+        let (want_old, key) = enveloped(
+            check_expression_maps(input, &["ConditionExpression"]).and_then(|()| {
+                Ok((
+                    returns_old(input)?,
+                    Attr::item(input.get("Key").unwrap_or(&Value::map()))?,
+                ))
+            }),
+        )?;
         let (table, old) = self.env.store.transaction(|tx| {
             let table = not_found_unless(load_table(tx, ctx, &name)?)?;
             let encoded = table.schema.encode_key(&key)?;

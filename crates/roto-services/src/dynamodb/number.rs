@@ -30,10 +30,19 @@ pub enum NumberError {
 }
 
 impl NumberError {
-    /// The `ValidationException` message DynamoDB returns.
-    pub fn message(self) -> &'static str {
+    /// The `ValidationException` message DynamoDB returns for `text`.
+    pub fn message(self, text: &str) -> String {
         match self {
-            NumberError::NotANumber => "A value provided cannot be converted into a number",
+            NumberError::NotANumber => {
+                format!("The parameter cannot be converted to a numeric value: {text}")
+            }
+            other => other.limit_message().to_string(),
+        }
+    }
+
+    fn limit_message(self) -> &'static str {
+        match self {
+            NumberError::NotANumber => "",
             NumberError::Overflow => {
                 "Number overflow. Attempting to store a number with magnitude larger than supported range"
             }
