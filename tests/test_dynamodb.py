@@ -573,10 +573,17 @@ def test_invalid_return_values_enum_is_a_model_validation_error(client):
 def test_item_size_limit_is_400_kb(client):
     db = ddb(client)
     make_table(db)
-    db.put_item(TableName="tbl", Item={"pk": {"S": "a"}, "v": {"S": "x" * (400 * 1024 - 10)}})
+    # pk (2) + "a" (1) + v (1) + the padding: exactly 409,600 bytes is accepted, one more refused.
+    db.put_item(TableName="tbl", Item={"pk": {"S": "a"}, "v": {"S": "x" * (409600 - 4)}})
     with pytest.raises(ClientError) as e:
-        db.put_item(TableName="tbl", Item={"pk": {"S": "a"}, "v": {"S": "x" * (400 * 1024)}})
+        db.put_item(TableName="tbl", Item={"pk": {"S": "a"}, "v": {"S": "x" * (409600 - 3)}})
     assert error_of(e) == ("ValidationException", "Item size has exceeded the maximum allowed size")
+    # A number costs 1 + half its digits on each side of the point (rounded up): 3.14159 is 5.
+    padding = 409600 - 4 - 1 - 5
+    db.put_item(TableName="tbl", Item={"pk": {"S": "a"}, "n": {"N": "3.14159"}, "v": {"S": "x" * padding}})
+    with pytest.raises(ClientError) as e:
+        db.put_item(TableName="tbl", Item={"pk": {"S": "a"}, "n": {"N": "3.14159"}, "v": {"S": "x" * (padding + 1)}})
+    assert error_of(e)[1] == "Item size has exceeded the maximum allowed size"
 
 
 def test_item_count_and_size_track_writes(client):

@@ -277,13 +277,12 @@ impl Attr {
 
     /// The size DynamoDB bills for this value (without its name).
     pub fn size(&self) -> usize {
-        let number = |n: &Number| n.significant_digits().div_ceil(2) + 1;
         match self {
             Attr::S(s) => s.len(),
-            Attr::N(n) => number(n),
+            Attr::N(n) => n.size(),
             Attr::B(b) => b.len(),
             Attr::Ss(items) => items.iter().map(String::len).sum(),
-            Attr::Ns(items) => items.iter().map(number).sum(),
+            Attr::Ns(items) => items.iter().map(Number::size).sum(),
             Attr::Bs(items) => items.iter().map(Vec::len).sum(),
             Attr::M(m) => 3 + m.iter().map(|(k, v)| k.len() + v.size() + 1).sum::<usize>(),
             Attr::L(items) => 3 + items.iter().map(|v| v.size() + 1).sum::<usize>(),
@@ -402,6 +401,7 @@ mod tests {
     fn sizes_follow_dynamodb_accounting() {
         assert_eq!(Attr::S("abc".into()).size(), 3);
         assert_eq!(Attr::N(Number::parse("12345").unwrap()).size(), 4);
+        assert_eq!(Attr::N(Number::parse("3.14159").unwrap()).size(), 5);
         assert_eq!(Attr::Bool(true).size(), 1);
         assert_eq!(Attr::L(vec![Attr::Null, Attr::Null]).size(), 3 + 2 * 2);
         let item = Item::from([("pk".to_string(), Attr::S("abc".into()))]);

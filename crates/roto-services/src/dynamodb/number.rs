@@ -153,9 +153,13 @@ impl Number {
         }
     }
 
-    /// The number of significant digits (for item size accounting).
-    pub fn significant_digits(&self) -> usize {
-        self.digits.len()
+    /// The bytes DynamoDB bills for this number: 1, plus half the significant digits on
+    /// each side of the decimal point (each half rounded up), plus 1 if negative.
+    pub fn size(&self) -> usize {
+        let integer =
+            usize::try_from(self.exponent.clamp(0, self.digits.len() as i64)).unwrap_or_default();
+        let fraction = self.digits.len() - integer;
+        1 + integer.div_ceil(2) + fraction.div_ceil(2) + usize::from(self.negative)
     }
 
     /// An order-preserving encoding: comparing encodings bytewise compares the numbers.
@@ -259,6 +263,19 @@ mod tests {
         assert_eq!(Number::parse(&"1".repeat(39)), Err(NumberError::TooPrecise));
         // Trailing zeros are not significant.
         assert!(Number::parse(&format!("{digits38}000")).is_ok());
+    }
+
+    #[test]
+    fn sizes_count_digit_pairs_on_each_side_of_the_point() {
+        let size = |t: &str| Number::parse(t).unwrap().size();
+        assert_eq!(size("0"), 1);
+        assert_eq!(size("1"), 2);
+        assert_eq!(size("1E125"), 2);
+        assert_eq!(size("123456"), 4);
+        assert_eq!(size("3.14159"), 5);
+        assert_eq!(size("0042.1200"), 3);
+        assert_eq!(size("-1"), 3);
+        assert_eq!(size("0.001"), 2);
     }
 
     #[test]
