@@ -943,3 +943,23 @@ def test_describe_limits_and_endpoints_answer_with_defaults(client):
     assert limits["TableMaxReadCapacityUnits"] == 40000 and limits["AccountMaxWriteCapacityUnits"] == 80000
     endpoints = db.describe_endpoints()["Endpoints"]
     assert endpoints == [{"Address": "dynamodb.us-east-1.amazonaws.com", "CachePeriodInMinutes": 1440}]
+
+
+def test_documents_nest_at_most_32_levels(client):
+    def deep(levels):
+        value = {"S": "leaf"}
+        for _ in range(levels):
+            value = {"M": {"n": value}}
+        return value
+
+    db = ddb(client)
+    make_table(db)
+    db.put_item(TableName="tbl", Item={"pk": {"S": "ok"}, "d": deep(31)})
+    got = db.get_item(TableName="tbl", Key={"pk": {"S": "ok"}})["Item"]["d"]
+    assert got == deep(31)
+    with pytest.raises(ClientError) as e:
+        db.put_item(TableName="tbl", Item={"pk": {"S": "deep"}, "d": deep(32)})
+    code, message = error_of(e)
+    assert code == "ValidationException"
+    assert "Nesting Levels have exceeded supported limits: Attributes in the item have nested levels beyond " \
+           "supported limit" in message

@@ -91,8 +91,11 @@ fn quoted(text: &str) -> String {
 impl Attr {
     /// Validates and converts a shaped `AttributeValue` nested `depth` levels deep.
     fn from_value_at(value: &Value, depth: usize) -> AwsResult<Attr> {
-        if depth > MAX_DEPTH {
-            return Err(invalid("Nesting Levels have exceeded supported limits"));
+        // The attribute itself is level 1.
+        if depth >= MAX_DEPTH {
+            return Err(invalid(
+                "Nesting Levels have exceeded supported limits: Attributes in the item have nested levels beyond supported limit",
+            ));
         }
         let members = value.as_map().map(|m| m.len()).unwrap_or_default();
         if members == 0 {
@@ -394,7 +397,7 @@ mod tests {
         for _ in 0..40 {
             deep = av("L", Value::List(vec![deep]));
         }
-        assert_eq!(err(deep), "Nesting Levels have exceeded supported limits");
+        assert!(err(deep).starts_with("Nesting Levels have exceeded supported limits"));
     }
 
     #[test]
