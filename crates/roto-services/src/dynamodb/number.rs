@@ -106,8 +106,11 @@ impl Number {
             }
             let start = i;
             while let Some(&b @ b'0'..=b'9') = bytes.get(i) {
-                // Saturate: anything this large is an overflow or underflow anyway.
-                exponent = (exponent * 10 + i64::from(b - b'0')).min(1_000_000_000);
+                // An exponent past a 64-bit integer is not a number to DynamoDB.
+                exponent = exponent
+                    .checked_mul(10)
+                    .and_then(|e| e.checked_add(i64::from(b - b'0')))
+                    .ok_or(NumberError::NotANumber)?;
                 i += 1;
             }
             if i == start {
@@ -125,15 +128,19 @@ impl Number {
         while digits.last() == Some(&0) {
             digits.pop();
         }
-        if digits.is_empty() {
-            return Ok(Number::zero());
-        }
-        let exponent = integer_len - leading as i64 + exponent;
+        // Zero is range-checked by the exponent it is written with (`0e126` overflows).
+        let unstripped = if digits.is_empty() { 0 } else { leading as i64 };
+        let exponent = i128::from(integer_len) - i128::from(unstripped) + i128::from(exponent);
+        let exponent =
+            i64::try_from(exponent).unwrap_or(if exponent > 0 { i64::MAX } else { i64::MIN });
         if exponent > MAX_EXPONENT {
             return Err(NumberError::Overflow);
         }
         if exponent < MIN_EXPONENT {
             return Err(NumberError::Underflow);
+        }
+        if digits.is_empty() {
+            return Ok(Number::zero());
         }
         if digits.len() > MAX_DIGITS {
             return Err(NumberError::TooPrecise);
@@ -257,7 +264,15 @@ mod tests {
         assert_eq!(Number::parse("-1E+126"), Err(NumberError::Overflow));
         assert_eq!(Number::parse("1E-131"), Err(NumberError::Underflow));
         assert_eq!(Number::parse("9E-131"), Err(NumberError::Underflow));
-        assert_eq!(Number::parse("0E+999999999999"), Ok(Number::zero()));
+        assert_eq!(Number::parse("0e125"), Ok(Number::zero()));
+        assert_eq!(Number::parse("0e126"), Err(NumberError::Overflow));
+        assert_eq!(Number::parse("0e-131"), Err(NumberError::Underflow));
+        assert_eq!(Number::parse("1e99999999999"), Err(NumberError::Overflow));
+        assert_eq!(Number::parse("1e-99999999999"), Err(NumberError::Underflow));
+        assert_eq!(
+            Number::parse("1e9223372036854775808"),
+            Err(NumberError::NotANumber)
+        );
         let digits38 = "1".repeat(38);
         assert!(Number::parse(&digits38).is_ok());
         assert_eq!(Number::parse(&"1".repeat(39)), Err(NumberError::TooPrecise));
