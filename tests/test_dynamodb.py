@@ -966,3 +966,13 @@ def test_documents_nest_at_most_32_levels(client):
     assert code == "ValidationException"
     assert "Nesting Levels have exceeded supported limits: Attributes in the item have nested levels beyond " \
            "supported limit" in message
+
+
+def test_a_disabled_stream_takes_no_view_type(client):
+    with pytest.raises(ClientError) as e:
+        make_table(ddb(client), StreamSpecification={"StreamEnabled": False, "StreamViewType": "NEW_IMAGE"})
+    assert error_of(e) == ("ValidationException",
+                           "One or more parameter values were invalid: Table is being created with a stream "
+                           "disabled, UpdateViewType should not be specified")
+    desc = make_table(ddb(client), StreamSpecification={"StreamEnabled": False})
+    assert "StreamSpecification" not in desc and "LatestStreamArn" not in desc

@@ -442,6 +442,11 @@ fn build_description(ctx: &Context, name: &str, input: &Value) -> AwsResult<Json
         description.insert("GlobalSecondaryIndexes".into(), Json::Array(gsi_out));
     }
     if let Some(stream) = input.get("StreamSpecification") {
+        if stream.bool("StreamEnabled") != Some(true) && stream.get("StreamViewType").is_some() {
+            return Err(invalid_parameter(
+                "Table is being created with a stream disabled, UpdateViewType should not be specified",
+            ));
+        }
         if stream.bool("StreamEnabled") == Some(true) {
             let label = timestamp::format(now_millis(), TimestampFormat::Iso8601)
                 .trim_end_matches('Z')
