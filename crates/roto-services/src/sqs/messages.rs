@@ -122,6 +122,14 @@ impl Selection {
 impl Sqs {
     pub(super) fn send_message(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
         let queue = self.queue_of(ctx, input)?;
+        let sent = self.enqueue(&queue, &ctx.account, input)?;
+        self.wake(queue.id);
+        Ok(sent)
+    }
+
+    /// Validates and stores one message (a SendMessage input, a batch entry, or a delivery
+    /// from another service) without waking receivers; returns the SendMessage output.
+    pub(super) fn enqueue(&self, queue: &Queue, sender: &str, input: &Value) -> AwsResult<Value> {
         let body = match input.str("MessageBody") {
             Some(b) if !b.is_empty() => b,
             _ => return Err(missing("MessageBody")),
@@ -181,14 +189,14 @@ impl Sqs {
             ));
         }
         let now = self.now();
-        let (message_id, sequence_number, fresh) = self.env.store.transaction(|tx| {
+        let (message_id, sequence_number) = self.env.store.transaction(|tx| {
             let scope = match (queue.attributes.get("DeduplicationScope"), group_id) {
                 (Some(s), Some(g)) if s == "messageGroup" => g,
                 _ => "",
             };
             if let Some(d) = dedup_id.as_deref().filter(|_| queue.fifo) {
                 if let Some((id, seq)) = store::find_duplicate(tx, queue.id, scope, d, now)? {
-                    return Ok::<_, AwsError>((id, Some(seq), false));
+                    return Ok::<_, AwsError>((id, Some(seq)));
                 }
             }
             let message_id = new_request_id();
@@ -205,7 +213,7 @@ impl Sqs {
                     body,
                     attributes: &attributes::to_json(&user),
                     system_attributes: &attributes::to_json(&system),
-                    sender_id: &ctx.account,
+                    sender_id: sender,
                     sent_at: now,
                     visible_at: now + delay * 1000,
                     expires_at: now + queue.int_attribute("MessageRetentionPeriod") * 1000,
@@ -224,11 +232,8 @@ impl Sqs {
                     now + DEDUP_WINDOW_MS,
                 )?;
             }
-            Ok((message_id, sequence_number, true))
+            Ok((message_id, sequence_number))
         })?;
-        if fresh {
-            self.wake(queue.id);
-        }
         Ok(Value::map()
             .with("MessageId", message_id)
             .with("MD5OfMessageBody", md5_hex(body.as_bytes()))
@@ -263,6 +268,16 @@ impl Sqs {
         )?
         .unwrap_or_else(|| queue.int_attribute("ReceiveMessageWaitTimeSeconds"));
         let selection = Selection::of(input);
+        let attempt = match input.str("ReceiveRequestAttemptId") {
+            Some(a) => {
+                check_fifo_id("ReceiveRequestAttemptId", a)?;
+                Some(a).filter(|_| queue.fifo)
+            }
+            None => None,
+        };
+        if let Some(previous) = attempt.and_then(|a| self.attempt(queue.id, a)) {
+            return Ok(Value::map().with("Messages", previous));
+        }
         let deadline =
             tokio::time::Instant::now() + Duration::from_secs(u64::try_from(wait).unwrap_or(0));
         let notify = self.waiter(queue.id);
@@ -276,6 +291,9 @@ impl Sqs {
             if !messages.is_empty() || now >= deadline {
                 let mut out = Value::map();
                 if !messages.is_empty() {
+                    if let Some(a) = attempt {
+                        self.remember_attempt(queue.id, a, &messages);
+                    }
                     out.insert("Messages", messages);
                 }
                 return Ok(out);
@@ -329,19 +347,80 @@ impl Sqs {
 
     pub(super) fn delete_message(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
         let queue = self.queue_of(ctx, input)?;
-        let handle = required(input, "ReceiptHandle")?;
-        let message_id = message_id_of_handle(handle).ok_or_else(|| {
-            AwsError::new(
-                "ReceiptHandleIsInvalid",
-                format!("The input receipt handle \"{handle}\" is not a valid receipt handle."),
-            )
-            .with_status(400)
-        })?;
-        self.env
-            .store
-            .with(|c| store::delete_message(c, queue.id, &message_id).map_err(AwsError::from))?;
+        self.delete_one(&queue, input)?;
         Ok(Value::map())
     }
+
+    /// Deletes the message a `ReceiptHandle` member names (DeleteMessage or a batch entry).
+    pub(super) fn delete_one(&self, queue: &Queue, entry: &Value) -> AwsResult<()> {
+        let message_id = handle_message_id(required(entry, "ReceiptHandle")?)?;
+        self.forget_attempts(queue.id);
+        self.env
+            .store
+            .with(|c| store::delete_message(c, queue.id, &message_id).map_err(AwsError::from))
+    }
+
+    pub(super) fn change_message_visibility(
+        &self,
+        ctx: &Context,
+        input: &Value,
+    ) -> AwsResult<Value> {
+        let queue = self.queue_of(ctx, input)?;
+        self.change_visibility(&queue, input)?;
+        Ok(Value::map())
+    }
+
+    /// Gives an in-flight message a new visibility timeout from now (ChangeMessageVisibility
+    /// or a batch entry).
+    pub(super) fn change_visibility(&self, queue: &Queue, entry: &Value) -> AwsResult<()> {
+        let handle = required(entry, "ReceiptHandle")?;
+        let message_id = handle_message_id(handle)?;
+        let timeout = int_in(
+            entry,
+            "VisibilityTimeout",
+            0,
+            43_200,
+            "Must be >= 0 and <= 43200, if provided.",
+        )?
+        .ok_or_else(|| missing("VisibilityTimeout"))?;
+        let now = self.now();
+        self.forget_attempts(queue.id);
+        self.env.store.transaction(|tx| {
+            match store::message_state(tx, queue.id, &message_id)? {
+                None => Err(invalid_value(
+                    "ReceiptHandle",
+                    handle,
+                    "Message does not exist or is not available for visibility timeout change.",
+                )),
+                Some((visible_at, receives)) if visible_at <= now || receives == 0 => {
+                    Err(AwsError::new(
+                        "MessageNotInflight",
+                        "The message referred to is not in flight.",
+                    )
+                    .with_status(400))
+                }
+                Some(_) => {
+                    store::set_visible_at(tx, queue.id, &message_id, now + timeout * 1000)?;
+                    Ok(())
+                }
+            }
+        })?;
+        if timeout == 0 {
+            self.wake(queue.id);
+        }
+        Ok(())
+    }
+}
+
+/// The message id in a receipt handle, else `ReceiptHandleIsInvalid`.
+fn handle_message_id(handle: &str) -> AwsResult<String> {
+    message_id_of_handle(handle).ok_or_else(|| {
+        AwsError::new(
+            "ReceiptHandleIsInvalid",
+            format!("The input receipt handle \"{handle}\" is not a valid receipt handle."),
+        )
+        .with_status(400)
+    })
 }
 
 /// The dead-letter queue of `queue` and the receive count that sends messages there, if

@@ -11,14 +11,22 @@
 //! generic `ValidationException`.
 //!
 //! - [`queues`]: queue names, URLs and attributes; CreateQueue, GetQueueUrl,
-//!   GetQueueAttributes, DeleteQueue, ListQueues.
-//! - [`messages`]: SendMessage, ReceiveMessage (with long polling and dead-letter redrive),
-//!   DeleteMessage.
+//!   Get/SetQueueAttributes, DeleteQueue, ListQueues, PurgeQueue.
+//! - [`messages`]: SendMessage, ReceiveMessage (with long polling, dead-letter redrive and
+//!   `ReceiveRequestAttemptId`), DeleteMessage, ChangeMessageVisibility.
+//! - [`batch`]: SendMessageBatch, DeleteMessageBatch, ChangeMessageVisibilityBatch and the
+//!   checks every batch shares.
+//! - [`moves`]: dead-letter sources, message move tasks (redrive out of a dead-letter
+//!   queue) and deliveries from other services through the event bus.
+//! - [`policy`]: tags, and AddPermission/RemovePermission kept in the queue's `Policy`.
 //! - [`attributes`]: message attributes, their validation and their MD5 digests.
 //! - [`store`]: the tables, and every query over them.
 
 mod attributes;
+mod batch;
 mod messages;
+mod moves;
+mod policy;
 mod queues;
 mod store;
 
@@ -26,6 +34,7 @@ use std::collections::HashMap;
 use std::io;
 use std::sync::{Arc, Mutex};
 
+use roto_core::events::Event;
 use roto_core::timestamp::now_millis;
 use roto_core::value::EpochMillis;
 use roto_core::{
@@ -44,12 +53,32 @@ static SPEC: ServiceSpec = ServiceSpec {
     validate_input: false,
 };
 
+/// How long a FIFO receive's `ReceiveRequestAttemptId` answers with the same messages.
+const ATTEMPT_WINDOW_MS: EpochMillis = 5 * 60 * 1000;
+
+/// FIFO receives by (queue id, attempt id): when they happened and what they returned.
+type Attempts = HashMap<(i64, String), (EpochMillis, Vec<Value>)>;
+
+/// Deletion times by (account, region, queue name).
+type Deleted = HashMap<(String, String, String), EpochMillis>;
+
 /// SQS.
 pub struct Sqs {
     env: Arc<Env>,
     clock: fn() -> EpochMillis,
     /// One wake-up per queue (by row id) for long-polling receivers.
     waiters: Mutex<HashMap<i64, Arc<Notify>>>,
+    /// Recent FIFO receives that named a `ReceiveRequestAttemptId`.
+    attempts: Mutex<Attempts>,
+    /// The last PurgeQueue of each queue (by row id).
+    purges: Mutex<HashMap<i64, EpochMillis>>,
+    /// Recent deletions, when recently deleted names are held back.
+    deleted: Option<Mutex<Deleted>>,
+}
+
+/// Locks a mutex, surviving a poisoned one (its maps stay consistent after any panic).
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 impl Sqs {
@@ -63,10 +92,15 @@ impl Sqs {
         env.store
             .migrate(store::SCHEMA)
             .map_err(|e| io::Error::other(e.to_string()))?;
+        let hold_deleted = std::env::var("ROTO_SQS_DELAY_RECENTLY_DELETED")
+            .is_ok_and(|v| matches!(v.as_str(), "1" | "true"));
         Ok(Sqs {
             env,
             clock,
             waiters: Mutex::new(HashMap::new()),
+            attempts: Mutex::new(HashMap::new()),
+            purges: Mutex::new(HashMap::new()),
+            deleted: hold_deleted.then(|| Mutex::new(HashMap::new())),
         })
     }
 
@@ -76,16 +110,37 @@ impl Sqs {
 
     /// The wake-up that senders to queue `id` fire.
     fn waiter(&self, id: i64) -> Arc<Notify> {
-        let mut waiters = self.waiters.lock().unwrap_or_else(|p| p.into_inner());
-        waiters.entry(id).or_default().clone()
+        lock(&self.waiters).entry(id).or_default().clone()
     }
 
     /// Wakes every receiver long-polling queue `id`.
     fn wake(&self, id: i64) {
-        let waiters = self.waiters.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(notify) = waiters.get(&id) {
+        if let Some(notify) = lock(&self.waiters).get(&id) {
             notify.notify_waiters();
         }
+    }
+
+    /// What an earlier FIFO receive with this attempt id returned, if still within its window.
+    fn attempt(&self, queue_id: i64, attempt: &str) -> Option<Vec<Value>> {
+        let now = self.now();
+        let mut attempts = lock(&self.attempts);
+        attempts.retain(|_, (at, _)| now - *at < ATTEMPT_WINDOW_MS);
+        attempts
+            .get(&(queue_id, attempt.to_string()))
+            .map(|(_, messages)| messages.clone())
+    }
+
+    /// Remembers what a FIFO receive with an attempt id returned.
+    fn remember_attempt(&self, queue_id: i64, attempt: &str, messages: &[Value]) {
+        lock(&self.attempts).insert(
+            (queue_id, attempt.to_string()),
+            (self.now(), messages.to_vec()),
+        );
+    }
+
+    /// Drops a queue's remembered attempts (its messages were deleted or changed).
+    fn forget_attempts(&self, queue_id: i64) {
+        lock(&self.attempts).retain(|(id, _), _| *id != queue_id);
     }
 }
 
@@ -111,10 +166,31 @@ impl Service for Sqs {
                 "SendMessage" => self.send_message(ctx, input)?,
                 "ReceiveMessage" => self.receive_message(ctx, input).await?,
                 "DeleteMessage" => self.delete_message(ctx, input)?,
+                "SetQueueAttributes" => self.set_queue_attributes(ctx, input)?,
+                "PurgeQueue" => self.purge_queue(ctx, input)?,
+                "ChangeMessageVisibility" => self.change_message_visibility(ctx, input)?,
+                "SendMessageBatch" => self.send_message_batch(ctx, input)?,
+                "DeleteMessageBatch" => self.delete_message_batch(ctx, input)?,
+                "ChangeMessageVisibilityBatch" => {
+                    self.change_message_visibility_batch(ctx, input)?
+                }
+                "TagQueue" => self.tag_queue(ctx, input)?,
+                "UntagQueue" => self.untag_queue(ctx, input)?,
+                "ListQueueTags" => self.list_queue_tags(ctx, input)?,
+                "AddPermission" => self.add_permission(ctx, input)?,
+                "RemovePermission" => self.remove_permission(ctx, input)?,
+                "ListDeadLetterSourceQueues" => self.list_dead_letter_source_queues(ctx, input)?,
+                "StartMessageMoveTask" => self.start_message_move_task(ctx, input)?,
+                "ListMessageMoveTasks" => self.list_message_move_tasks(ctx, input)?,
+                "CancelMessageMoveTask" => self.cancel_message_move_task(ctx, input)?,
                 other => return Err(AwsError::not_implemented(other)),
             };
             Ok(Response::new(output))
         })
+    }
+
+    fn deliver<'a>(&'a self, event: &'a Event) -> BoxFuture<'a, Result<(), String>> {
+        Box::pin(async move { self.accept_delivery(event) })
     }
 }
 

@@ -167,10 +167,11 @@ fn normalize_attribute(name: &str, value: &str, fifo: bool) -> AwsResult<String>
         }
         "DeduplicationScope" => one_of(&["messageGroup", "queue"]),
         "FifoThroughputLimit" => one_of(&["perQueue", "perMessageGroupId"]),
-        "Policy" | "RedriveAllowPolicy" => match serde_json::from_str::<serde_json::Value>(value) {
+        "Policy" => match serde_json::from_str::<serde_json::Value>(value) {
             Ok(serde_json::Value::Object(_)) => Ok(value.to_string()),
             _ => Err(invalid_attribute_value(name)),
         },
+        "RedriveAllowPolicy" => normalize_redrive_allow_policy(value),
         "RedrivePolicy" => normalize_redrive_policy(value),
         "KmsMasterKeyId" => Ok(value.to_string()),
         _ => Err(unknown_attribute(name)),
@@ -211,6 +212,82 @@ fn normalize_redrive_policy(value: &str) -> AwsResult<String> {
             policy.get("maxReceiveCount").map(|v| v.to_string()).unwrap_or_default().trim_matches('"')
         ))),
     }
+}
+
+/// A redrive allow policy: `redrivePermission` `allowAll`, `denyAll`, or `byQueue` with 1 to
+/// 10 `sourceQueueArns` (which only `byQueue` may carry).
+fn normalize_redrive_allow_policy(value: &str) -> AwsResult<String> {
+    let unsupported = || {
+        invalid_value(
+            "RedriveAllowPolicy",
+            value,
+            "Amazon SQS can’t create the redrive allow policy, as it’s in an unsupported format.",
+        )
+    };
+    let Ok(serde_json::Value::Object(policy)) = serde_json::from_str(value) else {
+        return Err(unsupported());
+    };
+    let sources = policy.get("sourceQueueArns");
+    let source_count = match sources {
+        None => 0,
+        Some(serde_json::Value::Array(a)) if a.iter().all(|v| v.is_string()) => a.len(),
+        Some(_) => return Err(unsupported()),
+    };
+    let valid = match policy.get("redrivePermission").and_then(|p| p.as_str()) {
+        Some("allowAll" | "denyAll") => sources.is_none(),
+        Some("byQueue") => (1..=10).contains(&source_count),
+        _ => false,
+    };
+    if valid
+        && policy
+            .keys()
+            .all(|k| k == "redrivePermission" || k == "sourceQueueArns")
+    {
+        Ok(serde_json::Value::Object(policy).to_string())
+    } else {
+        Err(unsupported())
+    }
+}
+
+/// Whether a dead-letter queue's redrive allow policy lets `source_arn` use it.
+fn allows_source(dead_letter: &Queue, source_arn: &str) -> bool {
+    let Some(policy) = dead_letter.attributes.get("RedriveAllowPolicy") else {
+        return true;
+    };
+    let policy: serde_json::Value = serde_json::from_str(policy).unwrap_or_default();
+    match policy["redrivePermission"].as_str() {
+        Some("denyAll") => false,
+        Some("byQueue") => policy["sourceQueueArns"]
+            .as_array()
+            .is_some_and(|a| a.iter().any(|v| v.as_str() == Some(source_arn))),
+        _ => true,
+    }
+}
+
+/// Attributes that an empty value removes (SetQueueAttributes; CreateQueue ignores them).
+const CLEARABLE: &[&str] = &[
+    "Policy",
+    "RedrivePolicy",
+    "RedriveAllowPolicy",
+    "KmsMasterKeyId",
+];
+
+/// Validates every given attribute; empty clearable ones come back empty (meaning "remove").
+fn normalize_all(
+    given: &BTreeMap<String, String>,
+    fifo: bool,
+) -> AwsResult<BTreeMap<String, String>> {
+    given
+        .iter()
+        .map(|(attr, value)| {
+            let normalized = if value.is_empty() && CLEARABLE.contains(&attr.as_str()) {
+                String::new()
+            } else {
+                normalize_attribute(attr, value, fifo)?
+            };
+            Ok((attr.clone(), normalized))
+        })
+        .collect()
 }
 
 /// The attributes a new queue starts with.
@@ -260,6 +337,57 @@ pub fn parse_queue_arn(arn: &str) -> Option<(&str, &str, &str)> {
     }
 }
 
+/// One page of a queue-name listing (`MaxResults`, `NextToken`): tokens are the base64 of
+/// the last name returned, and only a call that set `MaxResults` gets one.
+pub struct Page {
+    /// List names after this one.
+    pub after: String,
+    /// At most this many.
+    pub limit: i64,
+    paged: bool,
+}
+
+impl Page {
+    /// The page a request asks for.
+    pub fn of(input: &Value) -> AwsResult<Page> {
+        let max = int_in(
+            input,
+            "MaxResults",
+            1,
+            1000,
+            "MaxResults must be an integer between 1 and 1000.",
+        )?;
+        let after = match input.str("NextToken").filter(|t| !t.is_empty()) {
+            Some(token) => base64::engine::general_purpose::STANDARD
+                .decode(token)
+                .ok()
+                .and_then(|b| String::from_utf8(b).ok())
+                .ok_or_else(|| invalid_parameter("Invalid NextToken value."))?,
+            None => String::new(),
+        };
+        Ok(Page {
+            after,
+            limit: max.unwrap_or(1000),
+            paged: max.is_some(),
+        })
+    }
+
+    /// Cuts `names` (fetched with one extra) to the page; the output map carries the
+    /// `NextToken` when more remain.
+    pub fn finish(&self, mut names: Vec<String>) -> (Vec<String>, Value) {
+        let more = names.len() as i64 > self.limit;
+        names.truncate(usize::try_from(self.limit).unwrap_or(0));
+        let mut out = Value::map();
+        if let (true, true, Some(last)) = (more, self.paged, names.last()) {
+            out.insert(
+                "NextToken",
+                base64::engine::general_purpose::STANDARD.encode(last),
+            );
+        }
+        (names, out)
+    }
+}
+
 impl Sqs {
     /// The queue a request's `QueueUrl` names.
     pub(super) fn queue_of(&self, ctx: &Context, input: &Value) -> AwsResult<Queue> {
@@ -283,15 +411,11 @@ impl Sqs {
             Some(_) => return Err(invalid_attribute_value("FifoQueue")),
         };
         check_queue_name(name, fifo)?;
-        let mut normalized = BTreeMap::new();
-        for (attr, value) in &given {
-            if attr == "RedrivePolicy" && value.is_empty() {
-                continue;
-            }
-            normalized.insert(attr.clone(), normalize_attribute(attr, value, fifo)?);
-        }
+        let mut normalized = normalize_all(&given, fifo)?;
+        normalized.retain(|_, v| !v.is_empty());
         if let Some(policy) = normalized.get("RedrivePolicy") {
-            self.check_dead_letter_target(ctx, policy, fifo)?;
+            let arn = format!("arn:aws:sqs:{}:{}:{name}", ctx.region, ctx.account);
+            self.check_dead_letter_target(ctx, policy, fifo, &arn)?;
         }
         let mut attributes = default_attributes(fifo);
         if normalized.contains_key("KmsMasterKeyId") && !given.contains_key("SqsManagedSseEnabled")
@@ -304,7 +428,9 @@ impl Sqs {
             attributes.remove("FifoQueue");
         }
         let tags = string_map(input, "tags");
+        super::policy::check_tags(&tags, name)?;
         let now = self.now();
+        self.check_not_recently_deleted(ctx, name, now)?;
         self.env.store.transaction(|tx| {
             if let Some(existing) = store::find_queue(tx, &ctx.account, &ctx.region, name)? {
                 let differing = normalized.iter().find(|(attr, value)| {
@@ -339,8 +465,15 @@ impl Sqs {
         Ok(Value::map().with("QueueUrl", queue_url(ctx, &ctx.account, name)))
     }
 
-    /// A redrive policy's target must be an existing queue of the same type.
-    fn check_dead_letter_target(&self, ctx: &Context, policy: &str, fifo: bool) -> AwsResult<()> {
+    /// A redrive policy's target must be an existing queue of the same type that allows
+    /// `source_arn` as a source.
+    fn check_dead_letter_target(
+        &self,
+        ctx: &Context,
+        policy: &str,
+        fifo: bool,
+        source_arn: &str,
+    ) -> AwsResult<()> {
         let parsed: serde_json::Value = serde_json::from_str(policy).unwrap_or_default();
         let arn = parsed["deadLetterTargetArn"].as_str().unwrap_or_default();
         let target = match parse_queue_arn(arn) {
@@ -360,6 +493,11 @@ impl Sqs {
                 "RedrivePolicy",
                 policy,
                 "Dead-letter queue must be same type of queue as the source.",
+            )),
+            Some(t) if !allows_source(&t, source_arn) => Err(invalid_value(
+                "RedrivePolicy",
+                policy,
+                "Dead-letter target does not allow this source queue to redrive messages to it.",
             )),
             Some(_) => Ok(()),
         }
@@ -447,41 +585,108 @@ impl Sqs {
         self.env
             .store
             .transaction(|tx| store::delete_queue(tx, queue.id).map_err(AwsError::from))?;
+        if let Some(deleted) = &self.deleted {
+            let key = (
+                queue.account.clone(),
+                queue.region.clone(),
+                queue.name.clone(),
+            );
+            super::lock(deleted).insert(key, self.now());
+        }
+        self.forget_attempts(queue.id);
         self.wake(queue.id);
+        Ok(Value::map())
+    }
+
+    /// `QueueDeletedRecently` within a minute of deleting the name, when Roto holds deleted
+    /// names back as AWS does (`ROTO_SQS_DELAY_RECENTLY_DELETED=1`; off by default, since
+    /// test suites recreate queues by name all the time).
+    fn check_not_recently_deleted(&self, ctx: &Context, name: &str, now: i64) -> AwsResult<()> {
+        let Some(deleted) = &self.deleted else {
+            return Ok(());
+        };
+        let mut deleted = super::lock(deleted);
+        deleted.retain(|_, at| now - *at < 60_000);
+        let key = (ctx.account.clone(), ctx.region.clone(), name.to_string());
+        if deleted.contains_key(&key) {
+            return Err(AwsError::new(
+                "QueueDeletedRecently",
+                "You must wait 60 seconds after deleting a queue before you can create another with the same name.",
+            )
+            .with_status(400));
+        }
+        Ok(())
+    }
+
+    pub(super) fn set_queue_attributes(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
+        let queue = self.queue_of(ctx, input)?;
+        let given = string_map(input, "Attributes");
+        if let Some(v) = given.get("FifoQueue") {
+            if v.as_str() != if queue.fifo { "true" } else { "false" } {
+                return Err(invalid_attribute_value("FifoQueue"));
+            }
+        }
+        let normalized = normalize_all(&given, queue.fifo)?;
+        if let Some(policy) = normalized.get("RedrivePolicy").filter(|p| !p.is_empty()) {
+            self.check_dead_letter_target(ctx, policy, queue.fifo, &queue.arn())?;
+        }
+        let mut attributes = queue.attributes.clone();
+        for (attr, value) in normalized {
+            if attr == "FifoQueue" {
+                continue;
+            }
+            if value.is_empty() {
+                attributes.remove(&attr);
+            } else {
+                attributes.insert(attr, value);
+            }
+        }
+        let now = self.now();
+        self.env.store.with(|c| {
+            store::update_attributes(c, queue.id, &attributes, now).map_err(AwsError::from)
+        })?;
+        Ok(Value::map())
+    }
+
+    pub(super) fn purge_queue(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
+        let queue = self.queue_of(ctx, input)?;
+        let now = self.now();
+        {
+            let mut purges = super::lock(&self.purges);
+            if purges.get(&queue.id).is_some_and(|at| now - at < 60_000) {
+                return Err(AwsError::new(
+                    "PurgeQueueInProgress",
+                    format!(
+                        "Only one PurgeQueue operation on {} is allowed every 60 seconds.",
+                        queue.name
+                    ),
+                )
+                .with_status(403));
+            }
+            purges.insert(queue.id, now);
+        }
+        self.env
+            .store
+            .with(|c| store::purge_messages(c, queue.id).map_err(AwsError::from))?;
+        self.forget_attempts(queue.id);
         Ok(Value::map())
     }
 
     pub(super) fn list_queues(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
         let prefix = input.str("QueueNamePrefix").unwrap_or_default();
-        let max = int_in(
-            input,
-            "MaxResults",
-            1,
-            1000,
-            "MaxResults must be an integer between 1 and 1000.",
-        )?;
-        let after = match input.str("NextToken").filter(|t| !t.is_empty()) {
-            Some(token) => base64::engine::general_purpose::STANDARD
-                .decode(token)
-                .ok()
-                .and_then(|b| String::from_utf8(b).ok())
-                .ok_or_else(|| invalid_parameter("Invalid NextToken value."))?,
-            None => String::new(),
-        };
-        let limit = max.unwrap_or(1000);
-        let mut names = self.env.store.with(|c| {
-            store::queue_names(c, &ctx.account, &ctx.region, prefix, &after, limit + 1)
-                .map_err(AwsError::from)
+        let page = Page::of(input)?;
+        let names = self.env.store.with(|c| {
+            store::queue_names(
+                c,
+                &ctx.account,
+                &ctx.region,
+                prefix,
+                &page.after,
+                page.limit + 1,
+            )
+            .map_err(AwsError::from)
         })?;
-        let more = names.len() as i64 > limit;
-        names.truncate(usize::try_from(limit).unwrap_or(0));
-        let mut out = Value::map();
-        if let (true, Some(_), Some(last)) = (more, max, names.last()) {
-            out.insert(
-                "NextToken",
-                base64::engine::general_purpose::STANDARD.encode(last),
-            );
-        }
+        let (names, mut out) = page.finish(names);
         if !names.is_empty() {
             let urls: Vec<Value> = names
                 .iter()

@@ -59,6 +59,18 @@ CREATE TABLE IF NOT EXISTS sqs_dedup (
     expires_at INTEGER NOT NULL,
     PRIMARY KEY (queue_id, scope, dedup_id)
 );
+CREATE TABLE IF NOT EXISTS sqs_move_tasks (
+    handle TEXT PRIMARY KEY,
+    account TEXT NOT NULL,
+    region TEXT NOT NULL,
+    source_arn TEXT NOT NULL,
+    destination_arn TEXT,
+    rate INTEGER,
+    status TEXT NOT NULL,
+    moved INTEGER NOT NULL,
+    to_move INTEGER NOT NULL,
+    started INTEGER NOT NULL
+);
 ";
 
 /// A queue as stored.
@@ -173,6 +185,67 @@ pub fn insert_queue(c: &Connection, q: &NewQueue<'_>) -> AwsResult<()> {
         params![q.account, q.region, q.name, q.fifo, attributes, tags, q.now],
     )?;
     Ok(())
+}
+
+/// Replaces a queue's settable attributes and stamps the change.
+pub fn update_attributes(
+    c: &Connection,
+    id: i64,
+    attributes: &BTreeMap<String, String>,
+    now: EpochMillis,
+) -> rusqlite::Result<()> {
+    let json = serde_json::to_string(attributes).unwrap_or_default();
+    c.execute(
+        "UPDATE sqs_queues SET attributes = ?2, modified = ?3 WHERE id = ?1",
+        params![id, json, now],
+    )?;
+    Ok(())
+}
+
+/// A queue's tags.
+pub fn queue_tags(c: &Connection, id: i64) -> rusqlite::Result<BTreeMap<String, String>> {
+    let tags: String = c.query_row("SELECT tags FROM sqs_queues WHERE id = ?1", [id], |r| {
+        r.get(0)
+    })?;
+    Ok(serde_json::from_str(&tags).unwrap_or_default())
+}
+
+/// Replaces a queue's tags.
+pub fn set_tags(c: &Connection, id: i64, tags: &BTreeMap<String, String>) -> rusqlite::Result<()> {
+    let json = serde_json::to_string(tags).unwrap_or_default();
+    c.execute(
+        "UPDATE sqs_queues SET tags = ?2 WHERE id = ?1",
+        params![id, json],
+    )?;
+    Ok(())
+}
+
+/// Names of the queues in an account and region whose redrive policy targets `arn`, after
+/// `after`, in order.
+pub fn dead_letter_sources(
+    c: &Connection,
+    account: &str,
+    region: &str,
+    arn: &str,
+    after: &str,
+    limit: i64,
+) -> rusqlite::Result<Vec<String>> {
+    let mut stmt = c.prepare(
+        "SELECT name FROM sqs_queues
+         WHERE account = ?1 AND region = ?2 AND name > ?4
+           AND json_extract(json_extract(attributes, '$.RedrivePolicy'),
+                            '$.deadLetterTargetArn') = ?3
+         ORDER BY name LIMIT ?5",
+    )?;
+    let names = stmt
+        .query_map(params![account, region, arn, after, limit], |r| r.get(0))?
+        .collect();
+    names
+}
+
+/// Deletes every message of a queue; returns how many there were.
+pub fn purge_messages(c: &Connection, queue_id: i64) -> rusqlite::Result<usize> {
+    c.execute("DELETE FROM sqs_messages WHERE queue_id = ?1", [queue_id])
 }
 
 /// Deletes a queue with its messages and deduplication ids.
@@ -456,6 +529,138 @@ pub fn next_visible_at(
         params![queue_id, now],
         |r| r.get(0),
     )
+}
+
+/// Where a message stands: its visibility deadline and receive count, if it still exists.
+pub fn message_state(
+    c: &Connection,
+    queue_id: i64,
+    message_id: &str,
+) -> rusqlite::Result<Option<(EpochMillis, i64)>> {
+    c.query_row(
+        "SELECT visible_at, receive_count FROM sqs_messages WHERE queue_id = ?1 AND message_id = ?2",
+        params![queue_id, message_id],
+        |r| Ok((r.get(0)?, r.get(1)?)),
+    )
+    .optional()
+}
+
+/// Sets when a message becomes visible again.
+pub fn set_visible_at(
+    c: &Connection,
+    queue_id: i64,
+    message_id: &str,
+    visible_at: EpochMillis,
+) -> rusqlite::Result<()> {
+    c.execute(
+        "UPDATE sqs_messages SET visible_at = ?3 WHERE queue_id = ?1 AND message_id = ?2",
+        params![queue_id, message_id, visible_at],
+    )?;
+    Ok(())
+}
+
+/// Every message of a queue in order, for a move task.
+pub fn all_messages(c: &Connection, queue_id: i64) -> rusqlite::Result<Vec<StoredMessage>> {
+    let mut stmt = c.prepare(&format!(
+        "SELECT {MESSAGE_COLUMNS} FROM sqs_messages WHERE queue_id = ?1 ORDER BY seq"
+    ))?;
+    let messages = stmt.query_map([queue_id], message_row)?.collect();
+    messages
+}
+
+/// Moves a message to another queue as a new arrival there (a move task's redrive).
+pub fn move_message(
+    c: &Connection,
+    seq: i64,
+    target_queue_id: i64,
+    now: EpochMillis,
+    expires_at: EpochMillis,
+) -> rusqlite::Result<()> {
+    c.execute(
+        "UPDATE sqs_messages SET queue_id = ?2, visible_at = ?3, expires_at = ?4,
+            receive_count = 0, first_receive_at = NULL, dead_letter_source = NULL
+         WHERE seq = ?1",
+        params![seq, target_queue_id, now, expires_at],
+    )?;
+    Ok(())
+}
+
+/// A message move task as stored.
+#[derive(Debug, Clone)]
+pub struct MoveTask {
+    /// The opaque handle returned to the caller.
+    pub handle: String,
+    /// The dead-letter queue's ARN.
+    pub source_arn: String,
+    /// Where messages go; `None` means back to their source queues.
+    pub destination_arn: Option<String>,
+    /// The requested rate.
+    pub rate: Option<i64>,
+    /// `RUNNING`, `COMPLETED`, `CANCELLED`, `FAILED`.
+    pub status: String,
+    /// Messages moved so far.
+    pub moved: i64,
+    /// Messages there were to move.
+    pub to_move: i64,
+    /// When it started.
+    pub started: EpochMillis,
+}
+
+/// Records a move task.
+pub fn insert_move_task(
+    c: &Connection,
+    account: &str,
+    region: &str,
+    t: &MoveTask,
+) -> rusqlite::Result<()> {
+    c.execute(
+        "INSERT INTO sqs_move_tasks (handle, account, region, source_arn, destination_arn, rate,
+            status, moved, to_move, started)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+        params![
+            t.handle,
+            account,
+            region,
+            t.source_arn,
+            t.destination_arn,
+            t.rate,
+            t.status,
+            t.moved,
+            t.to_move,
+            t.started
+        ],
+    )?;
+    Ok(())
+}
+
+/// The move tasks of a source queue, newest first.
+pub fn move_tasks(
+    c: &Connection,
+    account: &str,
+    region: &str,
+    source_arn: &str,
+    limit: i64,
+) -> rusqlite::Result<Vec<MoveTask>> {
+    let mut stmt = c.prepare(
+        "SELECT handle, source_arn, destination_arn, rate, status, moved, to_move, started
+         FROM sqs_move_tasks WHERE account = ?1 AND region = ?2 AND source_arn = ?3
+         ORDER BY started DESC, rowid DESC LIMIT ?4",
+    )?;
+    let tasks = stmt
+        .query_map(params![account, region, source_arn, limit], |r| {
+            Ok(MoveTask {
+                handle: r.get(0)?,
+                source_arn: r.get(1)?,
+                destination_arn: r.get(2)?,
+                rate: r.get(3)?,
+                status: r.get(4)?,
+                moved: r.get(5)?,
+                to_move: r.get(6)?,
+                started: r.get(7)?,
+            })
+        })?
+        .collect();
+    tasks
 }
 
 /// Deletes a message by id.
