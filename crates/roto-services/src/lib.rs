@@ -12,6 +12,7 @@ use std::sync::Arc;
 use roto_core::{Env, Service};
 
 pub mod dynamodb;
+pub mod logs;
 pub mod s3;
 pub mod sqs;
 pub mod sts;
@@ -23,5 +24,6 @@ pub fn all(env: &Arc<Env>) -> io::Result<Vec<Arc<dyn Service>>> {
         Arc::new(dynamodb::DynamoDb::new(env.clone())?),
         Arc::new(sqs::Sqs::new(env.clone())?),
         Arc::new(sts::Sts::new(env.clone())?),
+        Arc::new(logs::Logs::new(env.clone())?),
     ])
 }

@@ -1,0 +1,447 @@
+//! The filter-pattern language of FilterLogEvents.
+//!
+//! Two forms, as CloudWatch Logs has them (both case-sensitive):
+//! - terms: `ERROR timeout` (every term), `"quoted phrase"`, `?ERROR ?WARN` (any of the
+//!   `?` terms), `-DEBUG` (none of the `-` terms); an empty pattern matches every event.
+//! - JSON: `{ $.level = "error" }` over messages that are JSON objects: selectors `$.a.b[0]`,
+//!   `=` and `!=` on strings (with `*` wildcards) and numbers, `<`, `<=`, `>`, `>=` on
+//!   numbers, `IS NULL`, `IS TRUE`, `IS FALSE`, `NOT EXISTS`, joined by `&&` and `||`
+//!   with parentheses.
+
+use serde_json::Value as Json;
+
+/// A parsed filter pattern.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Pattern {
+    /// Term matching.
+    Terms {
+        /// Terms that must all appear.
+        all: Vec<String>,
+        /// Terms of which one must appear (when there are any).
+        any: Vec<String>,
+        /// Terms that must not appear.
+        none: Vec<String>,
+    },
+    /// A JSON pattern.
+    Json(Expr),
+}
+
+/// A JSON pattern's expression.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Expr {
+    /// Both sides hold.
+    And(Box<Expr>, Box<Expr>),
+    /// Either side holds.
+    Or(Box<Expr>, Box<Expr>),
+    /// A selected value compared with a literal.
+    Compare(Vec<Step>, Op, Literal),
+    /// A selected value's state.
+    Test(Vec<Step>, Test),
+}
+
+/// One step of a selector.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Step {
+    /// `.name`
+    Field(String),
+    /// `[n]`
+    Index(usize),
+}
+
+/// A comparison operator.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Op {
+    /// `=`
+    Eq,
+    /// `!=`
+    Ne,
+    /// `<`
+    Lt,
+    /// `<=`
+    Le,
+    /// `>`
+    Gt,
+    /// `>=`
+    Ge,
+}
+
+/// A literal on the right of a comparison.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Literal {
+    /// A number.
+    Number(f64),
+    /// A string, where `*` matches any run of characters.
+    Text(String),
+}
+
+/// A state test.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Test {
+    /// `IS NULL`
+    Null,
+    /// `IS TRUE`
+    True,
+    /// `IS FALSE`
+    False,
+    /// `NOT EXISTS`
+    Missing,
+}
+
+impl Pattern {
+    /// Parses a pattern, or says why it is invalid.
+    pub fn parse(text: &str) -> Result<Pattern, String> {
+        let text = text.trim();
+        if let Some(inner) = text.strip_prefix('{') {
+            let inner = inner
+                .strip_suffix('}')
+                .ok_or_else(|| "Invalid filter pattern: missing closing '}'".to_string())?;
+            let tokens = tokenize(inner)?;
+            let mut parser = Parser { tokens, at: 0 };
+            let expr = parser.or()?;
+            if parser.at != parser.tokens.len() {
+                return Err(format!(
+                    "Invalid filter pattern: unexpected '{}'",
+                    parser.tokens[parser.at]
+                ));
+            }
+            return Ok(Pattern::Json(expr));
+        }
+        let (mut all, mut any, mut none) = (Vec::new(), Vec::new(), Vec::new());
+        let mut rest = text;
+        while let Some(start) = rest.find(|c: char| !c.is_whitespace()) {
+            rest = &rest[start..];
+            let (target, body) = match rest.as_bytes()[0] {
+                b'?' => (&mut any, &rest[1..]),
+                b'-' if rest.len() > 1 => (&mut none, &rest[1..]),
+                _ => (&mut all, rest),
+            };
+            let (term, after) = if let Some(quoted) = body.strip_prefix('"') {
+                let end = quoted
+                    .find('"')
+                    .ok_or_else(|| "Invalid filter pattern: unterminated quote".to_string())?;
+                (&quoted[..end], &quoted[end + 1..])
+            } else {
+                let end = body.find(char::is_whitespace).unwrap_or(body.len());
+                (&body[..end], &body[end..])
+            };
+            if !term.is_empty() {
+                target.push(term.to_string());
+            }
+            rest = after;
+        }
+        Ok(Pattern::Terms { all, any, none })
+    }
+
+    /// Whether a message matches.
+    pub fn matches(&self, message: &str) -> bool {
+        match self {
+            Pattern::Terms { all, any, none } => {
+                all.iter().all(|t| message.contains(t.as_str()))
+                    && (any.is_empty() || any.iter().any(|t| message.contains(t.as_str())))
+                    && !none.iter().any(|t| message.contains(t.as_str()))
+            }
+            Pattern::Json(expr) => match serde_json::from_str::<Json>(message) {
+                Ok(json @ (Json::Object(_) | Json::Array(_))) => eval(expr, &json),
+                _ => false,
+            },
+        }
+    }
+}
+
+fn tokenize(text: &str) -> Result<Vec<String>, String> {
+    let mut tokens = Vec::new();
+    let chars: Vec<char> = text.chars().collect();
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        if c.is_whitespace() {
+            i += 1;
+        } else if c == '"' {
+            let mut s = String::from('"');
+            i += 1;
+            while i < chars.len() && chars[i] != '"' {
+                if chars[i] == '\\' && i + 1 < chars.len() {
+                    i += 1;
+                }
+                s.push(chars[i]);
+                i += 1;
+            }
+            if i == chars.len() {
+                return Err("Invalid filter pattern: unterminated quote".into());
+            }
+            i += 1;
+            tokens.push(s);
+        } else if "()".contains(c) {
+            tokens.push(c.to_string());
+            i += 1;
+        } else if let Some(op) = ["&&", "||", "!=", "<=", ">=", "=", "<", ">"]
+            .iter()
+            .find(|op| chars[i..].starts_with(&op.chars().collect::<Vec<_>>()))
+        {
+            tokens.push((*op).to_string());
+            i += op.len();
+        } else {
+            let start = i;
+            while i < chars.len() && !chars[i].is_whitespace() && !"()=!<>&|\"".contains(chars[i]) {
+                i += 1;
+            }
+            if start == i {
+                return Err(format!("Invalid filter pattern: unexpected '{c}'"));
+            }
+            tokens.push(chars[start..i].iter().collect());
+        }
+    }
+    Ok(tokens)
+}
+
+struct Parser {
+    tokens: Vec<String>,
+    at: usize,
+}
+
+impl Parser {
+    fn peek(&self) -> Option<&str> {
+        self.tokens.get(self.at).map(String::as_str)
+    }
+
+    fn next(&mut self) -> Result<String, String> {
+        let t = self
+            .tokens
+            .get(self.at)
+            .cloned()
+            .ok_or_else(|| "Invalid filter pattern: unexpected end".to_string())?;
+        self.at += 1;
+        Ok(t)
+    }
+
+    fn or(&mut self) -> Result<Expr, String> {
+        let mut left = self.and()?;
+        while self.peek() == Some("||") {
+            self.at += 1;
+            left = Expr::Or(Box::new(left), Box::new(self.and()?));
+        }
+        Ok(left)
+    }
+
+    fn and(&mut self) -> Result<Expr, String> {
+        let mut left = self.unary()?;
+        while self.peek() == Some("&&") {
+            self.at += 1;
+            left = Expr::And(Box::new(left), Box::new(self.unary()?));
+        }
+        Ok(left)
+    }
+
+    fn unary(&mut self) -> Result<Expr, String> {
+        if self.peek() == Some("(") {
+            self.at += 1;
+            let inner = self.or()?;
+            if self.next()? != ")" {
+                return Err("Invalid filter pattern: missing ')'".into());
+            }
+            return Ok(inner);
+        }
+        let selector = parse_selector(&self.next()?)?;
+        let op = self.next()?;
+        let op = match op.as_str() {
+            "=" => Op::Eq,
+            "!=" => Op::Ne,
+            "<" => Op::Lt,
+            "<=" => Op::Le,
+            ">" => Op::Gt,
+            ">=" => Op::Ge,
+            "IS" => {
+                let test = match self.next()?.as_str() {
+                    "NULL" => Test::Null,
+                    "TRUE" => Test::True,
+                    "FALSE" => Test::False,
+                    other => return Err(format!("Invalid filter pattern: IS {other}")),
+                };
+                return Ok(Expr::Test(selector, test));
+            }
+            "NOT" if self.next()? == "EXISTS" => return Ok(Expr::Test(selector, Test::Missing)),
+            other => {
+                return Err(format!(
+                    "Invalid filter pattern: unknown operator '{other}'"
+                ))
+            }
+        };
+        let value = self.next()?;
+        let literal = match value.strip_prefix('"') {
+            Some(text) => Literal::Text(text.to_string()),
+            None => match value.parse::<f64>() {
+                Ok(n) => Literal::Number(n),
+                Err(_) => Literal::Text(value),
+            },
+        };
+        if matches!(literal, Literal::Text(_)) && !matches!(op, Op::Eq | Op::Ne) {
+            return Err("Invalid filter pattern: only = and != compare strings".into());
+        }
+        Ok(Expr::Compare(selector, op, literal))
+    }
+}
+
+fn parse_selector(token: &str) -> Result<Vec<Step>, String> {
+    let mut rest = token
+        .strip_prefix('$')
+        .ok_or_else(|| format!("Invalid filter pattern: selector '{token}' must start with $"))?;
+    let mut steps = Vec::new();
+    while !rest.is_empty() {
+        if let Some(after) = rest.strip_prefix('.') {
+            let end = after.find(['.', '[']).unwrap_or(after.len());
+            if end == 0 {
+                return Err(format!("Invalid filter pattern: bad selector '{token}'"));
+            }
+            steps.push(Step::Field(after[..end].to_string()));
+            rest = &after[end..];
+        } else if let Some(after) = rest.strip_prefix('[') {
+            let end = after
+                .find(']')
+                .ok_or_else(|| format!("Invalid filter pattern: bad selector '{token}'"))?;
+            let index = after[..end]
+                .parse()
+                .map_err(|_| format!("Invalid filter pattern: bad index in '{token}'"))?;
+            steps.push(Step::Index(index));
+            rest = &after[end + 1..];
+        } else {
+            return Err(format!("Invalid filter pattern: bad selector '{token}'"));
+        }
+    }
+    Ok(steps)
+}
+
+fn select<'j>(json: &'j Json, steps: &[Step]) -> Option<&'j Json> {
+    steps.iter().try_fold(json, |v, step| match step {
+        Step::Field(name) => v.get(name),
+        Step::Index(i) => v.get(*i),
+    })
+}
+
+fn eval(expr: &Expr, json: &Json) -> bool {
+    match expr {
+        Expr::And(a, b) => eval(a, json) && eval(b, json),
+        Expr::Or(a, b) => eval(a, json) || eval(b, json),
+        Expr::Test(steps, test) => {
+            let v = select(json, steps);
+            match test {
+                Test::Missing => v.is_none(),
+                Test::Null => v.is_some_and(Json::is_null),
+                Test::True => v == Some(&Json::Bool(true)),
+                Test::False => v == Some(&Json::Bool(false)),
+            }
+        }
+        Expr::Compare(steps, op, literal) => {
+            let Some(v) = select(json, steps) else {
+                return false;
+            };
+            match literal {
+                Literal::Number(n) => {
+                    let Some(x) = v.as_f64() else {
+                        return false;
+                    };
+                    match op {
+                        Op::Eq => x == *n,
+                        Op::Ne => x != *n,
+                        Op::Lt => x < *n,
+                        Op::Le => x <= *n,
+                        Op::Gt => x > *n,
+                        Op::Ge => x >= *n,
+                    }
+                }
+                Literal::Text(pattern) => {
+                    let text = match v {
+                        Json::String(s) => s.clone(),
+                        Json::Bool(b) => b.to_string(),
+                        Json::Number(n) => n.to_string(),
+                        _ => return false,
+                    };
+                    let equal = glob(pattern, &text);
+                    if *op == Op::Eq {
+                        equal
+                    } else {
+                        !equal
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Whether `text` matches `pattern`, where `*` stands for any run of characters.
+fn glob(pattern: &str, text: &str) -> bool {
+    let parts: Vec<&str> = pattern.split('*').collect();
+    if parts.len() == 1 {
+        return pattern == text;
+    }
+    let (first, last) = (parts[0], parts[parts.len() - 1]);
+    if !text.starts_with(first) || text.len() < first.len() + last.len() || !text.ends_with(last) {
+        return false;
+    }
+    let mut rest = &text[first.len()..text.len() - last.len()];
+    for part in &parts[1..parts.len() - 1] {
+        match rest.find(part) {
+            Some(at) => rest = &rest[at + part.len()..],
+            None => return false,
+        }
+    }
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn matches(pattern: &str, message: &str) -> bool {
+        Pattern::parse(pattern).unwrap().matches(message)
+    }
+
+    #[test]
+    fn terms_need_every_plain_term_one_optional_term_and_no_excluded_term() {
+        assert!(matches("", "anything"));
+        assert!(matches("ERROR timeout", "ERROR: db timeout"));
+        assert!(!matches("ERROR timeout", "ERROR: db down"));
+        assert!(matches("\"db down\"", "ERROR: db down"));
+        assert!(!matches("\"db down\"", "db is down"));
+        assert!(matches("?ERROR ?WARN", "WARN slow"));
+        assert!(!matches("?ERROR ?WARN", "INFO ok"));
+        assert!(matches("ERROR -retry", "ERROR fatal"));
+        assert!(!matches("ERROR -retry", "ERROR will retry"));
+        assert!(!matches("error", "ERROR"));
+    }
+
+    #[test]
+    fn json_patterns_compare_selected_values() {
+        let msg = r#"{"level":"error","code":503,"user":{"id":"u-17"},"tags":["a","b"],"ok":false,"n":null}"#;
+        assert!(matches(r#"{ $.level = "error" }"#, msg));
+        assert!(!matches(r#"{ $.level != "error" }"#, msg));
+        assert!(matches(r#"{ $.level = err* }"#, msg));
+        assert!(matches(r#"{ $.code >= 500 && $.user.id = "u-17" }"#, msg));
+        assert!(matches(r#"{ $.code = 404 || $.tags[1] = "b" }"#, msg));
+        assert!(matches(
+            r#"{ ($.code < 500 || $.ok IS FALSE) && $.n IS NULL }"#,
+            msg
+        ));
+        assert!(matches(r#"{ $.missing NOT EXISTS }"#, msg));
+        assert!(!matches(r#"{ $.missing = "x" }"#, msg));
+        assert!(!matches(
+            r#"{ $.level = "error" }"#,
+            "level=error plain text"
+        ));
+    }
+
+    #[test]
+    fn malformed_patterns_are_rejected() {
+        assert!(Pattern::parse(r#"{ $.level = "error" "#).is_err());
+        assert!(Pattern::parse(r#"{ level = "x" }"#).is_err());
+        assert!(Pattern::parse(r#"{ $.a > "x" }"#).is_err());
+        assert!(Pattern::parse("\"open").is_err());
+    }
+
+    #[test]
+    fn wildcards_match_runs_of_characters() {
+        assert!(glob("a*c", "abbbc"));
+        assert!(glob("*", ""));
+        assert!(!glob("a*c", "ab"));
+        assert!(glob("a*b*c", "axbyc"));
+    }
+}

@@ -1,0 +1,471 @@
+//! Log groups (with retention and tags) and log streams.
+
+use std::collections::BTreeMap;
+
+use base64::Engine;
+use roto_core::{AwsError, AwsResult, Context, Value};
+use rusqlite::{params, OptionalExtension};
+
+use super::{group_arn, group_of, invalid, name_of_arn, no_group, no_stream, Logs};
+
+/// The retention periods PutRetentionPolicy accepts, in days.
+const RETENTION_DAYS: &[i64] = &[
+    1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922,
+    3288, 3653,
+];
+
+/// The page size Describe operations use when the caller names none.
+const DEFAULT_PAGE: i64 = 50;
+
+/// One log group row.
+pub(super) struct Group {
+    pub name: String,
+    pub created: i64,
+    pub retention: Option<i64>,
+    pub kms_key: Option<String>,
+    pub class: String,
+    pub tags: BTreeMap<String, String>,
+}
+
+/// An opaque page token over a name.
+fn token_of(name: &str) -> String {
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(name)
+}
+
+/// The name a page token resumes after.
+fn name_of_token(token: &str) -> AwsResult<String> {
+    base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(token)
+        .ok()
+        .and_then(|b| String::from_utf8(b).ok())
+        .ok_or_else(super::bad_token)
+}
+
+/// Escapes `%`, `_` and `\` for a `LIKE ... ESCAPE '\'` prefix match.
+fn like_prefix(prefix: &str) -> String {
+    let mut out = String::with_capacity(prefix.len() + 1);
+    for c in prefix.chars() {
+        if matches!(c, '%' | '_' | '\\') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out.push('%');
+    out
+}
+
+fn tags_of(input: &Value, member: &str) -> BTreeMap<String, String> {
+    input
+        .get(member)
+        .and_then(Value::as_map)
+        .map(|m| {
+            m.iter()
+                .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string())))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn tags_value(tags: &BTreeMap<String, String>) -> Value {
+    Value::Map(
+        tags.iter()
+            .map(|(k, v)| (k.clone(), Value::from(v)))
+            .collect(),
+    )
+}
+
+impl Logs {
+    /// The group `name`, if it exists.
+    pub(super) fn group(&self, ctx: &Context, name: &str) -> AwsResult<Option<Group>> {
+        self.env.store.with(|c| {
+            c.prepare_cached(
+                "SELECT name, created, retention, kms_key, class, tags FROM logs_groups
+                 WHERE account = ?1 AND region = ?2 AND name = ?3",
+            )?
+            .query_row(params![ctx.account, ctx.region, name], |r| {
+                let tags: String = r.get(5)?;
+                Ok(Group {
+                    name: r.get(0)?,
+                    created: r.get(1)?,
+                    retention: r.get(2)?,
+                    kms_key: r.get(3)?,
+                    class: r.get(4)?,
+                    tags: serde_json::from_str(&tags).unwrap_or_default(),
+                })
+            })
+            .optional()
+            .map_err(AwsError::from)
+        })
+    }
+
+    /// The group `name`, or `ResourceNotFoundException`.
+    pub(super) fn existing_group(&self, ctx: &Context, name: &str) -> AwsResult<Group> {
+        self.group(ctx, name)?.ok_or_else(no_group)
+    }
+
+    /// Whether stream `stream` of group `group` exists.
+    pub(super) fn stream_exists(
+        &self,
+        ctx: &Context,
+        group: &str,
+        stream: &str,
+    ) -> AwsResult<bool> {
+        self.env.store.with(|c| {
+            c.prepare_cached(
+                "SELECT 1 FROM logs_streams WHERE account = ?1 AND region = ?2 AND grp = ?3 AND name = ?4",
+            )?
+            .exists(params![ctx.account, ctx.region, group, stream])
+            .map_err(AwsError::from)
+        })
+    }
+
+    pub(super) fn create_log_group(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
+        let name = input.str("logGroupName").unwrap_or_default();
+        if !name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || ".-_/#".contains(c))
+        {
+            return Err(invalid(format!(
+                "1 validation error detected: Value '{name}' at 'logGroupName' failed to satisfy constraint: Member must satisfy regular expression pattern: [\\.\\-_/#A-Za-z0-9]+"
+            )));
+        }
+        let tags = serde_json::to_string(&tags_of(input, "tags")).unwrap_or_else(|_| "{}".into());
+        let class = input.str("logGroupClass").unwrap_or("STANDARD");
+        let inserted = self.env.store.with(|c| {
+            c.execute(
+                "INSERT OR IGNORE INTO logs_groups (account, region, name, created, kms_key, class, tags)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                params![ctx.account, ctx.region, name, self.now(), input.str("kmsKeyId"), class, tags],
+            )
+            .map_err(AwsError::from)
+        })?;
+        if inserted == 0 {
+            return Err(AwsError::new(
+                "ResourceAlreadyExistsException",
+                "The specified log group already exists",
+            )
+            .with_status(400));
+        }
+        Ok(Value::map())
+    }
+
+    pub(super) fn delete_log_group(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
+        let name = input.str("logGroupName").unwrap_or_default();
+        let deleted = self.env.store.transaction(|tx| {
+            let n = tx.execute(
+                "DELETE FROM logs_groups WHERE account = ?1 AND region = ?2 AND name = ?3",
+                params![ctx.account, ctx.region, name],
+            )?;
+            for table in ["logs_streams", "logs_events"] {
+                tx.execute(
+                    &format!("DELETE FROM {table} WHERE account = ?1 AND region = ?2 AND grp = ?3"),
+                    params![ctx.account, ctx.region, name],
+                )?;
+            }
+            Ok::<_, AwsError>(n)
+        })?;
+        if deleted == 0 {
+            return Err(no_group());
+        }
+        Ok(Value::map())
+    }
+
+    pub(super) fn describe_log_groups(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
+        let prefix = input.str("logGroupNamePrefix");
+        let pattern = input.str("logGroupNamePattern");
+        if prefix.is_some() && pattern.is_some() {
+            return Err(invalid(
+                "LogGroup name prefix and LogGroup name pattern are mutually exclusive parameters.",
+            ));
+        }
+        let after = input.str("nextToken").map(name_of_token).transpose()?;
+        let limit = input.int("limit").unwrap_or(DEFAULT_PAGE);
+        let identifiers: Option<Vec<String>> = input
+            .get("logGroupIdentifiers")
+            .and_then(Value::as_list)
+            .map(|l| {
+                l.iter()
+                    .filter_map(Value::as_str)
+                    .map(|id| name_of_arn(id).unwrap_or(id).to_string())
+                    .collect()
+            });
+        let pattern = pattern.map(str::to_lowercase);
+        let rows: Vec<Group> = self.env.store.with(|c| {
+            let mut st = c.prepare_cached(
+                "SELECT name, created, retention, kms_key, class, tags FROM logs_groups
+                 WHERE account = ?1 AND region = ?2 AND name LIKE ?3 ESCAPE '\\' AND name > ?4
+                 ORDER BY name",
+            )?;
+            let rows = st.query_map(
+                params![
+                    ctx.account,
+                    ctx.region,
+                    like_prefix(prefix.unwrap_or_default()),
+                    after.as_deref().unwrap_or_default()
+                ],
+                |r| {
+                    Ok(Group {
+                        name: r.get(0)?,
+                        created: r.get(1)?,
+                        retention: r.get(2)?,
+                        kms_key: r.get(3)?,
+                        class: r.get(4)?,
+                        tags: BTreeMap::new(),
+                    })
+                },
+            )?;
+            rows.collect::<rusqlite::Result<Vec<_>>>()
+                .map_err(AwsError::from)
+        })?;
+        let mut matching = rows.into_iter().filter(|g| {
+            pattern
+                .as_ref()
+                .is_none_or(|p| g.name.to_lowercase().contains(p.as_str()))
+                && identifiers.as_ref().is_none_or(|ids| ids.contains(&g.name))
+        });
+        let page: Vec<Group> = matching.by_ref().take(limit.max(1) as usize).collect();
+        let more = matching.next().is_some();
+        let groups: Vec<Value> = page.iter().map(|g| self.group_value(ctx, g)).collect();
+        let mut out = Value::map().with("logGroups", groups);
+        if more {
+            if let Some(last) = page.last() {
+                out.insert("nextToken", token_of(&last.name));
+            }
+        }
+        Ok(out)
+    }
+
+    fn group_value(&self, ctx: &Context, g: &Group) -> Value {
+        let arn = group_arn(ctx, &g.name);
+        Value::map()
+            .with("logGroupName", g.name.as_str())
+            .with("creationTime", g.created)
+            .with_opt("retentionInDays", g.retention)
+            .with("metricFilterCount", 0i64)
+            .with("arn", format!("{arn}:*"))
+            .with("logGroupArn", arn)
+            .with("storedBytes", 0i64)
+            .with_opt("kmsKeyId", g.kms_key.as_deref())
+            .with("logGroupClass", g.class.as_str())
+            .with("deletionProtectionEnabled", false)
+    }
+
+    pub(super) fn put_retention_policy(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
+        let name = input.str("logGroupName").unwrap_or_default();
+        let days = input.int("retentionInDays").unwrap_or_default();
+        if !RETENTION_DAYS.contains(&days) {
+            let allowed: Vec<String> = RETENTION_DAYS.iter().map(i64::to_string).collect();
+            return Err(invalid(format!(
+                "1 validation error detected: Value '{days}' at 'retentionInDays' failed to satisfy constraint: Member must satisfy enum value set: [{}]",
+                allowed.join(", ")
+            )));
+        }
+        self.set_retention(ctx, name, Some(days))
+    }
+
+    pub(super) fn delete_retention_policy(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
+        self.set_retention(ctx, input.str("logGroupName").unwrap_or_default(), None)
+    }
+
+    fn set_retention(&self, ctx: &Context, name: &str, days: Option<i64>) -> AwsResult<Value> {
+        let n = self.env.store.with(|c| {
+            c.execute(
+                "UPDATE logs_groups SET retention = ?4 WHERE account = ?1 AND region = ?2 AND name = ?3",
+                params![ctx.account, ctx.region, name, days],
+            )
+            .map_err(AwsError::from)
+        })?;
+        if n == 0 {
+            return Err(no_group());
+        }
+        Ok(Value::map())
+    }
+
+    pub(super) fn create_log_stream(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
+        let group = input.str("logGroupName").unwrap_or_default();
+        let stream = input.str("logStreamName").unwrap_or_default();
+        if stream.contains([':', '*']) {
+            return Err(invalid(format!(
+                "1 validation error detected: Value '{stream}' at 'logStreamName' failed to satisfy constraint: Member must satisfy regular expression pattern: [^:*]*"
+            )));
+        }
+        self.existing_group(ctx, group)?;
+        let inserted = self.env.store.with(|c| {
+            c.execute(
+                "INSERT OR IGNORE INTO logs_streams (account, region, grp, name, created)
+                 VALUES (?1, ?2, ?3, ?4, ?5)",
+                params![ctx.account, ctx.region, group, stream, self.now()],
+            )
+            .map_err(AwsError::from)
+        })?;
+        if inserted == 0 {
+            return Err(AwsError::new(
+                "ResourceAlreadyExistsException",
+                "The specified log stream already exists",
+            )
+            .with_status(400));
+        }
+        Ok(Value::map())
+    }
+
+    pub(super) fn delete_log_stream(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
+        let group = input.str("logGroupName").unwrap_or_default();
+        let stream = input.str("logStreamName").unwrap_or_default();
+        self.existing_group(ctx, group)?;
+        let deleted = self.env.store.transaction(|tx| {
+            let n = tx.execute(
+                "DELETE FROM logs_streams WHERE account = ?1 AND region = ?2 AND grp = ?3 AND name = ?4",
+                params![ctx.account, ctx.region, group, stream],
+            )?;
+            tx.execute(
+                "DELETE FROM logs_events WHERE account = ?1 AND region = ?2 AND grp = ?3 AND stream = ?4",
+                params![ctx.account, ctx.region, group, stream],
+            )?;
+            Ok::<_, AwsError>(n)
+        })?;
+        if deleted == 0 {
+            return Err(no_stream());
+        }
+        Ok(Value::map())
+    }
+
+    pub(super) fn describe_log_streams(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
+        let group = group_of(input)?;
+        let prefix = input.str("logStreamNamePrefix");
+        let by_time = input.str("orderBy") == Some("LastEventTime");
+        if by_time && prefix.is_some() {
+            return Err(invalid(
+                "Cannot order by LastEventTime with a logStreamNamePrefix.",
+            ));
+        }
+        let descending = input.bool("descending").unwrap_or(false);
+        let limit = input.int("limit").unwrap_or(DEFAULT_PAGE).max(1) as usize;
+        let offset = match input.str("nextToken") {
+            Some(t) => name_of_token(t)?
+                .parse::<usize>()
+                .map_err(|_| super::bad_token())?,
+            None => 0,
+        };
+        self.existing_group(ctx, &group)?;
+        let order = match (by_time, descending) {
+            (false, false) => "name ASC",
+            (false, true) => "name DESC",
+            (true, false) => "COALESCE(last_event, 0) ASC, name ASC",
+            (true, true) => "COALESCE(last_event, 0) DESC, name DESC",
+        };
+        let streams: Vec<Value> = self.env.store.with(|c| {
+            let mut st = c.prepare(&format!(
+                "SELECT name, created, first_event, last_event, last_ingestion FROM logs_streams
+                 WHERE account = ?1 AND region = ?2 AND grp = ?3 AND name LIKE ?4 ESCAPE '\\'
+                 ORDER BY {order} LIMIT ?5 OFFSET ?6"
+            ))?;
+            let rows = st.query_map(
+                params![
+                    ctx.account,
+                    ctx.region,
+                    group,
+                    like_prefix(prefix.unwrap_or_default()),
+                    (limit + 1) as i64,
+                    offset as i64
+                ],
+                |r| {
+                    let name: String = r.get(0)?;
+                    Ok(Value::map()
+                        .with(
+                            "arn",
+                            format!("{}:log-stream:{name}", group_arn(ctx, &group)),
+                        )
+                        .with("logStreamName", name)
+                        .with("creationTime", r.get::<_, i64>(1)?)
+                        .with_opt("firstEventTimestamp", r.get::<_, Option<i64>>(2)?)
+                        .with_opt("lastEventTimestamp", r.get::<_, Option<i64>>(3)?)
+                        .with_opt("lastIngestionTime", r.get::<_, Option<i64>>(4)?)
+                        .with("storedBytes", 0i64))
+                },
+            )?;
+            rows.collect::<rusqlite::Result<Vec<_>>>()
+                .map_err(AwsError::from)
+        })?;
+        let more = streams.len() > limit;
+        let page: Vec<Value> = streams.into_iter().take(limit).collect();
+        let mut out = Value::map().with("logStreams", page);
+        if more {
+            out.insert("nextToken", token_of(&(offset + limit).to_string()));
+        }
+        Ok(out)
+    }
+
+    fn update_tags(
+        &self,
+        ctx: &Context,
+        name: &str,
+        change: impl FnOnce(&mut BTreeMap<String, String>),
+    ) -> AwsResult<()> {
+        let mut group = self.existing_group(ctx, name)?;
+        change(&mut group.tags);
+        let tags = serde_json::to_string(&group.tags).unwrap_or_else(|_| "{}".into());
+        self.env.store.with(|c| {
+            c.execute(
+                "UPDATE logs_groups SET tags = ?4 WHERE account = ?1 AND region = ?2 AND name = ?3",
+                params![ctx.account, ctx.region, group.name, tags],
+            )
+            .map_err(AwsError::from)
+        })?;
+        Ok(())
+    }
+
+    fn add_tags(
+        &self,
+        ctx: &Context,
+        name: &str,
+        tags: BTreeMap<String, String>,
+    ) -> AwsResult<Value> {
+        self.update_tags(ctx, name, |t| t.extend(tags))?;
+        Ok(Value::map())
+    }
+
+    fn remove_tags(&self, ctx: &Context, name: &str, keys: &Value) -> AwsResult<Value> {
+        let keys: Vec<&str> = keys
+            .as_list()
+            .map(|l| l.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        self.update_tags(ctx, name, |t| t.retain(|k, _| !keys.contains(&k.as_str())))?;
+        Ok(Value::map())
+    }
+
+    pub(super) fn tag_log_group(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
+        let name = input.str("logGroupName").unwrap_or_default();
+        self.add_tags(ctx, name, tags_of(input, "tags"))
+    }
+
+    pub(super) fn untag_log_group(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
+        let name = input.str("logGroupName").unwrap_or_default();
+        self.remove_tags(ctx, name, input.get("tags").unwrap_or(&Value::Null))
+    }
+
+    pub(super) fn list_tags_log_group(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
+        let group = self.existing_group(ctx, input.str("logGroupName").unwrap_or_default())?;
+        Ok(Value::map().with("tags", tags_value(&group.tags)))
+    }
+
+    /// The log group a `resourceArn` names (only log groups carry tags here).
+    fn group_of_arn<'v>(&self, input: &'v Value) -> AwsResult<&'v str> {
+        let arn = input.str("resourceArn").unwrap_or_default();
+        name_of_arn(arn).ok_or_else(|| invalid(format!("Invalid resource ARN: {arn}")))
+    }
+
+    pub(super) fn tag_resource(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
+        let name = self.group_of_arn(input)?;
+        self.add_tags(ctx, name, tags_of(input, "tags"))
+    }
+
+    pub(super) fn untag_resource(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
+        let name = self.group_of_arn(input)?;
+        self.remove_tags(ctx, name, input.get("tagKeys").unwrap_or(&Value::Null))
+    }
+
+    pub(super) fn list_tags_for_resource(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
+        let group = self.existing_group(ctx, self.group_of_arn(input)?)?;
+        Ok(Value::map().with("tags", tags_value(&group.tags)))
+    }
+}

@@ -1,0 +1,233 @@
+//! CloudWatch Logs: log groups, log streams and their events.
+//!
+//! Logs speaks json 1.1 (`X-Amz-Target: Logs_20140328.<Op>`). Its front end reports
+//! constraint violations as `InvalidParameterException` (not the generic
+//! `ValidationException`), so the service checks its own input against the model
+//! (`validate_input: false`) and raises them with that code.
+//!
+//! - [`groups`]: log groups, retention, tags, and log streams.
+//! - [`events`]: PutLogEvents (ordering and batch rules), GetLogEvents (forward and
+//!   backward tokens), FilterLogEvents.
+//! - [`filter`]: the filter-pattern language FilterLogEvents matches messages with.
+//!
+//! Retention is applied on read: an event older than its group's retention is never
+//! returned, and PutLogEvents reports it as expired.
+
+mod events;
+mod filter;
+mod groups;
+
+use std::io;
+use std::sync::Arc;
+
+use roto_core::timestamp::now_millis;
+use roto_core::validate;
+use roto_core::value::EpochMillis;
+use roto_core::{
+    AwsError, AwsResult, BoxFuture, Context, Env, Request, Response, Service, ServiceSpec, Value,
+};
+
+static SPEC: ServiceSpec = ServiceSpec {
+    name: "logs",
+    model: "logs",
+    query_model: None,
+    signing_names: &["logs"],
+    target_prefix: Some("Logs_20140328"),
+    query_version: None,
+    crc32_responses: false,
+    validate_input: false,
+};
+
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS logs_groups (
+    account TEXT NOT NULL,
+    region TEXT NOT NULL,
+    name TEXT NOT NULL,
+    created INTEGER NOT NULL,
+    retention INTEGER,
+    kms_key TEXT,
+    class TEXT NOT NULL,
+    tags TEXT NOT NULL,
+    PRIMARY KEY (account, region, name)
+);
+CREATE TABLE IF NOT EXISTS logs_streams (
+    account TEXT NOT NULL,
+    region TEXT NOT NULL,
+    grp TEXT NOT NULL,
+    name TEXT NOT NULL,
+    created INTEGER NOT NULL,
+    first_event INTEGER,
+    last_event INTEGER,
+    last_ingestion INTEGER,
+    PRIMARY KEY (account, region, grp, name)
+);
+CREATE TABLE IF NOT EXISTS logs_events (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    account TEXT NOT NULL,
+    region TEXT NOT NULL,
+    grp TEXT NOT NULL,
+    stream TEXT NOT NULL,
+    ts INTEGER NOT NULL,
+    ingested INTEGER NOT NULL,
+    message TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS logs_events_by_stream
+    ON logs_events (account, region, grp, stream, ts, id);
+CREATE INDEX IF NOT EXISTS logs_events_by_group
+    ON logs_events (account, region, grp, ts, id);
+";
+
+/// CloudWatch Logs.
+pub struct Logs {
+    env: Arc<Env>,
+    clock: fn() -> EpochMillis,
+}
+
+impl Logs {
+    /// Creates the service's tables.
+    pub fn new(env: Arc<Env>) -> io::Result<Logs> {
+        Logs::with_clock(env, now_millis)
+    }
+
+    /// Creates the service with its own clock, so tests can move time without waiting.
+    pub fn with_clock(env: Arc<Env>, clock: fn() -> EpochMillis) -> io::Result<Logs> {
+        env.store
+            .migrate(SCHEMA)
+            .map_err(|e| io::Error::other(e.to_string()))?;
+        Ok(Logs { env, clock })
+    }
+
+    fn now(&self) -> EpochMillis {
+        (self.clock)()
+    }
+
+    /// Checks the input against the model's constraints, reporting violations the way the
+    /// Logs front end does.
+    fn validate(&self, operation: &str, input: &Value) -> AwsResult<()> {
+        let model = SPEC.model();
+        let Some(shape) = model.operation(operation).and_then(|op| op.input.as_ref()) else {
+            return Ok(());
+        };
+        let violations = validate::violations(model, model.resolve(shape), input);
+        match validate::message(&violations) {
+            Some(message) => Err(invalid(message)),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Service for Logs {
+    fn spec(&self) -> &'static ServiceSpec {
+        &SPEC
+    }
+
+    fn call<'a>(
+        &'a self,
+        ctx: &'a Context,
+        operation: &'a str,
+        request: Request,
+    ) -> BoxFuture<'a, AwsResult<Response>> {
+        Box::pin(async move {
+            let input = &request.input;
+            self.validate(operation, input)?;
+            let output = match operation {
+                "CreateLogGroup" => self.create_log_group(ctx, input)?,
+                "DeleteLogGroup" => self.delete_log_group(ctx, input)?,
+                "DescribeLogGroups" => self.describe_log_groups(ctx, input)?,
+                "PutRetentionPolicy" => self.put_retention_policy(ctx, input)?,
+                "DeleteRetentionPolicy" => self.delete_retention_policy(ctx, input)?,
+                "CreateLogStream" => self.create_log_stream(ctx, input)?,
+                "DeleteLogStream" => self.delete_log_stream(ctx, input)?,
+                "DescribeLogStreams" => self.describe_log_streams(ctx, input)?,
+                "TagLogGroup" => self.tag_log_group(ctx, input)?,
+                "UntagLogGroup" => self.untag_log_group(ctx, input)?,
+                "ListTagsLogGroup" => self.list_tags_log_group(ctx, input)?,
+                "TagResource" => self.tag_resource(ctx, input)?,
+                "UntagResource" => self.untag_resource(ctx, input)?,
+                "ListTagsForResource" => self.list_tags_for_resource(ctx, input)?,
+                "PutLogEvents" => self.put_log_events(ctx, input)?,
+                "GetLogEvents" => self.get_log_events(ctx, input)?,
+                "FilterLogEvents" => self.filter_log_events(ctx, input)?,
+                other => return Err(AwsError::not_implemented(other)),
+            };
+            Ok(Response::new(output))
+        })
+    }
+}
+
+/// `InvalidParameterException`.
+fn invalid(message: impl Into<String>) -> AwsError {
+    AwsError::new("InvalidParameterException", message).with_status(400)
+}
+
+/// `ResourceNotFoundException` for a log group.
+fn no_group() -> AwsError {
+    AwsError::new(
+        "ResourceNotFoundException",
+        "The specified log group does not exist.",
+    )
+    .with_status(400)
+}
+
+/// `ResourceNotFoundException` for a log stream.
+fn no_stream() -> AwsError {
+    AwsError::new(
+        "ResourceNotFoundException",
+        "The specified log stream does not exist.",
+    )
+    .with_status(400)
+}
+
+/// The `InvalidParameterException` for a token this service did not issue.
+fn bad_token() -> AwsError {
+    invalid("The specified nextToken is invalid.")
+}
+
+/// The ARN of a log group (without the `:*` suffix the `arn` member carries).
+fn group_arn(ctx: &Context, name: &str) -> String {
+    format!(
+        "arn:aws:logs:{}:{}:log-group:{name}",
+        ctx.region, ctx.account
+    )
+}
+
+/// The log group a request names: `logGroupName`, or `logGroupIdentifier` (a name or an
+/// ARN); naming both or neither is an error.
+fn group_of(input: &Value) -> AwsResult<String> {
+    match (input.str("logGroupName"), input.str("logGroupIdentifier")) {
+        (Some(_), Some(_)) => Err(invalid(
+            "LogGroup name and LogGroup ARN are mutually exclusive parameters.",
+        )),
+        (Some(name), None) => Ok(name.to_string()),
+        (None, Some(id)) => Ok(name_of_arn(id).unwrap_or(id).to_string()),
+        (None, None) => Err(invalid(
+            "Should provide either a LogGroup name or a LogGroup ARN.",
+        )),
+    }
+}
+
+/// The log group name inside `arn:aws:logs:<region>:<account>:log-group:<name>[:*]`.
+fn name_of_arn(arn: &str) -> Option<&str> {
+    let rest = arn.strip_prefix("arn:")?;
+    let name = rest.splitn(5, ':').nth(4)?.strip_prefix("log-group:")?;
+    Some(name.strip_suffix(":*").unwrap_or(name))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn group_names_come_from_either_member_or_an_arn() {
+        let by_name = Value::map().with("logGroupName", "/a/b");
+        assert_eq!(group_of(&by_name).unwrap(), "/a/b");
+        let by_arn = Value::map().with(
+            "logGroupIdentifier",
+            "arn:aws:logs:us-east-1:1:log-group:/a:*",
+        );
+        assert_eq!(group_of(&by_arn).unwrap(), "/a");
+        assert!(group_of(&Value::map()).is_err());
+        let both = by_name.with("logGroupIdentifier", "/a");
+        assert!(group_of(&both).is_err());
+    }
+}
