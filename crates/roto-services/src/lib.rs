@@ -12,6 +12,7 @@ use std::sync::Arc;
 use roto_core::{Env, Service};
 
 pub mod dynamodb;
+pub mod iam;
 pub mod logs;
 pub mod s3;
 pub mod sqs;
@@ -25,5 +26,6 @@ pub fn all(env: &Arc<Env>) -> io::Result<Vec<Arc<dyn Service>>> {
         Arc::new(sqs::Sqs::new(env.clone())?),
         Arc::new(sts::Sts::new(env.clone())?),
         Arc::new(logs::Logs::new(env.clone())?),
+        Arc::new(iam::Iam::new(env.clone())?),
     ])
 }

@@ -5,6 +5,11 @@
 //! `roto_core::identity`), so later calls signed with them route to that account without a
 //! lookup; the identity behind each issued key (the assumed-role ARN) is kept in
 //! `sts_sessions` for `GetCallerIdentity`.
+//!
+//! IAM owns users and roles, so STS asks it through the dispatcher rather than reading its
+//! tables: `GetUser` (signed with the caller's key, no user name) names the IAM user behind
+//! an `AKIA` key that Roto issued, and `GetRole` gives `AssumeRole` the role's id and its
+//! `MaxSessionDuration`. A role IAM does not know is assumed without those checks.
 
 use std::io;
 use std::sync::Arc;
@@ -80,9 +85,49 @@ impl Sts {
         })
     }
 
-    fn caller(&self, ctx: &Context) -> AwsResult<Identity> {
+    /// Calls another service's operation in `ctx`; `None` when the dispatcher is gone.
+    async fn call_other(
+        &self,
+        ctx: &Context,
+        service: &str,
+        operation: &str,
+        input: Value,
+    ) -> Option<AwsResult<Value>> {
+        let dispatcher = self.env.dispatcher()?;
+        Some(dispatcher.call(ctx, service, operation, input).await)
+    }
+
+    /// The IAM user behind an `AKIA` key Roto issued, as IAM's `GetUser` reports it for
+    /// the key that signed the call. Keys IAM never issued are not IAM users; a key IAM
+    /// issued and then deleted or deactivated is refused, as AWS refuses it.
+    async fn iam_user(&self, ctx: &Context, key: &str) -> AwsResult<Option<Identity>> {
+        if !key.starts_with("AKIA") || account_of_access_key(key).is_none() {
+            return Ok(None);
+        }
+        let Some(result) = self.call_other(ctx, "iam", "GetUser", Value::map()).await else {
+            return Ok(None);
+        };
+        let user = match result {
+            Ok(out) => out.get("User").cloned().unwrap_or_else(Value::map),
+            Err(e) if e.code == "InvalidClientTokenId" => return Err(e),
+            Err(_) => return Ok(None),
+        };
+        Ok(match (user.str("Arn"), user.str("UserId")) {
+            (Some(arn), Some(user_id)) if arn.contains(":user/") => Some(Identity {
+                account: ctx.account.clone(),
+                arn: arn.to_string(),
+                user_id: user_id.to_string(),
+            }),
+            _ => None,
+        })
+    }
+
+    async fn caller(&self, ctx: &Context) -> AwsResult<Identity> {
         if let Some(key) = &ctx.access_key {
             if let Some(identity) = self.session(key)? {
+                return Ok(identity);
+            }
+            if let Some(identity) = self.iam_user(ctx, key).await? {
                 return Ok(identity);
             }
         }
@@ -93,8 +138,8 @@ impl Sts {
         })
     }
 
-    fn get_caller_identity(&self, ctx: &Context) -> AwsResult<Value> {
-        let identity = self.caller(ctx)?;
+    async fn get_caller_identity(&self, ctx: &Context) -> AwsResult<Value> {
+        let identity = self.caller(ctx).await?;
         Ok(Value::map()
             .with("UserId", identity.user_id)
             .with("Account", identity.account)
@@ -126,7 +171,26 @@ impl Sts {
             .with("Expiration", Value::Timestamp(expiration)))
     }
 
-    fn assume_role(&self, input: &Value) -> AwsResult<Value> {
+    /// The role's id and maximum session duration, where IAM has the role.
+    async fn iam_role(&self, ctx: &Context, account: &str, name: &str) -> Option<(String, i64)> {
+        let role_ctx = Context {
+            account: account.to_string(),
+            access_key: None,
+            ..ctx.clone()
+        };
+        let input = Value::map().with("RoleName", name);
+        let out = self
+            .call_other(&role_ctx, "iam", "GetRole", input)
+            .await?
+            .ok()?;
+        let role = out.get("Role")?;
+        Some((
+            role.str("RoleId")?.to_string(),
+            role.int("MaxSessionDuration").unwrap_or(3600),
+        ))
+    }
+
+    async fn assume_role(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
         let role_arn = input.str("RoleArn").unwrap_or_default();
         let session_name = input.str("RoleSessionName").unwrap_or_default();
         let (account, role_name) = parse_role_arn(role_arn).ok_or_else(|| {
@@ -144,14 +208,23 @@ impl Sts {
             )
             .with_status(400));
         }
-        let role_id = format!("AROA{}", random_upper(17));
+        let duration = input.int("DurationSeconds").unwrap_or(3600);
+        let role_id = match self.iam_role(ctx, &account, &role_name).await {
+            Some((_, max)) if duration > max => return Err(AwsError::new(
+                "ValidationError",
+                "The requested DurationSeconds exceeds the MaxSessionDuration set for this role.",
+            )
+            .with_status(400)),
+            Some((id, _)) => id,
+            None => format!("AROA{}", random_upper(17)),
+        };
         let user_id = format!("{role_id}:{session_name}");
         let identity = Identity {
             arn: format!("arn:aws:sts::{account}:assumed-role/{role_name}/{session_name}"),
             account,
             user_id: user_id.clone(),
         };
-        let credentials = self.issue(&identity, input.int("DurationSeconds").unwrap_or(3600))?;
+        let credentials = self.issue(&identity, duration)?;
         let mut out = Value::map().with("Credentials", credentials).with(
             "AssumedRoleUser",
             Value::map()
@@ -167,7 +240,7 @@ impl Sts {
         Ok(out)
     }
 
-    fn get_session_token(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
+    async fn get_session_token(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
         if let Some(key) = &ctx.access_key {
             if self.session(key)?.is_some() {
                 return Err(AwsError::new(
@@ -177,7 +250,7 @@ impl Sts {
                 .with_status(403));
             }
         }
-        let identity = self.caller(ctx)?;
+        let identity = self.caller(ctx).await?;
         let credentials = self.issue(&identity, input.int("DurationSeconds").unwrap_or(43200))?;
         Ok(Value::map().with("Credentials", credentials))
     }
@@ -224,9 +297,9 @@ impl Service for Sts {
         Box::pin(async move {
             let input = &request.input;
             let output = match operation {
-                "GetCallerIdentity" => self.get_caller_identity(ctx)?,
-                "AssumeRole" => self.assume_role(input)?,
-                "GetSessionToken" => self.get_session_token(ctx, input)?,
+                "GetCallerIdentity" => self.get_caller_identity(ctx).await?,
+                "AssumeRole" => self.assume_role(ctx, input).await?,
+                "GetSessionToken" => self.get_session_token(ctx, input).await?,
                 other => return Err(AwsError::not_implemented(other)),
             };
             Ok(Response::new(output))

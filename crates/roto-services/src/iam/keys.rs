@@ -1,0 +1,183 @@
+//! Access keys, and the caller's own user behind them.
+//!
+//! `CreateAccessKey` issues `AKIA` key ids that carry the account (so calls signed with
+//! them route there), and the secret only once. `GetUser` without a name answers for the
+//! user whose key signed the call, which is how STS's `GetCallerIdentity` learns that a key
+//! is an IAM user's.
+
+use roto_core::identity::{account_of_access_key, issue_access_key_id, issue_secret_key};
+use roto_core::{AwsError, AwsResult, Context, Value};
+use rusqlite::Connection;
+
+use super::principals::View;
+use super::store::{self, Kind};
+use super::{limit_exceeded, listing, no_such_entity, now, page, validation_error, Iam};
+
+/// How many access keys one user may have.
+const MAX_KEYS: usize = 2;
+
+fn key_missing(key: &str) -> AwsError {
+    no_such_entity(format!("The Access Key with id {key} cannot be found."))
+}
+
+/// Who signed a call, as IAM sees it.
+enum Caller {
+    /// An IAM user's access key.
+    User(String),
+    /// Temporary (STS) credentials.
+    Session,
+    /// The account's root (or any key Roto did not issue).
+    Root,
+}
+
+impl Iam {
+    /// Who signed the call: a key IAM issued but no longer has (deleted or inactive) is
+    /// refused as AWS refuses it.
+    fn caller(&self, c: &Connection, ctx: &Context) -> AwsResult<Caller> {
+        let Some(key) = ctx.access_key.as_deref() else {
+            return Ok(Caller::Root);
+        };
+        if account_of_access_key(key).is_none() || key.len() != 20 {
+            return Ok(Caller::Root);
+        }
+        if key.starts_with("ASIA") {
+            return Ok(Caller::Session);
+        }
+        match store::access_key_owner(c, &ctx.account, key)? {
+            Some((user, status)) if status == "Active" => Ok(Caller::User(user)),
+            _ => Err(AwsError::new(
+                "InvalidClientTokenId",
+                "The security token included in the request is invalid.",
+            )
+            .with_status(403)),
+        }
+    }
+
+    /// The user an operation acts on: `UserName`, else the user whose key signed the call.
+    fn user_name(&self, c: &Connection, ctx: &Context, input: &Value) -> AwsResult<String> {
+        if let Some(name) = input.str("UserName") {
+            return Ok(store::get(c, &ctx.account, Kind::User, name)?.name);
+        }
+        match self.caller(c, ctx)? {
+            Caller::User(name) => Ok(name),
+            _ => Err(validation_error(
+                "Must specify userName when calling with non-User credentials",
+            )),
+        }
+    }
+
+    /// `GetUser`: the named user, or the caller's (the root user for root credentials).
+    pub(super) fn get_user(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
+        let account = &ctx.account;
+        self.env.store.with(|c| {
+            let name = match (input.str("UserName"), self.caller(c, ctx)?) {
+                (Some(name), _) => name.to_string(),
+                (None, Caller::User(name)) => name,
+                (None, Caller::Session) => {
+                    return Err(validation_error(
+                        "Must specify userName when calling with non-User credentials",
+                    ))
+                }
+                (None, Caller::Root) => {
+                    let root = Value::map()
+                        .with("UserId", account.as_str())
+                        .with("Arn", format!("arn:aws:iam::{account}:root"))
+                        .with("CreateDate", Value::Timestamp(0));
+                    return Ok(Value::map().with("User", root));
+                }
+            };
+            let user = store::get(c, account, Kind::User, &name)?;
+            Ok(Value::map().with("User", self.entity_value(c, account, &user, View::Get)?))
+        })
+    }
+
+    /// `CreateAccessKey`: at most two per user; the secret is returned only here.
+    pub(super) fn create_access_key(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
+        let account = &ctx.account;
+        self.env.store.transaction(|c| {
+            let user = self.user_name(c, ctx, input)?;
+            if store::access_keys(c, account, &user)?.len() >= MAX_KEYS {
+                return Err(limit_exceeded(format!(
+                    "Cannot exceed quota for AccessKeysPerUser: {MAX_KEYS}"
+                )));
+            }
+            let key = issue_access_key_id("AKIA", account);
+            let created = now();
+            store::add_access_key(c, account, &user, &key, created)?;
+            Ok(Value::map().with(
+                "AccessKey",
+                Value::map()
+                    .with("UserName", user)
+                    .with("AccessKeyId", key)
+                    .with("Status", "Active")
+                    .with("SecretAccessKey", issue_secret_key())
+                    .with("CreateDate", Value::Timestamp(created)),
+            ))
+        })
+    }
+
+    /// `ListAccessKeys`.
+    pub(super) fn list_access_keys(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
+        self.env.store.with(|c| {
+            let user = self.user_name(c, ctx, input)?;
+            let keys = store::access_keys(c, &ctx.account, &user)?;
+            let (keys, next) = page(keys, |(k, _, created)| format!("{created:020}{k}"), input)?;
+            let values = keys
+                .into_iter()
+                .map(|(key, status, created)| {
+                    Value::map()
+                        .with("UserName", user.as_str())
+                        .with("AccessKeyId", key)
+                        .with("Status", status)
+                        .with("CreateDate", Value::Timestamp(created))
+                })
+                .collect();
+            Ok(listing("AccessKeyMetadata", values, next))
+        })
+    }
+
+    /// `UpdateAccessKey`: `Active` or `Inactive`.
+    pub(super) fn update_access_key(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
+        let key = input.str("AccessKeyId").unwrap_or_default();
+        let status = input.str("Status").unwrap_or_default();
+        self.env.store.transaction(|c| {
+            let user = self.user_name(c, ctx, input)?;
+            if !store::set_access_key_status(c, &ctx.account, &user, key, status)? {
+                return Err(key_missing(key));
+            }
+            Ok(Value::map())
+        })
+    }
+
+    /// `DeleteAccessKey`.
+    pub(super) fn delete_access_key(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
+        let key = input.str("AccessKeyId").unwrap_or_default();
+        self.env.store.transaction(|c| {
+            let user = self.user_name(c, ctx, input)?;
+            if !store::delete_access_key(c, &ctx.account, &user, key)? {
+                return Err(key_missing(key));
+            }
+            Ok(Value::map())
+        })
+    }
+
+    /// `GetAccessKeyLastUsed`: the key's user (use is not tracked: `N/A`, as AWS shows
+    /// a key never used).
+    pub(super) fn get_access_key_last_used(
+        &self,
+        account: &str,
+        input: &Value,
+    ) -> AwsResult<Value> {
+        let key = input.str("AccessKeyId").unwrap_or_default();
+        self.env.store.with(|c| {
+            let (user, _) =
+                store::access_key_owner(c, account, key)?.ok_or_else(|| key_missing(key))?;
+            Ok(Value::map().with("UserName", user).with(
+                "AccessKeyLastUsed",
+                Value::map()
+                    .with("ServiceName", "N/A")
+                    .with("Region", "N/A"),
+            ))
+        })
+    }
+}

@@ -1,0 +1,381 @@
+//! IAM: users, groups, roles, managed and inline policies, access keys, instance profiles.
+//!
+//! IAM is global: its state belongs to the account alone, whatever region a call is
+//! signed for, and its ARNs carry no region. Policies are stored and returned, never
+//! enforced. Access keys made by `CreateAccessKey` carry their account in the key id (see
+//! `roto_core::identity`), so calls signed with them route to the creating account; STS
+//! learns which user a key belongs to by calling `GetUser` without a user name through the
+//! dispatcher, the way AWS resolves the caller from the signing key.
+//!
+//! Users, groups, roles, instance profiles and managed policies share one table of
+//! entities (`store.rs`); the files beside this one hold each family's operations.
+
+mod keys;
+mod policies;
+mod principals;
+mod profiles;
+mod store;
+
+use std::io;
+use std::sync::Arc;
+
+use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
+use roto_core::{
+    AwsError, AwsResult, BoxFuture, Context, Env, Request, Response, Service, ServiceSpec, Value,
+};
+
+use store::{Entity, Kind};
+
+static SPEC: ServiceSpec = ServiceSpec {
+    name: "iam",
+    model: "iam",
+    query_model: None,
+    signing_names: &["iam"],
+    target_prefix: None,
+    query_version: Some("2010-05-08"),
+    crc32_responses: false,
+    validate_input: true,
+};
+
+/// IAM.
+pub struct Iam {
+    env: Arc<Env>,
+}
+
+impl Iam {
+    /// Creates IAM's tables.
+    pub fn new(env: Arc<Env>) -> io::Result<Iam> {
+        env.store
+            .migrate(store::SCHEMA)
+            .map_err(|e| io::Error::other(e.to_string()))?;
+        Ok(Iam { env })
+    }
+
+    fn run(&self, ctx: &Context, operation: &str, input: &Value) -> AwsResult<Value> {
+        let a = &ctx.account;
+        match operation {
+            "CreateUser" => self.create_principal(a, Kind::User, input),
+            "GetUser" => self.get_user(ctx, input),
+            "ListUsers" => self.list_principals(a, Kind::User, input),
+            "UpdateUser" => self.update_principal(a, Kind::User, input),
+            "DeleteUser" => self.delete_principal(a, Kind::User, input),
+            "CreateGroup" => self.create_principal(a, Kind::Group, input),
+            "GetGroup" => self.get_group(a, input),
+            "ListGroups" => self.list_principals(a, Kind::Group, input),
+            "UpdateGroup" => self.update_principal(a, Kind::Group, input),
+            "DeleteGroup" => self.delete_principal(a, Kind::Group, input),
+            "AddUserToGroup" => self.add_user_to_group(a, input),
+            "RemoveUserFromGroup" => self.remove_user_from_group(a, input),
+            "ListGroupsForUser" => self.list_groups_for_user(a, input),
+            "CreateRole" => self.create_principal(a, Kind::Role, input),
+            "GetRole" => self.get_principal(a, Kind::Role, input),
+            "ListRoles" => self.list_principals(a, Kind::Role, input),
+            "UpdateRole" => self.update_role(a, input, false),
+            "UpdateRoleDescription" => self.update_role(a, input, true),
+            "UpdateAssumeRolePolicy" => self.update_assume_role_policy(a, input),
+            "DeleteRole" => self.delete_principal(a, Kind::Role, input),
+            "CreateServiceLinkedRole" => self.create_service_linked_role(a, input),
+            "DeleteServiceLinkedRole" => self.delete_service_linked_role(a, input),
+            "GetServiceLinkedRoleDeletionStatus" => Ok(deletion_status(input)),
+            "TagUser" => self.tag(a, Kind::User, input),
+            "UntagUser" => self.untag(a, Kind::User, input),
+            "ListUserTags" => self.list_tags(a, Kind::User, input),
+            "TagRole" => self.tag(a, Kind::Role, input),
+            "UntagRole" => self.untag(a, Kind::Role, input),
+            "ListRoleTags" => self.list_tags(a, Kind::Role, input),
+            "TagPolicy" => self.tag(a, Kind::Policy, input),
+            "UntagPolicy" => self.untag(a, Kind::Policy, input),
+            "ListPolicyTags" => self.list_tags(a, Kind::Policy, input),
+            "TagInstanceProfile" => self.tag(a, Kind::InstanceProfile, input),
+            "UntagInstanceProfile" => self.untag(a, Kind::InstanceProfile, input),
+            "ListInstanceProfileTags" => self.list_tags(a, Kind::InstanceProfile, input),
+            "CreatePolicy" => self.create_policy(a, input),
+            "GetPolicy" => self.get_policy(a, input),
+            "ListPolicies" => self.list_policies(a, input),
+            "DeletePolicy" => self.delete_policy(a, input),
+            "CreatePolicyVersion" => self.create_policy_version(a, input),
+            "GetPolicyVersion" => self.get_policy_version(a, input),
+            "ListPolicyVersions" => self.list_policy_versions(a, input),
+            "DeletePolicyVersion" => self.delete_policy_version(a, input),
+            "SetDefaultPolicyVersion" => self.set_default_policy_version(a, input),
+            "AttachUserPolicy" => self.attach(a, Kind::User, input),
+            "AttachGroupPolicy" => self.attach(a, Kind::Group, input),
+            "AttachRolePolicy" => self.attach(a, Kind::Role, input),
+            "DetachUserPolicy" => self.detach(a, Kind::User, input),
+            "DetachGroupPolicy" => self.detach(a, Kind::Group, input),
+            "DetachRolePolicy" => self.detach(a, Kind::Role, input),
+            "ListAttachedUserPolicies" => self.list_attached(a, Kind::User, input),
+            "ListAttachedGroupPolicies" => self.list_attached(a, Kind::Group, input),
+            "ListAttachedRolePolicies" => self.list_attached(a, Kind::Role, input),
+            "ListEntitiesForPolicy" => self.list_entities_for_policy(a, input),
+            "PutUserPolicy" => self.put_inline(a, Kind::User, input),
+            "PutGroupPolicy" => self.put_inline(a, Kind::Group, input),
+            "PutRolePolicy" => self.put_inline(a, Kind::Role, input),
+            "GetUserPolicy" => self.get_inline(a, Kind::User, input),
+            "GetGroupPolicy" => self.get_inline(a, Kind::Group, input),
+            "GetRolePolicy" => self.get_inline(a, Kind::Role, input),
+            "DeleteUserPolicy" => self.delete_inline(a, Kind::User, input),
+            "DeleteGroupPolicy" => self.delete_inline(a, Kind::Group, input),
+            "DeleteRolePolicy" => self.delete_inline(a, Kind::Role, input),
+            "ListUserPolicies" => self.list_inline(a, Kind::User, input),
+            "ListGroupPolicies" => self.list_inline(a, Kind::Group, input),
+            "ListRolePolicies" => self.list_inline(a, Kind::Role, input),
+            "CreateAccessKey" => self.create_access_key(ctx, input),
+            "ListAccessKeys" => self.list_access_keys(ctx, input),
+            "UpdateAccessKey" => self.update_access_key(ctx, input),
+            "DeleteAccessKey" => self.delete_access_key(ctx, input),
+            "GetAccessKeyLastUsed" => self.get_access_key_last_used(a, input),
+            "CreateInstanceProfile" => self.create_principal(a, Kind::InstanceProfile, input),
+            "GetInstanceProfile" => self.get_principal(a, Kind::InstanceProfile, input),
+            "ListInstanceProfiles" => self.list_principals(a, Kind::InstanceProfile, input),
+            "DeleteInstanceProfile" => self.delete_principal(a, Kind::InstanceProfile, input),
+            "AddRoleToInstanceProfile" => self.add_role_to_instance_profile(a, input),
+            "RemoveRoleFromInstanceProfile" => self.remove_role_from_instance_profile(a, input),
+            "ListInstanceProfilesForRole" => self.list_instance_profiles_for_role(a, input),
+            "GetAccountSummary" => self.get_account_summary(a),
+            other => Err(AwsError::not_implemented(other)),
+        }
+    }
+}
+
+impl Service for Iam {
+    fn spec(&self) -> &'static ServiceSpec {
+        &SPEC
+    }
+
+    fn call<'a>(
+        &'a self,
+        ctx: &'a Context,
+        operation: &'a str,
+        request: Request,
+    ) -> BoxFuture<'a, AwsResult<Response>> {
+        Box::pin(async move { self.run(ctx, operation, &request.input).map(Response::new) })
+    }
+}
+
+/// `GetServiceLinkedRoleDeletionStatus`: deletions complete at once here.
+fn deletion_status(input: &Value) -> Value {
+    let _ = input;
+    Value::map().with("Status", "SUCCEEDED")
+}
+
+/// The characters IAM leaves unescaped when it URL-encodes a policy document.
+const DOCUMENT: &AsciiSet = &NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'_')
+    .remove(b'.')
+    .remove(b'~');
+
+/// A policy document as IAM puts it on the wire: URL-encoded (SDKs decode it).
+fn wire_document(document: &str) -> String {
+    utf8_percent_encode(document, DOCUMENT).to_string()
+}
+
+/// Checks a policy document is JSON, as IAM's parser does before anything else.
+/// `message` is what IAM says when it is not (it differs for trust policies).
+fn check_document(document: &str, message: &'static str) -> AwsResult<()> {
+    match serde_json::from_str::<serde_json::Value>(document) {
+        Ok(serde_json::Value::Object(_)) => Ok(()),
+        _ => Err(malformed(message)),
+    }
+}
+
+/// What IAM says of a permissions policy that is not JSON.
+const SYNTAX_ERRORS: &str = "Syntax errors in policy.";
+
+/// What IAM says of a trust policy that is not JSON.
+const INVALID_JSON: &str = "This policy contains invalid Json";
+
+fn malformed(message: &str) -> AwsError {
+    AwsError::new("MalformedPolicyDocumentException", message)
+}
+
+fn no_such_entity(message: impl Into<String>) -> AwsError {
+    AwsError::new("NoSuchEntityException", message)
+}
+
+fn already_exists(message: impl Into<String>) -> AwsError {
+    AwsError::new("EntityAlreadyExistsException", message)
+}
+
+fn delete_conflict(message: impl Into<String>) -> AwsError {
+    AwsError::new("DeleteConflictException", message)
+}
+
+fn limit_exceeded(message: impl Into<String>) -> AwsError {
+    AwsError::new("LimitExceededException", message)
+}
+
+fn invalid_input(message: impl Into<String>) -> AwsError {
+    AwsError::new("InvalidInputException", message)
+}
+
+fn validation_error(message: impl Into<String>) -> AwsError {
+    AwsError::new("ValidationError", message).with_status(400)
+}
+
+/// A required string member (the model's validation has already rejected its absence).
+fn required<'v>(input: &'v Value, member: &str) -> &'v str {
+    input.str(member).unwrap_or_default()
+}
+
+/// The `[\w+=,.@-]+` pattern IAM names follow; the model check stops at lengths.
+fn check_name(value: &str, member: &str) -> AwsResult<()> {
+    if value
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || "_+=,.@-".contains(c))
+    {
+        return Ok(());
+    }
+    Err(validation_error(format!(
+        "1 validation error detected: Value '{value}' at '{member}' failed to satisfy constraint: Member must satisfy regular expression pattern: [\\w+=,.@-]+"
+    )))
+}
+
+/// The path member (default `/`), which must begin and end with `/`.
+fn path_of(input: &Value, member: &str) -> AwsResult<String> {
+    let path = input.str(member).unwrap_or("/");
+    let valid = path == "/"
+        || (path.len() >= 2
+            && path.starts_with('/')
+            && path.ends_with('/')
+            && path.bytes().all(|b| (0x21..=0x7e).contains(&b)));
+    if valid {
+        return Ok(path.to_string());
+    }
+    let shown = if member == "PathPrefix" {
+        "pathPrefix"
+    } else {
+        "path"
+    };
+    let pattern = if member == "PathPrefix" {
+        "\\u002F[\\u0021-\\u007F]*"
+    } else {
+        "(\\u002F)|(\\u002F[\\u0021-\\u007E]+\\u002F)"
+    };
+    Err(validation_error(format!(
+        "1 validation error detected: Value '{path}' at '{shown}' failed to satisfy constraint: Member must satisfy regular expression pattern: {pattern}"
+    )))
+}
+
+/// The `PathPrefix` filter of the list operations (default `/`, every entity).
+fn path_prefix(input: &Value) -> AwsResult<String> {
+    match input.str("PathPrefix") {
+        None => Ok("/".to_string()),
+        Some(p) if p.starts_with('/') && p.bytes().all(|b| (0x21..=0x7f).contains(&b)) => {
+            Ok(p.to_string())
+        }
+        Some(_) => path_of(input, "PathPrefix"),
+    }
+}
+
+/// A page of a list sorted by `key`, resumed after `Marker`, at most `MaxItems` (100)
+/// long; the marker of the next page when there is one.
+fn page<T>(
+    mut items: Vec<T>,
+    key: impl Fn(&T) -> String,
+    input: &Value,
+) -> AwsResult<(Vec<T>, Option<String>)> {
+    use base64::Engine;
+    let codec = base64::engine::general_purpose::URL_SAFE_NO_PAD;
+    items.sort_by_key(|item| key(item));
+    let start = match input.str("Marker") {
+        Some(marker) => {
+            let from = codec
+                .decode(marker)
+                .ok()
+                .and_then(|b| String::from_utf8(b).ok())
+                .ok_or_else(|| validation_error("Invalid Marker."))?;
+            items.iter().take_while(|item| key(item) < from).count()
+        }
+        None => 0,
+    };
+    let max = usize::try_from(input.int("MaxItems").unwrap_or(100)).unwrap_or(100);
+    let mut rest = items.split_off(start.min(items.len()));
+    let next = (rest.len() > max).then(|| codec.encode(key(&rest[max])));
+    rest.truncate(max);
+    Ok((rest, next))
+}
+
+/// A list operation's output: the items under `member`, `IsTruncated` and `Marker`.
+fn listing(member: &str, items: Vec<Value>, next: Option<String>) -> Value {
+    Value::map()
+        .with(member, items)
+        .with("IsTruncated", next.is_some())
+        .with_opt("Marker", next)
+}
+
+/// A fresh IAM unique id: the kind's four-letter prefix and 17 base32 characters.
+fn unique_id(prefix: &str) -> String {
+    const CHARS: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
+    let tail: String = (0..17)
+        .map(|_| CHARS[fastrand::usize(..CHARS.len())] as char)
+        .collect();
+    format!("{prefix}{tail}")
+}
+
+/// The time IAM stamps on what it creates (whole seconds).
+fn now() -> i64 {
+    roto_core::timestamp::now_millis() / 1000 * 1000
+}
+
+/// The tags of an entity as the wire lists them.
+fn tag_values(entity: &Entity) -> Vec<Value> {
+    entity
+        .tags
+        .iter()
+        .map(|(k, v)| {
+            Value::map()
+                .with("Key", k.as_str())
+                .with("Value", v.as_str())
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn documents_are_url_encoded_like_iam() {
+        assert_eq!(
+            wire_document("{\"Action\": \"s3:*\"}"),
+            "%7B%22Action%22%3A%20%22s3%3A%2A%22%7D"
+        );
+    }
+
+    #[test]
+    fn pages_resume_after_their_marker() {
+        let input = Value::map().with("MaxItems", 2i64);
+        let names = vec!["c", "a", "d", "b", "e"];
+        let (first, next) = page(names.clone(), |s| s.to_string(), &input).unwrap();
+        assert_eq!(first, vec!["a", "b"]);
+        let marker = next.unwrap();
+        let input = input.with("Marker", marker);
+        let (second, next) = page(names.clone(), |s| s.to_string(), &input).unwrap();
+        assert_eq!(second, vec!["c", "d"]);
+        let input = Value::map()
+            .with("MaxItems", 2i64)
+            .with("Marker", next.unwrap());
+        let (third, next) = page(names, |s| s.to_string(), &input).unwrap();
+        assert_eq!((third, next), (vec!["e"], None));
+    }
+
+    #[test]
+    fn names_and_paths_follow_iam_patterns() {
+        assert!(check_name("deploy+ci@x.y", "userName").is_ok());
+        assert!(check_name("bad name", "userName").is_err());
+        let ok = Value::map().with("Path", "/team/a/");
+        assert_eq!(path_of(&ok, "Path").unwrap(), "/team/a/");
+        let bad = Value::map().with("Path", "team");
+        assert_eq!(path_of(&bad, "Path").unwrap_err().code, "ValidationError");
+    }
+
+    #[test]
+    fn only_json_objects_are_policy_documents() {
+        assert!(check_document("{\"Version\":\"2012-10-17\"}", SYNTAX_ERRORS).is_ok());
+        let err = check_document("{not json", SYNTAX_ERRORS).unwrap_err();
+        assert_eq!(err.message, SYNTAX_ERRORS);
+        assert!(check_document("[1]", INVALID_JSON).is_err());
+    }
+}
