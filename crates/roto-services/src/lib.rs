@@ -14,6 +14,8 @@ use roto_core::{Env, Service};
 pub mod dynamodb;
 pub mod iam;
 pub mod logs;
+pub mod kms;
+mod paging;
 pub mod s3;
 pub mod sqs;
 pub mod sts;
@@ -27,5 +29,6 @@ pub fn all(env: &Arc<Env>) -> io::Result<Vec<Arc<dyn Service>>> {
         Arc::new(sts::Sts::new(env.clone())?),
         Arc::new(logs::Logs::new(env.clone())?),
         Arc::new(iam::Iam::new(env.clone())?),
+        Arc::new(kms::Kms::new(env.clone())?),
     ])
 }

@@ -231,7 +231,9 @@ fn float(f: f64) -> Json {
     }
 }
 
-fn value_to_json(value: &Value) -> Json {
+/// A shaped value as plain JSON (blobs base64, timestamps epoch seconds), as services keep
+/// documents in their tables.
+pub fn value_to_json(value: &Value) -> Json {
     match value {
         Value::Bool(b) => Json::Bool(*b),
         Value::Integer(i) => Json::Number((*i).into()),

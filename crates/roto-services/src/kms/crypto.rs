@@ -1,0 +1,376 @@
+//! KMS's cryptography, all of it from RustCrypto crates: key material generation, AES-256-GCM
+//! for symmetric keys, RSA-OAEP, RSA and ECDSA signatures, HMAC, and the DER encodings
+//! (PKCS #8 private keys, SubjectPublicKeyInfo public keys) that KMS returns.
+//!
+//! Material is kept in the store as raw bytes for symmetric and HMAC keys and as PKCS #8
+//! DER for asymmetric keys, so this module is the only place that knows the key types.
+
+use aes_gcm::aead::{Aead, KeyInit, Payload};
+use aes_gcm::{Aes256Gcm, Nonce};
+use ecdsa::signature::hazmat::{PrehashSigner, PrehashVerifier};
+use hmac::{Hmac, Mac};
+use rand_core::{OsRng, RngCore};
+use roto_core::{AwsError, AwsResult};
+use rsa::pkcs8::{DecodePrivateKey, EncodePrivateKey, EncodePublicKey};
+use rsa::{Oaep, Pkcs1v15Sign, Pss, RsaPrivateKey, RsaPublicKey};
+use sha2::{Digest, Sha224, Sha256, Sha384, Sha512};
+
+/// The length of the AES-GCM nonce in a ciphertext blob.
+pub const NONCE_LEN: usize = 12;
+
+/// The families of key material KMS holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Family {
+    /// AES-256 (`SYMMETRIC_DEFAULT`).
+    Symmetric,
+    /// RSA of a size in bits.
+    Rsa(usize),
+    /// NIST P-256.
+    P256,
+    /// NIST P-384.
+    P384,
+    /// HMAC with a key of a size in bytes.
+    Hmac(usize),
+}
+
+impl Family {
+    /// The family of a `KeySpec` (or `DataKeyPairSpec`) that Roto supports.
+    pub fn of(spec: &str) -> Option<Family> {
+        Some(match spec {
+            "SYMMETRIC_DEFAULT" => Family::Symmetric,
+            "RSA_2048" => Family::Rsa(2048),
+            "RSA_3072" => Family::Rsa(3072),
+            "RSA_4096" => Family::Rsa(4096),
+            "ECC_NIST_P256" => Family::P256,
+            "ECC_NIST_P384" => Family::P384,
+            "HMAC_224" => Family::Hmac(28),
+            "HMAC_256" => Family::Hmac(32),
+            "HMAC_384" => Family::Hmac(48),
+            "HMAC_512" => Family::Hmac(64),
+            _ => return None,
+        })
+    }
+
+    /// The key usages a key of this family may have.
+    pub fn usages(self) -> &'static [&'static str] {
+        match self {
+            Family::Symmetric => &["ENCRYPT_DECRYPT"],
+            Family::Rsa(_) => &["ENCRYPT_DECRYPT", "SIGN_VERIFY"],
+            Family::P256 | Family::P384 => &["SIGN_VERIFY"],
+            Family::Hmac(_) => &["GENERATE_VERIFY_MAC"],
+        }
+    }
+
+    /// The encryption algorithms a key of this family supports.
+    pub fn encryption_algorithms(self) -> &'static [&'static str] {
+        match self {
+            Family::Symmetric => &["SYMMETRIC_DEFAULT"],
+            Family::Rsa(_) => &["RSAES_OAEP_SHA_1", "RSAES_OAEP_SHA_256"],
+            _ => &[],
+        }
+    }
+
+    /// The signing algorithms a key of this family supports.
+    pub fn signing_algorithms(self) -> &'static [&'static str] {
+        match self {
+            Family::Rsa(_) => &[
+                "RSASSA_PKCS1_V1_5_SHA_256",
+                "RSASSA_PKCS1_V1_5_SHA_384",
+                "RSASSA_PKCS1_V1_5_SHA_512",
+                "RSASSA_PSS_SHA_256",
+                "RSASSA_PSS_SHA_384",
+                "RSASSA_PSS_SHA_512",
+            ],
+            Family::P256 => &["ECDSA_SHA_256"],
+            Family::P384 => &["ECDSA_SHA_384"],
+            _ => &[],
+        }
+    }
+
+    /// The MAC algorithms a key of this family supports.
+    pub fn mac_algorithms(self) -> &'static [&'static str] {
+        match self {
+            Family::Hmac(28) => &["HMAC_SHA_224"],
+            Family::Hmac(32) => &["HMAC_SHA_256"],
+            Family::Hmac(48) => &["HMAC_SHA_384"],
+            Family::Hmac(_) => &["HMAC_SHA_512"],
+            _ => &[],
+        }
+    }
+}
+
+fn internal(e: impl std::fmt::Display) -> AwsError {
+    AwsError::internal(format!("cryptography failed: {e}"))
+}
+
+/// `n` bytes from the operating system's generator.
+pub fn random_bytes(n: usize) -> Vec<u8> {
+    let mut out = vec![0u8; n];
+    OsRng.fill_bytes(&mut out);
+    out
+}
+
+/// New key material for a family.
+pub fn generate(family: Family) -> AwsResult<Vec<u8>> {
+    match family {
+        Family::Symmetric => Ok(random_bytes(32)),
+        Family::Hmac(len) => Ok(random_bytes(len)),
+        Family::Rsa(bits) => {
+            let key = RsaPrivateKey::new(&mut OsRng, bits).map_err(internal)?;
+            Ok(key.to_pkcs8_der().map_err(internal)?.as_bytes().to_vec())
+        }
+        Family::P256 => Ok(p256::SecretKey::random(&mut OsRng)
+            .to_pkcs8_der()
+            .map_err(internal)?
+            .as_bytes()
+            .to_vec()),
+        Family::P384 => Ok(p384::SecretKey::random(&mut OsRng)
+            .to_pkcs8_der()
+            .map_err(internal)?
+            .as_bytes()
+            .to_vec()),
+    }
+}
+
+/// The DER SubjectPublicKeyInfo of an asymmetric key's material.
+pub fn public_key_der(family: Family, material: &[u8]) -> AwsResult<Vec<u8>> {
+    let der = match family {
+        Family::Rsa(_) => RsaPublicKey::from(rsa_key(material)?).to_public_key_der(),
+        Family::P256 => p256::SecretKey::from_pkcs8_der(material)
+            .map_err(internal)?
+            .public_key()
+            .to_public_key_der(),
+        Family::P384 => p384::SecretKey::from_pkcs8_der(material)
+            .map_err(internal)?
+            .public_key()
+            .to_public_key_der(),
+        Family::Symmetric | Family::Hmac(_) => {
+            return Err(internal("no public key for symmetric material"))
+        }
+    };
+    Ok(der.map_err(internal)?.as_bytes().to_vec())
+}
+
+fn rsa_key(material: &[u8]) -> AwsResult<RsaPrivateKey> {
+    RsaPrivateKey::from_pkcs8_der(material).map_err(internal)
+}
+
+/// Seals `plaintext` under a 256-bit key with `aad`: the nonce, then ciphertext and tag.
+pub fn seal(key: &[u8], aad: &[u8], plaintext: &[u8]) -> AwsResult<Vec<u8>> {
+    let cipher = Aes256Gcm::new_from_slice(key).map_err(internal)?;
+    let nonce = random_bytes(NONCE_LEN);
+    let sealed = cipher
+        .encrypt(
+            Nonce::from_slice(&nonce),
+            Payload {
+                msg: plaintext,
+                aad,
+            },
+        )
+        .map_err(internal)?;
+    Ok([nonce, sealed].concat())
+}
+
+/// Opens what [`seal`] produced; `None` when the key, the AAD or the bytes do not match.
+pub fn open(key: &[u8], aad: &[u8], sealed: &[u8]) -> Option<Vec<u8>> {
+    if sealed.len() < NONCE_LEN {
+        return None;
+    }
+    let (nonce, body) = sealed.split_at(NONCE_LEN);
+    let cipher = Aes256Gcm::new_from_slice(key).ok()?;
+    cipher
+        .decrypt(Nonce::from_slice(nonce), Payload { msg: body, aad })
+        .ok()
+}
+
+fn oaep(algorithm: &str) -> Oaep {
+    if algorithm == "RSAES_OAEP_SHA_1" {
+        Oaep::new::<sha1::Sha1>()
+    } else {
+        Oaep::new::<Sha256>()
+    }
+}
+
+/// RSA-OAEP encryption with the key's public half; `None` when the plaintext is too long.
+pub fn rsa_encrypt(
+    material: &[u8],
+    algorithm: &str,
+    plaintext: &[u8],
+) -> AwsResult<Option<Vec<u8>>> {
+    let public = RsaPublicKey::from(rsa_key(material)?);
+    Ok(public.encrypt(&mut OsRng, oaep(algorithm), plaintext).ok())
+}
+
+/// RSA-OAEP decryption; `None` when the ciphertext does not decrypt.
+pub fn rsa_decrypt(
+    material: &[u8],
+    algorithm: &str,
+    ciphertext: &[u8],
+) -> AwsResult<Option<Vec<u8>>> {
+    Ok(rsa_key(material)?.decrypt(oaep(algorithm), ciphertext).ok())
+}
+
+/// The digest a signing algorithm signs, by its suffix.
+pub fn digest(algorithm: &str, message: &[u8]) -> Vec<u8> {
+    match digest_len(algorithm) {
+        48 => Sha384::digest(message).to_vec(),
+        64 => Sha512::digest(message).to_vec(),
+        _ => Sha256::digest(message).to_vec(),
+    }
+}
+
+/// The length of the digest a signing algorithm signs.
+pub fn digest_len(algorithm: &str) -> usize {
+    if algorithm.ends_with("SHA_384") {
+        48
+    } else if algorithm.ends_with("SHA_512") {
+        64
+    } else {
+        32
+    }
+}
+
+fn rsa_scheme_sign(
+    key: &RsaPrivateKey,
+    algorithm: &str,
+    digest: &[u8],
+) -> Result<Vec<u8>, rsa::Error> {
+    let pss = algorithm.starts_with("RSASSA_PSS");
+    match (pss, digest_len(algorithm)) {
+        (true, 48) => key.sign_with_rng(&mut OsRng, Pss::new::<Sha384>(), digest),
+        (true, 64) => key.sign_with_rng(&mut OsRng, Pss::new::<Sha512>(), digest),
+        (true, _) => key.sign_with_rng(&mut OsRng, Pss::new::<Sha256>(), digest),
+        (false, 48) => key.sign(Pkcs1v15Sign::new::<Sha384>(), digest),
+        (false, 64) => key.sign(Pkcs1v15Sign::new::<Sha512>(), digest),
+        (false, _) => key.sign(Pkcs1v15Sign::new::<Sha256>(), digest),
+    }
+}
+
+fn rsa_scheme_verify(key: &RsaPublicKey, algorithm: &str, digest: &[u8], signature: &[u8]) -> bool {
+    let pss = algorithm.starts_with("RSASSA_PSS");
+    let result = match (pss, digest_len(algorithm)) {
+        (true, 48) => key.verify(Pss::new::<Sha384>(), digest, signature),
+        (true, 64) => key.verify(Pss::new::<Sha512>(), digest, signature),
+        (true, _) => key.verify(Pss::new::<Sha256>(), digest, signature),
+        (false, 48) => key.verify(Pkcs1v15Sign::new::<Sha384>(), digest, signature),
+        (false, 64) => key.verify(Pkcs1v15Sign::new::<Sha512>(), digest, signature),
+        (false, _) => key.verify(Pkcs1v15Sign::new::<Sha256>(), digest, signature),
+    };
+    result.is_ok()
+}
+
+/// Signs a digest with an asymmetric key (ECDSA signatures DER-encoded, as KMS returns them).
+pub fn sign(family: Family, material: &[u8], algorithm: &str, digest: &[u8]) -> AwsResult<Vec<u8>> {
+    match family {
+        Family::Rsa(_) => rsa_scheme_sign(&rsa_key(material)?, algorithm, digest).map_err(internal),
+        Family::P256 => {
+            let key = p256::ecdsa::SigningKey::from(
+                p256::SecretKey::from_pkcs8_der(material).map_err(internal)?,
+            );
+            let signature: p256::ecdsa::Signature = key.sign_prehash(digest).map_err(internal)?;
+            Ok(signature.to_der().as_bytes().to_vec())
+        }
+        Family::P384 => {
+            let key = p384::ecdsa::SigningKey::from(
+                p384::SecretKey::from_pkcs8_der(material).map_err(internal)?,
+            );
+            let signature: p384::ecdsa::Signature = key.sign_prehash(digest).map_err(internal)?;
+            Ok(signature.to_der().as_bytes().to_vec())
+        }
+        Family::Symmetric | Family::Hmac(_) => Err(internal("symmetric material cannot sign")),
+    }
+}
+
+/// Whether `signature` is a valid signature of `digest` by the key.
+pub fn verify(
+    family: Family,
+    material: &[u8],
+    algorithm: &str,
+    digest: &[u8],
+    signature: &[u8],
+) -> AwsResult<bool> {
+    Ok(match family {
+        Family::Rsa(_) => rsa_scheme_verify(
+            &RsaPublicKey::from(rsa_key(material)?),
+            algorithm,
+            digest,
+            signature,
+        ),
+        Family::P256 => {
+            let key = p256::ecdsa::VerifyingKey::from(
+                p256::SecretKey::from_pkcs8_der(material)
+                    .map_err(internal)?
+                    .public_key(),
+            );
+            p256::ecdsa::Signature::from_der(signature)
+                .is_ok_and(|s| key.verify_prehash(digest, &s).is_ok())
+        }
+        Family::P384 => {
+            let key = p384::ecdsa::VerifyingKey::from(
+                p384::SecretKey::from_pkcs8_der(material)
+                    .map_err(internal)?
+                    .public_key(),
+            );
+            p384::ecdsa::Signature::from_der(signature)
+                .is_ok_and(|s| key.verify_prehash(digest, &s).is_ok())
+        }
+        Family::Symmetric | Family::Hmac(_) => false,
+    })
+}
+
+/// The HMAC of `message` under `key` with a MAC algorithm (`HMAC_SHA_256`, ...).
+pub fn mac(algorithm: &str, key: &[u8], message: &[u8]) -> AwsResult<Vec<u8>> {
+    fn run<M: Mac + KeyInit>(key: &[u8], message: &[u8]) -> AwsResult<Vec<u8>> {
+        let mut mac = <M as KeyInit>::new_from_slice(key).map_err(internal)?;
+        mac.update(message);
+        Ok(mac.finalize().into_bytes().to_vec())
+    }
+    match algorithm {
+        "HMAC_SHA_224" => run::<Hmac<Sha224>>(key, message),
+        "HMAC_SHA_384" => run::<Hmac<Sha384>>(key, message),
+        "HMAC_SHA_512" => run::<Hmac<Sha512>>(key, message),
+        _ => run::<Hmac<Sha256>>(key, message),
+    }
+}
+
+/// A fresh data key pair: PKCS #8 DER private key and SubjectPublicKeyInfo DER public key.
+pub fn key_pair(family: Family) -> AwsResult<(Vec<u8>, Vec<u8>)> {
+    let private = generate(family)?;
+    let public = public_key_der(family, &private)?;
+    Ok((private, public))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sealed_bytes_open_only_with_the_same_aad() {
+        let key = random_bytes(32);
+        let sealed = seal(&key, b"ctx", b"secret").unwrap();
+        assert_eq!(open(&key, b"ctx", &sealed).unwrap(), b"secret");
+        assert!(open(&key, b"other", &sealed).is_none());
+        assert!(open(&key, b"ctx", &sealed[..5]).is_none());
+    }
+
+    #[test]
+    fn ecdsa_signatures_verify_and_tampered_ones_do_not() {
+        for family in [Family::P256, Family::P384] {
+            let material = generate(family).unwrap();
+            let alg = family.signing_algorithms()[0];
+            let d = digest(alg, b"message");
+            let sig = sign(family, &material, alg, &d).unwrap();
+            assert!(verify(family, &material, alg, &d, &sig).unwrap());
+            let other = digest(alg, b"messagf");
+            assert!(!verify(family, &material, alg, &other, &sig).unwrap());
+            assert!(!verify(family, &material, alg, &d, b"junk").unwrap());
+        }
+    }
+
+    #[test]
+    fn hmac_lengths_follow_the_algorithm() {
+        let key = random_bytes(28);
+        assert_eq!(mac("HMAC_SHA_224", &key, b"m").unwrap().len(), 28);
+        assert_eq!(mac("HMAC_SHA_512", &key, b"m").unwrap().len(), 64);
+    }
+}

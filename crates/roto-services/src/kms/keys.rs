@@ -1,0 +1,535 @@
+//! Key lifecycle: creation, description, listing, enabling, scheduled deletion, rotation
+//! settings, key policies and tags.
+
+use roto_core::timestamp::now_millis;
+use roto_core::{AwsError, AwsResult, Context, Value};
+
+use super::crypto::{self, Family};
+use super::{check_usable, invalid_state, key_arn, new_key_id, Key, Kms};
+use crate::paging::page;
+
+const DAY_MS: i64 = 86_400_000;
+
+/// The policy every key gets when CreateKey names none: the account's principals may do
+/// anything with it.
+fn default_policy(account: &str) -> String {
+    format!(
+        r#"{{
+  "Version" : "2012-10-17",
+  "Id" : "key-default-1",
+  "Statement" : [ {{
+    "Sid" : "Enable IAM User Permissions",
+    "Effect" : "Allow",
+    "Principal" : {{
+      "AWS" : "arn:aws:iam::{account}:root"
+    }},
+    "Action" : "kms:*",
+    "Resource" : "*"
+  }} ]
+}}"#
+    )
+}
+
+fn validation_range(value: i64, member: &str, min: i64, max: i64) -> AwsResult<()> {
+    let constraint = if value < min {
+        format!("greater than or equal to {min}")
+    } else if value > max {
+        format!("less than or equal to {max}")
+    } else {
+        return Ok(());
+    };
+    Err(AwsError::validation(format!(
+        "1 validation error detected: Value '{value}' at '{member}' failed to satisfy constraint: Member must have value {constraint}"
+    )))
+}
+
+fn check_policy(policy: &str) -> AwsResult<()> {
+    match serde_json::from_str::<serde_json::Value>(policy) {
+        Ok(serde_json::Value::Object(_)) => Ok(()),
+        _ => Err(AwsError::new(
+            "MalformedPolicyDocumentException",
+            "The policy document is not valid JSON.",
+        )),
+    }
+}
+
+/// Tags as stored: `[[key, value], ...]` in the order they were first set.
+fn read_tags(json: &str) -> Vec<(String, String)> {
+    serde_json::from_str(json).unwrap_or_default()
+}
+
+fn tag_pairs(input: &Value) -> Vec<(String, String)> {
+    input
+        .get("Tags")
+        .and_then(Value::as_list)
+        .unwrap_or_default()
+        .iter()
+        .map(|t| {
+            (
+                t.str("TagKey").unwrap_or_default().to_string(),
+                t.str("TagValue").unwrap_or_default().to_string(),
+            )
+        })
+        .collect()
+}
+
+fn merge_tags(tags: &mut Vec<(String, String)>, new: Vec<(String, String)>) {
+    for (k, v) in new {
+        match tags.iter_mut().find(|(existing, _)| *existing == k) {
+            Some(slot) => slot.1 = v,
+            None => tags.push((k, v)),
+        }
+    }
+}
+
+fn tags_json(tags: &[(String, String)]) -> String {
+    serde_json::to_string(tags).unwrap_or_else(|_| "[]".into())
+}
+
+/// The `KeyMetadata` structure AWS returns for a key.
+pub(super) fn metadata(key: &Key) -> Value {
+    let mut m = Value::map()
+        .with("AWSAccountId", key.account.as_str())
+        .with("KeyId", key.id.as_str())
+        .with("Arn", key.arn.as_str())
+        .with("CreationDate", Value::Timestamp(key.created))
+        .with("Enabled", key.state == "Enabled")
+        .with("Description", key.description.as_str())
+        .with("KeyUsage", key.usage.as_str())
+        .with("KeyState", key.state.as_str())
+        .with("Origin", key.origin.as_str())
+        .with("KeyManager", key.manager.as_str())
+        .with("CustomerMasterKeySpec", key.spec.as_str())
+        .with("KeySpec", key.spec.as_str())
+        .with("MultiRegion", key.multi_region);
+    let strings = |list: &[&str]| Value::List(list.iter().map(|s| Value::from(*s)).collect());
+    match key.usage.as_str() {
+        "ENCRYPT_DECRYPT" => m.insert(
+            "EncryptionAlgorithms",
+            strings(key.family.encryption_algorithms()),
+        ),
+        "SIGN_VERIFY" => m.insert(
+            "SigningAlgorithms",
+            strings(key.family.signing_algorithms()),
+        ),
+        _ => m.insert("MacAlgorithms", strings(key.family.mac_algorithms())),
+    }
+    if let Some(date) = key.deletion_date {
+        m.insert("DeletionDate", Value::Timestamp(date));
+    }
+    if let Some(days) = key.pending_days {
+        m.insert("PendingDeletionWindowInDays", days);
+    }
+    if key.multi_region {
+        m.insert(
+            "MultiRegionConfiguration",
+            Value::map()
+                .with("MultiRegionKeyType", "PRIMARY")
+                .with(
+                    "PrimaryKey",
+                    Value::map()
+                        .with("Arn", key.arn.as_str())
+                        .with("Region", key.arn.split(':').nth(3).unwrap_or_default()),
+                )
+                .with("ReplicaKeys", Value::List(Vec::new())),
+        );
+    }
+    m
+}
+
+impl Kms {
+    fn insert_key(
+        &self,
+        tx: &rusqlite::Transaction<'_>,
+        ctx: &Context,
+        key: &Key,
+        policy: &str,
+        tags: &[(String, String)],
+    ) -> AwsResult<()> {
+        tx.execute(
+            "INSERT INTO kms_keys (account, region, key_id, created, description, key_spec,
+                key_usage, state, origin, manager, multi_region, rotation_period, policy, tags,
+                material)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
+            rusqlite::params![
+                ctx.account,
+                ctx.region,
+                key.id,
+                key.created,
+                key.description,
+                key.spec,
+                key.usage,
+                key.state,
+                key.origin,
+                key.manager,
+                key.multi_region,
+                key.rotation_period,
+                policy,
+                tags_json(tags),
+                key.material,
+            ],
+        )?;
+        Ok(())
+    }
+
+    fn new_key(
+        ctx: &Context,
+        spec: &str,
+        family: Family,
+        usage: &str,
+        description: &str,
+        manager: &str,
+        multi_region: bool,
+    ) -> AwsResult<Key> {
+        let id = if multi_region {
+            format!("mrk-{}", hex::encode(crypto::random_bytes(16)))
+        } else {
+            new_key_id()
+        };
+        Ok(Key {
+            arn: key_arn(&ctx.region, &ctx.account, &id),
+            id,
+            account: ctx.account.clone(),
+            created: now_millis(),
+            description: description.to_string(),
+            spec: spec.to_string(),
+            family,
+            usage: usage.to_string(),
+            state: "Enabled".into(),
+            deletion_date: None,
+            pending_days: None,
+            origin: "AWS_KMS".into(),
+            manager: manager.to_string(),
+            multi_region,
+            rotation_period: (manager == "AWS").then_some(365),
+            material: crypto::generate(family)?,
+        })
+    }
+
+    pub(super) fn create_key(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
+        let spec = input
+            .str("KeySpec")
+            .or_else(|| input.str("CustomerMasterKeySpec"))
+            .unwrap_or("SYMMETRIC_DEFAULT");
+        if input.str("KeySpec").is_some() && input.str("CustomerMasterKeySpec").is_some() {
+            return Err(AwsError::validation(
+                "You cannot specify KeySpec and CustomerMasterKeySpec in the same request. CustomerMasterKeySpec is deprecated.",
+            ));
+        }
+        let family = Family::of(spec).ok_or_else(|| {
+            AwsError::new(
+                "UnsupportedOperationException",
+                format!("KeySpec {spec} is not supported by Roto."),
+            )
+        })?;
+        let usage = input.str("KeyUsage").unwrap_or("ENCRYPT_DECRYPT");
+        if !family.usages().contains(&usage) {
+            return Err(AwsError::validation(format!(
+                "KeyUsage {usage} is not compatible with KeySpec {spec}"
+            )));
+        }
+        let origin = input.str("Origin").unwrap_or("AWS_KMS");
+        if origin != "AWS_KMS" {
+            return Err(AwsError::new(
+                "UnsupportedOperationException",
+                format!("Origin {origin} is not supported by Roto."),
+            ));
+        }
+        let policy = match input.str("Policy") {
+            Some(p) => {
+                check_policy(p)?;
+                p.to_string()
+            }
+            None => default_policy(&ctx.account),
+        };
+        let multi_region = input.bool("MultiRegion").unwrap_or(false);
+        let key = Self::new_key(
+            ctx,
+            spec,
+            family,
+            usage,
+            input.str("Description").unwrap_or_default(),
+            "CUSTOMER",
+            multi_region,
+        )?;
+        let tags = tag_pairs(input);
+        self.env
+            .store
+            .transaction(|tx| self.insert_key(tx, ctx, &key, &policy, &tags))?;
+        Ok(Value::map().with("KeyMetadata", metadata(&key)))
+    }
+
+    /// Creates the AWS managed key behind `alias` (`alias/aws/<service>`) unless another
+    /// call just did; returns its id.
+    pub(super) fn create_managed_key(
+        &self,
+        ctx: &Context,
+        alias: &str,
+        description: &str,
+    ) -> AwsResult<String> {
+        let key = Self::new_key(
+            ctx,
+            "SYMMETRIC_DEFAULT",
+            Family::Symmetric,
+            "ENCRYPT_DECRYPT",
+            description,
+            "AWS",
+            false,
+        )?;
+        self.env.store.transaction(|tx| {
+            let existing: Option<String> = rusqlite::OptionalExtension::optional(tx.query_row(
+                "SELECT key_id FROM kms_aliases WHERE account = ?1 AND region = ?2 AND name = ?3",
+                [&ctx.account, &ctx.region, alias],
+                |r| r.get(0),
+            ))?;
+            if let Some(id) = existing {
+                return Ok(id);
+            }
+            self.insert_key(tx, ctx, &key, &default_policy(&ctx.account), &[])?;
+            tx.execute(
+                "INSERT INTO kms_aliases (account, region, name, key_id, created, updated)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?5)",
+                rusqlite::params![ctx.account, ctx.region, alias, key.id, key.created],
+            )?;
+            Ok(key.id.clone())
+        })
+    }
+
+    pub(super) fn describe_key(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
+        let key = self.find_key(ctx, input.str("KeyId").unwrap_or_default())?;
+        Ok(Value::map().with("KeyMetadata", metadata(&key)))
+    }
+
+    pub(super) fn list_keys(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
+        let now = now_millis();
+        let keys: Vec<Value> = self.env.store.with(|c| {
+            let mut st = c.prepare_cached(
+                "SELECT key_id FROM kms_keys WHERE account = ?1 AND region = ?2
+                 AND (deletion_date IS NULL OR deletion_date > ?3) ORDER BY created, key_id",
+            )?;
+            let rows = st.query_map(rusqlite::params![ctx.account, ctx.region, now], |r| {
+                r.get::<_, String>(0)
+            })?;
+            rows.map(|id| {
+                id.map(|id| {
+                    Value::map()
+                        .with("KeyArn", key_arn(&ctx.region, &ctx.account, &id))
+                        .with("KeyId", id)
+                })
+            })
+            .collect::<rusqlite::Result<_>>()
+            .map_err(AwsError::from)
+        })?;
+        list_page(keys, "Keys", input)
+    }
+
+    pub(super) fn set_enabled(
+        &self,
+        ctx: &Context,
+        input: &Value,
+        enabled: bool,
+    ) -> AwsResult<Value> {
+        let key = self.mutable_key(ctx, input.str("KeyId").unwrap_or_default())?;
+        let state = if enabled { "Enabled" } else { "Disabled" };
+        self.set_column(ctx, &key, "state", &state)?;
+        Ok(Value::map())
+    }
+
+    pub(super) fn schedule_key_deletion(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
+        let days = input.int("PendingWindowInDays").unwrap_or(30);
+        validation_range(days, "pendingWindowInDays", 7, 30)?;
+        let key = self.mutable_key(ctx, input.str("KeyId").unwrap_or_default())?;
+        let date = now_millis() + days * DAY_MS;
+        self.env.store.with(|c| {
+            c.execute(
+                "UPDATE kms_keys SET state = 'PendingDeletion', deletion_date = ?4, pending_days = ?5
+                 WHERE account = ?1 AND region = ?2 AND key_id = ?3",
+                rusqlite::params![ctx.account, ctx.region, key.id, date, days],
+            )
+        })?;
+        Ok(Value::map()
+            .with("KeyId", key.arn)
+            .with("DeletionDate", Value::Timestamp(date))
+            .with("KeyState", "PendingDeletion")
+            .with("PendingWindowInDays", days))
+    }
+
+    pub(super) fn cancel_key_deletion(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
+        let key = self.find_key(ctx, input.str("KeyId").unwrap_or_default())?;
+        if key.state != "PendingDeletion" {
+            return Err(invalid_state(format!(
+                "{} is not pending deletion.",
+                key.arn
+            )));
+        }
+        self.env.store.with(|c| {
+            c.execute(
+                "UPDATE kms_keys SET state = 'Disabled', deletion_date = NULL, pending_days = NULL
+                 WHERE account = ?1 AND region = ?2 AND key_id = ?3",
+                [&ctx.account, &ctx.region, &key.id],
+            )
+        })?;
+        Ok(Value::map().with("KeyId", key.arn))
+    }
+
+    pub(super) fn update_key_description(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
+        let key = self.mutable_key(ctx, input.str("KeyId").unwrap_or_default())?;
+        self.set_column(
+            ctx,
+            &key,
+            "description",
+            &input.str("Description").unwrap_or_default(),
+        )?;
+        Ok(Value::map())
+    }
+
+    pub(super) fn set_rotation(
+        &self,
+        ctx: &Context,
+        input: &Value,
+        enabled: bool,
+    ) -> AwsResult<Value> {
+        let key = self.find_key(ctx, input.str("KeyId").unwrap_or_default())?;
+        check_usable(&key)?;
+        if key.family != Family::Symmetric {
+            return Err(AwsError::new(
+                "UnsupportedOperationException",
+                format!(
+                    "{} key spec {} does not support automatic key rotation.",
+                    key.arn, key.spec
+                ),
+            ));
+        }
+        if key.manager == "AWS" {
+            return Err(AwsError::new(
+                "UnsupportedOperationException",
+                format!(
+                    "{} is an AWS managed key; its rotation cannot be changed.",
+                    key.arn
+                ),
+            ));
+        }
+        let period = enabled.then(|| input.int("RotationPeriodInDays").unwrap_or(365));
+        self.set_column(ctx, &key, "rotation_period", &period)?;
+        Ok(Value::map())
+    }
+
+    pub(super) fn get_key_rotation_status(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
+        let key = self.find_key(ctx, input.str("KeyId").unwrap_or_default())?;
+        if key.family != Family::Symmetric {
+            return Err(AwsError::new(
+                "UnsupportedOperationException",
+                format!(
+                    "{} key spec {} does not support automatic key rotation.",
+                    key.arn, key.spec
+                ),
+            ));
+        }
+        let mut out = Value::map()
+            .with("KeyRotationEnabled", key.rotation_period.is_some())
+            .with("KeyId", key.arn.as_str());
+        if let Some(days) = key.rotation_period {
+            let periods = (now_millis() - key.created) / (days * DAY_MS) + 1;
+            out.insert("RotationPeriodInDays", days);
+            out.insert(
+                "NextRotationDate",
+                Value::Timestamp(key.created + periods * days * DAY_MS),
+            );
+        }
+        Ok(out)
+    }
+
+    fn check_policy_name(input: &Value) -> AwsResult<()> {
+        match input.str("PolicyName") {
+            None | Some("default") => Ok(()),
+            Some(_) => Err(AwsError::new("NotFoundException", "No such policy exists")),
+        }
+    }
+
+    pub(super) fn get_key_policy(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
+        Self::check_policy_name(input)?;
+        let key = self.find_key(ctx, input.str("KeyId").unwrap_or_default())?;
+        let policy: String = self.env.store.with(|c| {
+            c.query_row(
+                "SELECT policy FROM kms_keys WHERE account = ?1 AND region = ?2 AND key_id = ?3",
+                [&ctx.account, &ctx.region, &key.id],
+                |r| r.get(0),
+            )
+        })?;
+        Ok(Value::map()
+            .with("Policy", policy)
+            .with("PolicyName", "default"))
+    }
+
+    pub(super) fn put_key_policy(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
+        Self::check_policy_name(input)?;
+        let policy = input.str("Policy").unwrap_or_default();
+        check_policy(policy)?;
+        let key = self.mutable_key(ctx, input.str("KeyId").unwrap_or_default())?;
+        self.set_column(ctx, &key, "policy", &policy)?;
+        Ok(Value::map())
+    }
+
+    pub(super) fn list_key_policies(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
+        self.find_key(ctx, input.str("KeyId").unwrap_or_default())?;
+        Ok(Value::map()
+            .with("PolicyNames", Value::List(vec!["default".into()]))
+            .with("Truncated", false))
+    }
+
+    fn tags_of(&self, ctx: &Context, key: &Key) -> AwsResult<Vec<(String, String)>> {
+        let json: String = self.env.store.with(|c| {
+            c.query_row(
+                "SELECT tags FROM kms_keys WHERE account = ?1 AND region = ?2 AND key_id = ?3",
+                [&ctx.account, &ctx.region, &key.id],
+                |r| r.get(0),
+            )
+        })?;
+        Ok(read_tags(&json))
+    }
+
+    pub(super) fn tag_resource(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
+        let key = self.mutable_key(ctx, input.str("KeyId").unwrap_or_default())?;
+        let mut tags = self.tags_of(ctx, &key)?;
+        merge_tags(&mut tags, tag_pairs(input));
+        self.set_column(ctx, &key, "tags", &tags_json(&tags))?;
+        Ok(Value::map())
+    }
+
+    pub(super) fn untag_resource(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
+        let key = self.mutable_key(ctx, input.str("KeyId").unwrap_or_default())?;
+        let remove: Vec<&str> = input
+            .get("TagKeys")
+            .and_then(Value::as_list)
+            .unwrap_or_default()
+            .iter()
+            .filter_map(Value::as_str)
+            .collect();
+        let mut tags = self.tags_of(ctx, &key)?;
+        tags.retain(|(k, _)| !remove.contains(&k.as_str()));
+        self.set_column(ctx, &key, "tags", &tags_json(&tags))?;
+        Ok(Value::map())
+    }
+
+    pub(super) fn list_resource_tags(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
+        let key = self.find_key(ctx, input.str("KeyId").unwrap_or_default())?;
+        let tags = self
+            .tags_of(ctx, &key)?
+            .into_iter()
+            .map(|(k, v)| Value::map().with("TagKey", k).with("TagValue", v))
+            .collect();
+        list_page(tags, "Tags", input)
+    }
+}
+
+/// A KMS list page (`Limit`, `Marker` in; `NextMarker`, `Truncated` out).
+pub(super) fn list_page(items: Vec<Value>, member: &str, input: &Value) -> AwsResult<Value> {
+    let limit = usize::try_from(input.int("Limit").unwrap_or(100)).unwrap_or(100);
+    let (items, next) = page(items, limit, input.str("Marker"), || {
+        AwsError::new("InvalidMarkerException", "Invalid marker")
+    })?;
+    Ok(Value::map()
+        .with(member, Value::List(items))
+        .with("Truncated", next.is_some())
+        .with_opt("NextMarker", next))
+}
