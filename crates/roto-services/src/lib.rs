@@ -13,8 +13,8 @@ use roto_core::{Env, Service};
 
 pub mod dynamodb;
 pub mod iam;
-pub mod logs;
 pub mod kms;
+pub mod logs;
 mod paging;
 pub mod s3;
 pub mod sqs;
