@@ -245,6 +245,20 @@ impl Dispatcher {
         operation: &str,
         input: Value,
     ) -> AwsResult<Value> {
+        self.call_request(ctx, service, operation, Request::new(input))
+            .await
+            .map(|r| r.output)
+    }
+
+    /// [`Dispatcher::call`] with a whole request and response, for callers that send or
+    /// read a streamed payload (Lua's `aws.s3.GetObject` returns its `Body`).
+    pub async fn call_request(
+        &self,
+        ctx: &Context,
+        service: &str,
+        operation: &str,
+        request: Request,
+    ) -> AwsResult<Response> {
         let svc = self.service(service).ok_or_else(|| {
             AwsError::new("UnknownService", format!("No service named {service}"))
         })?;
@@ -255,9 +269,7 @@ impl Dispatcher {
             ));
         }
         let started = Instant::now();
-        let result = self
-            .invoke(svc.as_ref(), ctx, operation, Request::new(input))
-            .await;
+        let result = self.invoke(svc.as_ref(), ctx, operation, request).await;
         let mut entry = TraceEntry::request(&ctx.account, &ctx.region, service, operation);
         entry.duration_ms = started.elapsed().as_secs_f64() * 1000.0;
         entry.source = Some("dispatcher".into());
@@ -266,7 +278,7 @@ impl Dispatcher {
             Err(e) => entry.error_code = Some(e.code.to_string()),
         }
         self.env.trace.record(entry);
-        result.map(|r| r.output)
+        result
     }
 
     /// A context in the default account and region (Lua setup, internal callers).

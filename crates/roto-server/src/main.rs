@@ -85,9 +85,16 @@ async fn run(cli: Cli, mode: roto_core::store::StoreMode) -> Result<(), String> 
     let services =
         roto_services::all(&env).map_err(|e| format!("cannot create the services: {e}"))?;
     let dispatcher = Dispatcher::start(env.clone(), services.clone());
-    for script in &cli.setup {
-        tracing::warn!(script = %script.display(), "setup scripts are accepted but not run: Lua support is not in this build");
-    }
+    // URLs returned to setup scripts name the configured address; with --port 0 the port
+    // is not known before the listener binds, so they fall back to the services' default.
+    let setup_host = match cli.port {
+        0 => String::new(),
+        port => format!("{}:{port}", cli.host),
+    };
+    roto_lua::Runner::new(dispatcher.clone(), setup_host)
+        .run_files(&cli.setup)
+        .await
+        .map_err(|e| e.to_string())?;
     let addr = format!("{}:{}", cli.host, cli.port);
     let listener = TcpListener::bind(&addr)
         .await
