@@ -63,13 +63,15 @@ pub(crate) fn table(lua: &Lua, script: &Path, dir: &Path) -> mlua::Result<Table>
                 LuaValue::Number(f) if (0.0..=MAX_SLEEP_SECONDS).contains(&f) => {
                     Duration::from_secs_f64(f)
                 }
-                other => return reply(
-                    &lua,
-                    Err(format!(
+                other => {
+                    return reply(
+                        &lua,
+                        Err(format!(
                         "the duration is a number of seconds from 0 to {MAX_SLEEP_SECONDS}, got {}",
                         describe(&other)
                     )),
-                ),
+                    )
+                }
             };
             tokio::time::sleep(duration).await;
             reply(&lua, Ok(Ok(LuaValue::Nil)))
