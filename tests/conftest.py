@@ -1,4 +1,6 @@
-"""Shared fixtures: a fresh ephemeral server per test, and real clients pointed at it."""
+"""Shared fixtures, as thin names over the roto-pytest plugin's `roto` fixture: `server` (a
+fresh ephemeral server per test), `client` (its boto3 client factory) and `aws` (the AWS
+CLI pointed at it)."""
 
 from __future__ import annotations
 
@@ -6,34 +8,21 @@ import os
 import subprocess
 import sys
 
-import boto3
 import pytest
-from botocore.config import Config
 
 sys.path.insert(0, os.path.dirname(__file__))
-from roto_server import RotoServer  # noqa: E402
-
-CREDENTIALS = {"aws_access_key_id": "test", "aws_secret_access_key": "test", "region_name": "us-east-1"}
 
 
 @pytest.fixture
-def server():
+def server(roto):
     """A fresh, empty, in-memory roto-server for one test."""
-    with RotoServer("--ephemeral") as s:
-        yield s
+    return roto
 
 
 @pytest.fixture
 def client(server):
     """A factory of boto3 clients for `server`: client("s3"), client("sqs", region_name=...)."""
-
-    def make(service: str, **kwargs):
-        options = dict(CREDENTIALS)
-        options.update(kwargs)
-        config = options.pop("config", Config(retries={"max_attempts": 1}))
-        return boto3.client(service, endpoint_url=server.endpoint, config=config, **options)
-
-    return make
+    return server.client
 
 
 @pytest.fixture
@@ -58,4 +47,3 @@ def aws(server, tmp_path):
         return proc
 
     return run
-

@@ -118,9 +118,12 @@ impl Runner {
         let (lua, runner) = self
             .environment(script, dir)
             .map_err(|e| fail(format!("cannot prepare the Lua environment: {e}")))?;
+        // Lua shortens chunk names past 60 bytes from the left, so messages name the file
+        // alone; the full path leads the SetupError's message.
+        let name = script.file_name().unwrap_or(script.as_os_str());
         let chunk = lua
             .load(source)
-            .set_name(format!("@{}", script.display()))
+            .set_name(format!("@{}", Path::new(name).display()))
             .into_function()
             .map_err(|e| fail(lua_message(&e)))?;
         match runner.call_async::<LuaValue>(chunk).await {
