@@ -4,13 +4,21 @@ CLI pointed at it)."""
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import subprocess
 import sys
 
 import pytest
 
-sys.path.insert(0, os.path.dirname(__file__))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+# tests/requirements.txt installs the plugin, whose pytest11 entry point loads it; a venv made
+# before that still runs the suite from the source tree.
+if importlib.util.find_spec("roto_pytest") is None:
+    sys.path.insert(0, os.path.join(os.path.dirname(HERE), "python", "roto-pytest"))
+    pytest_plugins = ["roto_pytest.plugin"]
 
 
 @pytest.fixture
