@@ -516,3 +516,104 @@ def test_errors_are_query_xml_with_sender_type(server):
     text = body.decode()
     assert "<Type>Sender</Type><Code>NoSuchEntity</Code>" in text
     assert 'xmlns="https://iam.amazonaws.com/doc/2010-05-08/"' in text
+
+
+# Policy grammar, login profiles, permissions boundaries, identity providers
+
+@pytest.mark.parametrize("document,message", [
+    ({"Statement": [{"Effect": "Allow", "Action": "s3:*", "Resource": "*"}]},
+     "Policy document must be version 2012-10-17 or greater."),
+    ({"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Resource": "*"}]},
+     "Policy statement must contain actions."),
+    ({"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "s3:*"}]},
+     "Policy statement must contain resources."),
+    ({"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "s3:*", "Resource": "*", "Principal": "*"}]},
+     "Policy document should not specify a principal."),
+    ({"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "GetObject", "Resource": "*"}]},
+     "Actions/Conditions must be prefaced by a vendor, e.g., iam, sdb, ec2, etc."),
+    ({"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "s3:*", "Resource": "my-bucket"}]},
+     'Resource my-bucket must be in ARN format or "*".'),
+    ({"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "s3:*", "Resource": "*", "Bogus": 1}]},
+     "Syntax errors in policy."),
+])
+def test_managed_policy_grammar_is_checked_in_iam_words(iam, document, message):
+    with pytest.raises(ClientError) as e:
+        iam.create_policy(PolicyName="p", PolicyDocument=json.dumps(document))
+    assert error_of(e) == ("MalformedPolicyDocument", message, 400)
+
+
+def test_inline_policies_may_omit_the_version(iam):
+    iam.create_user(UserName="u")
+    doc = {"Statement": [{"Effect": "Allow", "Action": "s3:*", "Resource": "*"}]}
+    iam.put_user_policy(UserName="u", PolicyName="p", PolicyDocument=json.dumps(doc))
+    assert iam.get_user_policy(UserName="u", PolicyName="p")["PolicyDocument"] == doc
+
+
+def test_login_profiles_are_created_read_updated_and_block_user_deletion(iam):
+    iam.create_user(UserName="u")
+    profile = iam.create_login_profile(UserName="u", Password="Pa55word!", PasswordResetRequired=True)["LoginProfile"]
+    assert profile["UserName"] == "u" and profile["PasswordResetRequired"] is True
+    with pytest.raises(ClientError) as e:
+        iam.create_login_profile(UserName="u", Password="Pa55word!")
+    assert error_of(e) == ("EntityAlreadyExists", "Login Profile for user u already exists.", 409)
+    iam.update_login_profile(UserName="u", PasswordResetRequired=False)
+    assert iam.get_login_profile(UserName="u")["LoginProfile"]["PasswordResetRequired"] is False
+    with pytest.raises(ClientError) as e:
+        iam.delete_user(UserName="u")
+    assert error_of(e) == ("DeleteConflict", "Cannot delete entity, must delete login profile first.", 409)
+    iam.delete_login_profile(UserName="u")
+    with pytest.raises(ClientError) as e:
+        iam.get_login_profile(UserName="u")
+    assert error_of(e) == ("NoSuchEntity", "Login Profile for User u cannot be found.", 404)
+    iam.delete_user(UserName="u")
+
+
+def test_permissions_boundaries_are_set_shown_counted_and_removed(iam):
+    arn = iam.create_policy(PolicyName="boundary", PolicyDocument=json.dumps(POLICY))["Policy"]["Arn"]
+    iam.create_role(RoleName="r", AssumeRolePolicyDocument=TRUST, PermissionsBoundary=arn)
+    iam.create_user(UserName="u")
+    iam.put_user_permissions_boundary(UserName="u", PermissionsBoundary=arn)
+    assert iam.get_role(RoleName="r")["Role"]["PermissionsBoundary"] == {
+        "PermissionsBoundaryType": "Policy", "PermissionsBoundaryArn": arn}
+    assert iam.get_user(UserName="u")["User"]["PermissionsBoundary"]["PermissionsBoundaryArn"] == arn
+    assert iam.get_policy(PolicyArn=arn)["Policy"]["PermissionsBoundaryUsageCount"] == 2
+    iam.delete_role_permissions_boundary(RoleName="r")
+    assert "PermissionsBoundary" not in iam.get_role(RoleName="r")["Role"]
+    missing = f"arn:aws:iam::{ACCOUNT}:policy/none"
+    with pytest.raises(ClientError) as e:
+        iam.put_role_permissions_boundary(RoleName="r", PermissionsBoundary=missing)
+    assert error_of(e) == ("NoSuchEntity", f"Policy {missing} does not exist or is not attachable.", 404)
+
+
+def test_oidc_providers_round_trip_and_edit_their_lists(iam):
+    url = "https://oidc.eks.us-east-1.amazonaws.com/id/ABC123"
+    thumb = "9e99a48a9960b14926bb7f3b02e22da2b0ab7280"
+    arn = iam.create_open_id_connect_provider(Url=url, ClientIDList=["sts.amazonaws.com"], ThumbprintList=[thumb],
+                                              Tags=[{"Key": "k", "Value": "v"}])["OpenIDConnectProviderArn"]
+    assert arn == f"arn:aws:iam::{ACCOUNT}:oidc-provider/oidc.eks.us-east-1.amazonaws.com/id/ABC123"
+    with pytest.raises(ClientError) as e:
+        iam.create_open_id_connect_provider(Url=url, ThumbprintList=[thumb])
+    assert error_of(e)[0] == "EntityAlreadyExists"
+    iam.add_client_id_to_open_id_connect_provider(OpenIDConnectProviderArn=arn, ClientID="app")
+    iam.remove_client_id_from_open_id_connect_provider(OpenIDConnectProviderArn=arn, ClientID="sts.amazonaws.com")
+    got = iam.get_open_id_connect_provider(OpenIDConnectProviderArn=arn)
+    assert got["Url"] == "oidc.eks.us-east-1.amazonaws.com/id/ABC123"
+    assert (got["ClientIDList"], got["ThumbprintList"], got["Tags"]) == (["app"], [thumb], [{"Key": "k", "Value": "v"}])
+    assert iam.list_open_id_connect_providers()["OpenIDConnectProviderList"] == [{"Arn": arn}]
+    iam.delete_open_id_connect_provider(OpenIDConnectProviderArn=arn)
+    with pytest.raises(ClientError) as e:
+        iam.get_open_id_connect_provider(OpenIDConnectProviderArn=arn)
+    assert error_of(e) == ("NoSuchEntity", f"OpenIDConnect Provider not found for arn {arn}", 404)
+
+
+def test_saml_providers_round_trip(iam):
+    metadata = '<EntityDescriptor xmlns="urn:oasis:names:tc:SAML:2.0:metadata" validUntil="2030-01-01T00:00:00Z" entityID="x">' + (
+        "<!-- padding -->" * 70) + "</EntityDescriptor>"
+    arn = iam.create_saml_provider(Name="corp", SAMLMetadataDocument=metadata)["SAMLProviderArn"]
+    assert arn == f"arn:aws:iam::{ACCOUNT}:saml-provider/corp"
+    got = iam.get_saml_provider(SAMLProviderArn=arn)
+    assert got["SAMLMetadataDocument"] == metadata and got["ValidUntil"].year == 2030
+    listed = iam.list_saml_providers()["SAMLProviderList"]
+    assert [p["Arn"] for p in listed] == [arn]
+    iam.delete_saml_provider(SAMLProviderArn=arn)
+    assert iam.list_saml_providers()["SAMLProviderList"] == []

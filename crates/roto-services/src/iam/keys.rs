@@ -11,7 +11,9 @@ use rusqlite::Connection;
 
 use super::principals::View;
 use super::store::{self, Kind};
-use super::{limit_exceeded, listing, no_such_entity, now, page, validation_error, Iam};
+use super::{
+    already_exists, limit_exceeded, listing, no_such_entity, now, page, validation_error, Iam,
+};
 
 /// How many access keys one user may have.
 const MAX_KEYS: usize = 2;
@@ -158,6 +160,65 @@ impl Iam {
                 return Err(key_missing(key));
             }
             Ok(Value::map())
+        })
+    }
+
+    /// `CreateLoginProfile`, `GetLoginProfile`, `UpdateLoginProfile`, `DeleteLoginProfile`:
+    /// the user's console password (kept as the fact that it exists, never the password).
+    pub(super) fn login_profile(
+        &self,
+        ctx: &Context,
+        operation: &str,
+        input: &Value,
+    ) -> AwsResult<Value> {
+        let account = &ctx.account;
+        self.env.store.transaction(|c| {
+            let name = self.user_name(c, ctx, input)?;
+            let mut user = store::get(c, account, Kind::User, &name)?;
+            let existing = user.attrs.get("LoginProfile").cloned();
+            let reset = input.bool("PasswordResetRequired");
+            let profile = match (operation, existing) {
+                ("CreateLoginProfile", Some(_)) => {
+                    return Err(already_exists(format!(
+                        "Login Profile for user {name} already exists."
+                    )))
+                }
+                ("CreateLoginProfile", None) => {
+                    serde_json::json!({"Created": now(), "Reset": reset.unwrap_or(false)})
+                }
+                (_, None) => {
+                    return Err(no_such_entity(format!(
+                        "Login Profile for User {name} cannot be found."
+                    )))
+                }
+                ("DeleteLoginProfile", Some(_)) => {
+                    user.attrs.remove("LoginProfile");
+                    store::update(c, account, &name, &user)?;
+                    return Ok(Value::map());
+                }
+                (_, Some(mut profile)) => {
+                    if let (Some(reset), "UpdateLoginProfile") = (reset, operation) {
+                        profile["Reset"] = reset.into();
+                    }
+                    profile
+                }
+            };
+            user.attrs.insert("LoginProfile".into(), profile.clone());
+            store::update(c, account, &name, &user)?;
+            if operation == "UpdateLoginProfile" {
+                return Ok(Value::map());
+            }
+            let created = profile["Created"].as_i64().unwrap_or_default();
+            Ok(Value::map().with(
+                "LoginProfile",
+                Value::map()
+                    .with("UserName", name.as_str())
+                    .with("CreateDate", Value::Timestamp(created))
+                    .with(
+                        "PasswordResetRequired",
+                        profile["Reset"].as_bool().unwrap_or(false),
+                    ),
+            ))
         })
     }
 

@@ -11,9 +11,8 @@ use rusqlite::Connection;
 use super::principals::{input_tags, View};
 use super::store::{self, Entity, Kind, PolicyVersion, Relation};
 use super::{
-    check_document, check_name, delete_conflict, invalid_input, limit_exceeded, listing,
-    no_such_entity, now, page, path_of, path_prefix, required, tag_values, unique_id,
-    wire_document, Iam, SYNTAX_ERRORS,
+    check_name, delete_conflict, document, invalid_input, limit_exceeded, listing, no_such_entity,
+    now, page, path_of, path_prefix, required, tag_values, unique_id, wire_document, Iam,
 };
 
 /// The kinds a managed policy attaches to.
@@ -122,6 +121,22 @@ impl Iam {
         self.local_policy(c, account, arn)
     }
 
+    /// The policy an attach or a permissions boundary names, or "not attachable".
+    pub(super) fn attachable_policy(
+        &self,
+        c: &Connection,
+        account: &str,
+        arn: &str,
+    ) -> AwsResult<Entity> {
+        self.any_policy(c, account, arn)
+            .map_err(|e| match e.code.as_ref() {
+                "NoSuchEntityException" => {
+                    no_such_entity(format!("Policy {arn} does not exist or is not attachable."))
+                }
+                _ => e,
+            })
+    }
+
     fn attachment_count(&self, c: &Connection, account: &str, arn: &str) -> AwsResult<usize> {
         let mut n = 0;
         for kind in HOLDERS {
@@ -150,7 +165,10 @@ impl Iam {
                 format!("v{}", e.attr_int("DefaultVersion").unwrap_or(1)),
             )
             .with("AttachmentCount", self.attachment_count(c, account, &arn)?)
-            .with("PermissionsBoundaryUsageCount", 0i64)
+            .with(
+                "PermissionsBoundaryUsageCount",
+                store::boundary_count(c, account, &arn)?,
+            )
             .with("IsAttachable", true)
             .with("CreateDate", Value::Timestamp(e.created))
             .with(
@@ -173,7 +191,7 @@ impl Iam {
         let name = required(input, "PolicyName");
         check_name(name, "policyName")?;
         let document = required(input, "PolicyDocument");
-        check_document(document, SYNTAX_ERRORS)?;
+        document::check_identity(document, true)?;
         let created = now();
         let mut e = Entity {
             kind: Kind::Policy,
@@ -249,7 +267,7 @@ impl Iam {
     /// `CreatePolicyVersion`: at most five versions, numbered without reuse.
     pub(super) fn create_policy_version(&self, account: &str, input: &Value) -> AwsResult<Value> {
         let document = required(input, "PolicyDocument");
-        check_document(document, SYNTAX_ERRORS)?;
+        document::check_identity(document, true)?;
         let set_default = input.bool("SetAsDefault").unwrap_or(false);
         self.env.store.transaction(|c| {
             let mut e = self.local_policy(c, account, required(input, "PolicyArn"))?;
@@ -352,14 +370,7 @@ impl Iam {
         let arn = required(input, "PolicyArn");
         self.env.store.transaction(|c| {
             let holder = store::get(c, account, kind, required(input, kind.name_member()))?;
-            let policy = self
-                .any_policy(c, account, arn)
-                .map_err(|e| match e.code.as_ref() {
-                    "NoSuchEntityException" => {
-                        no_such_entity(format!("Policy {arn} does not exist or is not attachable."))
-                    }
-                    _ => e,
-                })?;
+            let policy = self.attachable_policy(c, account, arn)?;
             let rel = Relation::Attached(kind);
             let attached = store::children(c, account, rel, &holder.name)?;
             let arn = policy.arn(policy.attr("Owner").unwrap_or(account));
@@ -470,7 +481,7 @@ impl Iam {
         let name = required(input, "PolicyName");
         check_name(name, "policyName")?;
         let document = required(input, "PolicyDocument");
-        check_document(document, SYNTAX_ERRORS)?;
+        document::check_identity(document, false)?;
         self.env.store.transaction(|c| {
             let owner = store::get(c, account, kind, required(input, kind.name_member()))?;
             store::put_inline(c, account, kind, &owner.name, name, document)?;

@@ -4,10 +4,11 @@
 use roto_core::{AwsError, AwsResult, Value};
 use rusqlite::Connection;
 
+use super::providers;
 use super::store::{self, Entity, Kind, Relation};
 use super::{
-    check_document, check_name, delete_conflict, invalid_input, limit_exceeded, listing, now, page,
-    path_of, path_prefix, required, tag_values, unique_id, wire_document, Iam, INVALID_JSON,
+    check_name, delete_conflict, document, invalid_input, limit_exceeded, listing, now, page,
+    path_of, path_prefix, required, tag_values, unique_id, wire_document, Iam,
 };
 
 /// Which operation an entity is shown by: lists show less than `Get*`.
@@ -205,12 +206,15 @@ impl Iam {
     ) -> AwsResult<Value> {
         let mut e = new_entity(kind, input)?;
         if let Some(boundary) = input.str("PermissionsBoundary") {
+            self.env
+                .store
+                .with(|c| self.attachable_policy(c, account, boundary))?;
             e.attrs
                 .insert("PermissionsBoundary".into(), boundary.into());
         }
         if kind == Kind::Role {
             let document = required(input, "AssumeRolePolicyDocument");
-            check_document(document, INVALID_JSON)?;
+            document::check_trust(document)?;
             e.attrs
                 .insert("AssumeRolePolicyDocument".into(), document.into());
             let max = input.int("MaxSessionDuration").unwrap_or(3600);
@@ -359,6 +363,9 @@ impl Iam {
             }
         }
         if e.kind == Kind::User {
+            if e.attrs.contains_key("LoginProfile") {
+                return conflict("delete login profile");
+            }
             if !store::access_keys(c, account, name)?.is_empty() {
                 return conflict("delete access keys");
             }
@@ -448,7 +455,7 @@ impl Iam {
         input: &Value,
     ) -> AwsResult<Value> {
         let document = required(input, "PolicyDocument");
-        check_document(document, INVALID_JSON)?;
+        document::check_trust(document)?;
         self.env.store.transaction(|c| {
             let mut role = store::get(c, account, Kind::Role, required(input, "RoleName"))?;
             role.attrs
@@ -527,6 +534,29 @@ impl Iam {
         })
     }
 
+    /// `PutUserPermissionsBoundary`, `PutRolePermissionsBoundary` (`put`) and
+    /// `DeleteUserPermissionsBoundary`, `DeleteRolePermissionsBoundary`.
+    pub(super) fn set_boundary(
+        &self,
+        account: &str,
+        kind: Kind,
+        input: &Value,
+        put: bool,
+    ) -> AwsResult<Value> {
+        self.env.store.transaction(|c| {
+            let mut e = store::get(c, account, kind, required(input, kind.name_member()))?;
+            if put {
+                let arn = required(input, "PermissionsBoundary");
+                self.attachable_policy(c, account, arn)?;
+                e.attrs.insert("PermissionsBoundary".into(), arn.into());
+            } else {
+                e.attrs.remove("PermissionsBoundary");
+            }
+            store::update(c, account, &e.name.clone(), &e)?;
+            Ok(Value::map())
+        })
+    }
+
     /// The entity a tag operation names: by name, or a policy by ARN.
     fn tag_target(
         &self,
@@ -537,6 +567,12 @@ impl Iam {
     ) -> AwsResult<Entity> {
         match kind {
             Kind::Policy => self.local_policy(c, account, required(input, "PolicyArn")),
+            Kind::OidcProvider | Kind::SamlProvider => self.provider(
+                c,
+                account,
+                kind,
+                required(input, providers::arn_member(kind)),
+            ),
             _ => store::get(c, account, kind, required(input, kind.name_member())),
         }
     }

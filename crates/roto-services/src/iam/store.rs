@@ -66,6 +66,8 @@ pub(super) enum Kind {
     Role,
     InstanceProfile,
     Policy,
+    OidcProvider,
+    SamlProvider,
 }
 
 impl Kind {
@@ -77,6 +79,8 @@ impl Kind {
             Kind::Role => "role",
             Kind::InstanceProfile => "instance-profile",
             Kind::Policy => "policy",
+            Kind::OidcProvider => "oidc-provider",
+            Kind::SamlProvider => "saml-provider",
         }
     }
 
@@ -88,6 +92,7 @@ impl Kind {
             Kind::Role => "AROA",
             Kind::InstanceProfile => "AIPA",
             Kind::Policy => "ANPA",
+            Kind::OidcProvider | Kind::SamlProvider => "",
         }
     }
 
@@ -99,6 +104,8 @@ impl Kind {
             Kind::Role => "RoleName",
             Kind::InstanceProfile => "InstanceProfileName",
             Kind::Policy => "PolicyName",
+            Kind::OidcProvider => "Url",
+            Kind::SamlProvider => "Name",
         }
     }
 
@@ -110,6 +117,8 @@ impl Kind {
             Kind::Role => "Role",
             Kind::InstanceProfile => "InstanceProfile",
             Kind::Policy => "Policy",
+            Kind::OidcProvider => "OpenIDConnectProvider",
+            Kind::SamlProvider => "SAMLProvider",
         }
     }
 
@@ -121,6 +130,8 @@ impl Kind {
             Kind::Role => "Roles",
             Kind::InstanceProfile => "InstanceProfiles",
             Kind::Policy => "Policies",
+            Kind::OidcProvider => "OpenIDConnectProviderList",
+            Kind::SamlProvider => "SAMLProviderList",
         }
     }
 
@@ -132,6 +143,7 @@ impl Kind {
             Kind::Role => "RoleId",
             Kind::InstanceProfile => "InstanceProfileId",
             Kind::Policy => "PolicyId",
+            Kind::OidcProvider | Kind::SamlProvider => "",
         }
     }
 
@@ -140,6 +152,8 @@ impl Kind {
         no_such_entity(match self {
             Kind::InstanceProfile => format!("Instance Profile {name} cannot be found."),
             Kind::Policy => format!("Policy {name} was not found."),
+            Kind::OidcProvider => format!("OpenIDConnect Provider not found for arn {name}"),
+            Kind::SamlProvider => format!("SAMLProvider {name} does not exist."),
             other => format!("The {} with name {name} cannot be found.", other.as_str()),
         })
     }
@@ -154,6 +168,8 @@ impl Kind {
             Kind::Policy => {
                 format!("A policy called {name} already exists. Duplicate names are not allowed.")
             }
+            Kind::OidcProvider => format!("Provider with url https://{name} already exists."),
+            Kind::SamlProvider => format!("SAMLProvider {name} already exists."),
         })
     }
 }
@@ -223,6 +239,8 @@ fn kind_of(text: &str) -> Kind {
         "group" => Kind::Group,
         "role" => Kind::Role,
         "instance-profile" => Kind::InstanceProfile,
+        "oidc-provider" => Kind::OidcProvider,
+        "saml-provider" => Kind::SamlProvider,
         _ => Kind::Policy,
     }
 }
@@ -316,6 +334,16 @@ pub(super) fn count(c: &Connection, account: &str, kind: Kind) -> AwsResult<i64>
         params![account, kind.as_str()],
         |r| r.get(0),
     )
+    .map_err(AwsError::from)
+}
+
+/// How many users and roles have `arn` as their permissions boundary.
+pub(super) fn boundary_count(c: &Connection, account: &str, arn: &str) -> AwsResult<i64> {
+    c.prepare_cached(
+        "SELECT count(*) FROM iam_entities WHERE account = ?1 AND kind IN ('user', 'role')
+         AND json_extract(attrs, '$.PermissionsBoundary') = ?2",
+    )?
+    .query_row(params![account, arn], |r| r.get(0))
     .map_err(AwsError::from)
 }
 
