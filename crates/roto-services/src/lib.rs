@@ -12,11 +12,13 @@ use std::sync::Arc;
 use roto_core::{Env, Service};
 
 pub mod dynamodb;
+mod envelope;
 pub mod iam;
 pub mod kms;
 pub mod logs;
 mod paging;
 pub mod s3;
+pub mod secretsmanager;
 pub mod sqs;
 pub mod sts;
 
@@ -30,5 +32,6 @@ pub fn all(env: &Arc<Env>) -> io::Result<Vec<Arc<dyn Service>>> {
         Arc::new(logs::Logs::new(env.clone())?),
         Arc::new(iam::Iam::new(env.clone())?),
         Arc::new(kms::Kms::new(env.clone())?),
+        Arc::new(secretsmanager::SecretsManager::new(env.clone())?),
     ])
 }

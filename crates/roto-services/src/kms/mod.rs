@@ -24,7 +24,7 @@ use roto_core::{
 use rusqlite::OptionalExtension;
 
 mod aliases;
-mod crypto;
+pub(crate) mod crypto;
 mod grants;
 mod keys;
 mod ops;
