@@ -617,3 +617,54 @@ def test_saml_providers_round_trip(iam):
     assert [p["Arn"] for p in listed] == [arn]
     iam.delete_saml_provider(SAMLProviderArn=arn)
     assert iam.list_saml_providers()["SAMLProviderList"] == []
+
+
+def test_policy_size_quotas_ignore_white_space(iam):
+    iam.create_user(UserName="u")
+    def doc(n):
+        return json.dumps({"Version": "2012-10-17", "Statement": [
+            {"Effect": "Allow", "Action": "s3:GetObject", "Resource": f"arn:aws:s3:::{'b' * n}"}]})
+    with pytest.raises(ClientError) as e:
+        iam.create_policy(PolicyName="big", PolicyDocument=doc(6100))
+    assert error_of(e) == ("LimitExceeded", "Cannot exceed quota for PolicySize: 6144", 409)
+    padded = doc(1000).replace(" ", " " * 20)
+    iam.create_policy(PolicyName="padded", PolicyDocument=padded)
+    iam.put_user_policy(UserName="u", PolicyName="a", PolicyDocument=doc(1000))
+    with pytest.raises(ClientError) as e:
+        iam.put_user_policy(UserName="u", PolicyName="b", PolicyDocument=doc(1000))
+    assert error_of(e) == ("LimitExceeded", "Cannot exceed quota for UserPolicySize: 2048", 409)
+    iam.put_user_policy(UserName="u", PolicyName="a", PolicyDocument=doc(1900))
+
+
+def test_account_alias_is_created_listed_and_deleted(iam):
+    assert iam.list_account_aliases()["AccountAliases"] == []
+    iam.create_account_alias(AccountAlias="my-company")
+    assert iam.list_account_aliases()["AccountAliases"] == ["my-company"]
+    with pytest.raises(ClientError) as e:
+        iam.delete_account_alias(AccountAlias="other")
+    assert error_of(e) == ("NoSuchEntity", "The account alias other cannot be found.", 404)
+    with pytest.raises(ClientError) as e:
+        iam.create_account_alias(AccountAlias="Bad--Alias")
+    assert error_of(e)[0] == "ValidationError"
+    iam.delete_account_alias(AccountAlias="my-company")
+    assert iam.list_account_aliases()["AccountAliases"] == []
+
+
+def test_password_policy_reverts_omitted_members_to_defaults(iam):
+    with pytest.raises(ClientError) as e:
+        iam.get_account_password_policy()
+    assert error_of(e) == ("NoSuchEntity", f"The Password Policy with domain name {ACCOUNT} cannot be found.", 404)
+    iam.update_account_password_policy(MinimumPasswordLength=12, RequireSymbols=True, MaxPasswordAge=90)
+    policy = iam.get_account_password_policy()["PasswordPolicy"]
+    assert (policy["MinimumPasswordLength"], policy["RequireSymbols"], policy["MaxPasswordAge"], policy["ExpirePasswords"]) == (
+        12, True, 90, True)
+    iam.update_account_password_policy(RequireNumbers=True)
+    policy = iam.get_account_password_policy()["PasswordPolicy"]
+    assert (policy["MinimumPasswordLength"], policy["RequireSymbols"], policy["ExpirePasswords"]) == (6, False, False)
+    iam.delete_account_password_policy()
+    with pytest.raises(ClientError):
+        iam.delete_account_password_policy()
+
+
+def test_root_credentials_list_no_access_keys_of_their_own(iam):
+    assert iam.list_access_keys()["AccessKeyMetadata"] == []

@@ -10,6 +10,8 @@
 use roto_core::{AwsError, AwsResult};
 use serde_json::{Map, Value as Json};
 
+use super::store::Kind;
+
 fn malformed(message: impl Into<String>) -> AwsError {
     AwsError::new("MalformedPolicyDocumentException", message)
 }
@@ -29,8 +31,33 @@ const VERSIONS: &[&str] = &["2008-10-17", "2012-10-17"];
 /// Checks a trust (assume-role) policy: a JSON object.
 pub(super) fn check_trust(document: &str) -> AwsResult<()> {
     match serde_json::from_str::<Json>(document) {
-        Ok(Json::Object(_)) => Ok(()),
+        Ok(Json::Object(_)) => check_size(size(document), "ACLSizePerRole", 2048),
         _ => Err(malformed("This policy contains invalid Json")),
+    }
+}
+
+/// A document's size as IAM counts it against its quotas: white space is free.
+pub(super) fn size(document: &str) -> usize {
+    document.chars().filter(|c| !c.is_whitespace()).count()
+}
+
+/// `LimitExceeded` when `size` is over the quota `name`.
+pub(super) fn check_size(size: usize, name: &str, limit: usize) -> AwsResult<()> {
+    if size > limit {
+        return Err(AwsError::new(
+            "LimitExceededException",
+            format!("Cannot exceed quota for {name}: {limit}"),
+        ));
+    }
+    Ok(())
+}
+
+/// The quota on the inline policies of one entity of `kind`, all together.
+pub(super) fn inline_quota(kind: Kind) -> (&'static str, usize) {
+    match kind {
+        Kind::User => ("UserPolicySize", 2048),
+        Kind::Group => ("GroupPolicySize", 5120),
+        _ => ("RolePolicySize", 10240),
     }
 }
 
@@ -80,6 +107,9 @@ pub(super) fn check_identity(document: &str, managed: bool) -> AwsResult<()> {
             ));
         }
         sids.push(sid);
+    }
+    if managed {
+        check_size(size(document), "PolicySize", 6144)?;
     }
     if !statements.iter().all(|s| present(s, "Action", "NotAction")) {
         return Err(malformed("Policy statement must contain actions."));

@@ -10,6 +10,7 @@
 //! Users, groups, roles, instance profiles and managed policies share one table of
 //! entities (`store.rs`); the files beside this one hold each family's operations.
 
+mod account;
 mod document;
 mod keys;
 mod policies;
@@ -135,6 +136,12 @@ impl Iam {
             "RemoveRoleFromInstanceProfile" => self.remove_role_from_instance_profile(a, input),
             "ListInstanceProfilesForRole" => self.list_instance_profiles_for_role(a, input),
             "GetAccountSummary" => self.get_account_summary(a),
+            "CreateAccountAlias" => self.create_account_alias(a, input),
+            "ListAccountAliases" => self.list_account_aliases(a),
+            "DeleteAccountAlias" => self.delete_account_alias(a, input),
+            "UpdateAccountPasswordPolicy" => self.update_password_policy(a, input),
+            "GetAccountPasswordPolicy" => self.get_password_policy(a),
+            "DeleteAccountPasswordPolicy" => self.delete_password_policy(a),
             "CreateLoginProfile" | "GetLoginProfile" | "UpdateLoginProfile"
             | "DeleteLoginProfile" => self.login_profile(ctx, operation, input),
             "PutUserPermissionsBoundary" => self.set_boundary(a, Kind::User, input, true),

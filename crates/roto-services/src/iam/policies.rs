@@ -484,6 +484,13 @@ impl Iam {
         document::check_identity(document, false)?;
         self.env.store.transaction(|c| {
             let owner = store::get(c, account, kind, required(input, kind.name_member()))?;
+            let others: usize = store::inline_policies(c, account, kind, &owner.name)?
+                .iter()
+                .filter(|(other, _)| !other.eq_ignore_ascii_case(name))
+                .map(|(_, d)| document::size(d))
+                .sum();
+            let (quota, limit) = document::inline_quota(kind);
+            document::check_size(others + document::size(document), quota, limit)?;
             store::put_inline(c, account, kind, &owner.name, name, document)?;
             Ok(Value::map())
         })

@@ -56,6 +56,12 @@ CREATE TABLE IF NOT EXISTS iam_access_keys (
     created INTEGER NOT NULL
 );
 CREATE INDEX IF NOT EXISTS iam_access_keys_user ON iam_access_keys (account, user);
+CREATE TABLE IF NOT EXISTS iam_account_settings (
+    account TEXT NOT NULL,
+    key TEXT NOT NULL,
+    value TEXT NOT NULL,
+    PRIMARY KEY (account, key)
+);
 ";
 
 /// The kinds of named IAM resources.
@@ -673,4 +679,30 @@ pub(super) fn delete_access_key(
         params![account, user, key],
     )?;
     Ok(n > 0)
+}
+
+/// An account-wide setting (`alias`, `password-policy`).
+pub(super) fn setting(c: &Connection, account: &str, key: &str) -> AwsResult<Option<String>> {
+    c.prepare_cached("SELECT value FROM iam_account_settings WHERE account = ?1 AND key = ?2")?
+        .query_row(params![account, key], |r| r.get(0))
+        .optional()
+        .map_err(AwsError::from)
+}
+
+/// Sets an account-wide setting.
+pub(super) fn put_setting(c: &Connection, account: &str, key: &str, value: &str) -> AwsResult<()> {
+    c.execute(
+        "INSERT OR REPLACE INTO iam_account_settings (account, key, value) VALUES (?1, ?2, ?3)",
+        params![account, key, value],
+    )?;
+    Ok(())
+}
+
+/// Removes an account-wide setting.
+pub(super) fn delete_setting(c: &Connection, account: &str, key: &str) -> AwsResult<()> {
+    c.execute(
+        "DELETE FROM iam_account_settings WHERE account = ?1 AND key = ?2",
+        params![account, key],
+    )?;
+    Ok(())
 }
