@@ -17,6 +17,7 @@ pub mod iam;
 pub mod kms;
 pub mod logs;
 mod paging;
+pub mod pattern;
 pub mod s3;
 pub mod secretsmanager;
 pub mod sqs;
