@@ -4,8 +4,11 @@
 //! EventBridge invoking a target) publishes an [`Event`] and returns to its caller at once,
 //! as AWS does. A background worker hands each event to the target service's
 //! [`Service::deliver`](crate::dispatch::Service::deliver), retrying with exponential
-//! back-off, and records every attempt in the trace.
+//! back-off, and records every attempt in the trace. Events for one target (one queue, one
+//! URL) are delivered one after another in publish order, as FIFO topics need; different
+//! targets proceed in parallel.
 
+use std::collections::HashMap;
 use std::sync::{Mutex, Weak};
 use std::time::{Duration, Instant};
 
@@ -82,9 +85,20 @@ impl EventBus {
             return;
         };
         tokio::spawn(async move {
+            let mut lanes: HashMap<(String, String), UnboundedSender<Event>> = HashMap::new();
             while let Some(event) = rx.recv().await {
-                let dispatcher = dispatcher.clone();
-                tokio::spawn(async move { deliver(dispatcher, event).await });
+                let key = (event.target_service.clone(), event.target.clone());
+                let lane = lanes.entry(key).or_insert_with(|| {
+                    let (tx, mut lane_rx) = unbounded_channel::<Event>();
+                    let dispatcher = dispatcher.clone();
+                    tokio::spawn(async move {
+                        while let Some(event) = lane_rx.recv().await {
+                            deliver(dispatcher.clone(), event).await;
+                        }
+                    });
+                    tx
+                });
+                let _ = lane.send(event);
             }
         });
     }

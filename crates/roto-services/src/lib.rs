@@ -20,6 +20,7 @@ mod paging;
 pub mod pattern;
 pub mod s3;
 pub mod secretsmanager;
+pub mod sns;
 pub mod sqs;
 pub mod sts;
 
@@ -29,6 +30,7 @@ pub fn all(env: &Arc<Env>) -> io::Result<Vec<Arc<dyn Service>>> {
         Arc::new(s3::S3::new(env.clone())?),
         Arc::new(dynamodb::DynamoDb::new(env.clone())?),
         Arc::new(sqs::Sqs::new(env.clone())?),
+        Arc::new(sns::Sns::new(env.clone())?),
         Arc::new(sts::Sts::new(env.clone())?),
         Arc::new(logs::Logs::new(env.clone())?),
         Arc::new(iam::Iam::new(env.clone())?),

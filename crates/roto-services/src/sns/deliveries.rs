@@ -1,0 +1,204 @@
+//! What SNS delivers itself: HTTP/HTTPS POSTs through the event bus, and the email and SMS
+//! messages it records in the trace rather than sends.
+//!
+//! An HTTP delivery is an event with `target_service` `sns`, the endpoint URL as target and
+//! `{Body, Headers}` as payload; [`deliver`] POSTs it with a minimal hyper client, and any
+//! answer outside 2xx is a failure the bus retries and traces. HTTPS endpoints are reached
+//! over plain HTTP on the same host and port (Roto carries no TLS client), which serves the
+//! local test endpoints they are used with. An email or SMS "delivery" is a trace entry of
+//! kind `delivery` whose `detail` is the message as JSON (`{"Subject", "Message"}`), so a
+//! test reads it from `GET /_roto/traces?service=sns&kind=delivery`.
+
+use std::time::Duration;
+
+use base64::Engine;
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper_util::rt::TokioIo;
+use roto_core::events::Event;
+use roto_core::timestamp::{format, TimestampFormat};
+use roto_core::trace::{TraceEntry, TraceKind};
+use roto_core::value::EpochMillis;
+use roto_core::{Env, Value};
+use sha2::{Digest, Sha256};
+
+use super::store::{Subscription, Topic};
+
+/// How long one HTTP attempt may take.
+const HTTP_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Attempts per HTTP delivery (AWS's default healthy retry policy: 3 retries).
+const HTTP_ATTEMPTS: u32 = 4;
+
+/// A timestamp as SNS writes them (`2026-01-01T00:00:00.000Z`).
+pub fn timestamp(millis: EpochMillis) -> String {
+    format(millis, TimestampFormat::Iso8601)
+}
+
+/// A stand-in signature: present and well-formed (base64), since clients that verify SNS
+/// signatures fetch AWS's certificate, which no local emulator can sign for.
+pub fn signature(text: &str) -> String {
+    base64::engine::general_purpose::STANDARD.encode(Sha256::digest(text.as_bytes()))
+}
+
+/// The certificate URL SNS messages name.
+pub fn signing_cert_url(region: &str) -> String {
+    format!(
+        "https://sns.{region}.amazonaws.com/SimpleNotificationService-9c6465fa7f48f5cacd23014631ec1136.pem"
+    )
+}
+
+/// Delivers or records one message for a subscription of an SNS-handled protocol
+/// (`http`, `https`, `email`, `email-json`, `sms`). `kind` is `Notification` or
+/// `SubscriptionConfirmation`; `envelope` the JSON message; `raw` sends the bare message
+/// (the envelope's `Message`) instead.
+pub fn send(
+    env: &Env,
+    topic: &Topic,
+    subscription: &Subscription,
+    kind: &str,
+    envelope: &serde_json::Value,
+    raw: bool,
+) {
+    let message = envelope["Message"].as_str().unwrap_or_default();
+    match subscription.protocol.as_str() {
+        "http" | "https" => {
+            let body = if raw {
+                message.to_string()
+            } else {
+                envelope.to_string()
+            };
+            let mut headers = Value::map()
+                .with("x-amz-sns-message-type", kind)
+                .with(
+                    "x-amz-sns-message-id",
+                    envelope["MessageId"].as_str().unwrap_or_default(),
+                )
+                .with("x-amz-sns-topic-arn", topic.arn.as_str())
+                .with("content-type", "text/plain; charset=UTF-8")
+                .with("user-agent", "Amazon Simple Notification Service Agent");
+            if kind == "Notification" {
+                headers.insert("x-amz-sns-subscription-arn", subscription.arn.as_str());
+            }
+            if raw {
+                headers.insert("x-amz-sns-rawdelivery", "true");
+            }
+            env.bus.publish(Event {
+                kind: format!("sns:{kind}"),
+                source_service: "sns".into(),
+                source: topic.arn.clone(),
+                target_service: "sns".into(),
+                target: subscription.endpoint.clone(),
+                account: subscription.account.clone(),
+                region: subscription.region.clone(),
+                payload: Value::map().with("Body", body).with("Headers", headers),
+                max_attempts: HTTP_ATTEMPTS,
+            });
+        }
+        protocol => {
+            let text = match protocol {
+                "email-json" => envelope.to_string(),
+                _ if kind == "SubscriptionConfirmation" => format!(
+                    "{message}\n{}",
+                    envelope["SubscribeURL"].as_str().unwrap_or_default()
+                ),
+                _ => message.to_string(),
+            };
+            let mut recorded = serde_json::json!({"Message": text});
+            if let Some(subject) = envelope["Subject"].as_str() {
+                recorded["Subject"] = subject.into();
+            }
+            if kind == "SubscriptionConfirmation" {
+                recorded["Token"] = envelope["Token"].clone();
+            }
+            let label = if protocol == "sms" { "Sms" } else { "Email" };
+            let mut entry = TraceEntry::request(
+                &subscription.account,
+                &subscription.region,
+                "sns",
+                &format!("sns:{label}{kind}"),
+            );
+            entry.kind = TraceKind::Delivery;
+            entry.source = Some(topic.arn.clone());
+            entry.target = Some(subscription.endpoint.clone());
+            entry.outcome = Some("delivered".into());
+            entry.attempt = Some(1);
+            entry.detail = Some(recorded.to_string());
+            env.trace.record(entry);
+        }
+    }
+}
+
+/// Records an SMS published straight to a phone number.
+pub fn record_sms(env: &Env, account: &str, region: &str, number: &str, message: &str) {
+    let mut entry = TraceEntry::request(account, region, "sns", "sns:SmsNotification");
+    entry.kind = TraceKind::Delivery;
+    entry.source = Some(format!("arn:aws:sns:{region}:{account}"));
+    entry.target = Some(number.to_string());
+    entry.outcome = Some("delivered".into());
+    entry.attempt = Some(1);
+    entry.detail = Some(serde_json::json!({"Message": message}).to_string());
+    env.trace.record(entry);
+}
+
+/// Runs an HTTP delivery off the bus.
+pub async fn deliver(event: &Event) -> Result<(), String> {
+    let body = event.payload.str("Body").unwrap_or_default().to_string();
+    let headers = event.payload.get("Headers").and_then(Value::as_map);
+    match tokio::time::timeout(HTTP_TIMEOUT, post(&event.target, headers, body)).await {
+        Ok(result) => result,
+        Err(_) => Err(format!("no answer from {} within 5 s", event.target)),
+    }
+}
+
+/// POSTs `body` to an `http://` or `https://` URL and wants a 2xx answer.
+async fn post(
+    url: &str,
+    headers: Option<&std::collections::BTreeMap<String, Value>>,
+    body: String,
+) -> Result<(), String> {
+    let rest = url
+        .strip_prefix("http://")
+        .or_else(|| url.strip_prefix("https://"))
+        .ok_or_else(|| format!("not an HTTP URL: {url}"))?;
+    let (authority, path) = match rest.find('/') {
+        Some(i) => (&rest[..i], &rest[i..]),
+        None => (rest, "/"),
+    };
+    let default_port = if url.starts_with("https://") { 443 } else { 80 };
+    let address = if authority
+        .rsplit_once(':')
+        .is_some_and(|(_, p)| p.parse::<u16>().is_ok())
+    {
+        authority.to_string()
+    } else {
+        format!("{authority}:{default_port}")
+    };
+    let stream = tokio::net::TcpStream::connect(&address)
+        .await
+        .map_err(|e| format!("cannot connect to {address}: {e}"))?;
+    let (mut sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
+        .await
+        .map_err(|e| format!("HTTP handshake with {address} failed: {e}"))?;
+    tokio::spawn(connection);
+    let mut request = http::Request::post(path).header(http::header::HOST, authority);
+    for (name, value) in headers.into_iter().flatten() {
+        if let Some(v) = value.as_str() {
+            request = request.header(name.as_str(), v);
+        }
+    }
+    let request = request
+        .body(Full::new(Bytes::from(body)))
+        .map_err(|e| format!("bad request for {url}: {e}"))?;
+    let response = sender
+        .send_request(request)
+        .await
+        .map_err(|e| format!("POST {url} failed: {e}"))?;
+    let status = response.status();
+    let _ = response.into_body().collect().await;
+    if status.is_success() {
+        Ok(())
+    } else {
+        Err(format!("POST {url} answered {status}"))
+    }
+}

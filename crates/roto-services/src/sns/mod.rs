@@ -1,0 +1,193 @@
+//! SNS: topics, subscriptions and fan-out, over the query protocol.
+//!
+//! - [`topics`]: CreateTopic, DeleteTopic, Get/SetTopicAttributes, ListTopics, tags and
+//!   topic permissions.
+//! - [`subscriptions`]: Subscribe, ConfirmSubscription, Unsubscribe, ListSubscriptions
+//!   (ByTopic), Get/SetSubscriptionAttributes and filter-policy validation (the matcher is
+//!   [`crate::pattern`], shared with EventBridge).
+//! - [`publish`]: Publish and PublishBatch: validation, FIFO sequencing and deduplication,
+//!   filter policies, and one event-bus delivery per matching subscription.
+//! - [`deliveries`]: what SNS itself delivers off the bus: HTTP/HTTPS POSTs
+//!   (SubscriptionConfirmation, then Notification) and the email and SMS messages that are
+//!   recorded in the trace instead of sent.
+//!
+//! SQS and Lambda subscriptions are deliveries to those services: SNS publishes an event
+//! whose `target_service` is `sqs` (payload: a SendMessage input, the body being the JSON
+//! envelope or the raw message) or `lambda` (payload: the `{"Records": [...]}` SNS event).
+//!
+//! SNS checks its own input (`validate_input: false`): it reports bad input as
+//! `InvalidParameter` with its own wording, not the generic `ValidationError`.
+
+mod deliveries;
+mod publish;
+mod store;
+mod subscriptions;
+mod topics;
+
+use std::collections::HashMap;
+use std::io;
+use std::sync::{Arc, Mutex};
+
+use roto_core::events::Event;
+use roto_core::timestamp::now_millis;
+use roto_core::value::EpochMillis;
+use roto_core::{
+    AwsError, AwsResult, BoxFuture, Context, Env, Request, Response, Service, ServiceSpec, Value,
+};
+
+static SPEC: ServiceSpec = ServiceSpec {
+    name: "sns",
+    model: "sns",
+    query_model: None,
+    signing_names: &["sns"],
+    target_prefix: None,
+    query_version: Some("2010-03-31"),
+    crc32_responses: false,
+    validate_input: false,
+};
+
+/// FIFO deduplication ids by (topic ARN, id): when seen, the message id and sequence number.
+type Dedup = HashMap<(String, String), (EpochMillis, String, String)>;
+
+/// SNS.
+pub struct Sns {
+    env: Arc<Env>,
+    dedup: Mutex<Dedup>,
+}
+
+impl Sns {
+    /// Creates the service's tables.
+    pub fn new(env: Arc<Env>) -> io::Result<Sns> {
+        env.store
+            .migrate(store::SCHEMA)
+            .map_err(|e| io::Error::other(e.to_string()))?;
+        Ok(Sns {
+            env,
+            dedup: Mutex::new(HashMap::new()),
+        })
+    }
+}
+
+impl Service for Sns {
+    fn spec(&self) -> &'static ServiceSpec {
+        &SPEC
+    }
+
+    fn call<'a>(
+        &'a self,
+        ctx: &'a Context,
+        operation: &'a str,
+        request: Request,
+    ) -> BoxFuture<'a, AwsResult<Response>> {
+        Box::pin(async move {
+            let input = &request.input;
+            let output = match operation {
+                "CreateTopic" => self.create_topic(ctx, input)?,
+                "DeleteTopic" => self.delete_topic(ctx, input)?,
+                "GetTopicAttributes" => self.get_topic_attributes(ctx, input)?,
+                "SetTopicAttributes" => self.set_topic_attributes(ctx, input)?,
+                "ListTopics" => self.list_topics(ctx, input)?,
+                "TagResource" => self.tag_resource(ctx, input)?,
+                "UntagResource" => self.untag_resource(ctx, input)?,
+                "ListTagsForResource" => self.list_tags_for_resource(ctx, input)?,
+                "AddPermission" => self.add_permission(ctx, input)?,
+                "RemovePermission" => self.remove_permission(ctx, input)?,
+                "Subscribe" => self.subscribe(ctx, input)?,
+                "ConfirmSubscription" => self.confirm_subscription(ctx, input)?,
+                "Unsubscribe" => self.unsubscribe(ctx, input)?,
+                "ListSubscriptions" => self.list_subscriptions(ctx, input, false)?,
+                "ListSubscriptionsByTopic" => self.list_subscriptions(ctx, input, true)?,
+                "GetSubscriptionAttributes" => self.get_subscription_attributes(ctx, input)?,
+                "SetSubscriptionAttributes" => self.set_subscription_attributes(ctx, input)?,
+                "Publish" => self.publish(ctx, input)?,
+                "PublishBatch" => self.publish_batch(ctx, input)?,
+                other => return Err(AwsError::not_implemented(other)),
+            };
+            Ok(Response::new(output))
+        })
+    }
+
+    fn deliver<'a>(&'a self, event: &'a Event) -> BoxFuture<'a, Result<(), String>> {
+        Box::pin(deliveries::deliver(event))
+    }
+}
+
+/// `InvalidParameter`, AWS's "Invalid parameter: ..." for bad input.
+fn invalid(message: impl std::fmt::Display) -> AwsError {
+    AwsError::new(
+        "InvalidParameterException",
+        format!("Invalid parameter: {message}"),
+    )
+}
+
+/// `ParameterValueInvalid`, SNS's error for bad message attributes.
+fn invalid_value(message: impl Into<String>) -> AwsError {
+    AwsError::new("InvalidParameterValueException", message)
+}
+
+/// `NotFound` (404).
+fn not_found(message: &str) -> AwsError {
+    AwsError::new("NotFoundException", message)
+}
+
+/// A required, non-empty string member, else `InvalidParameter: <name>`.
+fn required<'v>(input: &'v Value, name: &str) -> AwsResult<&'v str> {
+    match input.str(name) {
+        Some(s) if !s.is_empty() => Ok(s),
+        _ => Err(invalid(name)),
+    }
+}
+
+/// The string members of a map member (`Attributes`).
+fn string_map(input: &Value, name: &str) -> std::collections::BTreeMap<String, String> {
+    input
+        .get(name)
+        .and_then(Value::as_map)
+        .map(|m| {
+            m.iter()
+                .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string())))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The string members of a list member (`TagKeys`).
+fn string_list<'v>(input: &'v Value, name: &str) -> Vec<&'v str> {
+    input
+        .get(name)
+        .and_then(Value::as_list)
+        .map(|l| l.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default()
+}
+
+/// Locks a mutex, surviving a poisoned one.
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// The base URL SNS hands out for links back to itself (`SubscribeURL`, `UnsubscribeURL`).
+fn self_url(ctx: &Context) -> String {
+    if ctx.host.is_empty() {
+        "http://localhost:4566".into()
+    } else {
+        format!("http://{}", ctx.host)
+    }
+}
+
+/// The current time.
+fn now() -> EpochMillis {
+    now_millis()
+}
+
+/// One page of a listing by ARN: tokens are the last ARN returned.
+fn page<T>(mut items: Vec<T>, limit: usize, arn: impl Fn(&T) -> &str) -> (Vec<T>, Option<String>) {
+    let more = items.len() > limit;
+    items.truncate(limit);
+    let token = more
+        .then(|| items.last().map(|i| arn(i).to_string()))
+        .flatten();
+    (items, token)
+}
+
+#[cfg(test)]
+mod tests;
