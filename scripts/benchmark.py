@@ -1379,6 +1379,15 @@ def build_parser():
                         help="seconds to wait for a server to become ready")
     parser.add_argument("--stop-timeout", type=float, default=10.0, metavar="S",
                         help="seconds between SIGTERM and SIGKILL when stopping a server")
+    parser.add_argument("--sqs", action="store_true",
+                        help="also measure SQS send+receive+delete throughput with 1 and 16 "
+                             "concurrent clients on one ephemeral server")
+    parser.add_argument("--sqs-messages", type=int, default=2000, metavar="N",
+                        help="send+receive+delete cycles per --sqs measurement")
+    parser.add_argument("--sns", action="store_true",
+                        help="also measure SNS Publish -> SQS ReceiveMessage latency")
+    parser.add_argument("--sns-messages", type=int, default=200, metavar="N",
+                        help="messages published for the --sns measurement")
     return parser
 
 
@@ -1603,6 +1612,176 @@ def server_identity(targets, results):
     return identity
 
 
+# --------------------------------------------------------------------------------------
+# Messaging benchmarks (--sqs, --sns): off by default
+# --------------------------------------------------------------------------------------
+
+SQS_JSON_HEADERS = aws_headers("sqs", {"Content-Type": "application/x-amz-json-1.0"})
+SNS_FORM_HEADERS = aws_headers("sns", {
+    "Content-Type": "application/x-www-form-urlencoded; charset=utf-8",
+})
+
+
+def sqs_call(client, action, payload):
+    """One SQS JSON-protocol call; returns the decoded answer or raises ValidationError."""
+    headers = dict(SQS_JSON_HEADERS, **{"X-Amz-Target": "AmazonSQS." + action})
+    status, _, body = client.request("POST", "/", json.dumps(payload).encode(), headers)
+    if status != 200:
+        raise ValidationError("SQS {}: {}".format(action, describe_response(status, body)))
+    return json.loads(body or b"{}")
+
+
+def sns_call(client, params):
+    """One SNS query-protocol call; returns the raw XML answer or raises ValidationError."""
+    import urllib.parse
+    body = urllib.parse.urlencode(dict(params, Version="2010-03-31")).encode()
+    status, _, data = client.request("POST", "/", body, SNS_FORM_HEADERS)
+    if status != 200:
+        raise ValidationError("SNS {}: {}".format(params["Action"], describe_response(status, data)))
+    return data
+
+
+def start_messaging_server(args, tmpdir):
+    """A fresh ephemeral roto-server for the messaging benchmarks; returns (server, port)."""
+    port = pick_free_port(args.host)
+    env, _ = roto_environment()
+    command = [args.binary, "--ephemeral", "--host", args.host, "--port", str(port),
+               "--account-id", args.account_id]
+    server = ServerProcess("messaging", command, REPO_ROOT, env, tmpdir, args.stop_timeout)
+    server.spawn()
+    deadline = time.monotonic() + args.startup_timeout
+    while time.monotonic() < deadline:
+        try:
+            if probe_sts(args.host, port, 1.0)[0] == 200:
+                return server, port
+        except OSError:
+            time.sleep(READY_POLL_S)
+    server.stop()
+    raise BenchmarkError("messaging server did not become ready")
+
+
+def latency_summary(samples_ns):
+    """p50/p95/p99/max in milliseconds of a list of nanosecond samples."""
+    ordered = sorted(samples_ns)
+    return {
+        "count": len(ordered),
+        "p50_ms": rounded(ns_to_ms(percentile(ordered, 50))),
+        "p95_ms": rounded(ns_to_ms(percentile(ordered, 95))),
+        "p99_ms": rounded(ns_to_ms(percentile(ordered, 99))),
+        "max_ms": rounded(ns_to_ms(ordered[-1])),
+    }
+
+
+def sqs_cycles(host, port, queue_url, cycles):
+    """`cycles` send+receive+delete rounds on one connection; returns per-cycle ns."""
+    client = Client(host, port)
+    samples = []
+    try:
+        for i in range(cycles):
+            start = time.perf_counter_ns()
+            sqs_call(client, "SendMessage", {"QueueUrl": queue_url, "MessageBody": "m%d" % i})
+            messages = []
+            while not messages:
+                messages = sqs_call(client, "ReceiveMessage", {
+                    "QueueUrl": queue_url, "WaitTimeSeconds": 1}).get("Messages", [])
+            sqs_call(client, "DeleteMessage", {
+                "QueueUrl": queue_url, "ReceiptHandle": messages[0]["ReceiptHandle"]})
+            samples.append(time.perf_counter_ns() - start)
+    finally:
+        client.close()
+    return samples
+
+
+def sqs_throughput(args, port, clients):
+    """Send+receive+delete throughput with `clients` concurrent connections on one queue."""
+    import threading
+    setup = Client(args.host, port)
+    name = "bench-%d" % clients
+    url = sqs_call(setup, "CreateQueue", {"QueueName": name})["QueueUrl"]
+    setup.close()
+    per_client = max(1, args.sqs_messages // clients)
+    results, errors = [], []
+
+    def worker():
+        try:
+            results.append(sqs_cycles(args.host, port, url, per_client))
+        except Exception as error:  # reported below, never swallowed
+            errors.append(error)
+
+    threads = [threading.Thread(target=worker) for _ in range(clients)]
+    started = time.perf_counter_ns()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    elapsed = time.perf_counter_ns() - started
+    if errors:
+        raise BenchmarkError("SQS throughput with {} clients: {}".format(clients, errors[0]))
+    samples = [s for r in results for s in r]
+    return dict(latency_summary(samples), clients=clients,
+                cycles_per_second=rounded(len(samples) / (elapsed / 1e9), 1))
+
+
+def sns_to_sqs_latency(args, port):
+    """Publish -> ReceiveMessage latency through a raw SNS subscription of an SQS queue."""
+    client = Client(args.host, port)
+    try:
+        url = sqs_call(client, "CreateQueue", {"QueueName": "bench-sns"})["QueueUrl"]
+        queue_arn = sqs_call(client, "GetQueueAttributes", {
+            "QueueUrl": url, "AttributeNames": ["QueueArn"]})["Attributes"]["QueueArn"]
+        xml = sns_call(client, {"Action": "CreateTopic", "Name": "bench"})
+        topic = re.search(rb"<TopicArn>([^<]+)</TopicArn>", xml).group(1).decode()
+        sns_call(client, {"Action": "Subscribe", "TopicArn": topic, "Protocol": "sqs",
+                          "Endpoint": queue_arn, "Attributes.entry.1.key": "RawMessageDelivery",
+                          "Attributes.entry.1.value": "true"})
+        samples = []
+        for i in range(args.sns_messages):
+            body = "n%d" % i
+            start = time.perf_counter_ns()
+            sns_call(client, {"Action": "Publish", "TopicArn": topic, "Message": body})
+            messages = []
+            while not messages:
+                messages = sqs_call(client, "ReceiveMessage", {
+                    "QueueUrl": url, "WaitTimeSeconds": 5}).get("Messages", [])
+            samples.append(time.perf_counter_ns() - start)
+            if messages[0]["Body"] != body:
+                raise ValidationError("SNS delivered {!r}, expected {!r}".format(
+                    messages[0]["Body"], body))
+            sqs_call(client, "DeleteMessage", {
+                "QueueUrl": url, "ReceiptHandle": messages[0]["ReceiptHandle"]})
+        return latency_summary(samples)
+    finally:
+        client.close()
+
+
+def messaging_benchmark(args):
+    """Runs the requested messaging benchmarks on one fresh ephemeral server."""
+    out = {}
+    with tempfile.TemporaryDirectory(prefix="roto-bench-messaging-") as tmpdir:
+        server, port = start_messaging_server(args, tmpdir)
+        try:
+            if args.sqs:
+                out["sqs_send_receive_delete"] = [sqs_throughput(args, port, n) for n in (1, 16)]
+            if args.sns:
+                out["sns_to_sqs_latency"] = sns_to_sqs_latency(args, port)
+        finally:
+            server.stop()
+    return out
+
+
+def print_messaging_report(messaging):
+    """Prints the messaging figures."""
+    for row in messaging.get("sqs_send_receive_delete", []):
+        print("SQS send+receive+delete, {:>2} client(s): {:>8.1f} cycles/s, p50 {:.3f} ms, "
+              "p99 {:.3f} ms".format(row["clients"], row["cycles_per_second"], row["p50_ms"],
+                                    row["p99_ms"]))
+    latency = messaging.get("sns_to_sqs_latency")
+    if latency:
+        print("SNS Publish -> SQS ReceiveMessage: p50 {:.3f} ms, p95 {:.3f} ms, max {:.3f} ms "
+              "({} messages)".format(latency["p50_ms"], latency["p95_ms"], latency["max_ms"],
+                                     latency["count"]))
+
+
 def main(argv=None):
     """Entry point: parse options, run, report, write JSON; return the exit status."""
     parser = build_parser()
@@ -1614,6 +1793,9 @@ def main(argv=None):
     try:
         results = benchmark(args)
         print_report(results)
+        if args.sqs or args.sns:
+            results["messaging"] = messaging_benchmark(args)
+            print_messaging_report(results["messaging"])
         write_json(args.output, results)
         log("raw results written to " + args.output)
         return 0
