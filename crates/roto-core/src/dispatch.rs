@@ -72,12 +72,39 @@ pub struct Response {
     pub output: Value,
     /// The streamed payload (S3 `GetObject`'s `Body`).
     pub body: Option<Body>,
+    /// A status other than the operation's (S3's 206 for a Range GET).
+    pub status: Option<u16>,
+    /// Headers no output member carries (S3's CORS `Access-Control-*`).
+    pub headers: Vec<(String, String)>,
 }
 
 impl Response {
     /// A response with only a shaped output.
     pub fn new(output: Value) -> Response {
-        Response { output, body: None }
+        Response {
+            output,
+            body: None,
+            status: None,
+            headers: Vec::new(),
+        }
+    }
+
+    /// Sets the streamed payload.
+    pub fn with_body(mut self, body: Option<Body>) -> Response {
+        self.body = body;
+        self
+    }
+
+    /// Overrides the HTTP status.
+    pub fn with_status(mut self, status: u16) -> Response {
+        self.status = Some(status);
+        self
+    }
+
+    /// Adds a header no output member carries.
+    pub fn with_header(mut self, name: impl Into<String>, value: impl Into<String>) -> Response {
+        self.headers.push((name.into(), value.into()));
+        self
     }
 }
 

@@ -27,6 +27,9 @@ pub struct AwsError {
     pub sender_fault: bool,
     /// Extra members of the error shape, encoded beside code and message.
     pub fields: Value,
+    /// Response headers sent with the error (S3's `x-amz-delete-marker`, `ETag` on a 304);
+    /// boxed, as most errors have none.
+    pub headers: Option<Box<Vec<(String, String)>>>,
 }
 
 /// The result every operation handler returns.
@@ -42,6 +45,7 @@ impl AwsError {
             query_code: None,
             sender_fault: true,
             fields: Value::map(),
+            headers: None,
         }
     }
 
@@ -82,6 +86,19 @@ impl AwsError {
     pub fn with_field(mut self, name: &str, value: impl Into<Value>) -> AwsError {
         self.fields.insert(name, value);
         self
+    }
+
+    /// Adds a response header sent with the error.
+    pub fn with_header(mut self, name: impl Into<String>, value: impl Into<String>) -> AwsError {
+        self.headers
+            .get_or_insert_with(Box::default)
+            .push((name.into(), value.into()));
+        self
+    }
+
+    /// The response headers sent with the error.
+    pub fn headers(&self) -> &[(String, String)] {
+        self.headers.as_deref().map_or(&[], Vec::as_slice)
     }
 }
 

@@ -97,7 +97,10 @@ pub async fn serve(
             if protocol == Protocol::Json {
                 fill_query_code(spec.query_model, &mut error);
             }
-            let wire = protocol.encode_error(model, &error, &request_id, head);
+            let mut wire = protocol.encode_error(model, &error, &request_id, head);
+            for (name, value) in error.headers() {
+                wire.header(name, value);
+            }
             Wire {
                 response: wire,
                 stream: None,
@@ -222,7 +225,13 @@ async fn run(
         .dispatcher
         .invoke(route.service.as_ref(), &ctx, &op.name, request)
         .await?;
-    let encoded = protocol.encode(model, op, &response.output, request_id);
+    let mut encoded = protocol.encode(model, op, &response.output, request_id);
+    if let Some(status) = response.status.and_then(|s| StatusCode::from_u16(s).ok()) {
+        encoded.status = status;
+    }
+    for (name, value) in &response.headers {
+        encoded.header(name, value);
+    }
     Ok(Wire {
         response: encoded,
         stream: response.body,
@@ -298,7 +307,7 @@ fn plain_error(error: AwsError, request_id: &str) -> hyper::Response<Body> {
 
 fn into_hyper(wire: Wire, head: bool) -> hyper::Response<Body> {
     let Wire { response, stream } = wire;
-    let body = match (head, stream) {
+    let body = match (head || response.status == StatusCode::NOT_MODIFIED, stream) {
         (true, _) => full(Bytes::new()),
         (false, Some(stream)) => stream,
         (false, None) => full(response.body),

@@ -35,6 +35,8 @@ pub(crate) struct Upload {
     pub md5_hex: String,
     /// The S3 checksum kept with the object.
     pub checksum: (ChecksumAlgorithm, String),
+    /// The algorithm the request named (by header, trailer or SDK header), if any.
+    pub declared: Option<ChecksumAlgorithm>,
 }
 
 fn header<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
@@ -50,6 +52,7 @@ struct Expected {
     checksum_header: Option<(ChecksumAlgorithm, Vec<u8>)>,
     trailer: Option<ChecksumAlgorithm>,
     algorithm: ChecksumAlgorithm,
+    declared: Option<ChecksumAlgorithm>,
     chunked: Option<ChunkedKind>,
     decoded_length: Option<u64>,
 }
@@ -61,7 +64,7 @@ fn unsupported_algorithm() -> AwsError {
 }
 
 impl Expected {
-    fn from_headers(headers: &HeaderMap) -> AwsResult<Expected> {
+    fn from_headers(headers: &HeaderMap, default: ChecksumAlgorithm) -> AwsResult<Expected> {
         let md5 = match header(headers, "content-md5") {
             Some(text) => match base64::engine::general_purpose::STANDARD.decode(text) {
                 Ok(bytes) if bytes.len() == 16 => Some((text.to_string(), bytes)),
@@ -127,7 +130,8 @@ impl Expected {
             md5,
             checksum_header,
             trailer,
-            algorithm: named.or(sdk).unwrap_or(ChecksumAlgorithm::Crc64Nvme),
+            algorithm: named.or(sdk).unwrap_or(default),
+            declared: named.or(sdk),
             chunked,
             decoded_length,
         })
@@ -144,14 +148,16 @@ fn chunked_error(e: ChunkedError) -> AwsError {
 }
 
 /// Streams a request body (or an in-memory one, for in-process callers) into a new blob,
-/// checking every digest the request declares.
+/// checking every digest the request declares; the checksum kept is of the declared
+/// algorithm, else of `default`.
 pub(crate) async fn receive(
     store: &Store,
     headers: &HeaderMap,
     body: Option<Body>,
     inline: Option<Vec<u8>>,
+    default: ChecksumAlgorithm,
 ) -> AwsResult<Upload> {
-    let expected = Expected::from_headers(headers)?;
+    let expected = Expected::from_headers(headers, default)?;
     let mut writer = store.create_blob()?;
     let mut md5 = Md5::new();
     let mut checksummer = expected.algorithm.checksummer();
@@ -236,6 +242,7 @@ pub(crate) async fn receive(
             expected.algorithm,
             base64::engine::general_purpose::STANDARD.encode(computed),
         ),
+        declared: expected.declared,
     })
 }
 
@@ -301,4 +308,108 @@ impl HttpBody for FileBody {
     fn size_hint(&self) -> SizeHint {
         SizeHint::with_exact(self.remaining)
     }
+}
+
+/// One source of a server-side copy or concatenation.
+pub(crate) enum Piece {
+    /// A blob already opened (under the store lock, by the caller), and the range of it.
+    Open(roto_core::store::BlobReader, Option<(u64, u64)>),
+    /// A blob by id, opened when its turn comes (a multipart upload's parts).
+    Blob(String),
+}
+
+/// How much a copy reads at a time.
+const COPY_CHUNK: usize = 1024 * 1024;
+
+/// Writes the pieces, in order, into a new blob on a blocking thread, computing the MD5,
+/// the checksum of `algorithm` and, per piece, the piece's own checksum. Memory stays at
+/// one chunk whatever the sizes.
+pub(crate) async fn concat(
+    env: std::sync::Arc<roto_core::Env>,
+    pieces: Vec<Piece>,
+    algorithm: ChecksumAlgorithm,
+) -> AwsResult<(Upload, Vec<Vec<u8>>)> {
+    tokio::task::spawn_blocking(move || concat_blocking(&env.store, pieces, algorithm))
+        .await
+        .map_err(|e| AwsError::internal(format!("copy panicked: {e}")))?
+}
+
+fn concat_blocking(
+    store: &Store,
+    pieces: Vec<Piece>,
+    algorithm: ChecksumAlgorithm,
+) -> AwsResult<(Upload, Vec<Vec<u8>>)> {
+    use roto_core::store::BlobReader;
+    use std::io::{Read, Seek, SeekFrom};
+    let mut writer = store.create_blob()?;
+    let mut md5 = Md5::new();
+    let mut whole = algorithm.checksummer();
+    let mut per_piece = Vec::with_capacity(pieces.len());
+    let mut buf = vec![0u8; COPY_CHUNK];
+    for piece in pieces {
+        let (reader, range) = match piece {
+            Piece::Open(reader, range) => (reader, range),
+            Piece::Blob(id) => {
+                let reader = store
+                    .with(|c| Ok::<_, AwsError>(store.open_blob(c, &id)))?
+                    .map_err(|_| errors::no_such_upload("(removed during completion)"))?;
+                (reader, None)
+            }
+        };
+        let mut own = algorithm.checksummer();
+        let mut feed = |bytes: &[u8], writer: &mut roto_core::store::BlobWriter| {
+            md5.update(bytes);
+            whole.update(bytes);
+            own.update(bytes);
+            writer.write(bytes)
+        };
+        match reader {
+            BlobReader::Memory(bytes) => {
+                let (first, last) = range.unwrap_or((0, (bytes.len() as u64).saturating_sub(1)));
+                let start = usize::try_from(first)
+                    .unwrap_or(usize::MAX)
+                    .min(bytes.len());
+                let end = usize::try_from(last.saturating_add(1))
+                    .unwrap_or(usize::MAX)
+                    .min(bytes.len());
+                if start < end {
+                    feed(&bytes[start..end], &mut writer)?;
+                }
+            }
+            BlobReader::File(mut file) => {
+                let mut remaining = match range {
+                    Some((first, last)) => {
+                        file.seek(SeekFrom::Start(first))?;
+                        last - first + 1
+                    }
+                    None => u64::MAX,
+                };
+                while remaining > 0 {
+                    let want = usize::try_from(remaining).map_or(COPY_CHUNK, |r| r.min(COPY_CHUNK));
+                    let n = file.read(&mut buf[..want])?;
+                    if n == 0 {
+                        break;
+                    }
+                    feed(&buf[..n], &mut writer)?;
+                    remaining -= n as u64;
+                }
+            }
+        }
+        per_piece.push(own.finalize());
+    }
+    let size = writer.len();
+    let blob = writer.finish()?;
+    Ok((
+        Upload {
+            blob,
+            size,
+            md5_hex: hex::encode(md5.finalize()),
+            checksum: (
+                algorithm,
+                base64::engine::general_purpose::STANDARD.encode(whole.finalize()),
+            ),
+            declared: None,
+        },
+        per_piece,
+    ))
 }

@@ -1,9 +1,15 @@
-//! Bucket operations: CreateBucket, HeadBucket, ListBuckets, DeleteBucket.
+//! Bucket operations: CreateBucket, HeadBucket, ListBuckets, DeleteBucket,
+//! GetBucketLocation, Get/PutBucketVersioning.
 
+use base64::Engine;
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use roto_core::protocol::xml::XmlWriter;
 use roto_core::timestamp::now_millis;
-use roto_core::{AwsError, AwsResult, Context, Value};
+use roto_core::{AwsError, AwsResult, Context, Response, Value};
 
 use super::errors;
+use super::versions;
 use super::{input_str, owner, S3};
 
 /// Whether `name` follows the general-purpose bucket naming rules.
@@ -92,9 +98,18 @@ impl S3 {
                 }
                 Some(_) => Err(errors::bucket_already_owned(name)),
                 None => {
+                    let lock = input.bool("ObjectLockEnabledForBucket") == Some(true);
                     tx.execute(
-                        "INSERT INTO s3_buckets (name, account, region, created) VALUES (?1, ?2, ?3, ?4)",
-                        rusqlite::params![name, ctx.account, region, now_millis()],
+                        "INSERT INTO s3_buckets (name, account, region, created, versioning, object_lock)
+                         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                        rusqlite::params![
+                            name,
+                            ctx.account,
+                            region,
+                            now_millis(),
+                            lock.then_some("Enabled"),
+                            lock
+                        ],
                     )?;
                     Ok(())
                 }
@@ -112,22 +127,57 @@ impl S3 {
             .with("BucketArn", format!("arn:aws:s3:::{}", bucket.name)))
     }
 
-    pub(crate) fn list_buckets(&self, ctx: &Context) -> AwsResult<Value> {
-        let buckets = self.env.store.with(|c| {
+    pub(crate) fn list_buckets(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
+        let prefix = input_str(input, "Prefix");
+        let region = input.str("BucketRegion");
+        let max = input.int("MaxBuckets").unwrap_or(10000).clamp(1, 10000);
+        let token = input.str("ContinuationToken");
+        let after = match token {
+            Some(t) => base64::engine::general_purpose::STANDARD
+                .decode(t)
+                .ok()
+                .and_then(|b| String::from_utf8(b).ok())
+                .ok_or_else(|| {
+                    errors::invalid_argument(
+                        "The continuation token provided is incorrect",
+                        "continuation-token",
+                        t,
+                    )
+                })?,
+            None => String::new(),
+        };
+        let mut buckets = self.env.store.with(|c| {
             let mut stmt = c.prepare_cached(
-                "SELECT name, region, created FROM s3_buckets WHERE account = ?1 ORDER BY name",
+                "SELECT name, region, created FROM s3_buckets
+                 WHERE account = ?1 AND name > ?2 AND substr(name, 1, length(?3)) = ?3
+                   AND (?4 IS NULL OR region = ?4)
+                 ORDER BY name LIMIT ?5",
             )?;
-            let rows = stmt.query_map([&ctx.account], |r| {
-                Ok(Value::map()
-                    .with("Name", r.get::<_, String>(0)?)
-                    .with("BucketRegion", r.get::<_, String>(1)?)
-                    .with("CreationDate", Value::Timestamp(r.get(2)?)))
-            })?;
+            let rows = stmt.query_map(
+                rusqlite::params![&ctx.account, after, prefix, region, max + 1],
+                |r| {
+                    Ok(Value::map()
+                        .with("Name", r.get::<_, String>(0)?)
+                        .with("BucketRegion", r.get::<_, String>(1)?)
+                        .with("CreationDate", Value::Timestamp(r.get(2)?)))
+                },
+            )?;
             rows.collect::<Result<Vec<_>, _>>().map_err(AwsError::from)
         })?;
+        let next = if buckets.len() as i64 > max {
+            buckets.truncate(usize::try_from(max).unwrap_or(0));
+            buckets
+                .last()
+                .and_then(|b| b.str("Name"))
+                .map(|n| base64::engine::general_purpose::STANDARD.encode(n))
+        } else {
+            None
+        };
         Ok(Value::map()
             .with("Buckets", buckets)
-            .with("Owner", owner(&ctx.account)))
+            .with("Owner", owner(&ctx.account))
+            .with_opt("Prefix", input.str("Prefix"))
+            .with_opt("ContinuationToken", next))
     }
 
     pub(crate) fn delete_bucket(&self, input: &Value) -> AwsResult<Value> {
@@ -141,16 +191,72 @@ impl S3 {
             if !exists {
                 return Err(errors::no_such_bucket(name));
             }
-            let has_objects = tx.query_row(
-                "SELECT EXISTS (SELECT 1 FROM s3_objects WHERE bucket = ?1)",
-                [name],
-                |r| r.get::<_, bool>(0),
-            )?;
-            if has_objects {
+            if versions::bucket_has_objects(tx, name)? {
                 return Err(errors::bucket_not_empty(name));
             }
             tx.execute("DELETE FROM s3_buckets WHERE name = ?1", [name])?;
+            tx.execute("DELETE FROM s3_bucket_config WHERE bucket = ?1", [name])?;
             Ok(())
+        })?;
+        Ok(Value::map())
+    }
+
+    /// GetBucketLocation answers with a bare `<LocationConstraint>` document (empty for
+    /// us-east-1), not the wrapped output the model describes: botocore parses it by hand.
+    pub(crate) fn get_bucket_location(&self, input: &Value) -> AwsResult<Response> {
+        let bucket = self.bucket(input_str(input, "Bucket"))?;
+        let mut w = XmlWriter::with_declaration();
+        w.start(
+            "LocationConstraint",
+            &[("xmlns", "http://s3.amazonaws.com/doc/2006-03-01/")],
+        );
+        if bucket.region != "us-east-1" {
+            w.text(&bucket.region);
+        }
+        w.end("LocationConstraint");
+        let body = Full::new(Bytes::from(w.finish()))
+            .map_err(|never| match never {})
+            .boxed();
+        Ok(Response::new(Value::map())
+            .with_body(Some(body))
+            .with_header("Content-Type", "application/xml"))
+    }
+
+    pub(crate) fn get_bucket_versioning(&self, input: &Value) -> AwsResult<Value> {
+        let bucket = self.bucket(input_str(input, "Bucket"))?;
+        Ok(Value::map().with_opt("Status", bucket.versioning))
+    }
+
+    pub(crate) fn put_bucket_versioning(&self, input: &Value) -> AwsResult<Value> {
+        let bucket = self.bucket(input_str(input, "Bucket"))?;
+        let status = input
+            .get("VersioningConfiguration")
+            .and_then(|c| c.str("Status"));
+        let status = match status {
+            Some(s @ ("Enabled" | "Suspended")) => s,
+            _ => return Err(errors::malformed_xml()),
+        };
+        let locked: bool = self.env.store.with(|c| {
+            c.query_row(
+                "SELECT object_lock FROM s3_buckets WHERE name = ?1",
+                [&bucket.name],
+                |r| r.get(0),
+            )
+            .map_err(AwsError::from)
+        })?;
+        if locked && status == "Suspended" {
+            return Err(AwsError::new(
+                "InvalidBucketState",
+                "An Object Lock configuration is present on this bucket, so the versioning state cannot be changed.",
+            )
+            .with_status(409));
+        }
+        self.env.store.with(|c| {
+            c.execute(
+                "UPDATE s3_buckets SET versioning = ?2 WHERE name = ?1",
+                [&bucket.name, status],
+            )
+            .map_err(AwsError::from)
         })?;
         Ok(Value::map())
     }

@@ -135,3 +135,99 @@ pub fn malformed_trailer() -> AwsError {
     )
     .with_status(400)
 }
+
+/// `NoSuchVersion` (404).
+pub fn no_such_version(key: &str, version: &str) -> AwsError {
+    AwsError::new("NoSuchVersion", "The specified version does not exist.")
+        .with_status(404)
+        .with_field("Key", key)
+        .with_field("VersionId", version)
+}
+
+/// `InvalidArgument` (400) for a version id that cannot be one.
+pub fn invalid_version_id(version: &str) -> AwsError {
+    invalid_argument("Invalid version id specified", "versionId", version)
+}
+
+/// `MethodNotAllowed` (405) on a delete marker, with the headers AWS sends.
+pub fn delete_marker_method(row: &super::versions::ObjectRow, method: &str) -> AwsError {
+    AwsError::new(
+        "MethodNotAllowed",
+        "The specified method is not allowed against this resource.",
+    )
+    .with_status(405)
+    .with_field("Method", method)
+    .with_field("ResourceType", "DeleteMarker")
+    .with_header("x-amz-delete-marker", "true")
+    .with_header("x-amz-version-id", row.version_label())
+    .with_header(
+        "Last-Modified",
+        roto_core::timestamp::format(
+            row.last_modified,
+            roto_core::timestamp::TimestampFormat::Rfc822,
+        ),
+    )
+}
+
+/// `PreconditionFailed` (412) naming the condition that did not hold.
+pub fn precondition_failed(condition: &str) -> AwsError {
+    AwsError::new(
+        "PreconditionFailed",
+        "At least one of the pre-conditions you specified did not hold",
+    )
+    .with_status(412)
+    .with_field("Condition", condition)
+}
+
+/// `InvalidRange` (416).
+pub fn invalid_range(requested: &str, size: i64) -> AwsError {
+    AwsError::new("InvalidRange", "The requested range is not satisfiable")
+        .with_status(416)
+        .with_field("RangeRequested", requested)
+        .with_field("ActualObjectSize", size.to_string())
+        .with_header("Content-Range", format!("bytes */{size}"))
+}
+
+/// `NotImplemented` (501) for a header whose functionality S3 does not offer.
+pub fn header_not_implemented(header: &str) -> AwsError {
+    AwsError::new(
+        "NotImplemented",
+        "A header you provided implies functionality that is not implemented",
+    )
+    .with_status(501)
+    .with_field("Header", header)
+}
+
+/// `NoSuchUpload` (404).
+pub fn no_such_upload(upload_id: &str) -> AwsError {
+    AwsError::new(
+        "NoSuchUpload",
+        "The specified upload does not exist. The upload ID may be invalid, or the upload may have been aborted or completed.",
+    )
+    .with_status(404)
+    .with_field("UploadId", upload_id)
+}
+
+/// `MalformedXML` (400).
+pub fn malformed_xml() -> AwsError {
+    AwsError::new(
+        "MalformedXML",
+        "The XML you provided was not well-formed or did not validate against our published schema",
+    )
+    .with_status(400)
+}
+
+/// `InvalidStorageClass` (400).
+pub fn invalid_storage_class(class: &str) -> AwsError {
+    AwsError::new(
+        "InvalidStorageClass",
+        "The storage class you specified is not valid",
+    )
+    .with_status(400)
+    .with_field("StorageClassRequested", class)
+}
+
+/// `InvalidTag` (400).
+pub fn invalid_tag(message: impl Into<String>) -> AwsError {
+    AwsError::new("InvalidTag", message).with_status(400)
+}

@@ -1,20 +1,32 @@
 //! S3: buckets and objects over the rest-xml codec.
 //!
 //! One file per operation family, as in Garage: `buckets.rs` (Create/Head/List/Delete
-//! bucket), `objects.rs` (Put/Get/Head/Delete object), `list.rs` (ListObjectsV2),
-//! `body.rs` (request bodies streamed into blob files, `aws-chunked` decoding, digests;
-//! response bodies streamed from them), `errors.rs` (the AWS errors). Bucket names are
-//! global across accounts, as in AWS; everything else is reached through its bucket.
-//! Object bodies live in blob files named by random ids, never by keys; a row in
-//! `s3_objects` references its blob and is committed only after the blob is complete.
+//! bucket, location, versioning), `config.rs` (the stored bucket configurations: policy,
+//! CORS, lifecycle, tagging, encryption, ...), `objects.rs` (Put/Get/Head/Delete object,
+//! DeleteObjects, GetObjectAttributes), `conditions.rs` (conditional requests and ranges),
+//! `copy.rs` (CopyObject), `tagging.rs` (object tags), `multipart.rs` (multipart uploads),
+//! `versions.rs` (the version chain every write goes through), `list.rs` (ListObjects v1
+//! and v2, ListObjectVersions), `body.rs` (request bodies streamed into blob files,
+//! `aws-chunked` decoding, digests; response bodies streamed from them), `errors.rs` (the
+//! AWS errors). Bucket names are global across accounts, as in AWS; everything else is
+//! reached through its bucket. Object bodies live in blob files named by random ids, never
+//! by keys; a row references its blob and is committed only after the blob is complete.
 
 mod body;
 mod buckets;
+mod conditions;
+mod config;
+mod copy;
 mod errors;
 mod list;
+mod multipart;
+mod notifications;
 mod objects;
+mod tagging;
+mod versions;
 
 use std::io;
+use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
 
 use md5::{Digest, Md5};
@@ -34,33 +46,84 @@ static SPEC: ServiceSpec = ServiceSpec {
     validate_input: false,
 };
 
-/// Buckets are global (the name is the key); objects are keyed by (bucket, key) so that
-/// listing seeks the primary-key index in UTF-8 byte order.
+/// Buckets are global (the name is the key). The current version of each key lives in
+/// `s3_objects`, keyed by (bucket, key) so that listing seeks the primary-key index in
+/// UTF-8 byte order whatever the bucket's size; older versions and delete markers live in
+/// `s3_versions`, ordered by a sequence number. Multipart uploads keep their parts' blobs
+/// until they complete or abort.
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS s3_buckets (
     name TEXT PRIMARY KEY,
     account TEXT NOT NULL,
     region TEXT NOT NULL,
-    created INTEGER NOT NULL
+    created INTEGER NOT NULL,
+    versioning TEXT,
+    object_lock INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS s3_buckets_account ON s3_buckets (account, name);
+CREATE TABLE IF NOT EXISTS s3_bucket_config (
+    bucket TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    value TEXT NOT NULL,
+    PRIMARY KEY (bucket, kind)
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS s3_objects (
     bucket TEXT NOT NULL,
     key TEXT NOT NULL,
+    version_id TEXT,
+    blob TEXT,
+    size INTEGER NOT NULL,
+    etag TEXT NOT NULL,
+    last_modified INTEGER NOT NULL,
+    seq INTEGER NOT NULL,
+    headers TEXT NOT NULL DEFAULT '{}',
+    metadata TEXT NOT NULL DEFAULT '{}',
+    checksum_algorithm TEXT,
+    checksum TEXT,
+    checksum_type TEXT,
+    storage_class TEXT,
+    tags TEXT,
+    parts TEXT,
+    PRIMARY KEY (bucket, key)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS s3_versions (
+    bucket TEXT NOT NULL,
+    key TEXT NOT NULL,
+    version_id TEXT,
+    blob TEXT,
+    size INTEGER NOT NULL,
+    etag TEXT NOT NULL,
+    last_modified INTEGER NOT NULL,
+    seq INTEGER NOT NULL,
+    headers TEXT NOT NULL DEFAULT '{}',
+    metadata TEXT NOT NULL DEFAULT '{}',
+    checksum_algorithm TEXT,
+    checksum TEXT,
+    checksum_type TEXT,
+    storage_class TEXT,
+    tags TEXT,
+    parts TEXT,
+    delete_marker INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (bucket, key, seq)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS s3_uploads (
+    upload_id TEXT PRIMARY KEY,
+    bucket TEXT NOT NULL,
+    key TEXT NOT NULL,
+    account TEXT NOT NULL,
+    initiated INTEGER NOT NULL,
+    template TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS s3_uploads_bucket ON s3_uploads (bucket, key, initiated);
+CREATE TABLE IF NOT EXISTS s3_parts (
+    upload_id TEXT NOT NULL,
+    part_number INTEGER NOT NULL,
     blob TEXT NOT NULL,
     size INTEGER NOT NULL,
     etag TEXT NOT NULL,
     last_modified INTEGER NOT NULL,
-    content_type TEXT,
-    content_encoding TEXT,
-    content_disposition TEXT,
-    content_language TEXT,
-    cache_control TEXT,
-    expires TEXT,
-    metadata TEXT NOT NULL DEFAULT '{}',
-    checksum_algorithm TEXT,
     checksum TEXT,
-    PRIMARY KEY (bucket, key)
+    PRIMARY KEY (upload_id, part_number)
 ) WITHOUT ROWID;
 ";
 
@@ -70,11 +133,16 @@ pub(crate) struct Bucket {
     pub name: String,
     pub account: String,
     pub region: String,
+    /// `Enabled`, `Suspended`, or `None` for a bucket never versioned.
+    pub versioning: Option<String>,
+    /// Whether it has a notification configuration (so writes look it up).
+    pub notifies: bool,
 }
 
 /// S3.
 pub struct S3 {
     env: Arc<Env>,
+    seq: AtomicI64,
 }
 
 impl S3 {
@@ -83,23 +151,46 @@ impl S3 {
         env.store
             .migrate(SCHEMA)
             .map_err(|e| io::Error::other(e.to_string()))?;
-        Ok(S3 { env })
+        let last: i64 = env
+            .store
+            .with(|c| {
+                c.query_row(
+                    "SELECT max(coalesce((SELECT max(seq) FROM s3_objects), 0),
+                                coalesce((SELECT max(seq) FROM s3_versions), 0))",
+                    [],
+                    |r| r.get(0),
+                )
+            })
+            .map_err(|e| io::Error::other(e.to_string()))?;
+        Ok(S3 {
+            env,
+            seq: AtomicI64::new(last),
+        })
+    }
+
+    /// The next version sequence number: increasing, and past every stored one.
+    pub(crate) fn next_seq(&self) -> i64 {
+        self.seq.fetch_add(1, Ordering::SeqCst) + 1
     }
 
     /// The bucket named `name`, whoever owns it.
     pub(crate) fn find_bucket(&self, name: &str) -> AwsResult<Option<Bucket>> {
         self.env.store.with(|c| {
-            c.query_row(
-                "SELECT name, account, region FROM s3_buckets WHERE name = ?1",
-                [name],
-                |r| {
-                    Ok(Bucket {
-                        name: r.get(0)?,
-                        account: r.get(1)?,
-                        region: r.get(2)?,
-                    })
-                },
-            )
+            c.prepare_cached(
+                "SELECT name, account, region, versioning,
+                    EXISTS (SELECT 1 FROM s3_bucket_config
+                            WHERE bucket = name AND kind = 'notification')
+                 FROM s3_buckets WHERE name = ?1",
+            )?
+            .query_row([name], |r| {
+                Ok(Bucket {
+                    name: r.get(0)?,
+                    account: r.get(1)?,
+                    region: r.get(2)?,
+                    versioning: r.get(3)?,
+                    notifies: r.get(4)?,
+                })
+            })
             .optional()
             .map_err(AwsError::from)
         })
@@ -142,14 +233,38 @@ impl Service for S3 {
             let output = match operation {
                 "CreateBucket" => self.create_bucket(ctx, input)?,
                 "HeadBucket" => self.head_bucket(input)?,
-                "ListBuckets" => self.list_buckets(ctx)?,
+                "ListBuckets" => self.list_buckets(ctx, input)?,
                 "DeleteBucket" => self.delete_bucket(input)?,
+                "GetBucketLocation" => return self.get_bucket_location(input),
+                "GetBucketVersioning" => self.get_bucket_versioning(input)?,
+                "PutBucketVersioning" => self.put_bucket_versioning(input)?,
+                "ListObjects" => self.list_objects(input)?,
                 "ListObjectsV2" => self.list_objects_v2(input)?,
-                "PutObject" => return self.put_object(request).await.map(Response::new),
+                "ListObjectVersions" => self.list_object_versions(input)?,
+                "PutObject" => return self.put_object(ctx, request).await.map(Response::new),
                 "GetObject" => return self.get_object(input, false),
                 "HeadObject" => return self.get_object(input, true),
-                "DeleteObject" => self.delete_object(input)?,
-                _ => return Err(AwsError::not_implemented(operation)),
+                "DeleteObject" => self.delete_object(ctx, input)?,
+                "DeleteObjects" => self.delete_objects(ctx, &request)?,
+                "CopyObject" => self.copy_object(ctx, input).await?,
+                "GetObjectAttributes" => self.get_object_attributes(input)?,
+                "GetObjectTagging" => self.get_object_tagging(input)?,
+                "PutObjectTagging" => self.put_object_tagging(input)?,
+                "DeleteObjectTagging" => self.delete_object_tagging(input)?,
+                "CreateMultipartUpload" => self.create_multipart_upload(ctx, input)?,
+                "UploadPart" => return self.upload_part(request).await.map(Response::new),
+                "UploadPartCopy" => self.upload_part_copy(input).await?,
+                "CompleteMultipartUpload" => self.complete_multipart_upload(ctx, &request).await?,
+                "PutBucketNotificationConfiguration" => {
+                    self.put_bucket_notification(ctx, input).await?
+                }
+                "AbortMultipartUpload" => self.abort_multipart_upload(input)?,
+                "ListParts" => self.list_parts(input)?,
+                "ListMultipartUploads" => self.list_multipart_uploads(input)?,
+                other => match self.bucket_config(other, input)? {
+                    Some(out) => out,
+                    None => return Err(AwsError::not_implemented(operation)),
+                },
             };
             Ok(Response::new(output))
         })

@@ -1,26 +1,55 @@
-//! Object operations: PutObject, GetObject, HeadObject, DeleteObject.
+//! Object operations: PutObject, GetObject, HeadObject, DeleteObject, DeleteObjects,
+//! GetObjectAttributes.
 
 use std::collections::BTreeMap;
+use std::io::{Seek, SeekFrom};
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use roto_chunked::{content_encoding_without_aws_chunked, ChecksumAlgorithm};
+use roto_core::dispatch::Body;
 use roto_core::store::BlobReader;
 use roto_core::timestamp::now_millis;
-use roto_core::{AwsError, AwsResult, Request, Response, Value};
-use rusqlite::OptionalExtension;
+use roto_core::{AwsError, AwsResult, Context, Request, Response, Value};
 
-use super::body::{self, FileBody};
+use super::body::{self, FileBody, Upload};
+use super::conditions::{self, ByteRange};
 use super::errors;
-use super::{input_str, S3};
+use super::tagging;
+use super::versions::{self, Deleted, Found, ObjectRow};
+use super::{input_str, Bucket, S3};
 
-/// The content headers stored with an object: (input member, column).
-const CONTENT_HEADERS: [(&str, &str); 5] = [
-    ("ContentDisposition", "content_disposition"),
-    ("ContentLanguage", "content_language"),
-    ("CacheControl", "cache_control"),
-    ("Expires", "expires"),
-    ("ContentType", "content_type"),
+/// The input members stored with an object and returned as they were on GET and HEAD.
+const STORED_HEADERS: [&str; 14] = [
+    "ContentType",
+    "ContentEncoding",
+    "ContentDisposition",
+    "ContentLanguage",
+    "CacheControl",
+    "Expires",
+    "WebsiteRedirectLocation",
+    "ServerSideEncryption",
+    "SSEKMSKeyId",
+    "BucketKeyEnabled",
+    "SSECustomerAlgorithm",
+    "SSECustomerKeyMD5",
+    "ObjectLockMode",
+    "ObjectLockLegalHoldStatus",
+];
+
+/// The storage classes PutObject accepts.
+const STORAGE_CLASSES: [&str; 11] = [
+    "STANDARD",
+    "REDUCED_REDUNDANCY",
+    "STANDARD_IA",
+    "ONEZONE_IA",
+    "INTELLIGENT_TIERING",
+    "GLACIER",
+    "DEEP_ARCHIVE",
+    "OUTPOSTS",
+    "GLACIER_IR",
+    "SNOW",
+    "EXPRESS_ONEZONE",
 ];
 
 /// The output member that carries a checksum (`ChecksumCRC32`).
@@ -29,7 +58,7 @@ pub(crate) fn checksum_member(alg: ChecksumAlgorithm) -> String {
 }
 
 /// Object keys are at most 1024 bytes of UTF-8.
-fn check_key(key: &str) -> AwsResult<()> {
+pub(crate) fn check_key(key: &str) -> AwsResult<()> {
     if key.len() > 1024 {
         return Err(AwsError::new("KeyTooLongError", "Your key is too long")
             .with_status(400)
@@ -39,231 +68,607 @@ fn check_key(key: &str) -> AwsResult<()> {
     Ok(())
 }
 
-/// An object's row, as GetObject and HeadObject read it.
-struct Stored {
-    blob: String,
-    size: i64,
-    etag: String,
-    last_modified: i64,
-    content_encoding: Option<String>,
-    headers: Vec<(&'static str, Option<String>)>,
-    metadata: String,
-    checksum: Option<(String, String)>,
+/// The storage class an input asks for, checked.
+pub(crate) fn storage_class(input: &Value) -> AwsResult<Option<String>> {
+    match input.str("StorageClass") {
+        None | Some("STANDARD") => Ok(None),
+        Some(c) if STORAGE_CLASSES.contains(&c) => Ok(Some(c.to_string())),
+        Some(c) => Err(errors::invalid_storage_class(c)),
+    }
+}
+
+/// The stored header members of an input, as a JSON object (`aws-chunked` dropped from
+/// `Content-Encoding`).
+pub(crate) fn stored_headers(input: &Value) -> String {
+    let mut map = serde_json::Map::new();
+    for member in STORED_HEADERS {
+        let value = match (member, input.get(member)) {
+            ("ContentEncoding", Some(Value::String(s))) => {
+                content_encoding_without_aws_chunked(s).map(serde_json::Value::String)
+            }
+            (_, Some(Value::String(s))) => Some(serde_json::Value::String(s.clone())),
+            (_, Some(Value::Bool(b))) => Some(serde_json::Value::Bool(*b)),
+            _ => None,
+        };
+        if let Some(v) = value {
+            map.insert(member.to_string(), v);
+        }
+    }
+    if let Some(Value::Timestamp(t)) = input.get("ObjectLockRetainUntilDate") {
+        map.insert("ObjectLockRetainUntilDate".into(), (*t).into());
+    }
+    serde_json::Value::Object(map).to_string()
+}
+
+/// User metadata of an input, as a JSON object.
+pub(crate) fn metadata_json(input: &Value) -> String {
+    let map: serde_json::Map<String, serde_json::Value> = input
+        .get("Metadata")
+        .and_then(Value::as_map)
+        .into_iter()
+        .flatten()
+        .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.into())))
+        .collect();
+    serde_json::Value::Object(map).to_string()
+}
+
+/// A JSON object column as a map of strings (or booleans and timestamps, for headers).
+fn json_members(text: &str) -> BTreeMap<String, Value> {
+    let Ok(serde_json::Value::Object(map)) = serde_json::from_str(text) else {
+        return BTreeMap::new();
+    };
+    map.into_iter()
+        .filter_map(|(k, v)| {
+            let value = match v {
+                serde_json::Value::String(s) => Value::String(s),
+                serde_json::Value::Bool(b) => Value::Bool(b),
+                serde_json::Value::Number(n) => Value::Timestamp(n.as_i64()?),
+                _ => return None,
+            };
+            Some((k, value))
+        })
+        .collect()
+}
+
+/// Whether the request declared a checksum of its own (then the output echoes it).
+fn declares_checksum(headers: &http::HeaderMap) -> bool {
+    ChecksumAlgorithm::ALL
+        .iter()
+        .any(|a| headers.contains_key(a.header_name()))
+        || headers.contains_key("x-amz-trailer")
+        || headers.contains_key("x-amz-sdk-checksum-algorithm")
+}
+
+/// The version id header a write or read shows: none in a bucket never versioned.
+pub(crate) fn version_header(bucket: &Bucket, row: &ObjectRow) -> Option<String> {
+    bucket.versioning.as_ref().map(|_| row.version_label())
+}
+
+/// A row for a new object from a finished upload and the input's headers.
+pub(crate) fn new_row(input: &Value, upload: &Upload, seq: i64) -> AwsResult<ObjectRow> {
+    Ok(ObjectRow {
+        blob: Some(upload.blob.clone()),
+        size: i64::try_from(upload.size).unwrap_or(i64::MAX),
+        etag: format!("\"{}\"", upload.md5_hex),
+        last_modified: now_millis() / 1000 * 1000,
+        seq,
+        headers: stored_headers(input),
+        metadata: metadata_json(input),
+        checksum_algorithm: Some(upload.checksum.0.name().to_string()),
+        checksum: Some(upload.checksum.1.clone()),
+        checksum_type: Some("FULL_OBJECT".into()),
+        storage_class: storage_class(input)?,
+        tags: tagging::from_header(input.str("Tagging"))?,
+        ..ObjectRow::default()
+    })
+}
+
+/// The body of a response: a whole blob or a range of it.
+fn response_body(blob: BlobReader, range: Option<ByteRange>, size: u64) -> AwsResult<Body> {
+    let (first, len) = range.map_or((0, size), |r| (r.first, r.len()));
+    Ok(match blob {
+        BlobReader::File(mut f) => {
+            if first > 0 {
+                f.seek(SeekFrom::Start(first))?;
+            }
+            FileBody::new(f, len).boxed()
+        }
+        BlobReader::Memory(bytes) => {
+            let start = usize::try_from(first)
+                .unwrap_or(usize::MAX)
+                .min(bytes.len());
+            let end = usize::try_from(first + len)
+                .unwrap_or(usize::MAX)
+                .min(bytes.len());
+            Full::new(Bytes::from(bytes).slice(start..end))
+                .map_err(|never| match never {})
+                .boxed()
+        }
+    })
 }
 
 impl S3 {
-    pub(crate) async fn put_object(&self, request: Request) -> AwsResult<Value> {
+    /// Commits a new current version in one transaction (checking that the bucket still
+    /// exists and the write's conditions hold), removing whatever it replaced; on failure
+    /// the new blob is removed.
+    pub(crate) fn commit_object(
+        &self,
+        bucket: &Bucket,
+        key: &str,
+        input: &Value,
+        row: &mut ObjectRow,
+    ) -> AwsResult<()> {
+        let committed = self.env.store.transaction(|tx| {
+            let versioning: Option<Option<String>> =
+                rusqlite::OptionalExtension::optional(tx.query_row(
+                    "SELECT versioning FROM s3_buckets WHERE name = ?1",
+                    [&bucket.name],
+                    |r| r.get(0),
+                ))?;
+            let Some(versioning) = versioning else {
+                return Err(errors::no_such_bucket(&bucket.name));
+            };
+            let current = versions::current(tx, &bucket.name, key)?;
+            conditions::check_write(input, key, current.as_ref().map(|r| r.etag.as_str()))?;
+            versions::put_current(tx, &bucket.name, key, versioning.as_deref(), row)
+        });
+        match committed {
+            Ok(garbage) => {
+                for blob in garbage {
+                    self.env.store.remove_blob(&blob);
+                }
+                Ok(())
+            }
+            Err(e) => {
+                if let Some(blob) = &row.blob {
+                    self.env.store.remove_blob(blob);
+                }
+                Err(e)
+            }
+        }
+    }
+
+    pub(crate) async fn put_object(&self, ctx: &Context, request: Request) -> AwsResult<Value> {
         let Request {
             input,
             body,
             headers,
         } = request;
-        let bucket = input_str(&input, "Bucket").to_string();
         let key = input_str(&input, "Key").to_string();
-        self.bucket(&bucket)?;
+        let bucket = self.bucket(input_str(&input, "Bucket"))?;
         check_key(&key)?;
+        storage_class(&input)?;
+        tagging::from_header(input.str("Tagging"))?;
+        if input.get("IfNoneMatch").is_some() || input.get("IfMatch").is_some() {
+            let current = self
+                .env
+                .store
+                .with(|c| versions::current(c, &bucket.name, &key))?;
+            conditions::check_write(&input, &key, current.as_ref().map(|r| r.etag.as_str()))?;
+        }
         let inline = match input.get("Body") {
             Some(Value::Blob(b)) => Some(b.clone()),
             Some(Value::String(s)) => Some(s.clone().into_bytes()),
             _ => None,
         };
-        let declared = ChecksumAlgorithm::ALL
-            .iter()
-            .any(|a| headers.contains_key(a.header_name()))
-            || headers.contains_key("x-amz-trailer")
-            || headers.contains_key("x-amz-sdk-checksum-algorithm");
-        let upload = body::receive(&self.env.store, &headers, body, inline).await?;
-        let etag = format!("\"{}\"", upload.md5_hex);
-        let metadata = match input.get("Metadata").and_then(Value::as_map) {
-            Some(m) => serde_json::Value::Object(
-                m.iter()
-                    .filter_map(|(k, v)| {
-                        Some((
-                            k.clone(),
-                            serde_json::Value::String(v.as_str()?.to_string()),
-                        ))
-                    })
-                    .collect(),
-            )
-            .to_string(),
-            None => "{}".to_string(),
-        };
-        let content_encoding = input
-            .str("ContentEncoding")
-            .and_then(content_encoding_without_aws_chunked);
-        let text = |name: &str| input.str(name).map(str::to_string);
-        let (alg, checksum) = &upload.checksum;
-        let size = i64::try_from(upload.size).unwrap_or(i64::MAX);
-        let committed = self.env.store.transaction(|tx| {
-            let exists = tx
-                .query_row(
-                    "SELECT 1 FROM s3_buckets WHERE name = ?1",
-                    [&bucket],
-                    |_| Ok(()),
-                )
-                .optional()?
-                .is_some();
-            if !exists {
-                return Err(errors::no_such_bucket(&bucket));
-            }
-            let old: Option<String> = tx
-                .query_row(
-                    "SELECT blob FROM s3_objects WHERE bucket = ?1 AND key = ?2",
-                    [&bucket, &key],
-                    |r| r.get(0),
-                )
-                .optional()?;
-            tx.execute(
-                "INSERT OR REPLACE INTO s3_objects (bucket, key, blob, size, etag, last_modified,
-                    content_type, content_encoding, content_disposition, content_language,
-                    cache_control, expires, metadata, checksum_algorithm, checksum)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
-                rusqlite::params![
-                    bucket,
-                    key,
-                    upload.blob,
-                    size,
-                    etag,
-                    now_millis() / 1000 * 1000,
-                    text("ContentType"),
-                    content_encoding,
-                    text("ContentDisposition"),
-                    text("ContentLanguage"),
-                    text("CacheControl"),
-                    text("Expires"),
-                    metadata,
-                    alg.name(),
-                    checksum,
-                ],
-            )?;
-            Ok(old)
-        });
-        match committed {
-            Ok(Some(old)) => self.env.store.remove_blob(&old),
-            Ok(None) => {}
+        let declared = declares_checksum(&headers);
+        let upload = body::receive(
+            &self.env.store,
+            &headers,
+            body,
+            inline,
+            ChecksumAlgorithm::Crc64Nvme,
+        )
+        .await?;
+        let mut row = match new_row(&input, &upload, self.next_seq()) {
+            Ok(row) => row,
             Err(e) => {
                 self.env.store.remove_blob(&upload.blob);
                 return Err(e);
             }
-        }
-        let mut out = Value::map().with("ETag", etag);
+        };
+        self.commit_object(&bucket, &key, &input, &mut row)?;
+        self.notify(ctx, &bucket, "ObjectCreated:Put", &key, Some(&row));
+        let mut out = Value::map()
+            .with("ETag", row.etag.clone())
+            .with("ServerSideEncryption", "AES256")
+            .with_opt("VersionId", version_header(&bucket, &row));
         if declared {
+            let (alg, checksum) = &upload.checksum;
             out.insert(checksum_member(*alg), checksum.clone());
             out.insert("ChecksumType", "FULL_OBJECT");
         }
         Ok(out)
     }
 
-    fn stored(
+    /// Finds a key's version and, unless `head`, opens its blob under the same lock.
+    fn open_version(
         &self,
         bucket: &str,
         key: &str,
+        version: Option<&str>,
         open: bool,
-    ) -> AwsResult<(Stored, Option<BlobReader>)> {
+    ) -> AwsResult<(Found, Option<BlobReader>)> {
         self.env.store.with(|c| {
-            let row = c
-                .prepare_cached(
-                    "SELECT blob, size, etag, last_modified, content_encoding, content_disposition,
-                        content_language, cache_control, expires, content_type, metadata,
-                        checksum_algorithm, checksum
-                     FROM s3_objects WHERE bucket = ?1 AND key = ?2",
-                )?
-                .query_row([bucket, key], |r| {
-                    let mut headers = Vec::with_capacity(CONTENT_HEADERS.len());
-                    for (i, (member, _)) in CONTENT_HEADERS.iter().enumerate() {
-                        headers.push((*member, r.get::<_, Option<String>>(5 + i)?));
-                    }
-                    let alg: Option<String> = r.get(11)?;
-                    let sum: Option<String> = r.get(12)?;
-                    Ok(Stored {
-                        blob: r.get(0)?,
-                        size: r.get(1)?,
-                        etag: r.get(2)?,
-                        last_modified: r.get(3)?,
-                        content_encoding: r.get(4)?,
-                        headers,
-                        metadata: r.get(10)?,
-                        checksum: alg.zip(sum),
-                    })
-                })
-                .optional()?;
-            let Some(row) = row else {
-                return Err(errors::no_such_key(key));
-            };
+            let found = versions::find(c, bucket, key, version)?;
             // Opened under the store lock: a concurrent replace removes the old blob only
             // after its commit, which this lock orders after the open.
-            let file = if open {
-                Some(self.env.store.open_blob(c, &row.blob)?)
-            } else {
-                None
+            let blob = match (&found, open) {
+                (Found::Object(row), true) => match &row.blob {
+                    Some(id) => Some(self.env.store.open_blob(c, id)?),
+                    None => None,
+                },
+                _ => None,
             };
-            Ok((row, file))
+            Ok((found, blob))
         })
     }
 
     pub(crate) fn get_object(&self, input: &Value, head: bool) -> AwsResult<Response> {
-        let bucket = input_str(input, "Bucket");
         let key = input_str(input, "Key");
-        self.bucket(bucket)?;
-        let (row, file) = self.stored(bucket, key, !head)?;
-        let metadata: BTreeMap<String, Value> =
-            serde_json::from_str::<serde_json::Value>(&row.metadata)
-                .ok()
-                .and_then(|j| j.as_object().cloned())
-                .map(|o| {
-                    o.into_iter()
-                        .filter_map(|(k, v)| Some((k, Value::String(v.as_str()?.to_string()))))
-                        .collect()
-                })
-                .unwrap_or_default();
-        let mut out = Value::map()
-            .with("ContentLength", row.size)
-            .with("ETag", row.etag)
-            .with("LastModified", Value::Timestamp(row.last_modified))
-            .with("AcceptRanges", "bytes")
-            .with("ContentType", "binary/octet-stream".to_string())
-            .with_opt("ContentEncoding", row.content_encoding);
-        for (member, value) in row.headers {
-            if let Some(v) = value {
-                out.insert(member, v);
+        let bucket = self.bucket(input_str(input, "Bucket"))?;
+        let version = input.str("VersionId");
+        let (found, blob) = self.open_version(&bucket.name, key, version, !head)?;
+        let row = match found {
+            Found::Object(row) => row,
+            Found::DeleteMarker(row) => {
+                return Err(errors::delete_marker_method(
+                    &row,
+                    if head { "HEAD" } else { "GET" },
+                ))
+            }
+        };
+        conditions::check_read(
+            input,
+            &conditions::READ,
+            &row.etag,
+            row.last_modified,
+            false,
+        )?;
+        let size = u64::try_from(row.size).unwrap_or(0);
+        let range_header = input.str("Range");
+        let part_number = input.int("PartNumber");
+        if range_header.is_some() && part_number.is_some() {
+            return Err(errors::invalid_request(
+                "Cannot specify both Range header and partNumber query parameter",
+            ));
+        }
+        let mut out = object_output(&bucket, &row);
+        let range = match (range_header, part_number) {
+            (Some(text), _) => conditions::parse_range(text, size)?,
+            (None, Some(n)) => Some(part_range(&row, n, &mut out)?),
+            (None, None) => None,
+        };
+        if input.str("ChecksumMode") == Some("ENABLED") && range.is_none() {
+            let alg = row
+                .checksum_algorithm
+                .as_deref()
+                .and_then(ChecksumAlgorithm::from_name);
+            if let (Some(alg), Some(sum)) = (alg, &row.checksum) {
+                out.insert(checksum_member(alg), sum.clone());
+                out.insert(
+                    "ChecksumType",
+                    row.checksum_type.clone().unwrap_or("FULL_OBJECT".into()),
+                );
             }
         }
-        if !metadata.is_empty() {
-            out.insert("Metadata", Value::Map(metadata));
-        }
-        if input.str("ChecksumMode") == Some("ENABLED") {
-            if let Some((alg, sum)) = row.checksum {
-                if let Some(alg) = ChecksumAlgorithm::from_name(&alg) {
-                    out.insert(checksum_member(alg), sum);
-                    out.insert("ChecksumType", "FULL_OBJECT");
-                }
+        if !head {
+            if let Some(tags) = row.tags.as_deref().map(tagging::count).filter(|n| *n > 0) {
+                out.insert("TagCount", tags);
             }
         }
-        let body = file.map(|blob| match blob {
-            BlobReader::File(f) => FileBody::new(f, u64::try_from(row.size).unwrap_or(0)).boxed(),
-            BlobReader::Memory(bytes) => Full::new(Bytes::from(bytes))
-                .map_err(|never| match never {})
-                .boxed(),
-        });
-        Ok(Response { output: out, body })
+        for (member, header) in RESPONSE_OVERRIDES {
+            if let Some(v) = input.str(member) {
+                out.insert(header, v);
+            }
+        }
+        let mut response = Response::new(out);
+        if let Some(range) = range {
+            response
+                .output
+                .insert("ContentLength", i64::try_from(range.len()).unwrap_or(0));
+            response
+                .output
+                .insert("ContentRange", range.content_range(size));
+            response = response.with_status(206);
+        }
+        if let Some(blob) = blob {
+            response.body = Some(response_body(blob, range, size)?);
+        }
+        Ok(response)
     }
 
-    pub(crate) fn delete_object(&self, input: &Value) -> AwsResult<Value> {
-        let bucket = input_str(input, "Bucket");
-        let key = input_str(input, "Key");
-        self.bucket(bucket)?;
-        let old: Option<String> = self.env.store.with(|c| {
-            c.query_row(
-                "DELETE FROM s3_objects WHERE bucket = ?1 AND key = ?2 RETURNING blob",
-                [bucket, key],
-                |r| r.get(0),
-            )
-            .optional()
-            .map_err(AwsError::from)
+    /// Deletes one key (or one version), in its own transaction.
+    pub(crate) fn delete_one(
+        &self,
+        bucket: &Bucket,
+        key: &str,
+        version: Option<&str>,
+    ) -> AwsResult<Deleted> {
+        let seq = self.next_seq();
+        let deleted = self.env.store.transaction(|tx| match version {
+            Some(v) => versions::delete_version(tx, &bucket.name, key, v),
+            None => versions::delete_latest(
+                tx,
+                &bucket.name,
+                key,
+                bucket.versioning.as_deref(),
+                seq,
+                now_millis() / 1000 * 1000,
+            ),
         })?;
-        if let Some(blob) = old {
-            self.env.store.remove_blob(&blob);
+        for blob in &deleted.garbage {
+            self.env.store.remove_blob(blob);
         }
-        Ok(Value::map())
+        Ok(deleted)
     }
+
+    pub(crate) fn delete_object(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
+        let key = input_str(input, "Key");
+        let bucket = self.bucket(input_str(input, "Bucket"))?;
+        let deleted = self.delete_one(&bucket, key, input.str("VersionId"))?;
+        self.notify_deleted(ctx, &bucket, key, &deleted);
+        Ok(Value::map()
+            .with_opt("DeleteMarker", deleted.delete_marker.then_some(true))
+            .with_opt("VersionId", deleted.version_id))
+    }
+
+    /// Notifies an `ObjectRemoved` event for what a delete did.
+    fn notify_deleted(&self, ctx: &Context, bucket: &Bucket, key: &str, deleted: &Deleted) {
+        if deleted.delete_marker && deleted.version_id.is_some() && !deleted.removed_object {
+            let marker = ObjectRow {
+                version_id: deleted.version_id.clone().filter(|v| v != "null"),
+                ..ObjectRow::default()
+            };
+            self.notify(
+                ctx,
+                bucket,
+                "ObjectRemoved:DeleteMarkerCreated",
+                key,
+                Some(&marker),
+            );
+        } else if deleted.delete_marker {
+            self.notify(ctx, bucket, "ObjectRemoved:DeleteMarkerCreated", key, None);
+        } else {
+            self.notify(ctx, bucket, "ObjectRemoved:Delete", key, None);
+        }
+    }
+
+    pub(crate) fn delete_objects(&self, ctx: &Context, request: &Request) -> AwsResult<Value> {
+        let input = &request.input;
+        let bucket = self.bucket(input_str(input, "Bucket"))?;
+        let has_digest = request.headers.contains_key("content-md5")
+            || ChecksumAlgorithm::ALL
+                .iter()
+                .any(|a| request.headers.contains_key(a.header_name()));
+        if !has_digest {
+            return Err(errors::invalid_request(
+                "Missing required header for this request: Content-MD5",
+            ));
+        }
+        let delete = input.get("Delete").ok_or_else(errors::malformed_xml)?;
+        let objects = delete
+            .get("Objects")
+            .and_then(Value::as_list)
+            .unwrap_or_default();
+        if objects.is_empty() || objects.len() > 1000 {
+            return Err(errors::malformed_xml());
+        }
+        let quiet = delete.bool("Quiet") == Some(true);
+        let (mut done, mut failed) = (Vec::new(), Vec::new());
+        for object in objects {
+            let key = input_str(object, "Key");
+            let version = object.str("VersionId");
+            let result = check_key(key).and_then(|_| self.delete_one(&bucket, key, version));
+            match result {
+                Ok(deleted) => {
+                    self.notify_deleted(ctx, &bucket, key, &deleted);
+                    if quiet {
+                        continue;
+                    }
+                    let mut entry = Value::map().with("Key", key);
+                    match (version, deleted.delete_marker) {
+                        (Some(v), marker) => {
+                            entry.insert("VersionId", v);
+                            if marker {
+                                entry.insert("DeleteMarker", true);
+                                entry.insert("DeleteMarkerVersionId", v);
+                            }
+                        }
+                        (None, true) => {
+                            entry.insert("DeleteMarker", true);
+                            if let Some(id) = deleted.version_id {
+                                entry.insert("DeleteMarkerVersionId", id);
+                            }
+                        }
+                        (None, false) => {}
+                    }
+                    done.push(entry);
+                }
+                Err(e) => failed.push(
+                    Value::map()
+                        .with("Key", key)
+                        .with_opt("VersionId", version)
+                        .with("Code", e.code.to_string())
+                        .with("Message", e.message),
+                ),
+            }
+        }
+        let mut out = Value::map();
+        if !done.is_empty() {
+            out.insert("Deleted", done);
+        }
+        if !failed.is_empty() {
+            out.insert("Errors", failed);
+        }
+        Ok(out)
+    }
+
+    pub(crate) fn get_object_attributes(&self, input: &Value) -> AwsResult<Value> {
+        let key = input_str(input, "Key");
+        let bucket = self.bucket(input_str(input, "Bucket"))?;
+        let wanted: Vec<&str> = input
+            .get("ObjectAttributes")
+            .and_then(Value::as_list)
+            .unwrap_or_default()
+            .iter()
+            .filter_map(Value::as_str)
+            .collect();
+        const ATTRIBUTES: [&str; 5] = [
+            "ETag",
+            "Checksum",
+            "ObjectParts",
+            "StorageClass",
+            "ObjectSize",
+        ];
+        if wanted.is_empty() {
+            return Err(errors::invalid_request(
+                "The x-amz-object-attributes header specifying the attributes to be retrieved is either missing or empty",
+            ));
+        }
+        if let Some(bad) = wanted.iter().find(|w| !ATTRIBUTES.contains(w)) {
+            return Err(errors::invalid_argument(
+                "Invalid attribute name specified.",
+                "x-amz-object-attributes",
+                bad,
+            ));
+        }
+        let (found, _) = self.open_version(&bucket.name, key, input.str("VersionId"), false)?;
+        let row = match found {
+            Found::Object(row) => row,
+            Found::DeleteMarker(row) => return Err(errors::delete_marker_method(&row, "GET")),
+        };
+        let mut out = Value::map()
+            .with("LastModified", Value::Timestamp(row.last_modified))
+            .with_opt("VersionId", version_header(&bucket, &row));
+        let alg = row
+            .checksum_algorithm
+            .as_deref()
+            .and_then(ChecksumAlgorithm::from_name);
+        let parts = row.parts();
+        for attribute in wanted {
+            match attribute {
+                "ETag" => out.insert("ETag", row.etag.trim_matches('"')),
+                "StorageClass" => out.insert("StorageClass", row.storage_class()),
+                "ObjectSize" => out.insert("ObjectSize", row.size),
+                "Checksum" => {
+                    if let (Some(alg), Some(sum)) = (alg, &row.checksum) {
+                        out.insert(
+                            "Checksum",
+                            Value::map().with(checksum_member(alg), sum.clone()).with(
+                                "ChecksumType",
+                                row.checksum_type.clone().unwrap_or("FULL_OBJECT".into()),
+                            ),
+                        );
+                    }
+                }
+                _ if parts.is_empty() => {}
+                _ => out.insert("ObjectParts", object_parts(input, &parts, alg)),
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// `ResponseContentType` and friends: GET overrides of the stored headers.
+const RESPONSE_OVERRIDES: [(&str, &str); 6] = [
+    ("ResponseCacheControl", "CacheControl"),
+    ("ResponseContentDisposition", "ContentDisposition"),
+    ("ResponseContentEncoding", "ContentEncoding"),
+    ("ResponseContentLanguage", "ContentLanguage"),
+    ("ResponseContentType", "ContentType"),
+    ("ResponseExpires", "Expires"),
+];
+
+/// The headers GET and HEAD return for an object.
+fn object_output(bucket: &Bucket, row: &ObjectRow) -> Value {
+    let mut out = Value::map()
+        .with("ContentLength", row.size)
+        .with("ETag", row.etag.clone())
+        .with("LastModified", Value::Timestamp(row.last_modified))
+        .with("AcceptRanges", "bytes")
+        .with("ContentType", "binary/octet-stream")
+        .with("ServerSideEncryption", "AES256")
+        .with_opt("VersionId", version_header(bucket, row));
+    for (member, value) in json_members(&row.headers) {
+        out.insert(member, value);
+    }
+    if row.storage_class() != "STANDARD" {
+        out.insert("StorageClass", row.storage_class());
+    }
+    let metadata = json_members(&row.metadata);
+    if !metadata.is_empty() {
+        out.insert("Metadata", Value::Map(metadata));
+    }
+    out
+}
+
+/// The byte range of part `n` (`partNumber=`), adding `PartsCount` for a multipart object.
+fn part_range(row: &ObjectRow, n: i64, out: &mut Value) -> AwsResult<ByteRange> {
+    let parts = row.parts();
+    let sizes: Vec<i64> = if parts.is_empty() {
+        vec![row.size]
+    } else {
+        out.insert("PartsCount", parts.len());
+        parts.iter().map(|(size, _)| *size).collect()
+    };
+    let index = usize::try_from(n)
+        .ok()
+        .filter(|i| *i >= 1 && *i <= sizes.len());
+    let Some(index) = index else {
+        return Err(AwsError::new(
+            "InvalidPartNumber",
+            "The requested partnumber is not satisfiable",
+        )
+        .with_status(416)
+        .with_field("PartNumberRequested", n.to_string())
+        .with_field("ActualPartCount", sizes.len().to_string()));
+    };
+    let first: i64 = sizes[..index - 1].iter().sum();
+    let len = sizes[index - 1];
+    if len == 0 {
+        return Err(errors::invalid_range(&format!("partNumber={n}"), row.size));
+    }
+    Ok(ByteRange {
+        first: u64::try_from(first).unwrap_or(0),
+        last: u64::try_from(first + len - 1).unwrap_or(0),
+    })
+}
+
+/// GetObjectAttributes' `ObjectParts`, paginated by `PartNumberMarker` and `MaxParts`.
+fn object_parts(
+    input: &Value,
+    parts: &[(i64, Option<String>)],
+    alg: Option<ChecksumAlgorithm>,
+) -> Value {
+    let marker = input.int("PartNumberMarker").unwrap_or(0).max(0);
+    let max = input.int("MaxParts").unwrap_or(1000).clamp(0, 1000);
+    let listed: Vec<Value> = parts
+        .iter()
+        .enumerate()
+        .map(|(i, p)| (i as i64 + 1, p))
+        .filter(|(n, _)| *n > marker)
+        .take(usize::try_from(max).unwrap_or(0))
+        .map(|(n, (size, sum))| {
+            let mut v = Value::map().with("PartNumber", n).with("Size", *size);
+            if let (Some(alg), Some(sum)) = (alg, sum) {
+                v.insert(checksum_member(alg), sum.clone());
+            }
+            v
+        })
+        .collect();
+    let last = listed
+        .last()
+        .and_then(|p| p.int("PartNumber"))
+        .unwrap_or(marker);
+    let mut out = Value::map()
+        .with("TotalPartsCount", parts.len())
+        .with("PartNumberMarker", marker)
+        .with("NextPartNumberMarker", last)
+        .with("MaxParts", max)
+        .with("IsTruncated", (last as usize) < parts.len());
+    if !listed.is_empty() {
+        out.insert("Parts", listed);
+    }
+    out
 }
