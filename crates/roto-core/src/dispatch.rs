@@ -180,6 +180,8 @@ pub struct Env {
     /// The base domain for virtual-host-style URLs (`localhost`).
     pub domain: String,
     dispatcher: OnceLock<Weak<Dispatcher>>,
+    endpoint: OnceLock<String>,
+    options: std::sync::Mutex<std::collections::BTreeMap<String, String>>,
 }
 
 impl Env {
@@ -199,7 +201,32 @@ impl Env {
             default_region,
             domain,
             dispatcher: OnceLock::new(),
+            endpoint: OnceLock::new(),
+            options: std::sync::Mutex::new(std::collections::BTreeMap::new()),
         }
+    }
+
+    /// Records the URL of Roto's main port (`http://127.0.0.1:4566`) once it is known;
+    /// later calls keep the first value.
+    pub fn set_endpoint(&self, url: String) {
+        let _ = self.endpoint.set(url);
+    }
+
+    /// The URL of Roto's main port, for processes Roto starts that call back into it.
+    pub fn endpoint(&self) -> Option<&str> {
+        self.endpoint.get().map(String::as_str)
+    }
+
+    /// Sets a named option a service reads when it is built (`lambda-executor`).
+    pub fn set_option(&self, name: &str, value: &str) {
+        let mut options = self.options.lock().unwrap_or_else(|p| p.into_inner());
+        options.insert(name.to_string(), value.to_string());
+    }
+
+    /// A named option, if set.
+    pub fn option(&self, name: &str) -> Option<String> {
+        let options = self.options.lock().unwrap_or_else(|p| p.into_inner());
+        options.get(name).cloned()
     }
 
     /// The dispatcher, for synchronous calls to another service's operations.

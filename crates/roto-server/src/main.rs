@@ -82,6 +82,10 @@ async fn run(cli: Cli, mode: roto_core::store::StoreMode) -> Result<(), String> 
         cli.region.clone(),
         cli.domain.clone(),
     ));
+    env.set_option("lambda-executor", &cli.lambda_executor);
+    if cli.port != 0 {
+        env.set_endpoint(format!("http://{}:{}", cli.host, cli.port));
+    }
     let services =
         roto_services::all(&env).map_err(|e| format!("cannot create the services: {e}"))?;
     let dispatcher = Dispatcher::start(env.clone(), services.clone());
@@ -100,6 +104,7 @@ async fn run(cli: Cli, mode: roto_core::store::StoreMode) -> Result<(), String> 
         .await
         .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
     let local: SocketAddr = listener.local_addr().map_err(|e| e.to_string())?;
+    env.set_endpoint(format!("http://{local}"));
     let names: Vec<&str> = services.iter().map(|s| s.spec().name).collect();
     {
         let mut out = std::io::stdout().lock();

@@ -15,6 +15,7 @@ pub mod dynamodb;
 mod envelope;
 pub mod iam;
 pub mod kms;
+pub mod lambda;
 pub mod logs;
 mod paging;
 pub mod pattern;
@@ -36,5 +37,6 @@ pub fn all(env: &Arc<Env>) -> io::Result<Vec<Arc<dyn Service>>> {
         Arc::new(iam::Iam::new(env.clone())?),
         Arc::new(kms::Kms::new(env.clone())?),
         Arc::new(secretsmanager::SecretsManager::new(env.clone())?),
+        Arc::new(lambda::Lambda::new(env.clone())?),
     ])
 }

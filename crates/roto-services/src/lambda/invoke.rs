@@ -1,0 +1,392 @@
+//! Invoke: synchronous (`RequestResponse`), asynchronous (`Event`) and `DryRun`.
+//!
+//! Every run writes `START`, the handler's lines, `END` and `REPORT` to the log group
+//! `/aws/lambda/<function>` in the instance's stream, through the dispatcher calling
+//! CloudWatch Logs (never its tables), on a background writer so the caller does not wait
+//! for it. Asynchronous invocations return 202 at once and run on a background task,
+//! retried twice when the function fails, each run recorded in the trace as a delivery.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
+
+use base64::Engine;
+use roto_core::trace::{TraceEntry, TraceKind};
+use roto_core::{AwsError, AwsResult, Context, Env, Value};
+use tokio::sync::mpsc;
+
+use super::executor::{Executor, Invocation, Outcome, Spec};
+use super::functions::Function;
+use super::{function_arn, target_of, Lambda};
+
+/// The largest synchronous payload.
+const MAX_SYNC_PAYLOAD: usize = 6 * 1024 * 1024;
+/// The largest asynchronous payload.
+const MAX_ASYNC_PAYLOAD: usize = 1024 * 1024;
+/// How much of the log `LogType=Tail` returns.
+const TAIL_BYTES: usize = 4096;
+/// How many times a failed asynchronous invocation is retried.
+const ASYNC_RETRIES: u32 = 2;
+
+/// A batch of log lines for one stream.
+struct LogBatch {
+    account: String,
+    region: String,
+    group: String,
+    stream: String,
+    lines: Vec<(i64, String)>,
+}
+
+/// What runs an invocation, cheap to clone into background tasks.
+#[derive(Clone)]
+pub(super) struct Runner {
+    env: Arc<Env>,
+    executor: Arc<dyn Executor>,
+    inflight: Arc<Mutex<std::collections::HashMap<String, i64>>>,
+    logs: Arc<OnceLock<mpsc::UnboundedSender<LogBatch>>>,
+    retry_delay: Duration,
+}
+
+/// Counts an invocation against its function's concurrency until dropped.
+struct Slot {
+    inflight: Arc<Mutex<std::collections::HashMap<String, i64>>>,
+    key: String,
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        let mut inflight = self.inflight.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(n) = inflight.get_mut(&self.key) {
+            *n -= 1;
+        }
+    }
+}
+
+fn throttled() -> AwsError {
+    AwsError::new("TooManyRequestsException", "Rate Exceeded.")
+        .with_status(429)
+        .with_field("Type", "User")
+        .with_field(
+            "Reason",
+            "ReservedFunctionConcurrentInvocationLimitExceeded",
+        )
+}
+
+/// Lambda's `REPORT` line.
+fn report_line(request_id: &str, outcome: &Outcome, memory: i64) -> String {
+    let mut line = format!(
+        "REPORT RequestId: {request_id}\tDuration: {:.2} ms\tBilled Duration: {} ms\tMemory Size: {memory} MB\tMax Memory Used: {} MB",
+        outcome.duration_ms,
+        outcome.duration_ms.ceil().max(1.0) as i64,
+        outcome.max_memory_mb.unwrap_or(0).min(memory)
+    );
+    if let Some(init) = outcome.init_ms {
+        line.push_str(&format!("\tInit Duration: {init:.2} ms"));
+    }
+    line
+}
+
+/// The last `TAIL_BYTES` of a log, cut at a character boundary.
+fn tail(text: &str) -> &str {
+    let mut start = text.len().saturating_sub(TAIL_BYTES);
+    while !text.is_char_boundary(start) {
+        start += 1;
+    }
+    &text[start..]
+}
+
+impl Runner {
+    /// A runner over an executor; failed asynchronous invocations wait `retry_delay`
+    /// before their first retry and twice that before the second.
+    pub(super) fn new(env: Arc<Env>, executor: Arc<dyn Executor>, retry_delay: Duration) -> Runner {
+        Runner {
+            env,
+            executor,
+            inflight: Arc::new(Mutex::new(std::collections::HashMap::new())),
+            logs: Arc::new(OnceLock::new()),
+            retry_delay,
+        }
+    }
+
+    /// The background writer of log batches (started on first use).
+    fn log_sender(&self) -> &mpsc::UnboundedSender<LogBatch> {
+        self.logs.get_or_init(|| {
+            let (tx, mut rx) = mpsc::unbounded_channel::<LogBatch>();
+            let env = Arc::downgrade(&self.env);
+            tokio::spawn(async move {
+                let mut known = std::collections::HashSet::new();
+                while let Some(batch) = rx.recv().await {
+                    let Some(env) = env.upgrade() else { return };
+                    write_logs(&env, &mut known, batch).await;
+                }
+            });
+            tx
+        })
+    }
+
+    /// Runs one invocation (throttled by reserved concurrency) and logs it.
+    async fn run(
+        &self,
+        ctx: &Context,
+        function: &Function,
+        invocation: Invocation,
+    ) -> AwsResult<Outcome> {
+        let key = format!("{}/{}/{}", ctx.account, ctx.region, function.name);
+        let _slot = {
+            let mut inflight = self.inflight.lock().unwrap_or_else(|p| p.into_inner());
+            let n = inflight.entry(key.clone()).or_insert(0);
+            if function.reserved.is_some_and(|r| *n >= r) {
+                return Err(throttled());
+            }
+            *n += 1;
+            Slot {
+                inflight: self.inflight.clone(),
+                key,
+            }
+        };
+        let spec = spec_of(ctx, function);
+        let request_id = invocation.request_id.clone();
+        let started = roto_core::timestamp::now_millis();
+        let outcome = self.executor.invoke(spec.clone(), invocation).await?;
+        let mut lines = Vec::with_capacity(outcome.lines.len() + 3);
+        lines.push((
+            started,
+            format!("START RequestId: {request_id} Version: {}", spec.version),
+        ));
+        lines.extend(outcome.lines.iter().cloned());
+        let now = roto_core::timestamp::now_millis();
+        lines.push((now, format!("END RequestId: {request_id}")));
+        lines.push((now, report_line(&request_id, &outcome, spec.memory)));
+        let _ = self.log_sender().send(LogBatch {
+            account: ctx.account.clone(),
+            region: ctx.region.clone(),
+            group: spec.log_group.clone(),
+            stream: outcome.log_stream.clone(),
+            lines: lines.clone(),
+        });
+        Ok(Outcome { lines, ..outcome })
+    }
+
+    /// Runs an asynchronous invocation with its retries, tracing every attempt.
+    async fn run_async(self, ctx: Context, function: Function, invocation: Invocation) {
+        let arn = invocation.invoked_arn.clone();
+        for attempt in 1..=ASYNC_RETRIES + 1 {
+            let started = std::time::Instant::now();
+            let mut inv = invocation.clone();
+            if attempt > 1 {
+                inv.request_id = invocation.request_id.clone();
+            }
+            let result = self.run(&ctx, &function, inv).await;
+            let failed = match &result {
+                Ok(o) => o.function_error.clone(),
+                Err(e) => Some(e.code.to_string()),
+            };
+            let last = attempt == ASYNC_RETRIES + 1;
+            let mut entry = TraceEntry::request(&ctx.account, &ctx.region, "lambda", "Invoke");
+            entry.kind = TraceKind::Delivery;
+            entry.source = Some("lambda:async".into());
+            entry.target = Some(arn.clone());
+            entry.attempt = Some(attempt);
+            entry.duration_ms = started.elapsed().as_secs_f64() * 1000.0;
+            entry.outcome = Some(
+                match (&failed, last) {
+                    (None, _) => "delivered",
+                    (Some(_), false) => "retrying",
+                    (Some(_), true) => "failed",
+                }
+                .into(),
+            );
+            entry.error_code = failed.clone();
+            self.env.trace.record(entry);
+            if failed.is_none() || last {
+                return;
+            }
+            tokio::time::sleep(self.retry_delay * attempt).await;
+        }
+    }
+}
+
+/// Writes one batch through the dispatcher, creating the group and stream when needed.
+async fn write_logs(env: &Env, known: &mut std::collections::HashSet<String>, batch: LogBatch) {
+    let Some(dispatcher) = env.dispatcher() else {
+        return;
+    };
+    let mut ctx = dispatcher.default_context();
+    ctx.account = batch.account;
+    ctx.region = batch.region;
+    let id = format!(
+        "{}/{}/{}/{}",
+        ctx.account, ctx.region, batch.group, batch.stream
+    );
+    let events: Vec<Value> = batch
+        .lines
+        .into_iter()
+        .map(|(ts, message)| Value::map().with("timestamp", ts).with("message", message))
+        .collect();
+    let put = Value::map()
+        .with("logGroupName", batch.group.as_str())
+        .with("logStreamName", batch.stream.as_str())
+        .with("logEvents", events);
+    for _ in 0..2 {
+        if !known.contains(&id) {
+            let group = Value::map().with("logGroupName", batch.group.as_str());
+            let _ = dispatcher
+                .call(&ctx, "logs", "CreateLogGroup", group.clone())
+                .await;
+            let stream = group.with("logStreamName", batch.stream.as_str());
+            let _ = dispatcher
+                .call(&ctx, "logs", "CreateLogStream", stream)
+                .await;
+            known.insert(id.clone());
+        }
+        match dispatcher
+            .call(&ctx, "logs", "PutLogEvents", put.clone())
+            .await
+        {
+            Err(e) if e.code == "ResourceNotFoundException" => {
+                known.remove(&id);
+            }
+            _ => return,
+        }
+    }
+}
+
+/// What the executor needs to know about a function version.
+fn spec_of(ctx: &Context, f: &Function) -> Spec {
+    let c = &f.config;
+    let environment: BTreeMap<String, String> = c
+        .get("Environment")
+        .and_then(|e| e.get("Variables"))
+        .and_then(Value::as_map)
+        .map(|m| {
+            m.iter()
+                .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string())))
+                .collect()
+        })
+        .unwrap_or_default();
+    let log_group = c
+        .get("LoggingConfig")
+        .and_then(|l| l.str("LogGroup"))
+        .map_or_else(|| format!("/aws/lambda/{}", f.name), str::to_string);
+    Spec {
+        key: format!(
+            "{}/{}/{}/{}/{}",
+            ctx.account,
+            ctx.region,
+            f.name,
+            f.version_name(),
+            c.str("RevisionId").unwrap_or_default()
+        ),
+        account: ctx.account.clone(),
+        region: ctx.region.clone(),
+        name: f.name.clone(),
+        version: f.version_name(),
+        runtime: c.str("Runtime").unwrap_or_default().to_string(),
+        handler: c.str("Handler").unwrap_or_default().to_string(),
+        timeout: u64::try_from(c.int("Timeout").unwrap_or(3)).unwrap_or(3),
+        memory: c.int("MemorySize").unwrap_or(128),
+        environment,
+        code_blob: f.code_blob.clone(),
+        log_group,
+    }
+}
+
+impl Lambda {
+    /// The pool-key prefix of every instance of a function.
+    pub(super) fn instance_prefix(&self, ctx: &Context, name: &str) -> String {
+        format!("{}/{}/{}/", ctx.account, ctx.region, name)
+    }
+
+    pub(super) async fn invoke(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
+        let (name, qualifier) = target_of(input)?;
+        let mut function = self.resolve(ctx, &name, qualifier.as_deref(), true)?;
+        function.reserved = self.latest(ctx, &name)?.reserved;
+        let invocation_type = input.str("InvocationType").unwrap_or("RequestResponse");
+        let payload = input
+            .get("Payload")
+            .and_then(Value::as_blob)
+            .unwrap_or_default()
+            .to_vec();
+        let limit = if invocation_type == "Event" {
+            MAX_ASYNC_PAYLOAD
+        } else {
+            MAX_SYNC_PAYLOAD
+        };
+        if payload.len() > limit {
+            return Err(AwsError::new(
+                "RequestTooLargeException",
+                format!(
+                    "Request must be smaller than {limit} bytes for the InvokeFunction operation"
+                ),
+            )
+            .with_status(413)
+            .with_field("Type", "User"));
+        }
+        if !payload.is_empty() {
+            if let Err(e) = serde_json::from_slice::<serde_json::Value>(&payload) {
+                return Err(AwsError::new(
+                    "InvalidRequestContentException",
+                    format!("Could not parse request body into json: Could not parse payload into json: {e}"),
+                )
+                .with_status(400)
+                .with_field("Type", "User"));
+            }
+        }
+        let invoked_arn = match &qualifier {
+            Some(q) => format!("{}:{q}", function_arn(ctx, &name)),
+            None => function_arn(ctx, &name),
+        };
+        let invocation = Invocation {
+            request_id: ctx.request_id.clone(),
+            payload: if payload.is_empty() {
+                b"{}".to_vec()
+            } else {
+                payload
+            },
+            invoked_arn,
+            client_context: input.str("ClientContext").map(str::to_string),
+        };
+        let runner = self.runner.clone();
+        match invocation_type {
+            "DryRun" => return Ok(Value::map().with("StatusCode", 204i64)),
+            "Event" => {
+                if function.reserved == Some(0) {
+                    return Err(throttled());
+                }
+                let ctx = ctx.clone();
+                tokio::spawn(runner.run_async(ctx, function, invocation));
+                return Ok(Value::map().with("StatusCode", 202i64));
+            }
+            _ => {}
+        }
+        let version = function.version_name();
+        let outcome = runner.run(ctx, &function, invocation).await?;
+        let mut out = Value::map()
+            .with("StatusCode", 200i64)
+            .with("ExecutedVersion", version)
+            .with("Payload", Value::Blob(outcome.payload.clone()))
+            .with_opt("FunctionError", outcome.function_error.clone());
+        if input.str("LogType") == Some("Tail") {
+            let text: Vec<&str> = outcome.lines.iter().map(|(_, l)| l.as_str()).collect();
+            let text = text.join("\n") + "\n";
+            out.insert(
+                "LogResult",
+                base64::engine::general_purpose::STANDARD.encode(tail(&text)),
+            );
+        }
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tails_keep_the_last_four_kilobytes_on_a_character_boundary() {
+        let text = format!("{}{}", "é".repeat(3000), "end");
+        let t = tail(&text);
+        assert!(t.len() <= TAIL_BYTES && t.ends_with("end"));
+        assert_eq!(tail("short"), "short");
+    }
+}

@@ -1,0 +1,272 @@
+//! Lambda: functions that really run.
+//!
+//! Lambda speaks rest-json; the REST codec binds URIs, headers and payloads, so handlers
+//! see shaped values only. Function code is stored as a blob (the zip as uploaded, inline
+//! or read from S3 through the dispatcher); invocations go to an [`executor::Executor`]
+//! chosen with `--lambda-executor` (`process` runs the runtime as a local process speaking
+//! the Lambda Runtime API; `none` stores functions and refuses to run them).
+//!
+//! - [`functions`]: Create/Get/Update/Delete/List, versions, tags, reserved concurrency.
+//! - [`aliases`]: aliases with weighted routing.
+//! - [`invoke`]: Invoke (RequestResponse, Event, DryRun), logs to CloudWatch Logs.
+//! - [`zip`]: the archive reader.
+
+mod aliases;
+mod executor;
+mod functions;
+mod invoke;
+mod zip;
+
+use std::io;
+use std::sync::Arc;
+use std::time::Duration;
+
+use roto_core::store::BlobReader;
+use roto_core::{
+    AwsError, AwsResult, BoxFuture, Context, Env, Request, Response, Service, ServiceSpec, Value,
+};
+
+use executor::Executor;
+
+static SPEC: ServiceSpec = ServiceSpec {
+    name: "lambda",
+    model: "lambda",
+    query_model: None,
+    signing_names: &["lambda"],
+    target_prefix: None,
+    query_version: None,
+    crc32_responses: false,
+    validate_input: true,
+};
+
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS lambda_functions (
+    account TEXT NOT NULL,
+    region TEXT NOT NULL,
+    name TEXT NOT NULL,
+    version INTEGER NOT NULL,
+    config TEXT NOT NULL,
+    code_blob TEXT NOT NULL,
+    tags TEXT NOT NULL DEFAULT '{}',
+    reserved INTEGER,
+    PRIMARY KEY (account, region, name, version)
+);
+CREATE TABLE IF NOT EXISTS lambda_aliases (
+    account TEXT NOT NULL,
+    region TEXT NOT NULL,
+    function TEXT NOT NULL,
+    name TEXT NOT NULL,
+    config TEXT NOT NULL,
+    PRIMARY KEY (account, region, function, name)
+);
+";
+
+/// The first delay before retrying a failed asynchronous invocation (doubling after);
+/// `ROTO_LAMBDA_RETRY_DELAY_MS` overrides it so tests need not wait a minute.
+const DEFAULT_RETRY_DELAY: Duration = Duration::from_secs(60);
+
+/// Lambda.
+pub struct Lambda {
+    env: Arc<Env>,
+    executor: Arc<dyn Executor>,
+    runner: invoke::Runner,
+}
+
+impl Lambda {
+    /// Creates the service's tables and its executor (`lambda-executor` option).
+    pub fn new(env: Arc<Env>) -> io::Result<Lambda> {
+        env.store
+            .migrate(SCHEMA)
+            .map_err(|e| io::Error::other(e.to_string()))?;
+        let executor = executor::build(
+            &env,
+            env.option("lambda-executor")
+                .as_deref()
+                .unwrap_or("process"),
+        )?;
+        let retry_delay = std::env::var("ROTO_LAMBDA_RETRY_DELAY_MS")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .map_or(DEFAULT_RETRY_DELAY, Duration::from_millis);
+        let runner = invoke::Runner::new(env.clone(), executor.clone(), retry_delay);
+        Ok(Lambda {
+            env,
+            executor,
+            runner,
+        })
+    }
+}
+
+impl Service for Lambda {
+    fn spec(&self) -> &'static ServiceSpec {
+        &SPEC
+    }
+
+    fn call<'a>(
+        &'a self,
+        ctx: &'a Context,
+        operation: &'a str,
+        request: Request,
+    ) -> BoxFuture<'a, AwsResult<Response>> {
+        Box::pin(async move {
+            let input = &request.input;
+            let output = match operation {
+                "CreateFunction" => self.create_function(ctx, input).await?,
+                "GetFunction" => self.get_function(ctx, input)?,
+                "GetFunctionConfiguration" => self.get_function_configuration(ctx, input)?,
+                "UpdateFunctionCode" => self.update_function_code(ctx, input).await?,
+                "UpdateFunctionConfiguration" => self.update_function_configuration(ctx, input)?,
+                "DeleteFunction" => self.delete_function(ctx, input)?,
+                "ListFunctions" => self.list_functions(ctx, input)?,
+                "PublishVersion" => self.publish_version(ctx, input)?,
+                "ListVersionsByFunction" => self.list_versions_by_function(ctx, input)?,
+                "CreateAlias" => self.create_alias(ctx, input)?,
+                "GetAlias" => self.get_alias(ctx, input)?,
+                "UpdateAlias" => self.update_alias(ctx, input)?,
+                "DeleteAlias" => self.delete_alias(ctx, input)?,
+                "ListAliases" => self.list_aliases(ctx, input)?,
+                "TagResource" => self.tag_resource(ctx, input)?,
+                "UntagResource" => self.untag_resource(ctx, input)?,
+                "ListTags" => self.list_tags(ctx, input)?,
+                "PutFunctionConcurrency" => self.put_function_concurrency(ctx, input)?,
+                "GetFunctionConcurrency" => self.get_function_concurrency(ctx, input)?,
+                "DeleteFunctionConcurrency" => self.delete_function_concurrency(ctx, input)?,
+                "Invoke" => self.invoke(ctx, input).await?,
+                other => return Err(AwsError::not_implemented(other)),
+            };
+            Ok(Response::new(output))
+        })
+    }
+}
+
+/// `ResourceNotFoundException` for a function ARN (qualified where a version was named).
+fn function_not_found(arn: &str) -> AwsError {
+    AwsError::new(
+        "ResourceNotFoundException",
+        format!("Function not found: {arn}"),
+    )
+    .with_status(404)
+    .with_field("Type", "User")
+}
+
+/// `InvalidParameterValueException`.
+fn invalid_parameter(message: impl Into<String>) -> AwsError {
+    AwsError::new("InvalidParameterValueException", message)
+        .with_status(400)
+        .with_field("Type", "User")
+}
+
+/// `ResourceConflictException`.
+fn conflict(message: impl Into<String>) -> AwsError {
+    AwsError::new("ResourceConflictException", message)
+        .with_status(409)
+        .with_field("Type", "User")
+}
+
+/// `PreconditionFailedException` for a stale `RevisionId`.
+fn revision_mismatch(what: &str) -> AwsError {
+    AwsError::new(
+        "PreconditionFailedException",
+        format!("The Revision Id provided does not match the latest Revision Id. Call the {what} API to retrieve the latest Revision Id"),
+    )
+    .with_status(412)
+    .with_field("Type", "User")
+}
+
+/// The unqualified ARN of function `name`.
+fn function_arn(ctx: &Context, name: &str) -> String {
+    format!(
+        "arn:aws:lambda:{}:{}:function:{name}",
+        ctx.region, ctx.account
+    )
+}
+
+/// A function name as callers give it (a name, `name:qualifier`, a partial ARN
+/// `account:function:name` or a full ARN), split into the name and the qualifier.
+fn split_function_name(given: &str) -> (String, Option<String>) {
+    let parts: Vec<&str> = given.split(':').collect();
+    let (name, qualifier) = match parts.as_slice() {
+        [name] => (*name, None),
+        [name, q] => (*name, Some(*q)),
+        [_, "function", name] => (*name, None),
+        [_, "function", name, q] => (*name, Some(*q)),
+        ["arn", _, "lambda", _, _, "function", name] => (*name, None),
+        ["arn", _, "lambda", _, _, "function", name, q] => (*name, Some(*q)),
+        _ => (given, None),
+    };
+    (name.to_string(), qualifier.map(str::to_string))
+}
+
+/// The function name and qualifier of a request: `FunctionName` (which may carry one) and
+/// `Qualifier`, which must agree when both are given.
+fn target_of(input: &Value) -> AwsResult<(String, Option<String>)> {
+    let (name, in_name) = split_function_name(input.str("FunctionName").unwrap_or_default());
+    match (in_name, input.str("Qualifier")) {
+        (Some(a), Some(b)) if a != b => Err(invalid_parameter(
+            "The derived qualifier from the function name does not match the specified qualifier.",
+        )),
+        (Some(a), _) => Ok((name, Some(a))),
+        (None, b) => Ok((name, b.map(str::to_string))),
+    }
+}
+
+/// A shaped value as JSON, for the configuration documents kept in the store.
+fn to_json(value: &Value) -> serde_json::Value {
+    use serde_json::Value as Json;
+    match value {
+        Value::Bool(b) => Json::Bool(*b),
+        Value::Integer(i) => Json::from(*i),
+        Value::Float(f) => serde_json::Number::from_f64(*f).map_or(Json::Null, Json::Number),
+        Value::String(s) => Json::String(s.clone()),
+        Value::Blob(_) | Value::Null => Json::Null,
+        Value::Timestamp(t) => Json::from(*t),
+        Value::List(l) => Json::Array(l.iter().map(to_json).collect()),
+        Value::Map(m) => Json::Object(m.iter().map(|(k, v)| (k.clone(), to_json(v))).collect()),
+    }
+}
+
+/// A stored JSON document as a shaped value.
+fn from_json_text(text: &str) -> Value {
+    serde_json::from_str(text).map_or_else(|_| Value::map(), |j| Value::from_json(&j))
+}
+
+/// The bytes of a stored blob (a function's zip).
+fn read_blob(env: &Env, id: &str) -> AwsResult<Vec<u8>> {
+    let reader = env
+        .store
+        .with(|c| env.store.open_blob(c, id).map_err(AwsError::from))?;
+    match reader {
+        BlobReader::Memory(bytes) => Ok(bytes),
+        BlobReader::File(mut file) => {
+            let mut bytes = Vec::new();
+            io::Read::read_to_end(&mut file, &mut bytes)?;
+            Ok(bytes)
+        }
+    }
+}
+
+/// A new revision id.
+fn revision_id() -> String {
+    roto_core::dispatch::new_request_id()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn function_names_split_in_every_form_callers_use() {
+        let split = |s| split_function_name(s);
+        assert_eq!(split("f"), ("f".into(), None));
+        assert_eq!(split("f:prod"), ("f".into(), Some("prod".into())));
+        assert_eq!(split("123456789012:function:f"), ("f".into(), None));
+        assert_eq!(
+            split("arn:aws:lambda:us-east-1:123456789012:function:f:7"),
+            ("f".into(), Some("7".into()))
+        );
+        let both = Value::map()
+            .with("FunctionName", "f:1")
+            .with("Qualifier", "2");
+        assert!(target_of(&both).is_err());
+    }
+}

@@ -1,0 +1,427 @@
+"""Lambda black-box tests: function CRUD, versions, aliases, and invocations that really run
+Python, Node and `provided` handlers through the process executor, with their logs in
+CloudWatch Logs."""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+import os
+import sys
+import time
+import uuid
+import zipfile
+
+import boto3
+import pytest
+from botocore.config import Config
+from botocore.exceptions import ClientError
+
+sys.path.insert(0, os.path.dirname(__file__))
+from roto_server import RotoServer  # noqa: E402
+
+ROLE = "arn:aws:iam::000000000000:role/lambda-role"
+CREDENTIALS = {"aws_access_key_id": "test", "aws_secret_access_key": "test", "region_name": "us-east-1"}
+
+PY_HANDLER = '''
+import json, os, time
+COUNT = {"n": 0}
+def handler(event, context):
+    COUNT["n"] += 1
+    print("got", json.dumps(event))
+    if event.get("fail"):
+        raise ValueError("boom: " + event["fail"])
+    if event.get("sleep"):
+        time.sleep(event["sleep"])
+    return {"echo": event, "count": COUNT["n"], "env": os.environ.get("GREETING"),
+            "name": context.function_name, "version": context.function_version,
+            "arn": context.invoked_function_arn, "remaining": context.get_remaining_time_in_millis() > 0,
+            "endpoint": os.environ.get("AWS_ENDPOINT_URL"), "region": os.environ.get("AWS_REGION")}
+'''
+
+NODE_HANDLER = '''
+let count = 0;
+exports.handler = async (event, context) => {
+  count += 1;
+  console.log("node got", JSON.stringify(event));
+  if (event.fail) { throw new TypeError("node boom: " + event.fail); }
+  return { echo: event, count, env: process.env.GREETING, name: context.functionName };
+};
+'''
+
+SHELL_BOOTSTRAP = '''#!/bin/sh
+set -eu
+while true; do
+  HEADERS="$(mktemp)"
+  EVENT=$(curl -sS -D "$HEADERS" "http://${AWS_LAMBDA_RUNTIME_API}/2018-06-01/runtime/invocation/next")
+  ID=$(grep -i lambda-runtime-aws-request-id "$HEADERS" | tr -d '[:space:]' | cut -d: -f2)
+  echo "shell handled $ID"
+  curl -sS -X POST "http://${AWS_LAMBDA_RUNTIME_API}/2018-06-01/runtime/invocation/$ID/response" -d "{\\"shell\\": $EVENT}" > /dev/null
+done
+'''
+
+
+def zip_of(files: dict[str, str], modes: dict[str, int] | None = None) -> bytes:
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
+        for name, text in files.items():
+            info = zipfile.ZipInfo(name)
+            info.external_attr = ((modes or {}).get(name, 0o644) | 0o100000) << 16
+            info.compress_type = zipfile.ZIP_DEFLATED
+            z.writestr(info, text)
+    return buf.getvalue()
+
+
+@pytest.fixture(scope="module")
+def server():
+    with RotoServer("--ephemeral", env={"ROTO_LAMBDA_RETRY_DELAY_MS": "50"}) as s:
+        yield s
+
+
+def make_client(server, service):
+    return boto3.client(service, endpoint_url=server.endpoint,
+                        config=Config(retries={"max_attempts": 1}, read_timeout=30), **CREDENTIALS)
+
+
+@pytest.fixture(scope="module")
+def lam(server):
+    return make_client(server, "lambda")
+
+
+@pytest.fixture(scope="module")
+def logs(server):
+    return make_client(server, "logs")
+
+
+def unique(prefix: str) -> str:
+    return f"{prefix}-{uuid.uuid4().hex[:8]}"
+
+
+def create(lam, name=None, runtime="python3.12", handler="app.handler", files=None, **kw):
+    name = name or unique("fn")
+    files = files or {"app.py": PY_HANDLER}
+    lam.create_function(FunctionName=name, Runtime=runtime, Role=ROLE, Handler=handler,
+                        Code={"ZipFile": zip_of(files)}, **kw)
+    return name
+
+
+def invoke(lam, name, event, **kw):
+    resp = lam.invoke(FunctionName=name, Payload=json.dumps(event).encode(), **kw)
+    return resp, json.loads(resp["Payload"].read() or b"null")
+
+
+@pytest.fixture(scope="module")
+def py_fn(lam):
+    """One warm Python function shared by the invocation tests."""
+    return create(lam, name="warm-python", Environment={"Variables": {"GREETING": "hello"}}, Timeout=2)
+
+
+def error_of(excinfo):
+    err = excinfo.value.response["Error"]
+    return err["Code"], err["Message"], excinfo.value.response["ResponseMetadata"]["HTTPStatusCode"]
+
+
+# --- function CRUD -------------------------------------------------------------------------
+
+def test_create_function_returns_active_configuration(lam):
+    name = unique("crud")
+    config = lam.create_function(FunctionName=name, Runtime="python3.12", Role=ROLE, Handler="app.handler",
+                                 Code={"ZipFile": zip_of({"app.py": PY_HANDLER})}, Description="d",
+                                 MemorySize=256, Timeout=10, Tags={"team": "core"})
+    assert config["FunctionArn"] == f"arn:aws:lambda:us-east-1:000000000000:function:{name}"
+    assert config["State"] == "Active" and config["LastUpdateStatus"] == "Successful"
+    assert config["Version"] == "$LATEST" and config["MemorySize"] == 256 and config["Timeout"] == 10
+    assert config["CodeSize"] > 0 and len(base64.b64decode(config["CodeSha256"])) == 32
+    lam.get_waiter("function_active_v2").wait(FunctionName=name)
+    lam.get_waiter("function_updated_v2").wait(FunctionName=name)
+    got = lam.get_function(FunctionName=name)
+    assert got["Configuration"]["FunctionName"] == name
+    assert got["Tags"] == {"team": "core"}
+    assert got["Code"]["RepositoryType"] == "S3"
+    assert lam.get_function_configuration(FunctionName=config["FunctionArn"])["Handler"] == "app.handler"
+
+
+def test_function_errors_are_the_real_ones(lam):
+    name = create(lam)
+    with pytest.raises(ClientError) as e:
+        create(lam, name=name)
+    assert error_of(e) == ("ResourceConflictException", f"Function already exist: {name}", 409)
+    with pytest.raises(ClientError) as e:
+        lam.get_function(FunctionName="missing-fn")
+    assert error_of(e) == ("ResourceNotFoundException",
+                           "Function not found: arn:aws:lambda:us-east-1:000000000000:function:missing-fn", 404)
+    with pytest.raises(ClientError) as e:
+        lam.get_function(FunctionName=name, Qualifier="9")
+    assert error_of(e)[0] == "ResourceNotFoundException"
+    assert error_of(e)[1].endswith(f":function:{name}:9")
+    with pytest.raises(ClientError) as e:
+        lam.create_function(FunctionName=unique("bad"), Runtime="python3.12", Role=ROLE, Handler="a.b",
+                            Code={"ZipFile": b"not a zip"})
+    assert error_of(e) == ("InvalidParameterValueException",
+                           "Could not unzip uploaded file. Please check your file, then try to upload again.", 400)
+    with pytest.raises(ClientError) as e:
+        lam.create_function(FunctionName=unique("bad"), Runtime="python3.12", Role="not-a-role", Handler="a.b",
+                            Code={"ZipFile": zip_of({"a.py": ""})})
+    assert error_of(e)[0] == "ValidationException"
+    with pytest.raises(ClientError) as e:
+        lam.create_function(FunctionName=unique("bad"), Runtime="python0", Role=ROLE, Handler="a.b",
+                            Code={"ZipFile": zip_of({"a.py": ""})})
+    assert error_of(e)[0] == "ValidationException"
+    with pytest.raises(ClientError) as e:
+        create(lam, Environment={"Variables": {"AWS_REGION": "x"}})
+    assert error_of(e)[0] == "InvalidParameterValueException"
+    assert "AWS_REGION" in error_of(e)[1]
+    with pytest.raises(ClientError) as e:
+        lam.delete_function(FunctionName="missing-fn")
+    assert error_of(e)[0] == "ResourceNotFoundException"
+
+
+def test_update_code_and_configuration_then_list_and_delete(lam):
+    name = create(lam)
+    before = lam.get_function_configuration(FunctionName=name)
+    updated = lam.update_function_configuration(FunctionName=name, Timeout=30, MemorySize=512,
+                                                Environment={"Variables": {"A": "1"}}, Description="new")
+    assert (updated["Timeout"], updated["MemorySize"], updated["Description"]) == (30, 512, "new")
+    assert updated["Environment"] == {"Variables": {"A": "1"}}
+    assert updated["RevisionId"] != before["RevisionId"]
+    with pytest.raises(ClientError) as e:
+        lam.update_function_configuration(FunctionName=name, Timeout=5, RevisionId=before["RevisionId"])
+    assert error_of(e)[0] == "PreconditionFailedException"
+    code = lam.update_function_code(FunctionName=name, ZipFile=zip_of({"app.py": PY_HANDLER + "\n# v2\n"}))
+    assert code["CodeSha256"] != before["CodeSha256"] and code["Timeout"] == 30
+    names = [f["FunctionName"] for p in lam.get_paginator("list_functions").paginate(PaginationConfig={"PageSize": 1})
+             for f in p["Functions"]]
+    assert name in names and names == sorted(names)
+    assert lam.delete_function(FunctionName=name)["ResponseMetadata"]["HTTPStatusCode"] == 204
+    with pytest.raises(ClientError):
+        lam.get_function(FunctionName=name)
+
+
+def test_code_from_s3_is_read_through_the_dispatcher(server, lam):
+    s3 = make_client(server, "s3")
+    s3.create_bucket(Bucket="code-bucket")
+    s3.put_object(Bucket="code-bucket", Key="fn.zip", Body=zip_of({"app.py": PY_HANDLER}))
+    name = unique("s3code")
+    config = lam.create_function(FunctionName=name, Runtime="python3.12", Role=ROLE, Handler="app.handler",
+                                 Code={"S3Bucket": "code-bucket", "S3Key": "fn.zip"})
+    assert config["CodeSize"] == len(zip_of({"app.py": PY_HANDLER}))
+    _, out = invoke(lam, name, {"from": "s3"})
+    assert out["echo"] == {"from": "s3"}
+    with pytest.raises(ClientError) as e:
+        lam.create_function(FunctionName=unique("s3code"), Runtime="python3.12", Role=ROLE, Handler="app.handler",
+                            Code={"S3Bucket": "code-bucket", "S3Key": "missing.zip"})
+    assert error_of(e)[0] == "InvalidParameterValueException"
+    assert "NoSuchKey" in error_of(e)[1]
+
+
+# --- versions and aliases ------------------------------------------------------------------
+
+def test_versions_and_aliases_with_qualified_arns(lam):
+    name = create(lam)
+    v1 = lam.publish_version(FunctionName=name, Description="first")
+    assert v1["Version"] == "1" and v1["FunctionArn"].endswith(f":{name}:1")
+    assert lam.publish_version(FunctionName=name)["Version"] == "1"  # nothing changed
+    lam.update_function_configuration(FunctionName=name, Environment={"Variables": {"GREETING": "v2"}})
+    v2 = lam.publish_version(FunctionName=name)
+    assert v2["Version"] == "2"
+    versions = [v["Version"] for v in lam.list_versions_by_function(FunctionName=name)["Versions"]]
+    assert versions == ["$LATEST", "1", "2"]
+    alias = lam.create_alias(FunctionName=name, Name="live", FunctionVersion="1", Description="prod")
+    assert alias["AliasArn"] == f"arn:aws:lambda:us-east-1:000000000000:function:{name}:live"
+    with pytest.raises(ClientError) as e:
+        lam.create_alias(FunctionName=name, Name="live", FunctionVersion="1")
+    assert error_of(e)[0] == "ResourceConflictException"
+    with pytest.raises(ClientError) as e:
+        lam.create_alias(FunctionName=name, Name="other", FunctionVersion="7")
+    assert error_of(e)[0] == "ResourceNotFoundException"
+    resp, out = invoke(lam, name, {}, Qualifier="live")
+    assert resp["ExecutedVersion"] == "1" and out["env"] is None and out["arn"].endswith(":live")
+    resp, out = invoke(lam, f"{name}:2", {})
+    assert resp["ExecutedVersion"] == "2" and out["env"] == "v2"
+    routed = lam.update_alias(FunctionName=name, Name="live", RoutingConfig={"AdditionalVersionWeights": {"2": 1.0}})
+    assert routed["RoutingConfig"] == {"AdditionalVersionWeights": {"2": 1.0}}
+    assert invoke(lam, name, {}, Qualifier="live")[0]["ExecutedVersion"] == "2"
+    assert lam.get_alias(FunctionName=name, Name="live")["FunctionVersion"] == "1"
+    assert [a["Name"] for a in lam.list_aliases(FunctionName=name)["Aliases"]] == ["live"]
+    with pytest.raises(ClientError) as e:
+        lam.delete_function(FunctionName=name, Qualifier="1")
+    assert error_of(e)[0] == "ResourceConflictException"
+    lam.delete_alias(FunctionName=name, Name="live")
+    with pytest.raises(ClientError) as e:
+        lam.get_alias(FunctionName=name, Name="live")
+    assert error_of(e)[0] == "ResourceNotFoundException"
+    lam.delete_function(FunctionName=name, Qualifier="1")
+    assert [v["Version"] for v in lam.list_versions_by_function(FunctionName=name)["Versions"]] == ["$LATEST", "2"]
+
+
+def test_tags_and_reserved_concurrency(lam):
+    name = create(lam)
+    arn = lam.get_function(FunctionName=name)["Configuration"]["FunctionArn"]
+    lam.tag_resource(Resource=arn, Tags={"a": "1", "b": "2"})
+    lam.untag_resource(Resource=arn, TagKeys=["a"])
+    assert lam.list_tags(Resource=arn)["Tags"] == {"b": "2"}
+    assert lam.put_function_concurrency(FunctionName=name, ReservedConcurrentExecutions=0)["ReservedConcurrentExecutions"] == 0
+    assert lam.get_function_concurrency(FunctionName=name)["ReservedConcurrentExecutions"] == 0
+    with pytest.raises(ClientError) as e:
+        invoke(lam, name, {})
+    assert error_of(e)[0] == "TooManyRequestsException" and error_of(e)[2] == 429
+    lam.delete_function_concurrency(FunctionName=name)
+    assert "ReservedConcurrentExecutions" not in lam.get_function_concurrency(FunctionName=name)
+    with pytest.raises(ClientError) as e:
+        lam.list_tags(Resource="arn:aws:lambda:us-east-1:000000000000:function:nope")
+    assert error_of(e)[0] == "ResourceNotFoundException"
+
+
+# --- invocations ---------------------------------------------------------------------------
+
+def test_python_handler_runs_and_stays_warm(lam, py_fn):
+    resp, out = invoke(lam, py_fn, {"hello": "world"})
+    assert resp["StatusCode"] == 200 and "FunctionError" not in resp
+    assert resp["ExecutedVersion"] == "$LATEST"
+    assert out["echo"] == {"hello": "world"} and out["env"] == "hello"
+    assert out["name"] == py_fn and out["version"] == "$LATEST" and out["remaining"]
+    assert out["region"] == "us-east-1" and out["endpoint"].startswith("http://127.0.0.1:")
+    _, again = invoke(lam, py_fn, {})
+    assert again["count"] == out["count"] + 1  # the same warm process served it
+
+
+def test_python_error_is_unhandled_with_the_real_document(lam, py_fn):
+    resp, out = invoke(lam, py_fn, {"fail": "bad input"})
+    assert resp["StatusCode"] == 200 and resp["FunctionError"] == "Unhandled"
+    assert out["errorType"] == "ValueError" and out["errorMessage"] == "boom: bad input"
+    assert any("raise ValueError" in frame for frame in out["stackTrace"])
+    _, ok = invoke(lam, py_fn, {})
+    assert ok["echo"] == {}  # the instance survived its handler's exception
+
+
+def test_log_tail_and_cloudwatch_logs(lam, logs, py_fn):
+    resp, _ = invoke(lam, py_fn, {"tail": True}, LogType="Tail")
+    text = base64.b64decode(resp["LogResult"]).decode()
+    lines = text.strip().split("\n")
+    assert lines[0].startswith("START RequestId: ") and "Version: $LATEST" in lines[0]
+    assert 'got {"tail": true}' in text
+    assert lines[-2].startswith("END RequestId: ")
+    assert lines[-1].startswith("REPORT RequestId: ") and "Billed Duration:" in lines[-1] and "Memory Size: 128 MB" in lines[-1]
+    request_id = resp["ResponseMetadata"]["RequestId"]
+    assert request_id in lines[0]
+    group = f"/aws/lambda/{py_fn}"
+    deadline = time.time() + 5
+    messages = []
+    while time.time() < deadline:
+        try:
+            events = logs.filter_log_events(logGroupName=group, filterPattern=f'"{request_id}"')["events"]
+        except ClientError:
+            events = []
+        messages = [e["message"] for e in events]
+        if any(m.startswith("REPORT") for m in messages):
+            break
+        time.sleep(0.05)
+    assert messages[0].startswith("START") and messages[-1].startswith("REPORT")
+    stream = logs.describe_log_streams(logGroupName=group)["logStreams"][0]["logStreamName"]
+    assert "/[$LATEST]" in stream
+
+
+def test_timeout_is_enforced_and_reported(lam, py_fn):
+    start = time.time()
+    resp, out = invoke(lam, py_fn, {"sleep": 5}, LogType="Tail")
+    assert time.time() - start < 4.5
+    assert resp["FunctionError"] == "Unhandled"
+    assert out["errorMessage"].endswith("Task timed out after 2.00 seconds")
+    assert "Task timed out after 2.00 seconds" in base64.b64decode(resp["LogResult"]).decode()
+    _, ok = invoke(lam, py_fn, {})  # a fresh instance replaces the killed one
+    assert ok["echo"] == {}
+
+
+def test_dry_run_and_bad_payload(lam, py_fn):
+    resp = lam.invoke(FunctionName=py_fn, InvocationType="DryRun")
+    assert resp["StatusCode"] == 204
+    with pytest.raises(ClientError) as e:
+        lam.invoke(FunctionName=py_fn, Payload=b"{not json")
+    assert error_of(e)[0] == "InvalidRequestContentException"
+    with pytest.raises(ClientError) as e:
+        lam.invoke(FunctionName="no-such-function", Payload=b"{}")
+    assert error_of(e)[0] == "ResourceNotFoundException"
+
+
+def test_event_invocations_run_in_the_background_with_retries(server, lam, logs):
+    name = create(lam)
+    resp = lam.invoke(FunctionName=name, InvocationType="Event", Payload=json.dumps({"async": 1}).encode())
+    assert resp["StatusCode"] == 202
+    failing = lam.invoke(FunctionName=name, InvocationType="Event", Payload=json.dumps({"fail": "async"}).encode())
+    assert failing["StatusCode"] == 202
+    deadline = time.time() + 10
+    attempts = []
+    while time.time() < deadline:
+        entries = server.traces(service="lambda", kind="delivery")
+        attempts = [e for e in entries if e.get("target", "").endswith(f":function:{name}")]
+        if sum(1 for e in attempts if e["outcome"] == "failed") == 1 and any(e["outcome"] == "delivered" for e in attempts):
+            break
+        time.sleep(0.1)
+    outcomes = sorted(e["outcome"] for e in attempts)
+    assert outcomes == ["delivered", "failed", "retrying", "retrying"]
+
+
+def test_node_handler_success_and_error(lam):
+    name = create(lam, runtime="nodejs20.x", handler="index.handler", files={"index.js": NODE_HANDLER},
+                  Environment={"Variables": {"GREETING": "hi node"}})
+    resp, out = invoke(lam, name, {"n": 1}, LogType="Tail")
+    assert "FunctionError" not in resp
+    assert out == {"echo": {"n": 1}, "count": 1, "env": "hi node", "name": name}
+    log = base64.b64decode(resp["LogResult"]).decode()
+    assert "\tINFO\tnode got {\"n\":1}" in log
+    _, again = invoke(lam, name, {})
+    assert again["count"] == 2
+    resp, err = invoke(lam, name, {"fail": "x"})
+    assert resp["FunctionError"] == "Unhandled"
+    assert err["errorType"] == "TypeError" and err["errorMessage"] == "node boom: x"
+    assert isinstance(err["trace"], list) and err["trace"][0].startswith("TypeError: node boom")
+
+
+def test_provided_runtime_runs_the_bootstrap(lam):
+    name = unique("shell")
+    lam.create_function(FunctionName=name, Runtime="provided.al2023", Role=ROLE, Handler="unused",
+                        Code={"ZipFile": zip_of({"bootstrap": SHELL_BOOTSTRAP}, {"bootstrap": 0o755})})
+    resp, out = invoke(lam, name, {"k": "v"}, LogType="Tail")
+    assert out == {"shell": {"k": "v"}}
+    assert "shell handled" in base64.b64decode(resp["LogResult"]).decode()
+
+
+def test_import_errors_and_missing_handlers(lam):
+    broken = create(lam, files={"app.py": "import does_not_exist\n"})
+    resp, out = invoke(lam, broken, {})
+    assert resp["FunctionError"] == "Unhandled"
+    assert out["errorType"] == "Runtime.ImportModuleError"
+    assert out["errorMessage"].startswith("Unable to import module 'app'")
+    missing = create(lam, handler="app.nope")
+    _, out = invoke(lam, missing, {})
+    assert out["errorType"] == "Runtime.HandlerNotFound"
+
+
+def test_handler_reaches_roto_through_boto3(server, lam):
+    site = next(p for p in sys.path if p.endswith("site-packages"))
+    handler = '''
+import boto3
+def handler(event, context):
+    s3 = boto3.client("s3")
+    s3.put_object(Bucket=event["bucket"], Key="from-lambda", Body=b"hi")
+    return s3.get_object(Bucket=event["bucket"], Key="from-lambda")["Body"].read().decode()
+'''
+    make_client(server, "s3").create_bucket(Bucket="lambda-writes")
+    name = create(lam, files={"app.py": handler}, Timeout=20, Environment={"Variables": {"PYTHONPATH": site}})
+    resp, out = invoke(lam, name, {"bucket": "lambda-writes"})
+    assert "FunctionError" not in resp, out
+    assert out == "hi"
+
+
+def test_aws_cli_invoke(server, tmp_path, py_fn):
+    import subprocess
+    env = dict(os.environ, AWS_ACCESS_KEY_ID="test", AWS_SECRET_ACCESS_KEY="test", AWS_DEFAULT_REGION="us-east-1",
+               AWS_ENDPOINT_URL=server.endpoint, AWS_PAGER="")
+    cli = os.path.join(os.path.dirname(sys.executable), "aws")
+    out_file = tmp_path / "out.json"
+    proc = subprocess.run([cli, "lambda", "invoke", "--function-name", py_fn,
+                           "--payload", '{"cli": true}', str(out_file)], capture_output=True, text=True, env=env, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["StatusCode"] == 200
+    assert json.loads(out_file.read_text())["echo"] == {"cli": True}
