@@ -129,6 +129,12 @@ impl XmlWriter {
             }
             (ShapeKind::Structure, Value::Map(_)) => {
                 let mut attrs = namespace_attrs(r);
+                // A structure whose own shape declares the `xsi` prefix (S3's `Grantee`).
+                if let Some(ns) = shape.xml_namespace.as_ref().filter(|_| attrs.is_empty()) {
+                    if ns.prefix.as_deref() == Some("xsi") {
+                        attrs.push(("xmlns:xsi", ns.uri.as_str()));
+                    }
+                }
                 let attr_values: Vec<(String, String)> = shape
                     .members
                     .iter()

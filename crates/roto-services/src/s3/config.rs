@@ -485,10 +485,7 @@ impl S3 {
             })?;
         }
         let who = owner(&bucket.account);
-        let grantee = who
-            .clone()
-            .with("Type", "CanonicalUser")
-            .with("xsi:type", "CanonicalUser");
+        let grantee = who.clone().with("Type", "CanonicalUser");
         Ok(Value::map().with("Owner", who).with(
             "Grants",
             vec![Value::map()
