@@ -668,3 +668,57 @@ def test_password_policy_reverts_omitted_members_to_defaults(iam):
 
 def test_root_credentials_list_no_access_keys_of_their_own(iam):
     assert iam.list_access_keys()["AccessKeyMetadata"] == []
+
+
+CERT = "-----BEGIN CERTIFICATE-----\nMIIBszCCAVmgAwIBAgIUZm9v\n-----END CERTIFICATE-----\n"
+KEY = "-----BEGIN PRIVATE KEY-----\nMIGHAgEAMBMGByqGSM49AgEG\n-----END PRIVATE KEY-----\n"
+
+
+def test_server_certificates_are_uploaded_listed_renamed_and_deleted(iam):
+    meta = iam.upload_server_certificate(ServerCertificateName="web", CertificateBody=CERT, PrivateKey=KEY,
+                                         Path="/cloudfront/")["ServerCertificateMetadata"]
+    assert meta["Arn"] == f"arn:aws:iam::{ACCOUNT}:server-certificate/cloudfront/web"
+    assert re.fullmatch(r"ASCA[A-Z2-7]{17}", meta["ServerCertificateId"])
+    got = iam.get_server_certificate(ServerCertificateName="web")["ServerCertificate"]
+    assert got["CertificateBody"] == CERT and "PrivateKey" not in got
+    with pytest.raises(ClientError) as e:
+        iam.upload_server_certificate(ServerCertificateName="web", CertificateBody=CERT, PrivateKey=KEY)
+    assert error_of(e) == ("EntityAlreadyExists", "The Server Certificate with name web already exists.", 409)
+    with pytest.raises(ClientError) as e:
+        iam.upload_server_certificate(ServerCertificateName="bad", CertificateBody="not pem", PrivateKey=KEY)
+    assert error_of(e)[0] == "MalformedCertificate"
+    iam.update_server_certificate(ServerCertificateName="web", NewServerCertificateName="web2")
+    listed = iam.list_server_certificates(PathPrefix="/cloudfront/")["ServerCertificateMetadataList"]
+    assert [m["ServerCertificateName"] for m in listed] == ["web2"]
+    iam.delete_server_certificate(ServerCertificateName="web2")
+    with pytest.raises(ClientError) as e:
+        iam.get_server_certificate(ServerCertificateName="web2")
+    assert error_of(e) == ("NoSuchEntity", "The Server Certificate with name web2 cannot be found.", 404)
+
+
+def test_account_authorization_details_show_what_hangs_off_each_entity(iam):
+    arn = iam.create_policy(PolicyName="p", PolicyDocument=json.dumps(POLICY))["Policy"]["Arn"]
+    iam.create_user(UserName="u")
+    iam.create_group(GroupName="g")
+    iam.add_user_to_group(GroupName="g", UserName="u")
+    iam.attach_user_policy(UserName="u", PolicyArn=arn)
+    iam.put_user_policy(UserName="u", PolicyName="inline", PolicyDocument=json.dumps(POLICY))
+    iam.create_role(RoleName="r", AssumeRolePolicyDocument=TRUST)
+    iam.create_instance_profile(InstanceProfileName="ip")
+    iam.add_role_to_instance_profile(InstanceProfileName="ip", RoleName="r")
+    details = iam.get_account_authorization_details()
+    (user,) = details["UserDetailList"]
+    assert user["GroupList"] == ["g"]
+    assert user["AttachedManagedPolicies"] == [{"PolicyName": "p", "PolicyArn": arn}]
+    assert user["UserPolicyList"] == [{"PolicyName": "inline", "PolicyDocument": POLICY}]
+    (role,) = details["RoleDetailList"]
+    assert [p["InstanceProfileName"] for p in role["InstanceProfileList"]] == ["ip"]
+    (policy,) = details["Policies"]
+    assert policy["PolicyVersionList"][0]["Document"] == POLICY and policy["AttachmentCount"] == 1
+    only_roles = iam.get_account_authorization_details(Filter=["Role"])
+    assert (only_roles["UserDetailList"], len(only_roles["RoleDetailList"])) == ([], 1)
+    first = iam.get_account_authorization_details(MaxItems=2)
+    rest = iam.get_account_authorization_details(MaxItems=2, Marker=first["Marker"])
+    assert first["IsTruncated"] and not rest["IsTruncated"]
+    assert len(first["UserDetailList"] + first["GroupDetailList"]) == 2
+    assert len(rest["RoleDetailList"] + rest["Policies"]) == 2

@@ -11,6 +11,8 @@
 //! entities (`store.rs`); the files beside this one hold each family's operations.
 
 mod account;
+mod certificates;
+mod details;
 mod document;
 mod keys;
 mod policies;
@@ -136,6 +138,15 @@ impl Iam {
             "RemoveRoleFromInstanceProfile" => self.remove_role_from_instance_profile(a, input),
             "ListInstanceProfilesForRole" => self.list_instance_profiles_for_role(a, input),
             "GetAccountSummary" => self.get_account_summary(a),
+            "GetAccountAuthorizationDetails" => self.get_account_authorization_details(a, input),
+            "UploadServerCertificate" => self.upload_server_certificate(a, input),
+            "GetServerCertificate" => self.get_server_certificate(a, input),
+            "ListServerCertificates" => self.list_server_certificates(a, input),
+            "UpdateServerCertificate" => self.update_server_certificate(a, input),
+            "DeleteServerCertificate" => self.delete_server_certificate(a, input),
+            "TagServerCertificate" => self.tag(a, Kind::ServerCertificate, input),
+            "UntagServerCertificate" => self.untag(a, Kind::ServerCertificate, input),
+            "ListServerCertificateTags" => self.list_tags(a, Kind::ServerCertificate, input),
             "CreateAccountAlias" => self.create_account_alias(a, input),
             "ListAccountAliases" => self.list_account_aliases(a),
             "DeleteAccountAlias" => self.delete_account_alias(a, input),

@@ -74,6 +74,7 @@ pub(super) enum Kind {
     Policy,
     OidcProvider,
     SamlProvider,
+    ServerCertificate,
 }
 
 impl Kind {
@@ -87,6 +88,7 @@ impl Kind {
             Kind::Policy => "policy",
             Kind::OidcProvider => "oidc-provider",
             Kind::SamlProvider => "saml-provider",
+            Kind::ServerCertificate => "server-certificate",
         }
     }
 
@@ -99,6 +101,7 @@ impl Kind {
             Kind::InstanceProfile => "AIPA",
             Kind::Policy => "ANPA",
             Kind::OidcProvider | Kind::SamlProvider => "",
+            Kind::ServerCertificate => "ASCA",
         }
     }
 
@@ -112,6 +115,7 @@ impl Kind {
             Kind::Policy => "PolicyName",
             Kind::OidcProvider => "Url",
             Kind::SamlProvider => "Name",
+            Kind::ServerCertificate => "ServerCertificateName",
         }
     }
 
@@ -125,6 +129,7 @@ impl Kind {
             Kind::Policy => "Policy",
             Kind::OidcProvider => "OpenIDConnectProvider",
             Kind::SamlProvider => "SAMLProvider",
+            Kind::ServerCertificate => "ServerCertificate",
         }
     }
 
@@ -138,6 +143,7 @@ impl Kind {
             Kind::Policy => "Policies",
             Kind::OidcProvider => "OpenIDConnectProviderList",
             Kind::SamlProvider => "SAMLProviderList",
+            Kind::ServerCertificate => "ServerCertificateMetadataList",
         }
     }
 
@@ -150,6 +156,7 @@ impl Kind {
             Kind::InstanceProfile => "InstanceProfileId",
             Kind::Policy => "PolicyId",
             Kind::OidcProvider | Kind::SamlProvider => "",
+            Kind::ServerCertificate => "ServerCertificateId",
         }
     }
 
@@ -160,6 +167,9 @@ impl Kind {
             Kind::Policy => format!("Policy {name} was not found."),
             Kind::OidcProvider => format!("OpenIDConnect Provider not found for arn {name}"),
             Kind::SamlProvider => format!("SAMLProvider {name} does not exist."),
+            Kind::ServerCertificate => {
+                format!("The Server Certificate with name {name} cannot be found.")
+            }
             other => format!("The {} with name {name} cannot be found.", other.as_str()),
         })
     }
@@ -176,6 +186,9 @@ impl Kind {
             }
             Kind::OidcProvider => format!("Provider with url https://{name} already exists."),
             Kind::SamlProvider => format!("SAMLProvider {name} already exists."),
+            Kind::ServerCertificate => {
+                format!("The Server Certificate with name {name} already exists.")
+            }
         })
     }
 }
@@ -247,6 +260,7 @@ fn kind_of(text: &str) -> Kind {
         "instance-profile" => Kind::InstanceProfile,
         "oidc-provider" => Kind::OidcProvider,
         "saml-provider" => Kind::SamlProvider,
+        "server-certificate" => Kind::ServerCertificate,
         _ => Kind::Policy,
     }
 }
