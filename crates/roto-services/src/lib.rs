@@ -23,6 +23,7 @@ pub mod s3;
 pub mod secretsmanager;
 pub mod sns;
 pub mod sqs;
+pub mod ssm;
 pub mod sts;
 
 /// Every service, constructed over the shared environment (creating their tables).
@@ -38,5 +39,6 @@ pub fn all(env: &Arc<Env>) -> io::Result<Vec<Arc<dyn Service>>> {
         Arc::new(kms::Kms::new(env.clone())?),
         Arc::new(secretsmanager::SecretsManager::new(env.clone())?),
         Arc::new(lambda::Lambda::new(env.clone())?),
+        Arc::new(ssm::Ssm::new(env.clone())?),
     ])
 }
