@@ -425,3 +425,80 @@ def test_aws_cli_invoke(server, tmp_path, py_fn):
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["StatusCode"] == 200
     assert json.loads(out_file.read_text())["echo"] == {"cli": True}
+
+
+# --- event source mappings -----------------------------------------------------------------
+
+SQS_HANDLER = '''
+import json
+def handler(event, context):
+    failures = []
+    for r in event["Records"]:
+        body = json.loads(r["body"])
+        print("record", r["messageId"], r["eventSource"], r["body"])
+        if body.get("fail"):
+            failures.append({"itemIdentifier": r["messageId"]})
+    return {"batchItemFailures": failures}
+'''
+
+
+def wait_for(predicate, timeout=10.0):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.1)
+    return predicate()
+
+
+def test_sqs_event_source_mapping_end_to_end(server, lam, logs):
+    sqs = make_client(server, "sqs")
+    url = sqs.create_queue(QueueName=unique("jobs"), Attributes={"VisibilityTimeout": "1"})["QueueUrl"]
+    arn = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+    name = create(lam, files={"app.py": SQS_HANDLER})
+    mapping = lam.create_event_source_mapping(EventSourceArn=arn, FunctionName=name, BatchSize=5,
+                                              FunctionResponseTypes=["ReportBatchItemFailures"])
+    assert mapping["State"] == "Creating" and mapping["BatchSize"] == 5
+    assert mapping["FunctionArn"].endswith(f":function:{name}")
+    uuid_ = mapping["UUID"]
+    assert lam.get_event_source_mapping(UUID=uuid_)["State"] == "Enabled"
+    with pytest.raises(ClientError) as e:
+        lam.create_event_source_mapping(EventSourceArn=arn, FunctionName=name)
+    assert error_of(e)[0] == "ResourceConflictException"
+    assert [m["UUID"] for m in lam.list_event_source_mappings(FunctionName=name)["EventSourceMappings"]] == [uuid_]
+    sqs.send_message(QueueUrl=url, MessageBody=json.dumps({"ok": 1}))
+    sqs.send_message(QueueUrl=url, MessageBody=json.dumps({"fail": 1}))
+
+    def remaining():
+        attrs = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["ApproximateNumberOfMessages",
+                                                                        "ApproximateNumberOfMessagesNotVisible"])["Attributes"]
+        return int(attrs["ApproximateNumberOfMessages"]) + int(attrs["ApproximateNumberOfMessagesNotVisible"])
+
+    # The succeeded message is deleted; the reported failure stays and is retried.
+    assert wait_for(lambda: remaining() == 1)
+    group = f"/aws/lambda/{name}"
+    printed = wait_for(lambda: [e["message"] for e in logs.filter_log_events(logGroupName=group, filterPattern='"record"')["events"]]
+                       if logs.describe_log_groups(logGroupNamePrefix=group)["logGroups"] else [])
+    assert any("aws:sqs" in m for m in printed)
+    lam.update_event_source_mapping(UUID=uuid_, Enabled=False)
+    assert lam.get_event_source_mapping(UUID=uuid_)["State"] == "Disabled"
+    deleted = lam.delete_event_source_mapping(UUID=uuid_)
+    assert deleted["State"] == "Deleting"
+    with pytest.raises(ClientError) as e:
+        lam.get_event_source_mapping(UUID=uuid_)
+    assert error_of(e)[0] == "ResourceNotFoundException"
+
+
+def test_event_source_mapping_errors(lam):
+    name = create(lam)
+    with pytest.raises(ClientError) as e:
+        lam.create_event_source_mapping(EventSourceArn="arn:aws:sqs:us-east-1:000000000000:q", FunctionName="nope")
+    assert error_of(e)[0] == "ResourceNotFoundException"
+    with pytest.raises(ClientError) as e:
+        lam.create_event_source_mapping(EventSourceArn="arn:aws:sqs:us-east-1:000000000000:q", FunctionName=name, BatchSize=50)
+    assert error_of(e)[0] == "InvalidParameterValueException"
+    with pytest.raises(ClientError) as e:
+        lam.create_event_source_mapping(EventSourceArn="arn:aws:kinesis:us-east-1:000000000000:stream/s",
+                                        FunctionName=name, StartingPosition="LATEST")
+    assert error_of(e)[0] == "InvalidParameterValueException"

@@ -125,7 +125,7 @@ impl Runner {
     }
 
     /// Runs one invocation (throttled by reserved concurrency) and logs it.
-    async fn run(
+    pub(super) async fn run(
         &self,
         ctx: &Context,
         function: &Function,

@@ -9,12 +9,14 @@
 //! - [`functions`]: Create/Get/Update/Delete/List, versions, tags, reserved concurrency.
 //! - [`aliases`]: aliases with weighted routing.
 //! - [`invoke`]: Invoke (RequestResponse, Event, DryRun), logs to CloudWatch Logs.
+//! - [`mappings`]: event source mappings from SQS queues.
 //! - [`zip`]: the archive reader.
 
 mod aliases;
 mod executor;
 mod functions;
 mod invoke;
+mod mappings;
 mod zip;
 
 use std::io;
@@ -51,6 +53,14 @@ CREATE TABLE IF NOT EXISTS lambda_functions (
     reserved INTEGER,
     PRIMARY KEY (account, region, name, version)
 );
+CREATE TABLE IF NOT EXISTS lambda_mappings (
+    uuid TEXT PRIMARY KEY,
+    account TEXT NOT NULL,
+    region TEXT NOT NULL,
+    function TEXT NOT NULL,
+    source TEXT NOT NULL,
+    config TEXT NOT NULL
+);
 CREATE TABLE IF NOT EXISTS lambda_aliases (
     account TEXT NOT NULL,
     region TEXT NOT NULL,
@@ -65,11 +75,13 @@ CREATE TABLE IF NOT EXISTS lambda_aliases (
 /// `ROTO_LAMBDA_RETRY_DELAY_MS` overrides it so tests need not wait a minute.
 const DEFAULT_RETRY_DELAY: Duration = Duration::from_secs(60);
 
-/// Lambda.
+/// Lambda (cheap to clone: the pollers of event source mappings hold a clone).
+#[derive(Clone)]
 pub struct Lambda {
     env: Arc<Env>,
     executor: Arc<dyn Executor>,
     runner: invoke::Runner,
+    pollers: mappings::Pollers,
 }
 
 impl Lambda {
@@ -89,11 +101,14 @@ impl Lambda {
             .and_then(|v| v.parse().ok())
             .map_or(DEFAULT_RETRY_DELAY, Duration::from_millis);
         let runner = invoke::Runner::new(env.clone(), executor.clone(), retry_delay);
-        Ok(Lambda {
+        let lambda = Lambda {
             env,
             executor,
             runner,
-        })
+            pollers: mappings::Pollers::default(),
+        };
+        lambda.start_pollers();
+        Ok(lambda)
     }
 }
 
@@ -132,6 +147,11 @@ impl Service for Lambda {
                 "GetFunctionConcurrency" => self.get_function_concurrency(ctx, input)?,
                 "DeleteFunctionConcurrency" => self.delete_function_concurrency(ctx, input)?,
                 "Invoke" => self.invoke(ctx, input).await?,
+                "CreateEventSourceMapping" => self.create_event_source_mapping(ctx, input)?,
+                "GetEventSourceMapping" => self.get_event_source_mapping(input)?,
+                "UpdateEventSourceMapping" => self.update_event_source_mapping(ctx, input)?,
+                "DeleteEventSourceMapping" => self.delete_event_source_mapping(input)?,
+                "ListEventSourceMappings" => self.list_event_source_mappings(ctx, input)?,
                 other => return Err(AwsError::not_implemented(other)),
             };
             Ok(Response::new(output))

@@ -187,6 +187,8 @@ pub struct ProcessExecutor {
     idle: Arc<Mutex<HashMap<String, Vec<Arc<Instance>>>>>,
     reaper: OnceLock<()>,
     started: AtomicU64,
+    /// The Python interpreter behind `python3`, found on first use.
+    python: OnceLock<PathBuf>,
 }
 
 impl ProcessExecutor {
@@ -203,6 +205,7 @@ impl ProcessExecutor {
             idle: Arc::new(Mutex::new(HashMap::new())),
             reaper: OnceLock::new(),
             started: AtomicU64::new(0),
+            python: OnceLock::new(),
         })
     }
 
@@ -259,8 +262,11 @@ impl ProcessExecutor {
     fn command(&self, spec: &Spec, task: &Path) -> AwsResult<(PathBuf, Vec<PathBuf>)> {
         let runtime = spec.runtime.as_str();
         if runtime.starts_with("python") {
+            let python = self
+                .python
+                .get_or_init(|| real_python().unwrap_or_else(|| "python3".into()));
             Ok((
-                "python3".into(),
+                python.clone(),
                 vec!["-u".into(), self.runtime_dir().join("bootstrap.py")],
             ))
         } else if runtime.starts_with("nodejs") {
@@ -401,6 +407,20 @@ impl ProcessExecutor {
             _dir: dir,
         }))
     }
+}
+
+/// The interpreter `python3` on the PATH runs: version managers (pyenv) put a shell shim
+/// there whose start-up would be paid by every cold start.
+fn real_python() -> Option<PathBuf> {
+    let out = std::process::Command::new("python3")
+        .args(["-c", "import sys; print(sys.executable)"])
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .output()
+        .ok()?;
+    let path = String::from_utf8(out.stdout).ok()?;
+    let path = PathBuf::from(path.trim());
+    path.is_file().then_some(path)
 }
 
 /// A log stream name in AWS's form: `2024/01/31/[$LATEST]<32 hex digits>`.
