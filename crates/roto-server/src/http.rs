@@ -173,6 +173,7 @@ async fn run(
     request_id: &str,
     entry: &mut TraceEntry,
 ) -> Result<Wire, AwsError> {
+    crate::presign::check_now(parts)?;
     let path = match &route.virtual_bucket {
         Some(bucket) => format!("/{bucket}{}", parts.uri.path()),
         None => parts.uri.path().to_string(),
@@ -186,6 +187,32 @@ async fn run(
         headers: &parts.headers,
         body: &empty,
     };
+    if let Some(operation) = raw_operation(protocol, parts) {
+        entry.operation = operation.to_string();
+        let body = read_body(pending, buffered).await?;
+        let input = roto_core::Value::map()
+            .with("Path", path.as_str())
+            .with("Body", roto_core::Value::Blob(body.to_vec()));
+        let request = Request {
+            input,
+            body: None,
+            headers: parts.headers.clone(),
+        };
+        let ctx = context(route, parts, request_id);
+        let response = app
+            .dispatcher
+            .invoke(route.service.as_ref(), &ctx, operation, request)
+            .await?;
+        let mut wire = WireResponse::new(response.status.unwrap_or(200), "", Bytes::new());
+        wire.header("x-amz-request-id", request_id);
+        for (name, value) in &response.headers {
+            wire.header(name, value);
+        }
+        return Ok(Wire {
+            response: wire,
+            stream: response.body,
+        });
+    }
     let is_rest = matches!(protocol, Protocol::RestXml | Protocol::RestJson);
     let mut stream = None;
     let body = if is_rest {
@@ -209,13 +236,7 @@ async fn run(
     let op = resolved.operation;
     entry.operation = op.name.clone();
     let input = protocol.decode(model, &resolved, &wire_req)?;
-    let ctx = Context {
-        account: route.account.clone(),
-        region: route.region.clone(),
-        access_key: route.access_key.clone(),
-        request_id: request_id.to_string(),
-        host: host_of(parts),
-    };
+    let ctx = context(route, parts, request_id);
     let request = Request {
         input,
         body: stream,
@@ -236,6 +257,37 @@ async fn run(
         response: encoded,
         stream: response.body,
     })
+}
+
+/// The caller's context for a routed request.
+fn context(route: &Route, parts: &Parts, request_id: &str) -> Context {
+    Context {
+        account: route.account.clone(),
+        region: route.region.clone(),
+        access_key: route.access_key.clone(),
+        request_id: request_id.to_string(),
+        host: host_of(parts),
+    }
+}
+
+/// The requests a rest-xml model has no operation for but S3 serves: a CORS preflight
+/// (`OPTIONS`) and a browser form upload (`POST` of `multipart/form-data` to a bucket).
+/// The service receives them as `PreflightRequest` and `PostObject`, with the path and
+/// the raw body as input, and answers with status, headers and body of its own.
+fn raw_operation(protocol: Protocol, parts: &Parts) -> Option<&'static str> {
+    if protocol != Protocol::RestXml {
+        return None;
+    }
+    let form = parts
+        .headers
+        .get(http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|ct| ct.starts_with("multipart/form-data"));
+    match parts.method {
+        Method::OPTIONS => Some("PreflightRequest"),
+        Method::POST if form && parts.uri.query().is_none_or(str::is_empty) => Some("PostObject"),
+        _ => None,
+    }
 }
 
 /// Whether an operation's input payload is a streaming blob (S3 `PutObject`'s `Body`).

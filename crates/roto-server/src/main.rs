@@ -8,6 +8,7 @@
 mod cli;
 mod http;
 mod introspect;
+mod presign;
 mod router;
 
 use std::io::Write;

@@ -17,11 +17,13 @@ mod buckets;
 mod conditions;
 mod config;
 mod copy;
+mod cors;
 mod errors;
 mod list;
 mod multipart;
 mod notifications;
 mod objects;
+mod post;
 mod tagging;
 mod versions;
 
@@ -229,44 +231,76 @@ impl Service for S3 {
         request: Request,
     ) -> BoxFuture<'a, AwsResult<Response>> {
         Box::pin(async move {
-            let input = &request.input;
-            let output = match operation {
-                "CreateBucket" => self.create_bucket(ctx, input)?,
-                "HeadBucket" => self.head_bucket(input)?,
-                "ListBuckets" => self.list_buckets(ctx, input)?,
-                "DeleteBucket" => self.delete_bucket(input)?,
-                "GetBucketLocation" => return self.get_bucket_location(input),
-                "GetBucketVersioning" => self.get_bucket_versioning(input)?,
-                "PutBucketVersioning" => self.put_bucket_versioning(input)?,
-                "ListObjects" => self.list_objects(input)?,
-                "ListObjectsV2" => self.list_objects_v2(input)?,
-                "ListObjectVersions" => self.list_object_versions(input)?,
-                "PutObject" => return self.put_object(ctx, request).await.map(Response::new),
-                "GetObject" => return self.get_object(input, false),
-                "HeadObject" => return self.get_object(input, true),
-                "DeleteObject" => self.delete_object(ctx, input)?,
-                "DeleteObjects" => self.delete_objects(ctx, &request)?,
-                "CopyObject" => self.copy_object(ctx, input).await?,
-                "GetObjectAttributes" => self.get_object_attributes(input)?,
-                "GetObjectTagging" => self.get_object_tagging(input)?,
-                "PutObjectTagging" => self.put_object_tagging(input)?,
-                "DeleteObjectTagging" => self.delete_object_tagging(input)?,
-                "CreateMultipartUpload" => self.create_multipart_upload(ctx, input)?,
-                "UploadPart" => return self.upload_part(request).await.map(Response::new),
-                "UploadPartCopy" => self.upload_part_copy(input).await?,
-                "CompleteMultipartUpload" => self.complete_multipart_upload(ctx, &request).await?,
-                "PutBucketNotificationConfiguration" => {
-                    self.put_bucket_notification(ctx, input).await?
-                }
-                "AbortMultipartUpload" => self.abort_multipart_upload(input)?,
-                "ListParts" => self.list_parts(input)?,
-                "ListMultipartUploads" => self.list_multipart_uploads(input)?,
-                other => match self.bucket_config(other, input)? {
-                    Some(out) => out,
-                    None => return Err(AwsError::not_implemented(operation)),
-                },
-            };
-            Ok(Response::new(output))
+            let bucket = input_str(&request.input, "Bucket").to_string();
+            let method = method_of(operation);
+            let headers = request
+                .headers
+                .contains_key("origin")
+                .then(|| request.headers.clone());
+            let mut response = self.run(ctx, operation, request).await?;
+            if let Some(headers) = headers.filter(|_| !bucket.is_empty()) {
+                self.add_cors_headers(&bucket, method, &headers, &mut response);
+            }
+            Ok(response)
         })
+    }
+}
+
+/// The HTTP method an operation is sent with (for CORS rule matching).
+fn method_of(operation: &str) -> &'static str {
+    match operation {
+        op if op.starts_with("Get") || op.starts_with("List") => "GET",
+        op if op.starts_with("Head") => "HEAD",
+        op if op.starts_with("Delete") => "DELETE",
+        "PostObject" | "DeleteObjects" | "CompleteMultipartUpload" | "CreateMultipartUpload" => {
+            "POST"
+        }
+        _ => "PUT",
+    }
+}
+
+impl S3 {
+    /// Runs one operation.
+    async fn run(&self, ctx: &Context, operation: &str, request: Request) -> AwsResult<Response> {
+        let input = &request.input;
+        let output = match operation {
+            "PreflightRequest" => return self.preflight(&request),
+            "PostObject" => return self.post_object(ctx, &request).await,
+            "CreateBucket" => self.create_bucket(ctx, input)?,
+            "HeadBucket" => self.head_bucket(input)?,
+            "ListBuckets" => self.list_buckets(ctx, input)?,
+            "DeleteBucket" => self.delete_bucket(input)?,
+            "GetBucketLocation" => return self.get_bucket_location(input),
+            "GetBucketVersioning" => self.get_bucket_versioning(input)?,
+            "PutBucketVersioning" => self.put_bucket_versioning(input)?,
+            "ListObjects" => self.list_objects(input)?,
+            "ListObjectsV2" => self.list_objects_v2(input)?,
+            "ListObjectVersions" => self.list_object_versions(input)?,
+            "PutObject" => return self.put_object(ctx, request).await.map(Response::new),
+            "GetObject" => return self.get_object(input, false),
+            "HeadObject" => return self.get_object(input, true),
+            "DeleteObject" => self.delete_object(ctx, input)?,
+            "DeleteObjects" => self.delete_objects(ctx, &request)?,
+            "CopyObject" => self.copy_object(ctx, input).await?,
+            "GetObjectAttributes" => self.get_object_attributes(input)?,
+            "GetObjectTagging" => self.get_object_tagging(input)?,
+            "PutObjectTagging" => self.put_object_tagging(input)?,
+            "DeleteObjectTagging" => self.delete_object_tagging(input)?,
+            "CreateMultipartUpload" => self.create_multipart_upload(ctx, input)?,
+            "UploadPart" => return self.upload_part(request).await.map(Response::new),
+            "UploadPartCopy" => self.upload_part_copy(input).await?,
+            "CompleteMultipartUpload" => self.complete_multipart_upload(ctx, &request).await?,
+            "PutBucketNotificationConfiguration" => {
+                self.put_bucket_notification(ctx, input).await?
+            }
+            "AbortMultipartUpload" => self.abort_multipart_upload(input)?,
+            "ListParts" => self.list_parts(input)?,
+            "ListMultipartUploads" => self.list_multipart_uploads(input)?,
+            other => match self.bucket_config(other, input)? {
+                Some(out) => out,
+                None => return Err(AwsError::not_implemented(operation)),
+            },
+        };
+        Ok(Response::new(output))
     }
 }

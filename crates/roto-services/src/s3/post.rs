@@ -1,0 +1,335 @@
+//! POST object uploads from HTML forms (`multipart/form-data` to a bucket): the form's
+//! fields, its base64 policy (expiration and conditions), and the three answers S3 gives
+//! (`success_action_redirect`, `success_action_status` 200/201, else 204).
+
+use std::collections::BTreeMap;
+
+use base64::Engine;
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use roto_chunked::ChecksumAlgorithm;
+use roto_core::protocol::xml::XmlWriter;
+use roto_core::timestamp::{self, now_millis};
+use roto_core::{AwsError, AwsResult, Context, Request, Response, Value};
+
+use super::body;
+use super::cors::path_bucket;
+use super::errors;
+use super::objects::{new_row, version_header};
+use super::{input_str, S3};
+
+/// A parsed form: fields (names lower-cased) and the file.
+struct Form {
+    fields: BTreeMap<String, String>,
+    file: Option<(String, Vec<u8>)>,
+}
+
+fn boundary(content_type: &str) -> Option<String> {
+    content_type.split(';').find_map(|p| {
+        p.trim()
+            .strip_prefix("boundary=")
+            .map(|b| b.trim_matches('"').to_string())
+    })
+}
+
+fn find(haystack: &[u8], needle: &[u8], from: usize) -> Option<usize> {
+    haystack
+        .get(from..)?
+        .windows(needle.len())
+        .position(|w| w == needle)
+        .map(|i| i + from)
+}
+
+/// Parses a `multipart/form-data` body.
+fn parse_form(body: &[u8], boundary: &str) -> Option<Form> {
+    let delimiter = format!("--{boundary}").into_bytes();
+    let mut form = Form {
+        fields: BTreeMap::new(),
+        file: None,
+    };
+    let mut at = find(body, &delimiter, 0)? + delimiter.len();
+    loop {
+        if body.get(at..at + 2) == Some(b"--") {
+            return Some(form);
+        }
+        at += 2; // CRLF after the delimiter
+        let headers_end = find(body, b"\r\n\r\n", at)?;
+        let headers = String::from_utf8_lossy(&body[at..headers_end]).into_owned();
+        let content_start = headers_end + 4;
+        let next = find(body, &delimiter, content_start)?;
+        let content = &body[content_start..next.saturating_sub(2).max(content_start)];
+        let disposition = headers
+            .lines()
+            .find(|l| l.to_ascii_lowercase().starts_with("content-disposition"))?;
+        let param = |name: &str| {
+            disposition.split(';').find_map(|p| {
+                p.trim()
+                    .strip_prefix(&format!("{name}="))
+                    .map(|v| v.trim_matches('"').to_string())
+            })
+        };
+        let name = param("name")?.to_ascii_lowercase();
+        if name == "file" {
+            form.file = Some((param("filename").unwrap_or_default(), content.to_vec()));
+        } else if form.file.is_none() {
+            form.fields
+                .insert(name, String::from_utf8_lossy(content).into_owned());
+        }
+        at = next + delimiter.len();
+    }
+}
+
+fn policy_failed(condition: &serde_json::Value) -> AwsError {
+    AwsError::new(
+        "AccessDenied",
+        format!("Invalid according to Policy: Policy Condition failed: {condition}"),
+    )
+    .with_status(403)
+}
+
+/// Checks the form's policy document: not expired, every condition met.
+fn check_policy(form: &Form, bucket: &str, size: usize) -> AwsResult<()> {
+    let Some(policy) = form.fields.get("policy") else {
+        return Ok(());
+    };
+    let doc: serde_json::Value = base64::engine::general_purpose::STANDARD
+        .decode(policy.trim())
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok())
+        .ok_or_else(|| {
+            errors::invalid_argument("Invalid Policy: Invalid JSON.", "policy", policy)
+        })?;
+    let expires = doc
+        .get("expiration")
+        .and_then(|e| e.as_str())
+        .and_then(timestamp::parse);
+    if expires.is_some_and(|e| e < now_millis()) {
+        return Err(AwsError::new(
+            "AccessDenied",
+            "Invalid according to Policy: Policy expired.",
+        )
+        .with_status(403));
+    }
+    let field = |name: &str| -> String {
+        let name = name.trim_start_matches('$').to_ascii_lowercase();
+        if name == "bucket" {
+            return bucket.to_string();
+        }
+        form.fields.get(&name).cloned().unwrap_or_default()
+    };
+    for condition in doc
+        .get("conditions")
+        .and_then(|c| c.as_array())
+        .into_iter()
+        .flatten()
+    {
+        let ok = match condition {
+            serde_json::Value::Object(map) => map
+                .iter()
+                .all(|(k, v)| v.as_str().is_some_and(|v| field(k) == v)),
+            serde_json::Value::Array(items) => {
+                let op = items.first().and_then(|v| v.as_str()).unwrap_or_default();
+                match op.to_ascii_lowercase().as_str() {
+                    "content-length-range" => {
+                        let bound = |i: usize| items.get(i).and_then(serde_json::Value::as_u64);
+                        let (min, max) = (bound(1).unwrap_or(0), bound(2).unwrap_or(u64::MAX));
+                        let size = size as u64;
+                        if size > max {
+                            return Err(AwsError::new(
+                                "EntityTooLarge",
+                                "Your proposed upload exceeds the maximum allowed size",
+                            )
+                            .with_status(400)
+                            .with_field("ProposedSize", size.to_string())
+                            .with_field("MaxSizeAllowed", max.to_string()));
+                        }
+                        if size < min {
+                            return Err(AwsError::new(
+                                "EntityTooSmall",
+                                "Your proposed upload is smaller than the minimum allowed size",
+                            )
+                            .with_status(400)
+                            .with_field("ProposedSize", size.to_string())
+                            .with_field("MinSizeAllowed", min.to_string()));
+                        }
+                        true
+                    }
+                    "eq" | "starts-with" => {
+                        let name = items.get(1).and_then(|v| v.as_str()).unwrap_or_default();
+                        let want = items.get(2).and_then(|v| v.as_str()).unwrap_or_default();
+                        let have = field(name);
+                        if op.eq_ignore_ascii_case("eq") {
+                            have == want
+                        } else {
+                            have.starts_with(want)
+                        }
+                    }
+                    _ => true,
+                }
+            }
+            _ => true,
+        };
+        if !ok {
+            return Err(policy_failed(condition));
+        }
+    }
+    Ok(())
+}
+
+/// The PutObject-shaped input a form describes.
+fn form_input(form: &Form) -> Value {
+    const FIELDS: [(&str, &str); 7] = [
+        ("content-type", "ContentType"),
+        ("cache-control", "CacheControl"),
+        ("content-disposition", "ContentDisposition"),
+        ("content-encoding", "ContentEncoding"),
+        ("expires", "Expires"),
+        ("x-amz-storage-class", "StorageClass"),
+        ("x-amz-website-redirect-location", "WebsiteRedirectLocation"),
+    ];
+    let mut input = Value::map();
+    for (field, member) in FIELDS {
+        if let Some(v) = form.fields.get(field) {
+            input.insert(member, v.as_str());
+        }
+    }
+    let metadata: BTreeMap<String, Value> = form
+        .fields
+        .iter()
+        .filter_map(|(k, v)| Some((k.strip_prefix("x-amz-meta-")?.to_string(), Value::from(v))))
+        .collect();
+    if !metadata.is_empty() {
+        input.insert("Metadata", Value::Map(metadata));
+    }
+    input
+}
+
+impl S3 {
+    pub(crate) async fn post_object(
+        &self,
+        ctx: &Context,
+        request: &Request,
+    ) -> AwsResult<Response> {
+        let (name, _) = path_bucket(input_str(&request.input, "Path"));
+        let bucket = self.bucket(&name)?;
+        let content_type = request
+            .headers
+            .get(http::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default();
+        let malformed = || {
+            AwsError::new(
+                "MalformedPOSTRequest",
+                "The body of your POST request is not well-formed multipart/form-data.",
+            )
+            .with_status(400)
+        };
+        let body = request
+            .input
+            .get("Body")
+            .and_then(Value::as_blob)
+            .unwrap_or_default();
+        let form = boundary(content_type)
+            .and_then(|b| parse_form(body, &b))
+            .ok_or_else(malformed)?;
+        let Some(key) = form.fields.get("key") else {
+            return Err(errors::invalid_argument(
+                "Bucket POST must contain a field named 'key'.  If it is specified, please check the order of the fields.",
+                "key",
+                "",
+            ));
+        };
+        let Some((filename, data)) = &form.file else {
+            return Err(errors::invalid_argument(
+                "POST requires exactly one file upload per request.",
+                "file",
+                "0",
+            ));
+        };
+        let key = key.replace("${filename}", filename);
+        super::objects::check_key(&key)?;
+        check_policy(&form, &bucket.name, data.len())?;
+        let input = form_input(&form);
+        let upload = body::receive(
+            &self.env.store,
+            &http::HeaderMap::new(),
+            None,
+            Some(data.clone()),
+            ChecksumAlgorithm::Crc64Nvme,
+        )
+        .await?;
+        let mut row = match new_row(&input, &upload, self.next_seq()) {
+            Ok(row) => row,
+            Err(e) => {
+                self.env.store.remove_blob(&upload.blob);
+                return Err(e);
+            }
+        };
+        self.commit_object(&bucket, &key, &input, &mut row)?;
+        self.notify(ctx, &bucket, "ObjectCreated:Post", &key, Some(&row));
+        let encoded =
+            percent_encoding::utf8_percent_encode(&key, super::list::URL_SAFE).to_string();
+        let host = if ctx.host.is_empty() {
+            "localhost"
+        } else {
+            &ctx.host
+        };
+        let location = format!("http://{host}/{}/{encoded}", bucket.name);
+        let mut response = Response::new(Value::map())
+            .with_header("ETag", row.etag.clone())
+            .with_header("Location", location.clone());
+        if let Some(v) = version_header(&bucket, &row) {
+            response = response.with_header("x-amz-version-id", v);
+        }
+        if let Some(redirect) = form.fields.get("success_action_redirect") {
+            let sep = if redirect.contains('?') { '&' } else { '?' };
+            let target = format!(
+                "{redirect}{sep}bucket={}&key={encoded}&etag={}",
+                bucket.name,
+                percent_encoding::utf8_percent_encode(&row.etag, super::list::URL_SAFE)
+            );
+            response.headers.retain(|(n, _)| n != "Location");
+            return Ok(response.with_status(303).with_header("Location", target));
+        }
+        match form.fields.get("success_action_status").map(String::as_str) {
+            Some("200") => Ok(response.with_status(200)),
+            Some("201") => {
+                let mut w = XmlWriter::with_declaration();
+                w.start("PostResponse", &[]);
+                w.element("Location", &location);
+                w.element("Bucket", &bucket.name);
+                w.element("Key", &key);
+                w.element("ETag", &row.etag);
+                w.end("PostResponse");
+                let body = Full::new(Bytes::from(w.finish()))
+                    .map_err(|never| match never {})
+                    .boxed();
+                Ok(response
+                    .with_status(201)
+                    .with_header("Content-Type", "application/xml")
+                    .with_body(Some(body)))
+            }
+            _ => Ok(response.with_status(204)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn forms_parse_fields_and_the_file() {
+        let body = b"--XX\r\nContent-Disposition: form-data; name=\"key\"\r\n\r\nup/${filename}\r\n--XX\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a.txt\"\r\nContent-Type: text/plain\r\n\r\nhello\r\nworld\r\n--XX--\r\n";
+        let form = parse_form(body, "XX").unwrap();
+        assert_eq!(form.fields["key"], "up/${filename}");
+        let (name, data) = form.file.unwrap();
+        assert_eq!(name, "a.txt");
+        assert_eq!(data, b"hello\r\nworld");
+        assert!(parse_form(b"garbage", "XX").is_none());
+        assert_eq!(
+            boundary("multipart/form-data; boundary=\"abc\"").as_deref(),
+            Some("abc")
+        );
+    }
+}
