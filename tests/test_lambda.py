@@ -502,3 +502,59 @@ def test_event_source_mapping_errors(lam):
         lam.create_event_source_mapping(EventSourceArn="arn:aws:kinesis:us-east-1:000000000000:stream/s",
                                         FunctionName=name, StartingPosition="LATEST")
     assert error_of(e)[0] == "InvalidParameterValueException"
+
+
+# --- destinations and permissions ----------------------------------------------------------
+
+def test_async_destinations_receive_success_and_failure_records(server, lam):
+    sqs = make_client(server, "sqs")
+    ok_url = sqs.create_queue(QueueName=unique("ok"))["QueueUrl"]
+    bad_url = sqs.create_queue(QueueName=unique("bad"))["QueueUrl"]
+    arn_of = lambda url: sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+    name = create(lam)
+    config = lam.put_function_event_invoke_config(
+        FunctionName=name, MaximumRetryAttempts=0,
+        DestinationConfig={"OnSuccess": {"Destination": arn_of(ok_url)}, "OnFailure": {"Destination": arn_of(bad_url)}})
+    assert config["FunctionArn"].endswith(f":function:{name}:$LATEST") and config["MaximumRetryAttempts"] == 0
+    assert lam.get_function_event_invoke_config(FunctionName=name)["DestinationConfig"]["OnSuccess"]["Destination"] == arn_of(ok_url)
+    lam.invoke(FunctionName=name, InvocationType="Event", Payload=b'{"hello": 1}')
+    lam.invoke(FunctionName=name, InvocationType="Event", Payload=b'{"fail": "dest"}')
+
+    def one(url):
+        return wait_for(lambda: sqs.receive_message(QueueUrl=url, WaitTimeSeconds=1).get("Messages"))[0]
+
+    success = json.loads(one(ok_url)["Body"])
+    assert success["requestContext"]["condition"] == "Success"
+    assert success["requestPayload"] == {"hello": 1} and success["responsePayload"]["echo"] == {"hello": 1}
+    failure = json.loads(one(bad_url)["Body"])
+    assert failure["requestContext"]["condition"] == "RetriesExhausted"
+    assert failure["requestContext"]["approximateInvokeCount"] == 1
+    assert failure["responseContext"]["functionError"] == "Unhandled"
+    assert failure["responsePayload"]["errorType"] == "ValueError"
+    with pytest.raises(ClientError) as e:
+        lam.put_function_event_invoke_config(FunctionName=name, DestinationConfig={"OnSuccess": {"Destination": "arn:aws:s3:::b"}})
+    assert error_of(e)[0] == "InvalidParameterValueException"
+    lam.delete_function_event_invoke_config(FunctionName=name)
+    with pytest.raises(ClientError) as e:
+        lam.get_function_event_invoke_config(FunctionName=name)
+    assert error_of(e)[0] == "ResourceNotFoundException"
+
+
+def test_permissions_build_a_resource_policy(lam):
+    name = create(lam)
+    with pytest.raises(ClientError) as e:
+        lam.get_policy(FunctionName=name)
+    assert error_of(e)[0] == "ResourceNotFoundException"
+    statement = json.loads(lam.add_permission(FunctionName=name, StatementId="s3", Action="lambda:InvokeFunction",
+                                              Principal="s3.amazonaws.com", SourceArn="arn:aws:s3:::bucket")["Statement"])
+    assert statement["Principal"] == {"Service": "s3.amazonaws.com"}
+    assert statement["Condition"] == {"ArnLike": {"AWS:SourceArn": "arn:aws:s3:::bucket"}}
+    with pytest.raises(ClientError) as e:
+        lam.add_permission(FunctionName=name, StatementId="s3", Action="lambda:InvokeFunction", Principal="sns.amazonaws.com")
+    assert error_of(e)[0] == "ResourceConflictException"
+    policy = json.loads(lam.get_policy(FunctionName=name)["Policy"])
+    assert [s["Sid"] for s in policy["Statement"]] == ["s3"]
+    lam.remove_permission(FunctionName=name, StatementId="s3")
+    with pytest.raises(ClientError) as e:
+        lam.remove_permission(FunctionName=name, StatementId="s3")
+    assert error_of(e)[0] == "ResourceNotFoundException"

@@ -576,6 +576,7 @@ impl Lambda {
                 })?;
                 self.executor
                     .retire(&self.instance_prefix(ctx, &latest.name));
+                self.forget_settings(ctx, &latest.name)?;
                 blobs
             }
         };

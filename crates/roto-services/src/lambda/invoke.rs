@@ -167,21 +167,30 @@ impl Runner {
         Ok(Outcome { lines, ..outcome })
     }
 
-    /// Runs an asynchronous invocation with its retries, tracing every attempt.
-    async fn run_async(self, ctx: Context, function: Function, invocation: Invocation) {
+    /// Runs an asynchronous invocation with its retries (`MaximumRetryAttempts` of its
+    /// invoke configuration, else two), tracing every attempt, then sends the record to
+    /// the OnSuccess or OnFailure destination where one is configured.
+    async fn run_async(
+        self,
+        ctx: Context,
+        function: Function,
+        invocation: Invocation,
+        config: Option<Value>,
+    ) {
         let arn = invocation.invoked_arn.clone();
-        for attempt in 1..=ASYNC_RETRIES + 1 {
+        let retries = config
+            .as_ref()
+            .and_then(|c| c.int("MaximumRetryAttempts"))
+            .and_then(|r| u32::try_from(r).ok())
+            .unwrap_or(ASYNC_RETRIES);
+        for attempt in 1..=retries + 1 {
             let started = std::time::Instant::now();
-            let mut inv = invocation.clone();
-            if attempt > 1 {
-                inv.request_id = invocation.request_id.clone();
-            }
-            let result = self.run(&ctx, &function, inv).await;
+            let result = self.run(&ctx, &function, invocation.clone()).await;
             let failed = match &result {
                 Ok(o) => o.function_error.clone(),
                 Err(e) => Some(e.code.to_string()),
             };
-            let last = attempt == ASYNC_RETRIES + 1;
+            let last = attempt == retries + 1;
             let mut entry = TraceEntry::request(&ctx.account, &ctx.region, "lambda", "Invoke");
             entry.kind = TraceKind::Delivery;
             entry.source = Some("lambda:async".into());
@@ -199,11 +208,160 @@ impl Runner {
             entry.error_code = failed.clone();
             self.env.trace.record(entry);
             if failed.is_none() || last {
+                let which = if failed.is_none() {
+                    "OnSuccess"
+                } else {
+                    "OnFailure"
+                };
+                let destination = config
+                    .as_ref()
+                    .and_then(|c| c.get("DestinationConfig"))
+                    .and_then(|d| d.get(which))
+                    .and_then(|d| d.str("Destination"));
+                if let Some(destination) = destination {
+                    let record = destination_record(&invocation, &function, &result, attempt);
+                    self.send_to_destination(&ctx, destination, &record).await;
+                }
                 return;
             }
             tokio::time::sleep(self.retry_delay * attempt).await;
         }
     }
+
+    /// Delivers a destination record through the dispatcher, tracing the outcome.
+    async fn send_to_destination(
+        &self,
+        ctx: &Context,
+        destination: &str,
+        record: &serde_json::Value,
+    ) {
+        let Some(dispatcher) = self.env.dispatcher() else {
+            return;
+        };
+        let body = record.to_string();
+        let parts: Vec<&str> = destination.splitn(7, ':').collect();
+        let result = match parts.as_slice() {
+            ["arn", _, "sqs", _, owner, queue] => {
+                let url = dispatcher
+                    .call(
+                        ctx,
+                        "sqs",
+                        "GetQueueUrl",
+                        Value::map()
+                            .with("QueueName", *queue)
+                            .with("QueueOwnerAWSAccountId", *owner),
+                    )
+                    .await;
+                match url {
+                    Ok(out) => {
+                        let url = out.str("QueueUrl").unwrap_or_default().to_string();
+                        let send = Value::map().with("QueueUrl", url).with("MessageBody", body);
+                        dispatcher
+                            .call(ctx, "sqs", "SendMessage", send)
+                            .await
+                            .map(|_| ())
+                    }
+                    Err(e) => Err(e),
+                }
+            }
+            ["arn", _, "sns", ..] => {
+                let publish = Value::map()
+                    .with("TopicArn", destination)
+                    .with("Message", body);
+                dispatcher
+                    .call(ctx, "sns", "Publish", publish)
+                    .await
+                    .map(|_| ())
+            }
+            ["arn", _, "lambda", ..] => {
+                let invoke = Value::map()
+                    .with("FunctionName", destination)
+                    .with("InvocationType", "Event")
+                    .with("Payload", Value::Blob(body.into_bytes()));
+                dispatcher
+                    .call(ctx, "lambda", "Invoke", invoke)
+                    .await
+                    .map(|_| ())
+            }
+            _ => Err(AwsError::new(
+                "UnsupportedDestination",
+                format!("Roto cannot deliver to {destination}"),
+            )),
+        };
+        let mut entry = TraceEntry::request(&ctx.account, &ctx.region, "lambda", "Destination");
+        entry.kind = TraceKind::Delivery;
+        entry.source = record["requestContext"]["functionArn"]
+            .as_str()
+            .map(str::to_string);
+        entry.target = Some(destination.to_string());
+        entry.attempt = Some(1);
+        match result {
+            Ok(()) => entry.outcome = Some("delivered".into()),
+            Err(e) => {
+                entry.outcome = Some("failed".into());
+                entry.error_code = Some(e.code.to_string());
+                entry.detail = Some(e.message);
+            }
+        }
+        self.env.trace.record(entry);
+    }
+}
+
+/// The record Lambda sends to a destination after an asynchronous invocation.
+fn destination_record(
+    invocation: &Invocation,
+    function: &Function,
+    result: &AwsResult<Outcome>,
+    attempts: u32,
+) -> serde_json::Value {
+    let parse = |bytes: &[u8]| {
+        serde_json::from_slice::<serde_json::Value>(bytes).unwrap_or_else(|_| {
+            serde_json::Value::String(String::from_utf8_lossy(bytes).into_owned())
+        })
+    };
+    let (condition, mut response_context, payload) = match result {
+        Ok(o) if o.function_error.is_none() => (
+            "Success",
+            serde_json::json!({"statusCode": 200, "executedVersion": function.version_name()}),
+            Some(parse(&o.payload)),
+        ),
+        Ok(o) => (
+            "RetriesExhausted",
+            serde_json::json!({"statusCode": 200, "executedVersion": function.version_name(),
+                               "functionError": o.function_error}),
+            Some(parse(&o.payload)),
+        ),
+        Err(e) => (
+            "RetriesExhausted",
+            serde_json::json!({"statusCode": e.status.unwrap_or(500), "executedVersion": function.version_name(),
+                               "functionError": e.code.to_string()}),
+            None,
+        ),
+    };
+    if response_context["functionError"].is_null() {
+        if let Some(map) = response_context.as_object_mut() {
+            map.remove("functionError");
+        }
+    }
+    let mut record = serde_json::json!({
+        "version": "1.0",
+        "timestamp": roto_core::timestamp::format(
+            roto_core::timestamp::now_millis(),
+            roto_core::timestamp::TimestampFormat::Iso8601,
+        ),
+        "requestContext": {
+            "requestId": invocation.request_id,
+            "functionArn": invocation.invoked_arn,
+            "condition": condition,
+            "approximateInvokeCount": attempts,
+        },
+        "requestPayload": parse(&invocation.payload),
+        "responseContext": response_context,
+    });
+    if let Some(p) = payload {
+        record["responsePayload"] = p;
+    }
+    record
 }
 
 /// Writes one batch through the dispatcher, creating the group and stream when needed.
@@ -353,8 +511,8 @@ impl Lambda {
                 if function.reserved == Some(0) {
                     return Err(throttled());
                 }
-                let ctx = ctx.clone();
-                tokio::spawn(runner.run_async(ctx, function, invocation));
+                let config = self.invoke_config(ctx, &name, qualifier.as_deref())?;
+                tokio::spawn(runner.run_async(ctx.clone(), function, invocation, config));
                 return Ok(Value::map().with("StatusCode", 202i64));
             }
             _ => {}

@@ -9,6 +9,7 @@
 //! - [`functions`]: Create/Get/Update/Delete/List, versions, tags, reserved concurrency.
 //! - [`aliases`]: aliases with weighted routing.
 //! - [`invoke`]: Invoke (RequestResponse, Event, DryRun), logs to CloudWatch Logs.
+//! - [`settings`]: resource policies and asynchronous invocation configuration.
 //! - [`mappings`]: event source mappings from SQS queues.
 //! - [`zip`]: the archive reader.
 
@@ -17,6 +18,7 @@ mod executor;
 mod functions;
 mod invoke;
 mod mappings;
+mod settings;
 mod zip;
 
 use std::io;
@@ -60,6 +62,15 @@ CREATE TABLE IF NOT EXISTS lambda_mappings (
     function TEXT NOT NULL,
     source TEXT NOT NULL,
     config TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS lambda_settings (
+    account TEXT NOT NULL,
+    region TEXT NOT NULL,
+    function TEXT NOT NULL,
+    qualifier TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    config TEXT NOT NULL,
+    PRIMARY KEY (account, region, function, qualifier, kind)
 );
 CREATE TABLE IF NOT EXISTS lambda_aliases (
     account TEXT NOT NULL,
@@ -152,6 +163,24 @@ impl Service for Lambda {
                 "UpdateEventSourceMapping" => self.update_event_source_mapping(ctx, input)?,
                 "DeleteEventSourceMapping" => self.delete_event_source_mapping(input)?,
                 "ListEventSourceMappings" => self.list_event_source_mappings(ctx, input)?,
+                "AddPermission" => self.add_permission(ctx, input)?,
+                "GetPolicy" => self.get_policy(ctx, input)?,
+                "RemovePermission" => self.remove_permission(ctx, input)?,
+                "PutFunctionEventInvokeConfig" => {
+                    self.put_function_event_invoke_config(ctx, input)?
+                }
+                "UpdateFunctionEventInvokeConfig" => {
+                    self.update_function_event_invoke_config(ctx, input)?
+                }
+                "GetFunctionEventInvokeConfig" => {
+                    self.get_function_event_invoke_config(ctx, input)?
+                }
+                "DeleteFunctionEventInvokeConfig" => {
+                    self.delete_function_event_invoke_config(ctx, input)?
+                }
+                "ListFunctionEventInvokeConfigs" => {
+                    self.list_function_event_invoke_configs(ctx, input)?
+                }
                 other => return Err(AwsError::not_implemented(other)),
             };
             Ok(Response::new(output))
