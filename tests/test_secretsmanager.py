@@ -3,9 +3,12 @@ stages, deletion and recovery, listing, policies, passwords."""
 
 from __future__ import annotations
 
+import io
 import json
 import re
 import string
+import time
+import zipfile
 
 import pytest
 from botocore.exceptions import ClientError
@@ -248,7 +251,8 @@ def test_tags_policies_and_rotation_settings_are_stored(sm):
         sm.rotate_secret(SecretId="meta")
     assert error(e)[0] == "InvalidRequestException"
     lam = "arn:aws:lambda:us-east-1:000000000000:function:rotate"
-    sm.rotate_secret(SecretId="meta", RotationLambdaARN=lam, RotationRules={"AutomaticallyAfterDays": 30})
+    sm.rotate_secret(SecretId="meta", RotationLambdaARN=lam, RotationRules={"AutomaticallyAfterDays": 30},
+                     RotateImmediately=False)
     described = sm.describe_secret(SecretId="meta")
     assert described["RotationEnabled"] is True and described["RotationLambdaARN"] == lam
     assert described["RotationRules"]["AutomaticallyAfterDays"] == 30 and "NextRotationDate" in described
@@ -279,3 +283,62 @@ def test_cli_creates_and_reads_a_secret(aws):
     assert out["SecretString"] == "s3cret"
     failed = aws("secretsmanager", "describe-secret", "--secret-id", "missing", check=False)
     assert failed.returncode != 0 and "ResourceNotFoundException" in failed.stderr
+
+
+ROTATION_FUNCTION = """
+import json, os, urllib.request
+
+def call(target, body):
+    request = urllib.request.Request(
+        os.environ["AWS_ENDPOINT_URL"], data=json.dumps(body).encode(),
+        headers={"Content-Type": "application/x-amz-json-1.1", "X-Amz-Target": "secretsmanager." + target,
+                 "Authorization": "AWS4-HMAC-SHA256 Credential=test/20260101/us-east-1/secretsmanager/aws4_request, SignedHeaders=host, Signature=0"})
+    return json.loads(urllib.request.urlopen(request).read() or b"{}")
+
+def handler(event, context):
+    arn, token, step = event["SecretId"], event["ClientRequestToken"], event["Step"]
+    stages = call("DescribeSecret", {"SecretId": arn})["VersionIdsToStages"]
+    if "AWSPENDING" not in stages.get(token, []):
+        raise ValueError("version %s is not pending" % token)
+    if step == "createSecret":
+        current = call("GetSecretValue", {"SecretId": arn, "VersionStage": "AWSCURRENT"})["SecretString"]
+        call("PutSecretValue", {"SecretId": arn, "ClientRequestToken": token,
+                                "SecretString": current + "-rotated", "VersionStages": ["AWSPENDING"]})
+    elif step == "finishSecret":
+        current = [v for v, s in stages.items() if "AWSCURRENT" in s][0]
+        call("UpdateSecretVersionStage", {"SecretId": arn, "VersionStage": "AWSCURRENT",
+                                          "MoveToVersionId": token, "RemoveFromVersionId": current})
+"""
+
+
+def test_rotate_secret_runs_the_rotation_function_through_its_four_steps(client, sm):
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        z.writestr("rotate.py", ROTATION_FUNCTION)
+    fn = client("lambda").create_function(
+        FunctionName="rotator", Runtime="python3.12", Role="arn:aws:iam::000000000000:role/r",
+        Handler="rotate.handler", Code={"ZipFile": buf.getvalue()},
+    )["FunctionArn"]
+    v1 = sm.create_secret(Name="rotated", SecretString="pw")["VersionId"]
+    out = sm.rotate_secret(SecretId="rotated", RotationLambdaARN=fn, RotationRules={"AutomaticallyAfterDays": 7})
+    token = out["VersionId"]
+    deadline = time.time() + 30
+    while time.time() < deadline and "LastRotatedDate" not in sm.describe_secret(SecretId="rotated"):
+        time.sleep(0.1)
+    described = sm.describe_secret(SecretId="rotated")
+    assert "LastRotatedDate" in described, described
+    assert described["VersionIdsToStages"] == {v1: ["AWSPREVIOUS"], token: ["AWSCURRENT"]}
+    assert sm.get_secret_value(SecretId="rotated")["SecretString"] == "pw-rotated"
+
+
+def test_rotation_placeholder_has_no_value_until_the_function_writes_it(sm):
+    sm.create_secret(Name="placeholder", SecretString="pw")
+    token = sm.rotate_secret(
+        SecretId="placeholder", RotationLambdaARN="arn:aws:lambda:us-east-1:000000000000:function:absent",
+    )["VersionId"]
+    assert stages(sm, "placeholder")[token] == ["AWSPENDING"]
+    with pytest.raises(ClientError) as e:
+        sm.get_secret_value(SecretId="placeholder", VersionStage="AWSPENDING")
+    assert error(e)[0] == "ResourceNotFoundException"
+    sm.put_secret_value(SecretId="placeholder", ClientRequestToken=token, SecretString="new", VersionStages=["AWSPENDING"])
+    assert sm.get_secret_value(SecretId="placeholder", VersionStage="AWSPENDING")["SecretString"] == "new"

@@ -7,14 +7,15 @@
 //! version id, as AWS's does. Staging labels move between versions exactly as AWS moves
 //! them (see [`stages`]).
 //!
-//! - [`secrets`]: create, describe, list, update, delete/restore, tags, resource policies,
-//!   rotation settings.
+//! - [`secrets`]: create, describe, list, update, delete/restore, tags, resource policies.
+//! - [`rotation`]: RotateSecret, CancelRotateSecret, and running the rotation function.
 //! - [`versions`]: values (get, put, batch get), version listing and stage moves.
 //! - [`password`]: GetRandomPassword, from the operating system generator.
 
 use std::io;
 use std::sync::Arc;
 
+use roto_core::events::Event;
 use roto_core::timestamp::now_millis;
 use roto_core::{
     AwsError, AwsResult, BoxFuture, Context, Env, Request, Response, Service, ServiceSpec, Value,
@@ -22,6 +23,7 @@ use roto_core::{
 use rusqlite::OptionalExtension;
 
 mod password;
+mod rotation;
 mod secrets;
 mod stages;
 mod versions;
@@ -274,6 +276,18 @@ impl Service for SecretsManager {
                 other => return Err(AwsError::not_implemented(other)),
             };
             Ok(Response::new(output))
+        })
+    }
+
+    fn deliver<'a>(&'a self, event: &'a Event) -> BoxFuture<'a, Result<(), String>> {
+        Box::pin(async move {
+            if event.kind != rotation::ROTATION_EVENT {
+                return Err(format!(
+                    "secretsmanager accepts no {} deliveries",
+                    event.kind
+                ));
+            }
+            self.run_rotation(event).await
         })
     }
 }

@@ -1,12 +1,11 @@
 //! Secrets themselves: creation, description, listing with filters, updates, deletion
 //! with a recovery window, tags, resource policies and rotation settings.
 
-use roto_core::protocol::json::value_to_json;
 use roto_core::timestamp::now_millis;
 use roto_core::{AwsError, AwsResult, Context, Value};
 
 use super::stages::CURRENT;
-use super::versions::{new_version_id, SecretValue};
+use super::versions::SecretValue;
 use super::{invalid_parameter, invalid_request, Secret, SecretsManager, SECRET_COLUMNS};
 use crate::paging::page;
 
@@ -457,62 +456,6 @@ impl SecretsManager {
         Ok(Value::map()
             .with("ARN", secret.arn)
             .with("Name", secret.name))
-    }
-
-    /// RotateSecret: records the rotation function and schedule. Rotation itself runs in
-    /// the function, which Roto invokes once a Lambda service is registered; until then the
-    /// settings are stored and reported as AWS reports them.
-    pub(super) fn rotate_secret(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
-        let secret = self.live_secret(ctx, input)?;
-        let lambda = input
-            .str("RotationLambdaARN")
-            .map(str::to_string)
-            .or_else(|| secret.rotation_lambda.clone())
-            .ok_or_else(|| {
-                invalid_request("No Lambda rotation function ARN is associated with this secret.")
-            })?;
-        let rules = match input.get("RotationRules") {
-            Some(r) => Some(value_to_json(r).to_string()),
-            None => secret.rotation_rules.clone(),
-        };
-        self.env.store.with(|c| {
-            c.execute(
-                "UPDATE sm_secrets SET rotation_enabled = 1, rotation_lambda = ?4, rotation_rules = ?5
-                 WHERE account = ?1 AND region = ?2 AND name = ?3",
-                rusqlite::params![ctx.account, ctx.region, secret.name, lambda, rules],
-            )
-        })?;
-        let version = input
-            .str("ClientRequestToken")
-            .map(str::to_string)
-            .unwrap_or_else(new_version_id);
-        Ok(Value::map()
-            .with("ARN", secret.arn)
-            .with("Name", secret.name)
-            .with("VersionId", version))
-    }
-
-    pub(super) fn cancel_rotate_secret(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
-        let secret = self.live_secret(ctx, input)?;
-        self.env.store.with(|c| {
-            c.execute(
-                "UPDATE sm_secrets SET rotation_enabled = 0 WHERE account = ?1 AND region = ?2 AND name = ?3",
-                [&ctx.account, &ctx.region, &secret.name],
-            )
-        })?;
-        let pending = self.stage_map(ctx, &secret.name)?.as_map().and_then(|m| {
-            m.iter()
-                .find(|(_, labels)| {
-                    labels
-                        .as_list()
-                        .is_some_and(|l| l.iter().any(|x| x.as_str() == Some("AWSPENDING")))
-                })
-                .map(|(id, _)| id.clone())
-        });
-        Ok(Value::map()
-            .with("ARN", secret.arn)
-            .with("Name", secret.name)
-            .with_opt("VersionId", pending))
     }
 }
 

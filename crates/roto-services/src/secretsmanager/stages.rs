@@ -9,6 +9,8 @@
 pub const CURRENT: &str = "AWSCURRENT";
 /// The label AWS gives the version that was current before.
 pub const PREVIOUS: &str = "AWSPREVIOUS";
+/// The label of the version a rotation is creating.
+pub const PENDING: &str = "AWSPENDING";
 
 /// A version id and its labels.
 pub type Labels = (String, Vec<String>);

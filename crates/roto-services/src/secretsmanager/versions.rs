@@ -46,6 +46,9 @@ impl SecretValue {
     }
 }
 
+/// The kind of a version RotateSecret created for its rotation function to fill.
+pub(super) const PLACEHOLDER: &str = "none";
+
 /// A version as stored.
 struct Version {
     id: String,
@@ -167,7 +170,15 @@ impl SecretsManager {
     ) -> AwsResult<(String, Vec<String>)> {
         let version_id = token.map(str::to_string).unwrap_or_else(new_version_id);
         let existing = self.versions(ctx, &secret.name)?;
-        if let Some(v) = existing.iter().find(|v| v.id == version_id) {
+        let filling = existing
+            .iter()
+            .any(|v| v.id == version_id && v.kind == PLACEHOLDER);
+        let carried: Vec<String> = existing
+            .iter()
+            .filter(|v| filling && v.id == version_id)
+            .flat_map(|v| v.stages.clone())
+            .collect();
+        if let Some(v) = existing.iter().find(|v| v.id == version_id && !filling) {
             if self.decrypt_version(ctx, secret, v).await? == value {
                 return Ok((v.id.clone(), v.stages.clone()));
             }
@@ -202,6 +213,10 @@ impl SecretsManager {
                 |r| r.get(0),
             )?;
             tx.execute(
+                "DELETE FROM sm_versions WHERE account = ?1 AND region = ?2 AND name = ?3 AND version_id = ?4 AND kind = ?5",
+                rusqlite::params![ctx.account, ctx.region, secret.name, version_id, PLACEHOLDER],
+            )?;
+            tx.execute(
                 "INSERT INTO sm_versions (account, region, name, version_id, seq, created, kind,
                     ciphertext, stages, kms_key_id)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, '[]', ?9)",
@@ -218,7 +233,7 @@ impl SecretsManager {
                 ],
             )?;
             let mut all = Self::labels_in(tx, ctx, &secret.name)?;
-            for label in labels {
+            for label in carried.iter().chain(labels) {
                 stages::attach(&mut all, &version_id, label);
             }
             Self::write_labels(tx, ctx, &secret.name, &all)?;
@@ -229,6 +244,58 @@ impl SecretsManager {
             Ok::<_, AwsError>(stages::holder_labels(&all, &version_id))
         })?;
         Ok((version_id, stages))
+    }
+
+    /// Records version `token` with the label `AWSPENDING` and no value yet, for a
+    /// rotation function to fill with PutSecretValue, as RotateSecret does.
+    pub(super) fn add_placeholder(
+        &self,
+        ctx: &Context,
+        secret: &Secret,
+        token: &str,
+    ) -> AwsResult<()> {
+        self.env.store.transaction(|tx| {
+            let exists: bool = tx.query_row(
+                "SELECT COUNT(*) > 0 FROM sm_versions WHERE account = ?1 AND region = ?2 AND name = ?3 AND version_id = ?4",
+                [&ctx.account, &ctx.region, &secret.name, token],
+                |r| r.get(0),
+            )?;
+            if !exists {
+                tx.execute(
+                    "INSERT INTO sm_versions (account, region, name, version_id, seq, created, kind,
+                        ciphertext, stages, kms_key_id)
+                     SELECT ?1, ?2, ?3, ?4, COALESCE(MAX(seq), 0) + 1, ?5, ?6, x'', '[]', ?7
+                     FROM sm_versions WHERE account = ?1 AND region = ?2 AND name = ?3",
+                    rusqlite::params![
+                        ctx.account,
+                        ctx.region,
+                        secret.name,
+                        token,
+                        now_millis(),
+                        PLACEHOLDER,
+                        secret.kms_key_id
+                    ],
+                )?;
+            }
+            let mut all = Self::labels_in(tx, ctx, &secret.name)?;
+            stages::attach(&mut all, token, stages::PENDING);
+            Self::write_labels(tx, ctx, &secret.name, &all)
+        })
+    }
+
+    /// Takes `label` off `version` (AWSPENDING once a rotation has finished).
+    pub(super) fn drop_label(
+        &self,
+        ctx: &Context,
+        name: &str,
+        version: &str,
+        label: &str,
+    ) -> AwsResult<()> {
+        self.env.store.transaction(|tx| {
+            let mut all = Self::labels_in(tx, ctx, name)?;
+            stages::remove(&mut all, version, label);
+            Self::write_labels(tx, ctx, name, &all)
+        })
     }
 
     fn labels_in(
@@ -281,6 +348,12 @@ impl SecretsManager {
                     .ok_or_else(|| version_not_found("staging label", stage))?
             }
         };
+        if version.kind == PLACEHOLDER {
+            return Err(match (version_id, stage) {
+                (Some(id), _) => version_not_found("VersionId", id),
+                (None, stage) => version_not_found("staging label", stage.unwrap_or(CURRENT)),
+            });
+        }
         let value = self.decrypt_version(ctx, secret, version).await?;
         let today = day_of(now_millis());
         self.env.store.with(|c| {
