@@ -372,3 +372,36 @@ def test_cli_encrypts_and_decrypts(aws, tmp_path):
     assert base64.b64decode(back["Plaintext"]) == b"cli"
     failed = aws("kms", "describe-key", "--key-id", "alias/missing", check=False)
     assert failed.returncode != 0 and "NotFoundException" in failed.stderr
+
+
+def test_tampered_ciphertext_is_invalid(kms):
+    key = kms.create_key()["KeyMetadata"]["KeyId"]
+    blob = bytearray(kms.encrypt(KeyId=key, Plaintext=b"intact")["CiphertextBlob"])
+    blob[-1] ^= 1
+    with pytest.raises(ClientError) as e:
+        kms.decrypt(CiphertextBlob=bytes(blob))
+    assert error(e)[0] == "InvalidCiphertextException"
+
+
+def test_key_material_and_protected_values_survive_a_restart(tmp_path):
+    import boto3
+    from botocore.config import Config
+    from roto_server import RotoServer
+
+    def make(server, service):
+        return boto3.client(service, endpoint_url=server.endpoint, region_name="us-east-1",
+                            aws_access_key_id="test", aws_secret_access_key="test",
+                            config=Config(retries={"max_attempts": 1}))
+
+    data = str(tmp_path / "data")
+    with RotoServer("--data-dir", data) as s:
+        kms = make(s, "kms")
+        key = kms.create_key(KeySpec="ECC_NIST_P256", KeyUsage="SIGN_VERIFY")["KeyMetadata"]["KeyId"]
+        signature = kms.sign(KeyId=key, Message=b"m", SigningAlgorithm="ECDSA_SHA_256")["Signature"]
+        make(s, "secretsmanager").create_secret(Name="kept", SecretString="still here")
+        make(s, "ssm").put_parameter(Name="/kept", Value="secure", Type="SecureString")
+    with RotoServer("--data-dir", data) as s:
+        assert make(s, "kms").verify(KeyId=key, Message=b"m", Signature=signature,
+                                     SigningAlgorithm="ECDSA_SHA_256")["SignatureValid"]
+        assert make(s, "secretsmanager").get_secret_value(SecretId="kept")["SecretString"] == "still here"
+        assert make(s, "ssm").get_parameter(Name="/kept", WithDecryption=True)["Parameter"]["Value"] == "secure"
