@@ -558,3 +558,21 @@ def test_permissions_build_a_resource_policy(lam):
     with pytest.raises(ClientError) as e:
         lam.remove_permission(FunctionName=name, StatementId="s3")
     assert error_of(e)[0] == "ResourceNotFoundException"
+
+
+def test_sns_subscription_invokes_the_function(server, lam, logs):
+    sns = make_client(server, "sns")
+    topic = sns.create_topic(Name=unique("topic"))["TopicArn"]
+    name = create(lam)
+    arn = lam.get_function(FunctionName=name)["Configuration"]["FunctionArn"]
+    sns.subscribe(TopicArn=topic, Protocol="lambda", Endpoint=arn)
+    sns.publish(TopicArn=topic, Message="hello lambda")
+    group = f"/aws/lambda/{name}"
+
+    def printed():
+        if not logs.describe_log_groups(logGroupNamePrefix=group)["logGroups"]:
+            return []
+        return [e["message"] for e in logs.filter_log_events(logGroupName=group, filterPattern='"aws:sns"')["events"]]
+
+    lines = wait_for(printed)
+    assert lines and "hello lambda" in lines[0]

@@ -450,6 +450,38 @@ fn spec_of(ctx: &Context, f: &Function) -> Spec {
 }
 
 impl Lambda {
+    /// Takes an event-bus delivery (an S3 notification, an SNS message) as an
+    /// asynchronous invocation of the target function, as AWS's services invoke Lambda.
+    pub(super) fn accept_delivery(&self, event: &roto_core::events::Event) -> Result<(), String> {
+        let dispatcher = self
+            .env
+            .dispatcher()
+            .ok_or("the dispatcher is not running")?;
+        let mut ctx = dispatcher.default_context();
+        ctx.account = event.account.clone();
+        ctx.region = event.region.clone();
+        let (name, qualifier) = super::split_function_name(&event.target);
+        let mut function = self
+            .resolve(&ctx, &name, qualifier.as_deref(), true)
+            .map_err(|e| e.message)?;
+        function.reserved = self.latest(&ctx, &name).map_err(|e| e.message)?.reserved;
+        let config = self
+            .invoke_config(&ctx, &name, qualifier.as_deref())
+            .map_err(|e| e.message)?;
+        let invocation = Invocation {
+            request_id: ctx.request_id.clone(),
+            payload: super::to_json(&event.payload).to_string().into_bytes(),
+            invoked_arn: event.target.clone(),
+            client_context: None,
+        };
+        tokio::spawn(
+            self.runner
+                .clone()
+                .run_async(ctx, function, invocation, config),
+        );
+        Ok(())
+    }
+
     /// The pool-key prefix of every instance of a function.
     pub(super) fn instance_prefix(&self, ctx: &Context, name: &str) -> String {
         format!("{}/{}/{}/", ctx.account, ctx.region, name)

@@ -25,6 +25,7 @@ use std::io;
 use std::sync::Arc;
 use std::time::Duration;
 
+use roto_core::events::Event;
 use roto_core::store::BlobReader;
 use roto_core::{
     AwsError, AwsResult, BoxFuture, Context, Env, Request, Response, Service, ServiceSpec, Value,
@@ -185,6 +186,10 @@ impl Service for Lambda {
             };
             Ok(Response::new(output))
         })
+    }
+
+    fn deliver<'a>(&'a self, event: &'a Event) -> BoxFuture<'a, Result<(), String>> {
+        Box::pin(async move { self.accept_delivery(event) })
     }
 }
 
