@@ -722,3 +722,52 @@ def test_account_authorization_details_show_what_hangs_off_each_entity(iam):
     assert first["IsTruncated"] and not rest["IsTruncated"]
     assert len(first["UserDetailList"] + first["GroupDetailList"]) == 2
     assert len(rest["RoleDetailList"] + rest["Policies"]) == 2
+
+
+def test_web_identity_federation_assumes_the_iam_role_and_echoes_the_token_claims(client):
+    import base64
+    iam, sts = client("iam"), client("sts")
+    url = "https://oidc.eks.us-east-1.amazonaws.com/id/ABC"
+    iam.create_open_id_connect_provider(Url=url, ClientIDList=["sts.amazonaws.com"],
+                                        ThumbprintList=["9e99a48a9960b14926bb7f3b02e22da2b0ab7280"])
+    role = iam.create_role(RoleName="irsa", AssumeRolePolicyDocument=TRUST, MaxSessionDuration=3600)["Role"]
+    claims = base64.urlsafe_b64encode(json.dumps(
+        {"iss": url, "sub": "system:serviceaccount:default:app", "aud": "sts.amazonaws.com"}).encode()).decode().rstrip("=")
+    token = f"eyJhbGciOiJSUzI1NiJ9.{claims}.c2ln"
+    out = sts.assume_role_with_web_identity(RoleArn=role["Arn"], RoleSessionName="pod", WebIdentityToken=token)
+    assert out["AssumedRoleUser"]["AssumedRoleId"] == f"{role['RoleId']}:pod"
+    assert out["AssumedRoleUser"]["Arn"] == f"arn:aws:sts::{ACCOUNT}:assumed-role/irsa/pod"
+    assert out["SubjectFromWebIdentityToken"] == "system:serviceaccount:default:app"
+    assert out["Provider"] == "oidc.eks.us-east-1.amazonaws.com/id/ABC"
+    assert out["Audience"] == "sts.amazonaws.com"
+    with pytest.raises(ClientError) as e:
+        sts.assume_role_with_web_identity(RoleArn=role["Arn"], RoleSessionName="pod", WebIdentityToken=token,
+                                          DurationSeconds=7200)
+    assert error_of(e)[0] == "ValidationError"
+
+
+def test_saml_federation_takes_the_session_name_from_the_assertion(server, client):
+    import base64
+    iam, sts = client("iam"), client("sts")
+    role = iam.create_role(RoleName="sso", AssumeRolePolicyDocument=TRUST)["Role"]
+    xml = ('<samlp:Response><saml:Issuer>https://idp.example.com</saml:Issuer><saml:Assertion>'
+           '<saml:Subject><saml:NameID Format="urn:oasis:names:tc:SAML:2.0:nameid-format:transient">x1</saml:NameID></saml:Subject>'
+           '<saml:Attribute Name="https://aws.amazon.com/SAML/Attributes/RoleSessionName">'
+           '<saml:AttributeValue>alice@example.com</saml:AttributeValue></saml:Attribute></saml:Assertion></samlp:Response>')
+    out = sts.assume_role_with_saml(RoleArn=role["Arn"], PrincipalArn=f"arn:aws:iam::{ACCOUNT}:saml-provider/corp",
+                                    SAMLAssertion=base64.b64encode(xml.encode()).decode())
+    assert out["AssumedRoleUser"]["Arn"] == f"arn:aws:sts::{ACCOUNT}:assumed-role/sso/alice@example.com"
+    assert (out["Subject"], out["SubjectType"], out["Issuer"]) == ("x1", "transient", "https://idp.example.com")
+    creds = out["Credentials"]
+    session = boto3.client("sts", endpoint_url=server.endpoint, region_name="us-east-1",
+                           aws_access_key_id=creds["AccessKeyId"], aws_secret_access_key=creds["SecretAccessKey"],
+                           aws_session_token=creds["SessionToken"])
+    assert session.get_caller_identity()["Arn"] == out["AssumedRoleUser"]["Arn"]
+
+
+def test_get_access_key_info_names_the_keys_account(server):
+    root = keyed_client(server, "iam", "111122223333")
+    root.create_user(UserName="u")
+    key = root.create_access_key(UserName="u")["AccessKey"]["AccessKeyId"]
+    sts = keyed_client(server, "sts", "test")
+    assert sts.get_access_key_info(AccessKeyId=key)["Account"] == "111122223333"

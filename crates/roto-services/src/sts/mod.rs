@@ -11,6 +11,8 @@
 //! an `AKIA` key that Roto issued, and `GetRole` gives `AssumeRole` the role's id and its
 //! `MaxSessionDuration`. A role IAM does not know is assumed without those checks.
 
+mod federation;
+
 use std::io;
 use std::sync::Arc;
 
@@ -191,8 +193,25 @@ impl Sts {
     }
 
     async fn assume_role(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
-        let role_arn = input.str("RoleArn").unwrap_or_default();
         let session_name = input.str("RoleSessionName").unwrap_or_default();
+        let duration = input.int("DurationSeconds").unwrap_or(3600);
+        let mut out = self.assume(ctx, input, session_name, duration).await?;
+        if let Some(source) = input.str("SourceIdentity") {
+            out.insert("SourceIdentity", source);
+        }
+        Ok(out)
+    }
+
+    /// Issues credentials for the role `RoleArn` names, as session `session_name`: the
+    /// shared core of `AssumeRole`, `AssumeRoleWithWebIdentity` and `AssumeRoleWithSAML`.
+    async fn assume(
+        &self,
+        ctx: &Context,
+        input: &Value,
+        session_name: &str,
+        duration: i64,
+    ) -> AwsResult<Value> {
+        let role_arn = input.str("RoleArn").unwrap_or_default();
         let (account, role_name) = parse_role_arn(role_arn).ok_or_else(|| {
             AwsError::new("ValidationError", format!("{role_arn} is invalid")).with_status(400)
         })?;
@@ -208,7 +227,6 @@ impl Sts {
             )
             .with_status(400));
         }
-        let duration = input.int("DurationSeconds").unwrap_or(3600);
         let role_id = match self.iam_role(ctx, &account, &role_name).await {
             Some((_, max)) if duration > max => return Err(AwsError::new(
                 "ValidationError",
@@ -234,10 +252,74 @@ impl Sts {
         if let Some(policy) = input.str("Policy") {
             out.insert("PackedPolicySize", packed_policy_size(policy));
         }
-        if let Some(source) = input.str("SourceIdentity") {
-            out.insert("SourceIdentity", source);
+        Ok(out)
+    }
+
+    /// `AssumeRoleWithWebIdentity`: the token's claims are read, never verified.
+    async fn assume_role_with_web_identity(
+        &self,
+        ctx: &Context,
+        input: &Value,
+    ) -> AwsResult<Value> {
+        let session_name = input.str("RoleSessionName").unwrap_or_default();
+        let duration = input.int("DurationSeconds").unwrap_or(3600);
+        let claims = federation::web_identity(input.str("WebIdentityToken").unwrap_or_default());
+        let mut out = self.assume(ctx, input, session_name, duration).await?;
+        let provider = input
+            .str("ProviderId")
+            .map(str::to_string)
+            .or(claims.issuer);
+        out.insert(
+            "SubjectFromWebIdentityToken",
+            claims.subject.unwrap_or_default(),
+        );
+        if let Some(provider) = provider {
+            out.insert("Provider", provider);
+        }
+        if let Some(audience) = claims.audience {
+            out.insert("Audience", audience);
         }
         Ok(out)
+    }
+
+    /// `AssumeRoleWithSAML`: the session name, duration and subject come from the
+    /// assertion, which is read, never verified.
+    async fn assume_role_with_saml(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
+        let assertion = federation::saml(input.str("SAMLAssertion").unwrap_or_default())
+            .ok_or_else(|| {
+                AwsError::new(
+                    "InvalidIdentityTokenException",
+                    "Invalid base64 SAMLResponse (check that the SAMLResponse is base64 encoded).",
+                )
+            })?;
+        let duration = input
+            .int("DurationSeconds")
+            .or(assertion.duration)
+            .unwrap_or(3600);
+                let session_name = assertion
+            .session_name
+            .clone()
+            .or_else(|| assertion.subject.clone())
+            .unwrap_or_default();
+        let mut out = self.assume(ctx, input, &session_name, duration).await?;
+        for (member, value) in [
+            ("Subject", assertion.subject),
+            ("SubjectType", assertion.subject_type),
+            ("Issuer", assertion.issuer),
+            ("Audience", assertion.audience),
+        ] {
+            if let Some(value) = value {
+                out.insert(member, value);
+            }
+        }
+        Ok(out)
+    }
+
+    /// `GetAccessKeyInfo`: the account a key id belongs to (Roto's keys carry it).
+    fn get_access_key_info(&self, ctx: &Context, input: &Value) -> Value {
+        let key = input.str("AccessKeyId").unwrap_or_default();
+        let account = account_of_access_key(key).unwrap_or_else(|| ctx.account.clone());
+        Value::map().with("Account", account)
     }
 
     async fn get_session_token(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
@@ -300,6 +382,11 @@ impl Service for Sts {
                 "GetCallerIdentity" => self.get_caller_identity(ctx).await?,
                 "AssumeRole" => self.assume_role(ctx, input).await?,
                 "GetSessionToken" => self.get_session_token(ctx, input).await?,
+                "AssumeRoleWithWebIdentity" => {
+                    self.assume_role_with_web_identity(ctx, input).await?
+                }
+                "AssumeRoleWithSAML" => self.assume_role_with_saml(ctx, input).await?,
+                "GetAccessKeyInfo" => self.get_access_key_info(ctx, input),
                 other => return Err(AwsError::not_implemented(other)),
             };
             Ok(Response::new(output))
