@@ -296,7 +296,7 @@ impl Sts {
             .int("DurationSeconds")
             .or(assertion.duration)
             .unwrap_or(3600);
-                let session_name = assertion
+        let session_name = assertion
             .session_name
             .clone()
             .or_else(|| assertion.subject.clone())
