@@ -513,3 +513,27 @@ def test_aws_cli_cp_ls_and_s3api(aws, tmp_path):
     missing = aws("s3api", "get-object", "--bucket", "cli-bucket", "--key", "nope", str(tmp_path / "x"), check=False)
     assert missing.returncode != 0 and "NoSuchKey" in missing.stderr
     assert "cli-bucket" in aws("s3", "ls").stdout
+
+
+def test_aws_cli_sync_rm_and_multipart_cp(aws, tmp_path):
+    src = tmp_path / "tree"
+    (src / "sub").mkdir(parents=True)
+    (src / "a.txt").write_bytes(b"a")
+    (src / "sub" / "b.txt").write_bytes(b"b")
+    big = tmp_path / "big.bin"
+    big.write_bytes(bytes(range(256)) * (40 * 1024))  # 10 MiB: the CLI uploads it in parts
+    aws("s3", "mb", "s3://sync-bucket")
+    aws("s3", "sync", str(src), "s3://sync-bucket/tree")
+    aws("s3", "cp", str(big), "s3://sync-bucket/big.bin")
+    listing = aws("s3", "ls", "--recursive", "s3://sync-bucket").stdout
+    assert "tree/a.txt" in listing and "tree/sub/b.txt" in listing and "big.bin" in listing
+    head = json.loads(aws("s3api", "head-object", "--bucket", "sync-bucket", "--key", "big.bin").stdout)
+    assert head["ETag"].endswith('-2"') and head["ContentLength"] == 10 * 1024 * 1024
+    back = tmp_path / "back"
+    aws("s3", "sync", "s3://sync-bucket/tree", str(back))
+    assert (back / "sub" / "b.txt").read_bytes() == b"b"
+    aws("s3", "cp", "s3://sync-bucket/big.bin", str(tmp_path / "big2.bin"))
+    assert (tmp_path / "big2.bin").read_bytes() == big.read_bytes()
+    aws("s3", "rm", "--recursive", "s3://sync-bucket/tree")
+    aws("s3", "rb", "--force", "s3://sync-bucket")
+    assert "sync-bucket" not in aws("s3", "ls").stdout

@@ -1,0 +1,136 @@
+"""S3 event notifications: configuration checks, the s3:TestEvent, and ObjectCreated /
+ObjectRemoved events delivered to SQS through the event bus, with prefix/suffix filters."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+from botocore.exceptions import ClientError
+
+from s3_helpers import error
+
+
+@pytest.fixture
+def s3(client):
+    return client("s3")
+
+
+@pytest.fixture
+def sqs(client):
+    return client("sqs")
+
+
+@pytest.fixture
+def bucket(s3):
+    s3.create_bucket(Bucket="events-bucket")
+    return "events-bucket"
+
+
+def queue(sqs, name="events"):
+    url = sqs.create_queue(QueueName=name)["QueueUrl"]
+    arn = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+    return url, arn
+
+
+def receive(sqs, url, count, timeout=5.0):
+    bodies, deadline = [], time.time() + timeout
+    while len(bodies) < count and time.time() < deadline:
+        msgs = sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10, WaitTimeSeconds=1).get("Messages", [])
+        for m in msgs:
+            bodies.append(json.loads(m["Body"]))
+            sqs.delete_message(QueueUrl=url, ReceiptHandle=m["ReceiptHandle"])
+    return bodies
+
+
+def configure(s3, bucket, arn, events, rules=None):
+    config = {"Id": "to-queue", "QueueArn": arn, "Events": events}
+    if rules:
+        config["Filter"] = {"Key": {"FilterRules": rules}}
+    s3.put_bucket_notification_configuration(Bucket=bucket, NotificationConfiguration={"QueueConfigurations": [config]})
+
+
+def test_configuration_sends_a_test_event_and_reads_back(s3, sqs, bucket):
+    url, arn = queue(sqs)
+    configure(s3, bucket, arn, ["s3:ObjectCreated:*"])
+    [test] = receive(sqs, url, 1)
+    assert test["Event"] == "s3:TestEvent" and test["Bucket"] == bucket and test["Service"] == "Amazon S3"
+    got = s3.get_bucket_notification_configuration(Bucket=bucket)["QueueConfigurations"]
+    assert got[0]["QueueArn"] == arn and got[0]["Events"] == ["s3:ObjectCreated:*"]
+
+
+def test_object_events_reach_the_queue_with_the_real_record_shape(s3, sqs, bucket):
+    url, arn = queue(sqs)
+    configure(s3, bucket, arn, ["s3:ObjectCreated:*", "s3:ObjectRemoved:*"])
+    receive(sqs, url, 1)
+    s3.put_object(Bucket=bucket, Key="dir/a b.txt", Body=b"hello")
+    s3.delete_object(Bucket=bucket, Key="dir/a b.txt")
+    events = receive(sqs, url, 2)
+    created, removed = sorted((e["Records"][0] for e in events), key=lambda r: r["eventName"])
+    assert created["eventName"] == "ObjectCreated:Put"
+    assert created["eventSource"] == "aws:s3" and created["eventVersion"] == "2.1"
+    assert created["awsRegion"] == "us-east-1"
+    assert created["s3"]["bucket"]["name"] == bucket
+    assert created["s3"]["bucket"]["arn"] == f"arn:aws:s3:::{bucket}"
+    assert created["s3"]["configurationId"] == "to-queue"
+    obj = created["s3"]["object"]
+    assert obj["key"] == "dir/a%20b.txt" and obj["size"] == 5
+    assert obj["eTag"] == "5d41402abc4b2a76b9719d911017c592"
+    assert removed["eventName"] == "ObjectRemoved:Delete"
+    assert "size" not in removed["s3"]["object"]
+
+
+def test_filters_and_event_names_select_what_is_sent(s3, sqs, bucket):
+    url, arn = queue(sqs)
+    configure(s3, bucket, arn, ["s3:ObjectCreated:Put"],
+              [{"Name": "prefix", "Value": "img/"}, {"Name": "suffix", "Value": ".jpg"}])
+    receive(sqs, url, 1)
+    s3.put_object(Bucket=bucket, Key="img/skip.png", Body=b"x")
+    s3.put_object(Bucket=bucket, Key="doc/skip.jpg", Body=b"x")
+    s3.copy_object(Bucket=bucket, Key="img/copied.jpg", CopySource=f"{bucket}/doc/skip.jpg")
+    s3.put_object(Bucket=bucket, Key="img/take.jpg", Body=b"x")
+    events = receive(sqs, url, 2, timeout=3)
+    assert [e["Records"][0]["s3"]["object"]["key"] for e in events] == ["img/take.jpg"]
+
+
+def test_multipart_and_copy_events_name_their_api(s3, sqs, bucket):
+    url, arn = queue(sqs)
+    configure(s3, bucket, arn, ["s3:ObjectCreated:*"])
+    receive(sqs, url, 1)
+    s3.put_object(Bucket=bucket, Key="src", Body=b"x")
+    s3.copy_object(Bucket=bucket, Key="dst", CopySource=f"{bucket}/src")
+    upload = s3.create_multipart_upload(Bucket=bucket, Key="mp")["UploadId"]
+    etag = s3.upload_part(Bucket=bucket, Key="mp", UploadId=upload, PartNumber=1, Body=b"y")["ETag"]
+    s3.complete_multipart_upload(Bucket=bucket, Key="mp", UploadId=upload,
+                                 MultipartUpload={"Parts": [{"PartNumber": 1, "ETag": etag}]})
+    names = sorted(e["Records"][0]["eventName"] for e in receive(sqs, url, 3))
+    assert names == ["ObjectCreated:CompleteMultipartUpload", "ObjectCreated:Copy", "ObjectCreated:Put"]
+
+
+def test_destination_that_does_not_exist_is_rejected(s3, bucket):
+    with pytest.raises(ClientError) as e:
+        configure(s3, bucket, "arn:aws:sqs:us-east-1:000000000000:no-such-queue", ["s3:ObjectCreated:*"])
+    assert error(e)["Code"] == "InvalidArgument"
+    assert error(e)["Message"] == "Unable to validate the following destination configurations"
+    assert "QueueConfigurations" not in s3.get_bucket_notification_configuration(Bucket=bucket)
+
+
+def test_unknown_event_and_filter_names_are_invalid_argument(s3, sqs, bucket):
+    _, arn = queue(sqs)
+    with pytest.raises(ClientError) as e:
+        configure(s3, bucket, arn, ["s3:ObjectExploded:*"])
+    assert error(e)["Code"] == "InvalidArgument"
+    with pytest.raises(ClientError) as e:
+        configure(s3, bucket, arn, ["s3:ObjectCreated:*"], [{"Name": "middle", "Value": "x"}])
+    assert error(e)["Code"] == "InvalidArgument"
+
+
+def test_deliveries_are_recorded_in_the_trace(s3, sqs, server, bucket):
+    url, arn = queue(sqs)
+    configure(s3, bucket, arn, ["s3:ObjectCreated:*"])
+    s3.put_object(Bucket=bucket, Key="traced", Body=b"x")
+    receive(sqs, url, 2)
+    deliveries = [t for t in server.traces() if t.get("kind") == "delivery"]
+    assert {d.get("operation") for d in deliveries} >= {"s3:TestEvent", "s3:ObjectCreated:Put"}
+    assert all(d.get("target") == arn and d.get("outcome") == "delivered" for d in deliveries)
