@@ -1384,6 +1384,11 @@ def build_parser():
                              "concurrent clients on one ephemeral server")
     parser.add_argument("--sqs-messages", type=int, default=2000, metavar="N",
                         help="send+receive+delete cycles per --sqs measurement")
+    parser.add_argument("--s3-scale", action="store_true",
+                        help="also measure S3 GET and ListObjectsV2 in a bucket of "
+                             "--s3-scale-objects objects against one of 1,000 (off by default)")
+    parser.add_argument("--s3-scale-objects", type=int, default=1_000_000, metavar="N",
+                        help="objects in the large bucket of --s3-scale (default 1000000)")
     parser.add_argument("--sns", action="store_true",
                         help="also measure SNS Publish -> SQS ReceiveMessage latency")
     parser.add_argument("--sns-messages", type=int, default=200, metavar="N",
@@ -1782,6 +1787,105 @@ def print_messaging_report(messaging):
                                      latency["count"]))
 
 
+S3_SCALE_SMALL = 1000
+S3_SCALE_SAMPLES = 500
+S3_SCALE_WRITERS = 8
+
+
+def s3_scale_fill(args, port, bucket, count):
+    """Puts `count` 16-byte objects `k0000000`... into `bucket` with several connections."""
+    import threading
+    headers = aws_headers("s3", {"Content-Type": "application/octet-stream"})
+    errors = []
+
+    def writer(start):
+        client = Client(args.host, port)
+        try:
+            for i in range(start, count, S3_SCALE_WRITERS):
+                status, _, body = client.request("PUT", "/{}/k{:07d}".format(bucket, i),
+                                                 b"0123456789abcdef", headers)
+                if status != 200:
+                    raise ValidationError("PUT: " + describe_response(status, body))
+        except Exception as error:  # reported below, never swallowed
+            errors.append(error)
+        finally:
+            client.close()
+
+    threads = [threading.Thread(target=writer, args=(n,)) for n in range(S3_SCALE_WRITERS)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if errors:
+        raise BenchmarkError("filling {}: {}".format(bucket, errors[0]))
+
+
+def s3_scale_measure(args, port, bucket, count):
+    """GET of random keys and ListObjectsV2 first pages (plain, and prefix+delimiter)."""
+    import random
+    headers = aws_headers("s3")
+    client = Client(args.host, port)
+    rng = random.Random(7)
+    out = {}
+    try:
+        paths = {
+            "get": lambda: "/{}/k{:07d}".format(bucket, rng.randrange(count)),
+            "list_first_page": lambda: "/{}?list-type=2".format(bucket),
+            "list_start_after": lambda: "/{}?list-type=2&max-keys=100&start-after=k{:07d}".format(
+                bucket, rng.randrange(count)),
+        }
+        for name, path in paths.items():
+            samples = []
+            for i in range(S3_SCALE_SAMPLES + 20):
+                start = time.perf_counter_ns()
+                status, _, body = client.request("GET", path(), None, headers)
+                elapsed = time.perf_counter_ns() - start
+                if status != 200:
+                    raise ValidationError("{}: {}".format(name, describe_response(status, body)))
+                if i >= 20:
+                    samples.append(elapsed)
+            out[name] = latency_summary(samples)
+    finally:
+        client.close()
+    return out
+
+
+def s3_scale_benchmark(args):
+    """GET and listing cost in a bucket of 1,000 objects and in one of --s3-scale-objects."""
+    results = {}
+    with tempfile.TemporaryDirectory(prefix="roto-bench-s3-scale-") as tmpdir:
+        server, port = start_messaging_server(args, tmpdir)
+        try:
+            setup = Client(args.host, port)
+            for count in (S3_SCALE_SMALL, args.s3_scale_objects):
+                bucket = "scale-{}".format(count)
+                status, _, body = setup.request("PUT", "/" + bucket, b"", aws_headers("s3"))
+                if status != 200:
+                    raise ValidationError("CreateBucket: " + describe_response(status, body))
+                started = time.monotonic()
+                s3_scale_fill(args, port, bucket, count)
+                log("filled {} with {} objects in {:.1f} s".format(
+                    bucket, count, time.monotonic() - started))
+                results[str(count)] = s3_scale_measure(args, port, bucket, count)
+            setup.close()
+            results["rss_kib_after_fill"] = sample_rss(server.pid)
+        finally:
+            server.stop()
+    small, large = results[str(S3_SCALE_SMALL)], results[str(args.s3_scale_objects)]
+    results["p50_ratio_large_over_small"] = {
+        name: ratio(large[name]["p50_ms"], small[name]["p50_ms"]) for name in small}
+    return results
+
+
+def print_s3_scale_report(scale, objects):
+    """Prints the S3 scaling figures."""
+    small, large = scale[str(S3_SCALE_SMALL)], scale[str(objects)]
+    for name in small:
+        print("S3 {:<22} p50 {:.3f} ms ({} objects) vs {:.3f} ms ({} objects): x{}".format(
+            name, small[name]["p50_ms"], S3_SCALE_SMALL, large[name]["p50_ms"], objects,
+            scale["p50_ratio_large_over_small"][name]))
+
+
 def main(argv=None):
     """Entry point: parse options, run, report, write JSON; return the exit status."""
     parser = build_parser()
@@ -1796,6 +1900,9 @@ def main(argv=None):
         if args.sqs or args.sns:
             results["messaging"] = messaging_benchmark(args)
             print_messaging_report(results["messaging"])
+        if args.s3_scale:
+            results["s3_scale"] = s3_scale_benchmark(args)
+            print_s3_scale_report(results["s3_scale"], args.s3_scale_objects)
         write_json(args.output, results)
         log("raw results written to " + args.output)
         return 0

@@ -378,3 +378,13 @@ def test_get_object_attributes(s3, bucket):
     with pytest.raises(ClientError) as e:
         s3.get_object_attributes(Bucket=bucket, Key="missing", ObjectAttributes=["ETag"])
     assert error(e)["Code"] == "NoSuchKey"
+
+
+def test_put_larger_than_5_gib_is_entity_too_large(server, bucket):
+    import socket
+    with socket.create_connection(("127.0.0.1", server.port), timeout=10) as sock:
+        sock.sendall((f"PUT /{bucket}/huge HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: {AUTH}\r\n"
+                      f"Content-Length: {5 * 1024 ** 3 + 1}\r\n\r\n").encode())
+        reply = sock.recv(65536)
+    assert reply.startswith(b"HTTP/1.1 400")
+    assert b"<Code>EntityTooLarge</Code>" in reply

@@ -321,15 +321,16 @@ pub(crate) enum Piece {
 /// How much a copy reads at a time.
 const COPY_CHUNK: usize = 1024 * 1024;
 
-/// Writes the pieces, in order, into a new blob on a blocking thread, computing the MD5,
-/// the checksum of `algorithm` and, per piece, the piece's own checksum. Memory stays at
-/// one chunk whatever the sizes.
+/// Writes the pieces, in order, into a new blob on a blocking thread, computing the MD5
+/// (when `md5`: a multipart object's ETag needs none), the checksum of `algorithm` and,
+/// per piece, the piece's own checksum. Memory stays at one chunk whatever the sizes.
 pub(crate) async fn concat(
     env: std::sync::Arc<roto_core::Env>,
     pieces: Vec<Piece>,
     algorithm: ChecksumAlgorithm,
+    md5: bool,
 ) -> AwsResult<(Upload, Vec<Vec<u8>>)> {
-    tokio::task::spawn_blocking(move || concat_blocking(&env.store, pieces, algorithm))
+    tokio::task::spawn_blocking(move || concat_blocking(&env.store, pieces, algorithm, md5))
         .await
         .map_err(|e| AwsError::internal(format!("copy panicked: {e}")))?
 }
@@ -338,6 +339,7 @@ fn concat_blocking(
     store: &Store,
     pieces: Vec<Piece>,
     algorithm: ChecksumAlgorithm,
+    with_md5: bool,
 ) -> AwsResult<(Upload, Vec<Vec<u8>>)> {
     use roto_core::store::BlobReader;
     use std::io::{Read, Seek, SeekFrom};
@@ -358,7 +360,9 @@ fn concat_blocking(
         };
         let mut own = algorithm.checksummer();
         let mut feed = |bytes: &[u8], writer: &mut roto_core::store::BlobWriter| {
-            md5.update(bytes);
+            if with_md5 {
+                md5.update(bytes);
+            }
             whole.update(bytes);
             own.update(bytes);
             writer.write(bytes)

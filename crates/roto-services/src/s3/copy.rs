@@ -148,8 +148,13 @@ impl S3 {
             row: source_row,
             reader,
         } = opened;
-        let (upload, _) =
-            body::concat(self.env.clone(), vec![Piece::Open(reader, None)], algorithm).await?;
+        let (upload, _) = body::concat(
+            self.env.clone(),
+            vec![Piece::Open(reader, None)],
+            algorithm,
+            true,
+        )
+        .await?;
         let mut row = ObjectRow {
             blob: Some(upload.blob.clone()),
             size: source_row.size,

@@ -35,6 +35,7 @@ struct Entry {
     etag: String,
     last_modified: i64,
     checksum_algorithm: Option<String>,
+    checksum_type: Option<String>,
     storage_class: Option<String>,
 }
 
@@ -114,10 +115,12 @@ impl S3 {
 
     fn batch(&self, bucket: &str, cursor: &str, inclusive: bool) -> AwsResult<Vec<Entry>> {
         let sql = if inclusive {
-            "SELECT key, size, etag, last_modified, checksum_algorithm, storage_class
+            "SELECT key, size, etag, last_modified, checksum_algorithm, storage_class,
+                checksum_type
              FROM s3_objects WHERE bucket = ?1 AND key >= ?2 ORDER BY key LIMIT ?3"
         } else {
-            "SELECT key, size, etag, last_modified, checksum_algorithm, storage_class
+            "SELECT key, size, etag, last_modified, checksum_algorithm, storage_class,
+                checksum_type
              FROM s3_objects WHERE bucket = ?1 AND key > ?2 ORDER BY key LIMIT ?3"
         };
         self.env.store.with(|c| {
@@ -130,6 +133,7 @@ impl S3 {
                     last_modified: r.get(3)?,
                     checksum_algorithm: r.get(4)?,
                     storage_class: r.get(5)?,
+                    checksum_type: r.get(6)?,
                 })
             })?;
             rows.collect::<Result<Vec<_>, _>>().map_err(AwsError::from)
@@ -423,7 +427,10 @@ impl ListArgs<'_> {
                     );
                 if let Some(alg) = &e.checksum_algorithm {
                     v.insert("ChecksumAlgorithm", vec![Value::String(alg.clone())]);
-                    v.insert("ChecksumType", "FULL_OBJECT");
+                    v.insert(
+                        "ChecksumType",
+                        e.checksum_type.clone().unwrap_or("FULL_OBJECT".into()),
+                    );
                 }
                 if with_owner {
                     v.insert("Owner", owner(&self.bucket.account));

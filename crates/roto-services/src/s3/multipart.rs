@@ -293,6 +293,7 @@ impl S3 {
             self.env.clone(),
             vec![Piece::Open(opened.reader, range.map(|r| (r.first, r.last)))],
             alg.unwrap_or(ChecksumAlgorithm::Crc64Nvme),
+            true,
         )
         .await?;
         let checksum = alg.map(|_| part.checksum.1.clone());
@@ -406,6 +407,7 @@ impl S3 {
             self.env.clone(),
             pieces,
             alg.unwrap_or(ChecksumAlgorithm::Crc64Nvme),
+            false,
         )
         .await?;
         let composite = upload.template.checksum_type.as_deref() == Some("COMPOSITE");

@@ -37,6 +37,9 @@ const STORED_HEADERS: [&str; 14] = [
     "ObjectLockLegalHoldStatus",
 ];
 
+/// The largest single PutObject (5 GiB).
+const MAX_PUT: i64 = 5 * 1024 * 1024 * 1024;
+
 /// The storage classes PutObject accepts.
 const STORAGE_CLASSES: [&str; 11] = [
     "STANDARD",
@@ -237,6 +240,15 @@ impl S3 {
         let key = input_str(&input, "Key").to_string();
         let bucket = self.bucket(input_str(&input, "Bucket"))?;
         check_key(&key)?;
+        if let Some(len) = input.int("ContentLength").filter(|l| *l > MAX_PUT) {
+            return Err(AwsError::new(
+                "EntityTooLarge",
+                "Your proposed upload exceeds the maximum allowed size",
+            )
+            .with_status(400)
+            .with_field("ProposedSize", len.to_string())
+            .with_field("MaxSizeAllowed", MAX_PUT.to_string()));
+        }
         storage_class(&input)?;
         tagging::from_header(input.str("Tagging"))?;
         if input.get("IfNoneMatch").is_some() || input.get("IfMatch").is_some() {
