@@ -405,3 +405,18 @@ def test_key_material_and_protected_values_survive_a_restart(tmp_path):
                                      SigningAlgorithm="ECDSA_SHA_256")["SignatureValid"]
         assert make(s, "secretsmanager").get_secret_value(SecretId="kept")["SecretString"] == "still here"
         assert make(s, "ssm").get_parameter(Name="/kept", WithDecryption=True)["Parameter"]["Value"] == "secure"
+
+
+def test_on_demand_rotation_keeps_old_ciphertexts_readable(kms):
+    key = kms.create_key()["KeyMetadata"]["KeyId"]
+    before = kms.encrypt(KeyId=key, Plaintext=b"old")["CiphertextBlob"]
+    assert kms.rotate_key_on_demand(KeyId=key)["KeyId"] == key
+    after = kms.encrypt(KeyId=key, Plaintext=b"new")["CiphertextBlob"]
+    assert kms.decrypt(CiphertextBlob=before)["Plaintext"] == b"old"
+    assert kms.decrypt(CiphertextBlob=after)["Plaintext"] == b"new"
+    rotations = kms.list_key_rotations(KeyId=key)["Rotations"]
+    assert [(r["KeyId"], r["RotationType"]) for r in rotations] == [(key, "ON_DEMAND")]
+    rsa_key = kms.create_key(KeySpec="RSA_2048", KeyUsage="SIGN_VERIFY")["KeyMetadata"]["KeyId"]
+    with pytest.raises(ClientError) as e:
+        kms.rotate_key_on_demand(KeyId=rsa_key)
+    assert error(e)[0] == "UnsupportedOperationException"

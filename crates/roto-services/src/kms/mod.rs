@@ -63,6 +63,16 @@ CREATE TABLE IF NOT EXISTS kms_keys (
     material BLOB NOT NULL,
     PRIMARY KEY (account, region, key_id)
 );
+CREATE TABLE IF NOT EXISTS kms_materials (
+    account TEXT NOT NULL,
+    region TEXT NOT NULL,
+    key_id TEXT NOT NULL,
+    generation INTEGER NOT NULL,
+    material BLOB NOT NULL,
+    rotated INTEGER NOT NULL,
+    rotation_type TEXT NOT NULL,
+    PRIMARY KEY (account, region, key_id, generation)
+);
 CREATE TABLE IF NOT EXISTS kms_aliases (
     account TEXT NOT NULL,
     region TEXT NOT NULL,
@@ -138,7 +148,9 @@ pub(crate) struct Key {
     manager: String,
     multi_region: bool,
     rotation_period: Option<i64>,
+    /// The current material: generation 0 is the key's own, later ones come from rotations.
     material: Vec<u8>,
+    generation: u32,
 }
 
 const KEY_COLUMNS: &str = "key_id, created, description, key_spec, key_usage, state, deletion_date,
@@ -166,6 +178,7 @@ fn key_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Key> {
         multi_region: r.get(10)?,
         rotation_period: r.get(11)?,
         material: r.get(12)?,
+        generation: 0,
     })
 }
 
@@ -264,14 +277,33 @@ impl Kms {
                 self.purge_key(ctx, &k.id)?;
                 Ok(None)
             }
-            other => Ok(other),
+            Some(mut k) => {
+                let rotated: Option<(u32, Vec<u8>)> = self.env.store.with(|c| {
+                    c.prepare_cached(
+                        "SELECT generation, material FROM kms_materials
+                         WHERE account = ?1 AND region = ?2 AND key_id = ?3
+                         ORDER BY generation DESC LIMIT 1",
+                    )?
+                    .query_row([&ctx.account, &ctx.region, id], |r| {
+                        Ok((r.get(0)?, r.get(1)?))
+                    })
+                    .optional()
+                    .map_err(AwsError::from)
+                })?;
+                if let Some((generation, material)) = rotated {
+                    k.generation = generation;
+                    k.material = material;
+                }
+                Ok(Some(k))
+            }
+            None => Ok(None),
         }
     }
 
     /// Removes a key whose deletion window has passed, with its aliases and grants.
     fn purge_key(&self, ctx: &Context, id: &str) -> AwsResult<()> {
         self.env.store.transaction(|tx| {
-            for table in ["kms_keys", "kms_aliases", "kms_grants"] {
+            for table in ["kms_keys", "kms_materials", "kms_aliases", "kms_grants"] {
                 tx.execute(
                     &format!(
                         "DELETE FROM {table} WHERE account = ?1 AND region = ?2 AND key_id = ?3"
@@ -280,6 +312,28 @@ impl Kms {
                 )?;
             }
             Ok::<_, AwsError>(())
+        })
+    }
+
+    /// The material of generation `generation` of a key (its current one, its original, or
+    /// one a rotation replaced).
+    fn material(&self, ctx: &Context, key: &Key, generation: u32) -> AwsResult<Option<Vec<u8>>> {
+        if generation == key.generation {
+            return Ok(Some(key.material.clone()));
+        }
+        let sql = if generation == 0 {
+            "SELECT material FROM kms_keys WHERE account = ?1 AND region = ?2 AND key_id = ?3 AND ?4 = 0"
+        } else {
+            "SELECT material FROM kms_materials WHERE account = ?1 AND region = ?2 AND key_id = ?3 AND generation = ?4"
+        };
+        self.env.store.with(|c| {
+            c.prepare_cached(sql)?
+                .query_row(
+                    rusqlite::params![ctx.account, ctx.region, key.id, generation],
+                    |r| r.get(0),
+                )
+                .optional()
+                .map_err(AwsError::from)
         })
     }
 
@@ -438,6 +492,8 @@ impl Service for Kms {
                 "EnableKeyRotation" => self.set_rotation(ctx, input, true)?,
                 "DisableKeyRotation" => self.set_rotation(ctx, input, false)?,
                 "GetKeyRotationStatus" => self.get_key_rotation_status(ctx, input)?,
+                "RotateKeyOnDemand" => self.rotate_key_on_demand(ctx, input)?,
+                "ListKeyRotations" => self.list_key_rotations(ctx, input)?,
                 "GetKeyPolicy" => self.get_key_policy(ctx, input)?,
                 "PutKeyPolicy" => self.put_key_policy(ctx, input)?,
                 "ListKeyPolicies" => self.list_key_policies(ctx, input)?,

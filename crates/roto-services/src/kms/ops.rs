@@ -1,9 +1,10 @@
 //! The cryptographic operations: Encrypt, Decrypt, ReEncrypt, data keys and data key
 //! pairs, random bytes, Sign/Verify, GenerateMac/VerifyMac and GetPublicKey.
 //!
-//! A symmetric ciphertext blob is `0x01 | len | key id | nonce | AES-GCM ciphertext and tag`,
-//! with the encryption context, canonically ordered, as the associated data: Decrypt finds
-//! the key from the blob, and a different context fails authentication.
+//! A symmetric ciphertext blob is `0x01 | len | key id | material generation (u32) | nonce |
+//! AES-GCM ciphertext and tag`, with the encryption context, canonically ordered, as the
+//! associated data: Decrypt finds the key and the key material (rotated keys keep their old
+//! material) from the blob, and a different context fails authentication.
 
 use roto_core::{AwsError, AwsResult, Context, Value};
 
@@ -30,15 +31,18 @@ fn context_aad(context: Option<&Value>) -> Vec<u8> {
     out
 }
 
-/// The key id a symmetric ciphertext blob names, and its sealed part.
-fn parse_blob(blob: &[u8]) -> Option<(&str, &[u8])> {
+/// The key id and material generation a symmetric ciphertext blob names, and its sealed
+/// part.
+fn parse_blob(blob: &[u8]) -> Option<(&str, u32, &[u8])> {
     let (&version, rest) = blob.split_first()?;
     let (&len, rest) = rest.split_first()?;
-    if version != BLOB_VERSION || rest.len() < usize::from(len) + crypto::NONCE_LEN {
+    if version != BLOB_VERSION || rest.len() < usize::from(len) + 4 + crypto::NONCE_LEN {
         return None;
     }
-    let (id, sealed) = rest.split_at(usize::from(len));
-    Some((std::str::from_utf8(id).ok()?, sealed))
+    let (id, rest) = rest.split_at(usize::from(len));
+    let (generation, sealed) = rest.split_at(4);
+    let generation = u32::from_be_bytes(generation.try_into().ok()?);
+    Some((std::str::from_utf8(id).ok()?, generation, sealed))
 }
 
 /// Whether two byte strings are equal, in time independent of where they differ.
@@ -77,6 +81,7 @@ impl Kms {
             let id = key.id.as_bytes();
             let mut blob = vec![BLOB_VERSION, u8::try_from(id.len()).unwrap_or(u8::MAX)];
             blob.extend_from_slice(id);
+            blob.extend_from_slice(&key.generation.to_be_bytes());
             blob.extend_from_slice(&sealed);
             return Ok(blob);
         }
@@ -100,7 +105,7 @@ impl Kms {
         operation: &str,
     ) -> AwsResult<(Key, Vec<u8>)> {
         if algorithm == "SYMMETRIC_DEFAULT" {
-            let (embedded, sealed) = parse_blob(blob).ok_or_else(invalid_ciphertext)?;
+            let (embedded, generation, sealed) = parse_blob(blob).ok_or_else(invalid_ciphertext)?;
             if let Some(requested) = key_id {
                 if self.find_key(ctx, requested)?.id != embedded {
                     return Err(AwsError::new(
@@ -117,7 +122,10 @@ impl Kms {
                 }
             })?;
             check_usage(&key, "ENCRYPT_DECRYPT", operation)?;
-            let plaintext = crypto::open(&key.material, &context_aad(context), sealed)
+            let material = self
+                .material(ctx, &key, generation)?
+                .ok_or_else(invalid_ciphertext)?;
+            let plaintext = crypto::open(&material, &context_aad(context), sealed)
                 .ok_or_else(invalid_ciphertext)?;
             return Ok((key, plaintext));
         }
@@ -464,8 +472,12 @@ mod tests {
     fn blobs_parse_only_in_their_own_format() {
         let mut blob = vec![BLOB_VERSION, 3];
         blob.extend_from_slice(b"abc");
+        blob.extend_from_slice(&7u32.to_be_bytes());
         blob.extend_from_slice(&[0u8; crypto::NONCE_LEN + 16]);
-        assert_eq!(parse_blob(&blob).map(|(id, _)| id), Some("abc"));
+        assert_eq!(
+            parse_blob(&blob).map(|(id, g, _)| (id, g)),
+            Some(("abc", 7))
+        );
         assert!(parse_blob(b"").is_none());
         assert!(parse_blob(&[BLOB_VERSION, 200, 1, 2]).is_none());
         assert!(parse_blob(&[9, 3, b'a', b'b', b'c']).is_none());
