@@ -666,10 +666,9 @@ def test_projection_syntax_errors_name_the_token(client):
 
 
 @pytest.mark.parametrize("params,member", [
-    ({"ConditionExpression": "attribute_not_exists(pk)"}, "ConditionExpression"),
     ({"Expected": {"pk": {"Exists": False}}}, "Expected"),
 ])
-def test_conditions_are_refused_as_not_implemented_rather_than_ignored(client, params, member):
+def test_legacy_conditions_are_refused_as_not_implemented_rather_than_ignored(client, params, member):
     db = ddb(client)
     make_table(db)
     with pytest.raises(ClientError) as e:

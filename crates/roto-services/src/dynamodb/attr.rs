@@ -184,6 +184,11 @@ impl Attr {
         })
     }
 
+    /// Validates and converts one shaped `AttributeValue`.
+    pub fn from_value(value: &Value) -> AwsResult<Attr> {
+        Attr::from_value_at(value, 0)
+    }
+
     /// Validates and converts a shaped attribute map (an item or a key).
     pub fn item(value: &Value) -> AwsResult<Item> {
         Attr::item_at(value, 0)

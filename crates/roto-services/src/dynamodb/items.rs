@@ -1,17 +1,18 @@
-//! Single-item operations: PutItem, GetItem, DeleteItem, and the capacity they consume.
+//! Single-item operations: PutItem, GetItem, UpdateItem, DeleteItem, their conditions
+//! and return values, and the capacity they consume.
 //!
 //! Every item lives in `ddb_items` under its encoded primary key, so each operation is one
-//! primary-key lookup whatever the table's size. Writes keep the table's `ItemCount` and
-//! `TableSizeBytes` in step inside the same transaction. Condition expressions are not
-//! served yet: a request carrying one is refused with `NotImplemented` rather than run
-//! without its condition.
+//! primary-key lookup whatever the table's size. A write reads the old item, checks the
+//! request's condition against it and stores the new one (with its index rows and the
+//! table's counters, see [`rows`](super::rows)) in one transaction, so a condition never
+//! races another write.
 
 use roto_core::{AwsError, AwsResult, Context, Value};
-use rusqlite::{Connection, OptionalExtension};
 
-use super::attr::{item_size, item_to_json, item_to_value, parse_stored_item, Attr, Item};
-use super::key::EncodedKey;
-use super::projection::{parse_paths, project, Names, Path, Step};
+use super::attr::{item_size, item_to_value, Attr, Item};
+use super::expr::{eval, Condition, Placeholders};
+use super::projection::{project, Path, Step};
+use super::rows::{read_item, store};
 use super::tables::{load_table, resource_not_found, table_name, Table};
 use super::DynamoDb;
 
@@ -156,53 +157,11 @@ fn not_found_unless(table: Option<Table>) -> AwsResult<Table> {
     table.ok_or_else(resource_not_found)
 }
 
-fn read_item(
-    conn: &Connection,
-    ctx: &Context,
-    table: &str,
-    key: &EncodedKey,
-) -> AwsResult<Option<Item>> {
-    let stored: Option<String> = conn
-        .prepare_cached(
-            "SELECT item FROM ddb_items WHERE account = ?1 AND region = ?2 AND table_name = ?3
-             AND hash_key = ?4 AND range_key = ?5",
-        )?
-        .query_row(
-            rusqlite::params![ctx.account, ctx.region, table, key.0, key.1],
-            |r| r.get(0),
-        )
-        .optional()?;
-    stored.as_deref().map(parse_stored_item).transpose()
-}
-
-/// Applies a change of one item to the table's counters.
-fn adjust_counters(
-    conn: &Connection,
-    ctx: &Context,
-    table: &str,
-    count: i64,
-    size: i64,
-) -> AwsResult<()> {
-    conn.prepare_cached(
-        "UPDATE ddb_tables SET item_count = item_count + ?4, size_bytes = size_bytes + ?5
-         WHERE account = ?1 AND region = ?2 AND name = ?3",
-    )?
-    .execute(rusqlite::params![
-        ctx.account,
-        ctx.region,
-        table,
-        count,
-        size
-    ])?;
-    Ok(())
-}
-
-fn size_i64(size: usize) -> i64 {
-    i64::try_from(size).unwrap_or(i64::MAX)
-}
-
 /// The paths a GetItem selects: `ProjectionExpression` or legacy `AttributesToGet`.
-fn selected_paths(input: &Value, names: &mut Names<'_>) -> AwsResult<Option<Vec<Path>>> {
+pub(super) fn selected_paths(
+    input: &Value,
+    placeholders: &mut Placeholders<'_>,
+) -> AwsResult<Option<Vec<Path>>> {
     let attributes = input.get("AttributesToGet").and_then(Value::as_list);
     let expression = input.str("ProjectionExpression");
     if attributes.is_some() && expression.is_some() {
@@ -210,8 +169,8 @@ fn selected_paths(input: &Value, names: &mut Names<'_>) -> AwsResult<Option<Vec<
             "Can not use both expression and non-expression parameters in the same request: Non-expression parameters: {AttributesToGet} Expression parameters: {ProjectionExpression}",
         ));
     }
-    if let Some(expression) = expression {
-        return parse_paths(expression, names, "ProjectionExpression").map(Some);
+    if expression.is_some() {
+        return placeholders.projection(input, "ProjectionExpression");
     }
     let Some(attributes) = attributes else {
         return Ok(None);
@@ -229,14 +188,91 @@ fn selected_paths(input: &Value, names: &mut Names<'_>) -> AwsResult<Option<Vec<
     Ok(Some(paths))
 }
 
+/// A write's `ConditionExpression` and what to return when it fails.
+pub(super) struct Guard {
+    condition: Option<Condition>,
+    return_old_on_failure: bool,
+}
+
+impl Guard {
+    /// Reads the request's condition (its placeholders counted as used).
+    pub(super) fn new(input: &Value, placeholders: &mut Placeholders<'_>) -> AwsResult<Guard> {
+        Ok(Guard {
+            condition: placeholders.condition(input, "ConditionExpression")?,
+            return_old_on_failure: input.str("ReturnValuesOnConditionCheckFailure")
+                == Some("ALL_OLD"),
+        })
+    }
+
+    /// Whether the current item (absent: `None`) satisfies the condition.
+    pub(super) fn holds(&self, old: Option<&Item>) -> bool {
+        let empty = Item::new();
+        self.condition
+            .as_ref()
+            .is_none_or(|c| eval::matches(c, old.unwrap_or(&empty)))
+    }
+
+    /// Refuses the write with `ConditionalCheckFailedException` unless the condition holds.
+    pub(super) fn check(&self, old: Option<&Item>) -> AwsResult<()> {
+        if self.holds(old) {
+            return Ok(());
+        }
+        let error = AwsError::new(
+            "ConditionalCheckFailedException",
+            "The conditional request failed",
+        )
+        .with_status(400);
+        Err(match old.filter(|_| self.return_old_on_failure) {
+            Some(item) => error.with_field("Item", item_to_value(item)),
+            None => error,
+        })
+    }
+}
+
+/// Refuses an update that writes a key attribute.
+pub(super) fn check_key_untouched<'p>(
+    table: &Table,
+    paths: impl IntoIterator<Item = &'p Path>,
+) -> AwsResult<()> {
+    for path in paths {
+        if let Some(Step::Name(first)) = path.first() {
+            if table.schema.attrs().any(|a| &a.name == first) {
+                return Err(AwsError::validation(format!(
+                    "One or more parameter values were invalid: Cannot update attribute {first}. This attribute is part of the key"
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Refuses an item that breaks an index key's type or is over the size limit.
+pub(super) fn check_storable(table: &Table, item: &Item, too_big: &str) -> AwsResult<()> {
+    for (index, schema) in table.indexes() {
+        schema.check_index_keys(&index, item)?;
+    }
+    if item_size(item) > MAX_ITEM_SIZE {
+        return Err(AwsError::validation(too_big));
+    }
+    Ok(())
+}
+
+/// What UpdateItem returns, by `ReturnValues`.
+fn update_return(mode: &str, paths: &[Path], old: Option<&Item>, new: &Item) -> Option<Item> {
+    let shown = match mode {
+        "ALL_OLD" => old?.clone(),
+        "ALL_NEW" => new.clone(),
+        "UPDATED_OLD" => project(old?, paths),
+        "UPDATED_NEW" => project(new, paths),
+        _ => return None,
+    };
+    (!shown.is_empty()).then_some(shown)
+}
+
 impl DynamoDb {
     pub(super) fn put_item(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
         let name = table_name(input)?;
-        refuse_unimplemented(
-            "PutItem",
-            input,
-            &["ConditionExpression", "Expected", "ConditionalOperator"],
-        )?;
+        refuse_unimplemented("PutItem", input, &["Expected", "ConditionalOperator"])?;
         let (want_old, item) = enveloped(
             check_expression_maps(input, &["ConditionExpression"]).and_then(|()| {
                 Ok((
@@ -245,44 +281,23 @@ impl DynamoDb {
                 ))
             }),
         )?;
-        let size = item_size(&item);
+        let mut placeholders = Placeholders::new(input)?;
+        let guard = Guard::new(input, &mut placeholders)?;
+        placeholders.check_all_used()?;
         let (table, old) = self.env.store.transaction(|tx| {
             let table = not_found_unless(load_table(tx, ctx, &name)?)?;
             let key = table.schema.encode_item_key(&item)?;
-            for (index, schema) in table.indexes() {
-                schema.check_index_keys(&index, &item)?;
-            }
-            if size > MAX_ITEM_SIZE {
-                return Err(AwsError::validation(
-                    "Item size has exceeded the maximum allowed size",
-                ));
-            }
-            let old = read_item(tx, ctx, &name, &key)?;
-            tx.prepare_cached(
-                "INSERT OR REPLACE INTO ddb_items
-                 (account, region, table_name, hash_key, range_key, item, size)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-            )?
-            .execute(rusqlite::params![
-                ctx.account,
-                ctx.region,
-                name,
-                key.0,
-                key.1,
-                item_to_json(&item),
-                size_i64(size)
-            ])?;
-            let old_size = old.as_ref().map_or(0, item_size);
-            adjust_counters(
-                tx,
-                ctx,
-                &name,
-                i64::from(old.is_none()),
-                size_i64(size) - size_i64(old_size),
+            check_storable(
+                &table,
+                &item,
+                "Item size has exceeded the maximum allowed size",
             )?;
-            Ok((table, old))
+            let old = read_item(tx, ctx, &name, &key)?;
+            guard.check(old.as_ref())?;
+            store(tx, ctx, &table, &key, old.as_ref(), Some(&item))?;
+            Ok::<_, AwsError>((table, old))
         })?;
-        let units = write_units(size.max(old.as_ref().map_or(0, item_size)));
+        let units = write_units(item_size(&item).max(old.as_ref().map_or(0, item_size)));
         let indexes = index_units(&table, old.as_ref(), Some(&item));
         let mut out = Value::map();
         if let Some(old) = old.filter(|_| want_old) {
@@ -298,9 +313,9 @@ impl DynamoDb {
         let name = table_name(input)?;
         check_expression_maps(input, &["ProjectionExpression"])?;
         let key = Attr::item(input.get("Key").unwrap_or(&Value::map()))?;
-        let mut names = Names::new(input.get("ExpressionAttributeNames"));
-        let paths = selected_paths(input, &mut names)?;
-        names.check_all_used()?;
+        let mut placeholders = Placeholders::new(input)?;
+        let paths = selected_paths(input, &mut placeholders)?;
+        placeholders.check_all_used()?;
         let (table, item) = self.env.store.with(|c| {
             let table = not_found_unless(load_table(c, ctx, &name)?)?;
             let encoded = table.schema.encode_key(&key)?;
@@ -323,13 +338,60 @@ impl DynamoDb {
         Ok(out)
     }
 
-    pub(super) fn delete_item(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
+    pub(super) fn update_item(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
         let name = table_name(input)?;
         refuse_unimplemented(
-            "DeleteItem",
+            "UpdateItem",
             input,
-            &["ConditionExpression", "Expected", "ConditionalOperator"],
+            &["Expected", "ConditionalOperator", "AttributeUpdates"],
         )?;
+        let key = enveloped(
+            check_expression_maps(input, &["ConditionExpression", "UpdateExpression"])
+                .and_then(|()| Attr::item(input.get("Key").unwrap_or(&Value::map()))),
+        )?;
+        let mut placeholders = Placeholders::new(input)?;
+        let update = placeholders.update(input)?;
+        let guard = Guard::new(input, &mut placeholders)?;
+        placeholders.check_all_used()?;
+        let paths: Vec<Path> = update
+            .as_ref()
+            .map(|u| u.paths().into_iter().cloned().collect())
+            .unwrap_or_default();
+        let (table, old, new) = self.env.store.transaction(|tx| {
+            let table = not_found_unless(load_table(tx, ctx, &name)?)?;
+            let encoded = table.schema.encode_key(&key)?;
+            check_key_untouched(&table, &paths)?;
+            let old = read_item(tx, ctx, &name, &encoded)?;
+            guard.check(old.as_ref())?;
+            let base = old.clone().unwrap_or_else(|| key.clone());
+            let new = match &update {
+                Some(update) => eval::apply(update, &base)?,
+                None => base,
+            };
+            check_storable(
+                &table,
+                &new,
+                "Item size to update has exceeded the maximum allowed size",
+            )?;
+            store(tx, ctx, &table, &encoded, old.as_ref(), Some(&new))?;
+            Ok::<_, AwsError>((table, old, new))
+        })?;
+        let units = write_units(item_size(&new).max(old.as_ref().map_or(0, item_size)));
+        let indexes = index_units(&table, old.as_ref(), Some(&new));
+        let mode = input.str("ReturnValues").unwrap_or("NONE");
+        let mut out = Value::map();
+        if let Some(shown) = update_return(mode, &paths, old.as_ref(), &new) {
+            out.insert("Attributes", item_to_value(&shown));
+        }
+        if let Some(capacity) = consumed(input, &table.name, units, &indexes) {
+            out.insert("ConsumedCapacity", capacity);
+        }
+        Ok(out)
+    }
+
+    pub(super) fn delete_item(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
+        let name = table_name(input)?;
+        refuse_unimplemented("DeleteItem", input, &["Expected", "ConditionalOperator"])?;
         let (want_old, key) = enveloped(
             check_expression_maps(input, &["ConditionExpression"]).and_then(|()| {
                 Ok((
@@ -338,24 +400,15 @@ impl DynamoDb {
                 ))
             }),
         )?;
+        let mut placeholders = Placeholders::new(input)?;
+        let guard = Guard::new(input, &mut placeholders)?;
+        placeholders.check_all_used()?;
         let (table, old) = self.env.store.transaction(|tx| {
             let table = not_found_unless(load_table(tx, ctx, &name)?)?;
             let encoded = table.schema.encode_key(&key)?;
             let old = read_item(tx, ctx, &name, &encoded)?;
-            if let Some(old) = &old {
-                tx.prepare_cached(
-                    "DELETE FROM ddb_items WHERE account = ?1 AND region = ?2
-                     AND table_name = ?3 AND hash_key = ?4 AND range_key = ?5",
-                )?
-                .execute(rusqlite::params![
-                    ctx.account,
-                    ctx.region,
-                    name,
-                    encoded.0,
-                    encoded.1
-                ])?;
-                adjust_counters(tx, ctx, &name, -1, -size_i64(item_size(old)))?;
-            }
+            guard.check(old.as_ref())?;
+            store(tx, ctx, &table, &encoded, old.as_ref(), None)?;
             Ok::<_, AwsError>((table, old))
         })?;
         let units = write_units(old.as_ref().map_or(0, item_size));

@@ -188,6 +188,14 @@ impl KeySchema {
         Ok(())
     }
 
+    /// The item's key in an index with this schema; `None` if it lacks a key attribute
+    /// (and so is not in the index).
+    pub fn index_key(&self, item: &Item) -> Option<EncodedKey> {
+        self.attrs()
+            .all(|a| item.get(&a.name).is_some_and(|v| v.tag() == a.kind))
+            .then(|| self.encoded(item))
+    }
+
     fn encoded(&self, item: &Item) -> EncodedKey {
         let bytes = |attr: &KeyAttr| item.get(&attr.name).map(encode).unwrap_or_default();
         (

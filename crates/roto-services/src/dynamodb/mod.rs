@@ -7,7 +7,9 @@
 //! single-item operation and ready for ordered range scans.
 //!
 //! - [`tables`]: CreateTable, DescribeTable, ListTables, DeleteTable, tags.
-//! - [`items`]: PutItem, GetItem, DeleteItem, consumed capacity.
+//! - [`items`]: PutItem, GetItem, UpdateItem, DeleteItem, conditions, consumed capacity.
+//! - [`expr`]: the expression language (conditions, projections, updates).
+//! - [`rows`]: the one writer of items, their index rows and the table counters.
 //! - [`attr`], [`number`], [`key`], [`projection`]: the value model they share.
 
 use std::io;
@@ -18,10 +20,12 @@ use roto_core::{
 };
 
 mod attr;
+mod expr;
 mod items;
 mod key;
 mod number;
 mod projection;
+mod rows;
 mod tables;
 
 static SPEC: ServiceSpec = ServiceSpec {
@@ -69,6 +73,7 @@ impl DynamoDb {
     pub fn new(env: Arc<Env>) -> io::Result<DynamoDb> {
         env.store
             .migrate(SCHEMA)
+            .and_then(|()| env.store.migrate(rows::SCHEMA))
             .map_err(|e| io::Error::other(e.to_string()))?;
         Ok(DynamoDb { env })
     }
@@ -94,6 +99,7 @@ impl Service for DynamoDb {
                 "DeleteTable" => self.delete_table(ctx, input)?,
                 "PutItem" => self.put_item(ctx, input)?,
                 "GetItem" => self.get_item(ctx, input)?,
+                "UpdateItem" => self.update_item(ctx, input)?,
                 "DeleteItem" => self.delete_item(ctx, input)?,
                 "TagResource" => self.tag_resource(ctx, input)?,
                 "UntagResource" => self.untag_resource(ctx, input)?,

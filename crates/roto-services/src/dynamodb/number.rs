@@ -196,6 +196,128 @@ impl Number {
     }
 }
 
+impl Number {
+    /// The exact sum, refused as DynamoDB refuses a result it cannot store.
+    pub fn add(&self, other: &Number) -> Result<Number, NumberError> {
+        let scale = self.scale().min(other.scale());
+        let (a, b) = (self.magnitude_at(scale), other.magnitude_at(scale));
+        let width = a.len().max(b.len());
+        let (a, b) = (pad_left(a, width), pad_left(b, width));
+        let (negative, digits) = if self.is_negative() == other.is_negative() {
+            (self.is_negative(), digit_sum(&a, &b))
+        } else if a >= b {
+            (self.is_negative(), digit_difference(&a, &b))
+        } else {
+            (other.is_negative(), digit_difference(&b, &a))
+        };
+        let text: String = digits.iter().map(|d| char::from(b'0' + d)).collect();
+        let sign = if negative { "-" } else { "" };
+        Number::parse(&format!("{sign}{text}E{scale}"))
+    }
+
+    /// A whole number (a count).
+    pub fn from_usize(n: usize) -> Number {
+        Number::parse(&n.to_string()).unwrap_or_else(|_| Number::zero())
+    }
+
+    /// The exact difference `self - other`.
+    pub fn sub(&self, other: &Number) -> Result<Number, NumberError> {
+        self.add(&other.negated())
+    }
+
+    fn negated(&self) -> Number {
+        Number {
+            negative: !self.negative && !self.digits.is_empty(),
+            ..self.clone()
+        }
+    }
+
+    fn is_negative(&self) -> bool {
+        self.negative
+    }
+
+    /// The power of ten of the last significant digit.
+    fn scale(&self) -> i64 {
+        self.exponent - self.digits.len() as i64
+    }
+
+    /// The digits as an integer counted in units of `10^scale` (`scale <= self.scale()`).
+    fn magnitude_at(&self, scale: i64) -> Vec<u8> {
+        let mut out = self.digits.clone();
+        let zeros = usize::try_from(self.scale() - scale).unwrap_or_default();
+        out.extend(std::iter::repeat_n(0, zeros));
+        out
+    }
+}
+
+fn pad_left(digits: Vec<u8>, width: usize) -> Vec<u8> {
+    let mut out = vec![0; width - digits.len()];
+    out.extend(digits);
+    out
+}
+
+/// The sum of two equally long digit strings (most significant first).
+fn digit_sum(a: &[u8], b: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(a.len() + 1);
+    let mut carry = 0;
+    for (x, y) in a.iter().rev().zip(b.iter().rev()) {
+        let d = x + y + carry;
+        out.push(d % 10);
+        carry = d / 10;
+    }
+    out.push(carry);
+    out.reverse();
+    out
+}
+
+/// `a - b` for equally long digit strings with `a >= b`.
+fn digit_difference(a: &[u8], b: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(a.len());
+    let mut borrow = 0;
+    for (x, y) in a.iter().rev().zip(b.iter().rev()) {
+        let (d, next) = if *x >= y + borrow {
+            (x - y - borrow, 0)
+        } else {
+            (x + 10 - y - borrow, 1)
+        };
+        out.push(d);
+        borrow = next;
+    }
+    out.reverse();
+    out
+}
+
+impl Ord for Number {
+    /// Numeric order.
+    fn cmp(&self, other: &Number) -> std::cmp::Ordering {
+        let sign = |n: &Number| match (n.digits.is_empty(), n.negative) {
+            (true, _) => 0,
+            (false, true) => -1,
+            (false, false) => 1,
+        };
+        let (sa, sb) = (sign(self), sign(other));
+        if sa != sb || sa == 0 {
+            return sa.cmp(&sb);
+        }
+        // Digit strings compare like fractions once the exponents agree.
+        let magnitude = self
+            .exponent
+            .cmp(&other.exponent)
+            .then_with(|| self.digits.cmp(&other.digits));
+        if sa < 0 {
+            magnitude.reverse()
+        } else {
+            magnitude
+        }
+    }
+}
+
+impl PartialOrd for Number {
+    fn partial_cmp(&self, other: &Number) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
 impl fmt::Display for Number {
     /// The plain decimal form DynamoDB returns (`1.5`, `100`, `0.001`, `-7`).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -326,40 +448,6 @@ mod tests {
         s
     }
 
-    /// Exact comparison by aligning decimal digit strings (the oracle for the encoding).
-    fn compare(a: &Number, b: &Number) -> std::cmp::Ordering {
-        use std::cmp::Ordering;
-        let sign = |n: &Number| {
-            if n.digits.is_empty() {
-                0
-            } else if n.negative {
-                -1
-            } else {
-                1
-            }
-        };
-        let (sa, sb) = (sign(a), sign(b));
-        if sa != sb || sa == 0 {
-            return sa.cmp(&sb);
-        }
-        let magnitude = a.exponent.cmp(&b.exponent).then_with(|| {
-            let len = a.digits.len().max(b.digits.len());
-            let pad = |d: &[u8]| {
-                let mut v = d.to_vec();
-                v.resize(len, 0);
-                v
-            };
-            pad(&a.digits).cmp(&pad(&b.digits))
-        });
-        if sa < 0 {
-            magnitude.reverse()
-        } else if magnitude == Ordering::Equal {
-            Ordering::Equal
-        } else {
-            magnitude
-        }
-    }
-
     #[test]
     fn key_encoding_order_matches_numeric_order() {
         fastrand::seed(7);
@@ -368,11 +456,7 @@ mod tests {
             let (Ok(a), Ok(b)) = (Number::parse(&ta), Number::parse(&tb)) else {
                 continue;
             };
-            assert_eq!(
-                a.key_bytes().cmp(&b.key_bytes()),
-                compare(&a, &b),
-                "{ta} vs {tb}"
-            );
+            assert_eq!(a.key_bytes().cmp(&b.key_bytes()), a.cmp(&b), "{ta} vs {tb}");
         }
     }
 
@@ -410,5 +494,35 @@ mod tests {
             Number::parse("1.50").unwrap().key_bytes(),
             Number::parse("15E-1").unwrap().key_bytes()
         );
+    }
+
+    #[test]
+    fn sums_and_differences_are_exact() {
+        let n = |t: &str| Number::parse(t).unwrap();
+        let sum = |a: &str, b: &str| n(a).add(&n(b)).map(|r| r.to_string());
+        assert_eq!(sum("0.1", "0.2"), Ok("0.3".into()));
+        assert_eq!(sum("1", "-1"), Ok("0".into()));
+        assert_eq!(sum("-5", "3"), Ok("-2".into()));
+        assert_eq!(sum("99.99", "0.01"), Ok("100".into()));
+        assert_eq!(
+            sum("1E+20", "-1E-5"),
+            Ok("99999999999999999999.99999".into())
+        );
+        let big = "9".repeat(38);
+        assert_eq!(sum(&big, "1"), Ok(format!("1{}", "0".repeat(38))));
+        assert_eq!(sum(&big, "0.1"), Err(NumberError::TooPrecise));
+        assert_eq!(sum("9.9E+125", "9.9E+125"), Err(NumberError::Overflow));
+        assert_eq!(
+            n("10").sub(&n("12.5")).map(|r| r.to_string()),
+            Ok("-2.5".into())
+        );
+        // Random sums agree with i128 arithmetic.
+        fastrand::seed(11);
+        for _ in 0..5_000 {
+            let (a, b) = (fastrand::i64(..) / 4, fastrand::i64(..) / 4);
+            let got = n(&a.to_string()).add(&n(&b.to_string())).unwrap();
+            assert_eq!(got.to_string(), (i128::from(a) + i128::from(b)).to_string());
+            assert_eq!(n(&a.to_string()).cmp(&n(&b.to_string())), a.cmp(&b));
+        }
     }
 }

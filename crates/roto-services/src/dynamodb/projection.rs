@@ -3,8 +3,8 @@
 //! A `ProjectionExpression` is a comma-separated list of document paths (`a`, `#n`,
 //! `a.b[2].c`). [`Names`] resolves `#placeholders` from `ExpressionAttributeNames` and
 //! remembers which were used, so a request can be refused for unused names as DynamoDB
-//! does once every expression in it has been read. The path parser is the piece the
-//! condition, update and key-condition expressions will share.
+//! does once every expression in it has been read. The expression parser
+//! ([`super::expr`]) reads the paths; this module applies them.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::OnceLock;
@@ -52,7 +52,8 @@ impl<'a> Names<'a> {
         }
     }
 
-    fn resolve(&mut self, placeholder: &str, expression: &str) -> AwsResult<String> {
+    /// The name `placeholder` stands for, remembered as used.
+    pub fn resolve(&mut self, placeholder: &str, expression: &str) -> AwsResult<String> {
         match self
             .map
             .and_then(|m| m.get(placeholder))
@@ -89,142 +90,8 @@ impl<'a> Names<'a> {
     }
 }
 
-/// A token of a path list.
-#[derive(Debug, Clone, PartialEq)]
-enum Token<'s> {
-    Word(&'s str),
-    Placeholder(&'s str),
-    Number(&'s str),
-    Punct(&'s str),
-}
-
-impl Token<'_> {
-    fn text(&self) -> &str {
-        match self {
-            Token::Word(s) | Token::Placeholder(s) | Token::Number(s) | Token::Punct(s) => s,
-        }
-    }
-}
-
-fn tokenize(source: &str) -> Vec<(usize, Token<'_>)> {
-    let bytes = source.as_bytes();
-    let word = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < bytes.len() {
-        let b = bytes[i];
-        let start = i;
-        if b.is_ascii_whitespace() {
-            i += 1;
-            continue;
-        }
-        let token = if b == b'#' {
-            i += 1;
-            while i < bytes.len() && word(bytes[i]) {
-                i += 1;
-            }
-            Token::Placeholder(&source[start..i])
-        } else if b.is_ascii_digit() {
-            while i < bytes.len() && bytes[i].is_ascii_digit() {
-                i += 1;
-            }
-            Token::Number(&source[start..i])
-        } else if word(b) {
-            while i < bytes.len() && word(bytes[i]) {
-                i += 1;
-            }
-            Token::Word(&source[start..i])
-        } else {
-            i += source[i..].chars().next().map_or(1, char::len_utf8);
-            Token::Punct(&source[start..i])
-        };
-        out.push((start, token));
-    }
-    out
-}
-
-fn syntax_error(
-    expression: &str,
-    source: &str,
-    tokens: &[(usize, Token<'_>)],
-    at: usize,
-) -> AwsError {
-    let Some((offset, token)) = tokens.get(at) else {
-        return AwsError::validation(format!(
-            "Invalid {expression}: Syntax error; token: \"<EOF>\", near: \"{}\"",
-            tokens.last().map(|(_, t)| t.text()).unwrap_or_default()
-        ));
-    };
-    let start = at
-        .checked_sub(1)
-        .and_then(|p| tokens.get(p))
-        .map_or(*offset, |(o, _)| *o);
-    let end = tokens
-        .get(at + 1)
-        .map_or(source.len(), |(o, t)| o + t.text().len());
-    AwsError::validation(format!(
-        "Invalid {expression}: Syntax error; token: \"{}\", near: \"{}\"",
-        token.text(),
-        &source[start..end]
-    ))
-}
-
-/// Parses a comma-separated list of document paths (a `ProjectionExpression`).
-pub fn parse_paths(source: &str, names: &mut Names<'_>, expression: &str) -> AwsResult<Vec<Path>> {
-    let tokens = tokenize(source);
-    if tokens.is_empty() {
-        return Err(AwsError::validation(format!(
-            "Invalid {expression}: The expression can not be empty;"
-        )));
-    }
-    let mut paths = Vec::new();
-    let mut at = 0;
-    loop {
-        let mut path = Path::new();
-        let element = |at: usize, names: &mut Names<'_>| match tokens.get(at).map(|(_, t)| t) {
-            Some(Token::Word(w)) if is_reserved(w) => Err(AwsError::validation(format!(
-                "Invalid {expression}: Attribute name is a reserved keyword; reserved keyword: {w}"
-            ))),
-            Some(Token::Word(w)) => Ok(Step::Name((*w).to_string())),
-            Some(Token::Placeholder(p)) => Ok(Step::Name(names.resolve(p, expression)?)),
-            _ => Err(syntax_error(expression, source, &tokens, at)),
-        };
-        path.push(element(at, names)?);
-        at += 1;
-        loop {
-            match tokens.get(at).map(|(_, t)| t) {
-                Some(Token::Punct(".")) => {
-                    path.push(element(at + 1, names)?);
-                    at += 2;
-                }
-                Some(Token::Punct("[")) => {
-                    let index = match tokens.get(at + 1).map(|(_, t)| t) {
-                        Some(Token::Number(n)) => n
-                            .parse::<usize>()
-                            .map_err(|_| syntax_error(expression, source, &tokens, at + 1))?,
-                        _ => return Err(syntax_error(expression, source, &tokens, at + 1)),
-                    };
-                    if tokens.get(at + 2).map(|(_, t)| t) != Some(&Token::Punct("]")) {
-                        return Err(syntax_error(expression, source, &tokens, at + 2));
-                    }
-                    path.push(Step::Index(index));
-                    at += 3;
-                }
-                _ => break,
-            }
-        }
-        paths.push(path);
-        match tokens.get(at).map(|(_, t)| t) {
-            None => break,
-            Some(Token::Punct(",")) => at += 1,
-            Some(_) => return Err(syntax_error(expression, source, &tokens, at)),
-        }
-    }
-    check_overlaps(&paths, expression)?;
-    Ok(paths)
-}
-
-fn show(path: &Path) -> String {
+/// `[a, b, [2]]`, as DynamoDB shows a path in messages.
+pub fn show_path(path: &Path) -> String {
     let steps: Vec<String> = path
         .iter()
         .map(|s| match s {
@@ -235,7 +102,8 @@ fn show(path: &Path) -> String {
     format!("[{}]", steps.join(", "))
 }
 
-fn check_overlaps(paths: &[Path], expression: &str) -> AwsResult<()> {
+/// Refuses two paths of one expression that overlap (`a`, `a.b`) or conflict (`a[0]`, `a.b`).
+pub fn check_overlaps(paths: &[Path], expression: &str) -> AwsResult<()> {
     for (i, a) in paths.iter().enumerate() {
         for b in &paths[..i] {
             let common = a.iter().zip(b.iter()).take_while(|(x, y)| x == y).count();
@@ -251,8 +119,8 @@ fn check_overlaps(paths: &[Path], expression: &str) -> AwsResult<()> {
             };
             return Err(AwsError::validation(format!(
                 "Invalid {expression}: Two document paths {problem} with each other; must remove or rewrite one of these paths; path one: {}, path two: {}",
-                show(b),
-                show(a)
+                show_path(b),
+                show_path(a)
             )));
         }
     }
@@ -320,13 +188,17 @@ pub fn project(item: &Item, paths: &[Path]) -> Item {
 
 #[cfg(test)]
 mod tests {
+    use super::super::expr::Placeholders;
     use super::*;
 
     fn parse(source: &str, names: Option<&Value>) -> AwsResult<Vec<Path>> {
-        let mut n = Names::new(names);
-        let paths = parse_paths(source, &mut n, "ProjectionExpression")?;
-        n.check_all_used()?;
-        Ok(paths)
+        let input = Value::map()
+            .with("ProjectionExpression", source)
+            .with_opt("ExpressionAttributeNames", names.cloned());
+        let mut placeholders = Placeholders::new(&input)?;
+        let paths = placeholders.projection(&input, "ProjectionExpression")?;
+        placeholders.check_all_used()?;
+        Ok(paths.unwrap_or_default())
     }
 
     #[test]

@@ -636,6 +636,10 @@ impl DynamoDb {
                 params,
             )?;
             tx.execute(
+                "DELETE FROM ddb_index_items WHERE account = ?1 AND region = ?2 AND table_name = ?3",
+                params,
+            )?;
+            tx.execute(
                 "DELETE FROM ddb_tables WHERE account = ?1 AND region = ?2 AND name = ?3",
                 params,
             )?;
