@@ -771,3 +771,49 @@ def test_get_access_key_info_names_the_keys_account(server):
     key = root.create_access_key(UserName="u")["AccessKey"]["AccessKeyId"]
     sts = keyed_client(server, "sts", "test")
     assert sts.get_access_key_info(AccessKeyId=key)["Account"] == "111122223333"
+
+
+def test_virtual_mfa_devices_are_enabled_for_one_user_and_block_deletion(iam):
+    iam.create_user(UserName="u")
+    iam.create_user(UserName="v")
+    device = iam.create_virtual_mfa_device(VirtualMFADeviceName="u-phone")["VirtualMFADevice"]
+    serial = device["SerialNumber"]
+    assert serial == f"arn:aws:iam::{ACCOUNT}:mfa/u-phone"
+    assert len(device["Base32StringSeed"]) == 64 and device["QRCodePNG"].startswith(b"\x89PNG")
+    assert iam.list_virtual_mfa_devices(AssignmentStatus="Unassigned")["VirtualMFADevices"] == [{"SerialNumber": serial}]
+    iam.enable_mfa_device(UserName="u", SerialNumber=serial, AuthenticationCode1="123456", AuthenticationCode2="654321")
+    with pytest.raises(ClientError) as e:
+        iam.enable_mfa_device(UserName="v", SerialNumber=serial, AuthenticationCode1="123456", AuthenticationCode2="654321")
+    assert error_of(e)[0] == "EntityAlreadyExists"
+    (listed,) = iam.list_mfa_devices(UserName="u")["MFADevices"]
+    assert listed["SerialNumber"] == serial and listed["UserName"] == "u"
+    (assigned,) = iam.list_virtual_mfa_devices(AssignmentStatus="Assigned")["VirtualMFADevices"]
+    assert assigned["User"]["UserName"] == "u"
+    with pytest.raises(ClientError) as e:
+        iam.delete_user(UserName="u")
+    assert error_of(e) == ("DeleteConflict", "Cannot delete entity, must delete MFA device first.", 409)
+    with pytest.raises(ClientError) as e:
+        iam.delete_virtual_mfa_device(SerialNumber=serial)
+    assert error_of(e)[0] == "DeleteConflict"
+    iam.deactivate_mfa_device(UserName="u", SerialNumber=serial)
+    iam.delete_virtual_mfa_device(SerialNumber=serial)
+    with pytest.raises(ClientError) as e:
+        iam.delete_virtual_mfa_device(SerialNumber=serial)
+    assert error_of(e) == ("NoSuchEntity", f"VirtualMFADevice with serial number {serial} doesn't exist.", 404)
+    iam.delete_user(UserName="u")
+
+
+def test_iam_state_and_its_access_keys_survive_a_restart(tmp_path):
+    from roto_server import RotoServer
+    data = str(tmp_path / "data")
+    with RotoServer("--data-dir", data) as s:
+        iam = keyed_client(s, "iam", "test")
+        iam.create_user(UserName="kept")
+        key = iam.create_access_key(UserName="kept")["AccessKey"]
+        arn = iam.create_policy(PolicyName="p", PolicyDocument=json.dumps(POLICY))["Policy"]["Arn"]
+        iam.attach_user_policy(UserName="kept", PolicyArn=arn)
+    with RotoServer("--data-dir", data) as s:
+        iam = keyed_client(s, "iam", "test")
+        assert iam.list_attached_user_policies(UserName="kept")["AttachedPolicies"] == [{"PolicyName": "p", "PolicyArn": arn}]
+        identity = keyed_client(s, "sts", key["AccessKeyId"]).get_caller_identity()
+        assert identity["Arn"] == f"arn:aws:iam::{ACCOUNT}:user/kept"

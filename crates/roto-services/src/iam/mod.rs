@@ -15,6 +15,7 @@ mod certificates;
 mod details;
 mod document;
 mod keys;
+mod mfa;
 mod policies;
 mod principals;
 mod profiles;
@@ -138,6 +139,15 @@ impl Iam {
             "RemoveRoleFromInstanceProfile" => self.remove_role_from_instance_profile(a, input),
             "ListInstanceProfilesForRole" => self.list_instance_profiles_for_role(a, input),
             "GetAccountSummary" => self.get_account_summary(a),
+            "CreateVirtualMFADevice" => self.create_virtual_mfa_device(a, input),
+            "EnableMFADevice" => self.enable_mfa_device(a, input),
+            "DeactivateMFADevice" => self.deactivate_mfa_device(a, input),
+            "DeleteVirtualMFADevice" => self.delete_virtual_mfa_device(a, input),
+            "ListMFADevices" => self.list_mfa_devices(a, input),
+            "ListVirtualMFADevices" => self.list_virtual_mfa_devices(a, input),
+            "TagMFADevice" => self.tag(a, Kind::MfaDevice, input),
+            "UntagMFADevice" => self.untag(a, Kind::MfaDevice, input),
+            "ListMFADeviceTags" => self.list_tags(a, Kind::MfaDevice, input),
             "GetAccountAuthorizationDetails" => self.get_account_authorization_details(a, input),
             "UploadServerCertificate" => self.upload_server_certificate(a, input),
             "GetServerCertificate" => self.get_server_certificate(a, input),

@@ -366,6 +366,9 @@ impl Iam {
             if e.attrs.contains_key("LoginProfile") {
                 return conflict("delete login profile");
             }
+            if !store::children(c, account, Relation::UserMfa, name)?.is_empty() {
+                return conflict("delete MFA device");
+            }
             if !store::access_keys(c, account, name)?.is_empty() {
                 return conflict("delete access keys");
             }
@@ -567,6 +570,7 @@ impl Iam {
     ) -> AwsResult<Entity> {
         match kind {
             Kind::Policy => self.local_policy(c, account, required(input, "PolicyArn")),
+            Kind::MfaDevice => self.device(c, account, required(input, "SerialNumber")),
             Kind::OidcProvider | Kind::SamlProvider => self.provider(
                 c,
                 account,

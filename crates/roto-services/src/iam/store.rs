@@ -75,6 +75,7 @@ pub(super) enum Kind {
     OidcProvider,
     SamlProvider,
     ServerCertificate,
+    MfaDevice,
 }
 
 impl Kind {
@@ -89,6 +90,7 @@ impl Kind {
             Kind::OidcProvider => "oidc-provider",
             Kind::SamlProvider => "saml-provider",
             Kind::ServerCertificate => "server-certificate",
+            Kind::MfaDevice => "mfa",
         }
     }
 
@@ -102,6 +104,7 @@ impl Kind {
             Kind::Policy => "ANPA",
             Kind::OidcProvider | Kind::SamlProvider => "",
             Kind::ServerCertificate => "ASCA",
+            Kind::MfaDevice => "",
         }
     }
 
@@ -116,6 +119,7 @@ impl Kind {
             Kind::OidcProvider => "Url",
             Kind::SamlProvider => "Name",
             Kind::ServerCertificate => "ServerCertificateName",
+            Kind::MfaDevice => "VirtualMFADeviceName",
         }
     }
 
@@ -130,6 +134,7 @@ impl Kind {
             Kind::OidcProvider => "OpenIDConnectProvider",
             Kind::SamlProvider => "SAMLProvider",
             Kind::ServerCertificate => "ServerCertificate",
+            Kind::MfaDevice => "VirtualMFADevice",
         }
     }
 
@@ -144,6 +149,7 @@ impl Kind {
             Kind::OidcProvider => "OpenIDConnectProviderList",
             Kind::SamlProvider => "SAMLProviderList",
             Kind::ServerCertificate => "ServerCertificateMetadataList",
+            Kind::MfaDevice => "VirtualMFADevices",
         }
     }
 
@@ -157,6 +163,7 @@ impl Kind {
             Kind::Policy => "PolicyId",
             Kind::OidcProvider | Kind::SamlProvider => "",
             Kind::ServerCertificate => "ServerCertificateId",
+            Kind::MfaDevice => "SerialNumber",
         }
     }
 
@@ -170,6 +177,7 @@ impl Kind {
             Kind::ServerCertificate => {
                 format!("The Server Certificate with name {name} cannot be found.")
             }
+            Kind::MfaDevice => format!("VirtualMFADevice with serial number {name} doesn't exist."),
             other => format!("The {} with name {name} cannot be found.", other.as_str()),
         })
     }
@@ -189,6 +197,7 @@ impl Kind {
             Kind::ServerCertificate => {
                 format!("The Server Certificate with name {name} already exists.")
             }
+            Kind::MfaDevice => "MFADevice entity at the same path and name already exists.".into(),
         })
     }
 }
@@ -236,6 +245,8 @@ pub(super) enum Relation {
     Attached(Kind),
     /// Instance profile -> role.
     ProfileRole,
+    /// User -> the MFA device (by name) enabled for it.
+    UserMfa,
 }
 
 impl Relation {
@@ -246,6 +257,7 @@ impl Relation {
             Relation::Attached(Kind::Group) => "group-policy",
             Relation::Attached(_) => "role-policy",
             Relation::ProfileRole => "profile-role",
+            Relation::UserMfa => "user-mfa",
         }
     }
 }
@@ -261,6 +273,7 @@ fn kind_of(text: &str) -> Kind {
         "oidc-provider" => Kind::OidcProvider,
         "saml-provider" => Kind::SamlProvider,
         "server-certificate" => Kind::ServerCertificate,
+        "mfa" => Kind::MfaDevice,
         _ => Kind::Policy,
     }
 }
@@ -465,7 +478,10 @@ pub(super) fn rename_references(
     new: &str,
 ) -> AwsResult<()> {
     let (as_parent, as_child): (&[Relation], &[Relation]) = match kind {
-        Kind::User => (&[Relation::Attached(Kind::User)], &[Relation::Member]),
+        Kind::User => (
+            &[Relation::Attached(Kind::User), Relation::UserMfa],
+            &[Relation::Member],
+        ),
         Kind::Group => (&[Relation::Attached(Kind::Group), Relation::Member], &[]),
         _ => (&[], &[]),
     };
