@@ -134,3 +134,20 @@ def test_deliveries_are_recorded_in_the_trace(s3, sqs, server, bucket):
     deliveries = [t for t in server.traces() if t.get("kind") == "delivery"]
     assert {d.get("operation") for d in deliveries} >= {"s3:TestEvent", "s3:ObjectCreated:Put"}
     assert all(d.get("target") == arn and d.get("outcome") == "delivered" for d in deliveries)
+
+
+def test_topic_destination_publishes_through_sns(s3, sqs, client, bucket):
+    sns = client("sns")
+    url, queue_arn = queue(sqs, "via-topic")
+    topic = sns.create_topic(Name="s3-events")["TopicArn"]
+    sns.subscribe(TopicArn=topic, Protocol="sqs", Endpoint=queue_arn, Attributes={"RawMessageDelivery": "true"})
+    s3.put_bucket_notification_configuration(Bucket=bucket, NotificationConfiguration={
+        "TopicConfigurations": [{"TopicArn": topic, "Events": ["s3:ObjectCreated:*"]}]})
+    s3.put_object(Bucket=bucket, Key="via-sns", Body=b"x")
+    messages = receive(sqs, url, 2)
+    assert messages[0]["Event"] == "s3:TestEvent"
+    assert messages[1]["Records"][0]["s3"]["object"]["key"] == "via-sns"
+    with pytest.raises(ClientError) as e:
+        s3.put_bucket_notification_configuration(Bucket=bucket, NotificationConfiguration={
+            "TopicConfigurations": [{"TopicArn": topic + "-missing", "Events": ["s3:ObjectCreated:*"]}]})
+    assert error(e)["Code"] == "InvalidArgument"

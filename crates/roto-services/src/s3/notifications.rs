@@ -1,6 +1,6 @@
 //! Event notifications: the bucket's `NotificationConfiguration` matched against each
-//! object event, and the real S3 event JSON published on the event bus to SQS queues, SNS
-//! topics, Lambda functions and EventBridge, delivered after the request returns.
+//! object event, and the real S3 event JSON sent to SQS queues, SNS topics, Lambda
+//! functions and EventBridge after the request returns.
 //!
 //! PutBucketNotificationConfiguration checks every destination through the dispatcher
 //! (GetQueueUrl, GetTopicAttributes, GetFunction), rejecting one that does not exist as
@@ -230,18 +230,35 @@ impl S3 {
         }
     }
 
-    /// Publishes one S3 message to a queue, topic or function.
+    /// Sends one S3 message to a queue, topic or function, after the request returns:
+    /// queues and functions through the event bus (an SQS SendMessage input; the Lambda
+    /// event itself), topics as an SNS Publish through the dispatcher, on a task of its
+    /// own (SNS's bus deliveries are its subscriptions' HTTP posts).
     fn publish(&self, bucket: &Bucket, service: &str, arn: &str, kind: &str, body: String) {
         let (region, account) = arn_parts(arn)
             .map(|(r, a, _)| (r.to_string(), a.to_string()))
             .unwrap_or_else(|| (bucket.region.clone(), bucket.account.clone()));
-        let payload = match service {
-            "sqs" => Value::map().with("MessageBody", body),
-            "sns" => Value::map()
+        if service == "sns" {
+            let Some(dispatcher) = self.env.dispatcher() else {
+                return;
+            };
+            let mut ctx = dispatcher.default_context();
+            ctx.account = account;
+            ctx.region = region;
+            let input = Value::map()
                 .with("TopicArn", arn)
                 .with("Message", body)
-                .with("Subject", "Amazon S3 Notification"),
-            _ => Value::map().with("Payload", body),
+                .with("Subject", "Amazon S3 Notification");
+            tokio::spawn(async move {
+                let _ = dispatcher.call(&ctx, "sns", "Publish", input).await;
+            });
+            return;
+        }
+        let payload = match service {
+            "sqs" => Value::map().with("MessageBody", body),
+            _ => serde_json::from_str(&body)
+                .map(|json: serde_json::Value| Value::from_json(&json))
+                .unwrap_or_else(|_| Value::map()),
         };
         self.env.bus.publish(Event {
             kind: kind.to_string(),
