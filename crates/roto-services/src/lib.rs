@@ -13,6 +13,7 @@ use roto_core::{Env, Service};
 
 pub mod dynamodb;
 mod envelope;
+pub mod events;
 pub mod iam;
 pub mod kms;
 pub mod lambda;
@@ -40,5 +41,6 @@ pub fn all(env: &Arc<Env>) -> io::Result<Vec<Arc<dyn Service>>> {
         Arc::new(secretsmanager::SecretsManager::new(env.clone())?),
         Arc::new(lambda::Lambda::new(env.clone())?),
         Arc::new(ssm::Ssm::new(env.clone())?),
+        Arc::new(events::EventBridge::new(env.clone())?),
     ])
 }

@@ -1,0 +1,170 @@
+//! Event buses: the implicit `default` bus and custom buses.
+
+use roto_core::{AwsError, AwsResult, Context, Value};
+use rusqlite::OptionalExtension;
+
+use super::{bus_arn, bus_name, check_name, not_found, Events, DEFAULT_BUS};
+use crate::paging;
+
+/// What a bus listing and description show.
+struct Bus {
+    name: String,
+    description: Option<String>,
+    created: Option<i64>,
+}
+
+impl Bus {
+    fn value(&self, ctx: &Context) -> Value {
+        Value::map()
+            .with("Name", self.name.as_str())
+            .with("Arn", bus_arn(ctx, &self.name))
+            .with_opt("Description", self.description.as_deref())
+            .with_opt("CreationTime", self.created.map(Value::Timestamp))
+            .with_opt("LastModifiedTime", self.created.map(Value::Timestamp))
+    }
+}
+
+/// `ResourceNotFoundException` for a bus.
+pub(super) fn no_bus(bus: &str) -> AwsError {
+    not_found(format!("Event bus {bus} does not exist."))
+}
+
+impl Events {
+    /// Whether a bus exists in the caller's account and region.
+    pub(super) fn bus_exists(&self, ctx: &Context, bus: &str) -> AwsResult<bool> {
+        Ok(bus == DEFAULT_BUS || self.find_bus(ctx, bus)?.is_some())
+    }
+
+    fn find_bus(&self, ctx: &Context, bus: &str) -> AwsResult<Option<Bus>> {
+        if bus == DEFAULT_BUS {
+            return Ok(Some(Bus {
+                name: DEFAULT_BUS.into(),
+                description: None,
+                created: None,
+            }));
+        }
+        self.env.store.with(|c| {
+            c.prepare_cached(
+                "SELECT description, created FROM events_buses
+                 WHERE account = ?1 AND region = ?2 AND name = ?3",
+            )?
+            .query_row([&ctx.account, &ctx.region, bus], |r| {
+                Ok(Bus {
+                    name: bus.to_string(),
+                    description: r.get(0)?,
+                    created: r.get(1)?,
+                })
+            })
+            .optional()
+            .map_err(AwsError::from)
+        })
+    }
+
+    pub(super) fn create_event_bus(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
+        let name = input.str("Name").unwrap_or_default();
+        check_name(name, "name", true)?;
+        if name.contains('/') && input.str("EventSourceName").is_none() {
+            return Err(AwsError::validation(format!(
+                "Event bus name must not contain '/'. Name: {name}"
+            )));
+        }
+        if self.bus_exists(ctx, name)? {
+            return Err(AwsError::new(
+                "ResourceAlreadyExistsException",
+                format!("Event bus {name} already exists."),
+            )
+            .with_status(400));
+        }
+        let now = self.now();
+        self.env.store.with(|c| {
+            c.execute(
+                "INSERT INTO events_buses (account, region, name, description, created)
+                 VALUES (?1, ?2, ?3, ?4, ?5)",
+                rusqlite::params![ctx.account, ctx.region, name, input.str("Description"), now],
+            )?;
+            Ok::<_, AwsError>(())
+        })?;
+        let arn = bus_arn(ctx, name);
+        self.set_tags(&arn, input)?;
+        Ok(Value::map()
+            .with("EventBusArn", arn)
+            .with_opt("Description", input.str("Description")))
+    }
+
+    pub(super) fn describe_event_bus(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
+        let name = bus_name(input, "Name");
+        let bus = self.find_bus(ctx, &name)?.ok_or_else(|| no_bus(&name))?;
+        Ok(bus.value(ctx))
+    }
+
+    pub(super) fn delete_event_bus(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
+        let name = input.str("Name").unwrap_or_default();
+        if name == DEFAULT_BUS {
+            return Err(AwsError::validation("Cannot delete event bus default."));
+        }
+        let arn = bus_arn(ctx, name);
+        self.env.store.transaction(|tx| {
+            for table in ["events_buses", "events_rules", "events_targets"] {
+                let column = if table == "events_buses" {
+                    "name"
+                } else {
+                    "bus"
+                };
+                tx.execute(
+                    &format!(
+                        "DELETE FROM {table} WHERE account = ?1 AND region = ?2 AND {column} = ?3"
+                    ),
+                    [&ctx.account, &ctx.region, name],
+                )?;
+            }
+            tx.execute("DELETE FROM events_tags WHERE arn = ?1", [&arn])?;
+            Ok::<_, AwsError>(())
+        })?;
+        Ok(Value::map())
+    }
+
+    pub(super) fn list_event_buses(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
+        let prefix = input.str("NamePrefix").unwrap_or_default();
+        let mut buses = vec![Bus {
+            name: DEFAULT_BUS.into(),
+            description: None,
+            created: None,
+        }];
+        self.env.store.with(|c| {
+            let mut stmt = c.prepare_cached(
+                "SELECT name, description, created FROM events_buses
+                 WHERE account = ?1 AND region = ?2 ORDER BY name",
+            )?;
+            let rows = stmt.query_map([&ctx.account, &ctx.region], |r| {
+                Ok(Bus {
+                    name: r.get(0)?,
+                    description: r.get(1)?,
+                    created: r.get(2)?,
+                })
+            })?;
+            for row in rows {
+                buses.push(row?);
+            }
+            Ok::<_, AwsError>(())
+        })?;
+        let items = buses
+            .iter()
+            .filter(|b| b.name.starts_with(prefix))
+            .map(|b| b.value(ctx))
+            .collect();
+        let (page, next) = paging::page(
+            items,
+            input.int("Limit").unwrap_or(100) as usize,
+            input.str("NextToken"),
+            bad_token,
+        )?;
+        Ok(Value::map()
+            .with("EventBuses", page)
+            .with_opt("NextToken", next))
+    }
+}
+
+/// The error for a `NextToken` this service never issued.
+pub(super) fn bad_token() -> AwsError {
+    AwsError::validation("The NextToken provided is invalid.")
+}
