@@ -576,3 +576,23 @@ def test_sns_subscription_invokes_the_function(server, lam, logs):
 
     lines = wait_for(printed)
     assert lines and "hello lambda" in lines[0]
+
+
+def test_layers_are_published_and_unpacked_for_the_runtime(lam):
+    layer = lam.publish_layer_version(LayerName="helpers", Description="shared code", CompatibleRuntimes=["python3.12"],
+                                      Content={"ZipFile": zip_of({"python/helper.py": "def greet(n):\n    return 'hi ' + n\n"})})
+    assert layer["Version"] >= 1 and layer["LayerVersionArn"].endswith(f":layer:helpers:{layer['Version']}")
+    assert layer["Content"]["CodeSize"] > 0
+    assert lam.get_layer_version_by_arn(Arn=layer["LayerVersionArn"])["Description"] == "shared code"
+    assert any(l["LayerName"] == "helpers" for l in lam.list_layers(CompatibleRuntime="python3.12")["Layers"])
+    handler = "import helper\ndef handler(event, context):\n    return helper.greet(event['name'])\n"
+    name = create(lam, files={"app.py": handler}, Layers=[layer["LayerVersionArn"]])
+    assert lam.get_function_configuration(FunctionName=name)["Layers"][0]["Arn"] == layer["LayerVersionArn"]
+    assert invoke(lam, name, {"name": "layer"})[1] == "hi layer"
+    with pytest.raises(ClientError) as e:
+        create(lam, Layers=["arn:aws:lambda:us-east-1:000000000000:layer:missing:1"])
+    assert error_of(e)[0] == "InvalidParameterValueException"
+    lam.delete_layer_version(LayerName="helpers", VersionNumber=layer["Version"])
+    with pytest.raises(ClientError) as e:
+        lam.get_layer_version(LayerName="helpers", VersionNumber=layer["Version"])
+    assert error_of(e)[0] == "ResourceNotFoundException"

@@ -99,7 +99,12 @@ const SELECT: &str =
 
 /// `LastModified` in Lambda's form: `2024-01-01T00:00:00.000+0000`.
 fn last_modified() -> String {
-    let iso = timestamp::format(now_millis(), TimestampFormat::Iso8601);
+    last_modified_at(now_millis())
+}
+
+/// A time in Lambda's form: `2024-01-01T00:00:00.000+0000`.
+pub(super) fn last_modified_at(millis: i64) -> String {
+    let iso = timestamp::format(millis, TimestampFormat::Iso8601);
     format!("{}+0000", iso.trim_end_matches('Z'))
 }
 
@@ -175,14 +180,6 @@ fn apply_settings(config: &mut Value, input: &Value) {
     if let Some(env) = input.get("Environment") {
         let vars = env.get("Variables").cloned().unwrap_or_else(Value::map);
         config.insert("Environment", Value::map().with("Variables", vars));
-    }
-    if let Some(layers) = input.get("Layers").and_then(Value::as_list) {
-        let layers: Vec<Value> = layers
-            .iter()
-            .filter_map(Value::as_str)
-            .map(|arn| Value::map().with("Arn", arn).with("CodeSize", 0i64))
-            .collect();
-        config.insert("Layers", layers);
     }
     for member in [
         "TracingConfig",
@@ -311,7 +308,11 @@ impl Lambda {
     }
 
     /// Reads, checks and stores a zip; returns its blob id, size and digest.
-    async fn store_code(&self, ctx: &Context, code: &Value) -> AwsResult<(String, usize, String)> {
+    pub(super) async fn store_code(
+        &self,
+        ctx: &Context,
+        code: &Value,
+    ) -> AwsResult<(String, usize, String)> {
         let bytes = self.code_bytes(ctx, code).await?;
         zip::check(&bytes).map_err(|_| {
             invalid_parameter(
@@ -411,6 +412,9 @@ impl Lambda {
             .with("LastModified", last_modified())
             .with("RevisionId", revision_id());
         apply_settings(&mut config, input);
+        if let Some(layers) = self.function_layers(input)? {
+            config.insert("Layers", layers);
+        }
         let function = Function {
             name: name.clone(),
             version: 0,
@@ -517,6 +521,9 @@ impl Lambda {
         }
         check_environment(input)?;
         apply_settings(&mut function.config, input);
+        if let Some(layers) = self.function_layers(input)? {
+            function.config.insert("Layers", layers);
+        }
         function.config.insert("LastModified", last_modified());
         function.config.insert("RevisionId", revision_id());
         function.config.insert("LastUpdateStatus", "Successful");

@@ -144,7 +144,7 @@ impl Runner {
                 key,
             }
         };
-        let spec = spec_of(ctx, function);
+        let spec = spec_of(&self.env, ctx, function);
         let request_id = invocation.request_id.clone();
         let started = roto_core::timestamp::now_millis();
         let outcome = self.executor.invoke(spec.clone(), invocation).await?;
@@ -410,8 +410,16 @@ async fn write_logs(env: &Env, known: &mut std::collections::HashSet<String>, ba
 }
 
 /// What the executor needs to know about a function version.
-fn spec_of(ctx: &Context, f: &Function) -> Spec {
+fn spec_of(env: &Env, ctx: &Context, f: &Function) -> Spec {
     let c = &f.config;
+    let layers = c
+        .get("Layers")
+        .and_then(Value::as_list)
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|l| l.str("Arn"))
+        .filter_map(|arn| super::layers::layer_blob(env, arn))
+        .collect();
     let environment: BTreeMap<String, String> = c
         .get("Environment")
         .and_then(|e| e.get("Variables"))
@@ -445,6 +453,7 @@ fn spec_of(ctx: &Context, f: &Function) -> Spec {
         memory: c.int("MemorySize").unwrap_or(128),
         environment,
         code_blob: f.code_blob.clone(),
+        layers,
         log_group,
     }
 }

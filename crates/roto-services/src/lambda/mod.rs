@@ -9,6 +9,7 @@
 //! - [`functions`]: Create/Get/Update/Delete/List, versions, tags, reserved concurrency.
 //! - [`aliases`]: aliases with weighted routing.
 //! - [`invoke`]: Invoke (RequestResponse, Event, DryRun), logs to CloudWatch Logs.
+//! - [`layers`]: layer versions, unpacked into `opt` for the process executor.
 //! - [`settings`]: resource policies and asynchronous invocation configuration.
 //! - [`mappings`]: event source mappings from SQS queues.
 //! - [`zip`]: the archive reader.
@@ -17,6 +18,7 @@ mod aliases;
 mod executor;
 mod functions;
 mod invoke;
+mod layers;
 mod mappings;
 mod settings;
 mod zip;
@@ -63,6 +65,15 @@ CREATE TABLE IF NOT EXISTS lambda_mappings (
     function TEXT NOT NULL,
     source TEXT NOT NULL,
     config TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS lambda_layers (
+    account TEXT NOT NULL,
+    region TEXT NOT NULL,
+    name TEXT NOT NULL,
+    version INTEGER NOT NULL,
+    config TEXT NOT NULL,
+    code_blob TEXT NOT NULL,
+    PRIMARY KEY (account, region, name, version)
 );
 CREATE TABLE IF NOT EXISTS lambda_settings (
     account TEXT NOT NULL,
@@ -164,6 +175,12 @@ impl Service for Lambda {
                 "UpdateEventSourceMapping" => self.update_event_source_mapping(ctx, input)?,
                 "DeleteEventSourceMapping" => self.delete_event_source_mapping(input)?,
                 "ListEventSourceMappings" => self.list_event_source_mappings(ctx, input)?,
+                "PublishLayerVersion" => self.publish_layer_version(ctx, input).await?,
+                "GetLayerVersion" => self.get_layer_version(ctx, input)?,
+                "GetLayerVersionByArn" => self.get_layer_version_by_arn(input)?,
+                "ListLayerVersions" => self.list_layer_versions(ctx, input)?,
+                "ListLayers" => self.list_layers(ctx, input)?,
+                "DeleteLayerVersion" => self.delete_layer_version(ctx, input)?,
                 "AddPermission" => self.add_permission(ctx, input)?,
                 "GetPolicy" => self.get_policy(ctx, input)?,
                 "RemovePermission" => self.remove_permission(ctx, input)?,

@@ -40,6 +40,8 @@ pub struct Spec {
     pub environment: BTreeMap<String, String>,
     /// The store blob holding the function's zip.
     pub code_blob: String,
+    /// The store blobs of its layers' zips, in the order they apply.
+    pub layers: Vec<String>,
     /// The log group the runtime is told about.
     pub log_group: String,
 }

@@ -290,6 +290,11 @@ impl ProcessExecutor {
         let task = dir.path().join("task");
         std::fs::create_dir_all(&task)?;
         zip::extract(&code, &task)?;
+        let opt = dir.path().join("opt");
+        std::fs::create_dir_all(&opt)?;
+        for layer in &spec.layers {
+            zip::extract(&crate::lambda::read_blob(&self.env, layer)?, &opt)?;
+        }
         let (program, args) = self.command(spec, &task)?;
 
         let listener = TcpListener::bind("127.0.0.1:0").await?;
@@ -311,15 +316,20 @@ impl ProcessExecutor {
             .stderr(Stdio::null())
             .kill_on_drop(true);
         for (k, v) in std::env::vars() {
-            if matches!(
-                k.as_str(),
-                "PATH" | "HOME" | "LANG" | "PYENV_ROOT" | "PYENV_VERSION"
-            ) {
+            if matches!(k.as_str(), "HOME" | "LANG" | "PYENV_ROOT" | "PYENV_VERSION") {
                 cmd.env(k, v);
             }
         }
-        for (k, v) in &spec.environment {
+        for (k, v) in search_paths(&opt, &spec.environment) {
             cmd.env(k, v);
+        }
+        for (k, v) in &spec.environment {
+            if !matches!(
+                k.as_str(),
+                "PATH" | "PYTHONPATH" | "NODE_PATH" | "LD_LIBRARY_PATH"
+            ) {
+                cmd.env(k, v);
+            }
         }
         let endpoint = self
             .env
@@ -407,6 +417,26 @@ impl ProcessExecutor {
             _dir: dir,
         }))
     }
+}
+
+/// The search paths of a runtime with its layers under `opt`, as Lambda lays out `/opt`:
+/// the function's own values first, then the layers' directories, then Roto's `PATH`.
+fn search_paths(
+    opt: &Path,
+    environment: &std::collections::BTreeMap<String, String>,
+) -> Vec<(String, String)> {
+    let join = |name: &str, dirs: &[&str], inherited: Option<String>| {
+        let mut parts: Vec<String> = environment.get(name).cloned().into_iter().collect();
+        parts.extend(dirs.iter().map(|d| opt.join(d).display().to_string()));
+        parts.extend(inherited);
+        (name.to_string(), parts.join(":"))
+    };
+    vec![
+        join("PATH", &["bin"], std::env::var("PATH").ok()),
+        join("PYTHONPATH", &["python"], None),
+        join("NODE_PATH", &["nodejs/node_modules"], None),
+        join("LD_LIBRARY_PATH", &["lib"], None),
+    ]
 }
 
 /// The interpreter `python3` on the PATH runs: version managers (pyenv) put a shell shim
