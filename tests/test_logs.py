@@ -239,6 +239,8 @@ def test_filter_log_events_across_streams_with_patterns(logs):
     assert messages(startTime=t + 100, endTime=t + 101) == ["WARN slow", "ERROR will retry"]
     event = logs.filter_log_events(logGroupName="g", limit=1)["events"][0]
     assert event["logStreamName"] == "api-1" and event["eventId"] and event["timestamp"] == t
+    assert messages(filterPattern="[level = WARN, word]") == ["WARN slow"]
+    assert messages(filterPattern="[level = ERROR, ...]") == ["ERROR db timeout", "ERROR will retry", "ERROR batch failed"]
     with pytest.raises(ClientError) as e:
         logs.filter_log_events(logGroupName="g", filterPattern='{ $.level = "x" ')
     assert error_of(e)[0] == "InvalidParameterException"

@@ -1,8 +1,10 @@
 //! The filter-pattern language of FilterLogEvents.
 //!
-//! Two forms, as CloudWatch Logs has them (both case-sensitive):
+//! Three forms, as CloudWatch Logs has them (both case-sensitive):
 //! - terms: `ERROR timeout` (every term), `"quoted phrase"`, `?ERROR ?WARN` (any of the
 //!   `?` terms), `-DEBUG` (none of the `-` terms); an empty pattern matches every event.
+//! - space-delimited: `[ip, user, ..., status = 404, bytes > 1000]`, fields split on
+//!   spaces (`"quoted"` and `[bracketed]` text one field each), `...` for any number.
 //! - JSON: `{ $.level = "error" }` over messages that are JSON objects: selectors `$.a.b[0]`,
 //!   `=` and `!=` on strings (with `*` wildcards) and numbers, `<`, `<=`, `>`, `>=` on
 //!   numbers, `IS NULL`, `IS TRUE`, `IS FALSE`, `NOT EXISTS`, joined by `&&` and `||`
@@ -13,6 +15,8 @@ use serde_json::Value as Json;
 /// A parsed filter pattern.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Pattern {
+    /// A space-delimited pattern: one entry per field, `None` for `...`.
+    Fields(Vec<Option<Field>>),
     /// Term matching.
     Terms {
         /// Terms that must all appear.
@@ -24,6 +28,13 @@ pub enum Pattern {
     },
     /// A JSON pattern.
     Json(Expr),
+}
+
+/// One named field of a space-delimited pattern, with its condition if any.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Field {
+    /// The condition on the field's text.
+    pub condition: Option<(Op, Literal)>,
 }
 
 /// A JSON pattern's expression.
@@ -91,6 +102,16 @@ impl Pattern {
     /// Parses a pattern, or says why it is invalid.
     pub fn parse(text: &str) -> Result<Pattern, String> {
         let text = text.trim();
+        if let Some(inner) = text.strip_prefix('[') {
+            let inner = inner
+                .strip_suffix(']')
+                .ok_or_else(|| "Invalid filter pattern: missing closing ']'".to_string())?;
+            return inner
+                .split(',')
+                .map(parse_field)
+                .collect::<Result<_, _>>()
+                .map(Pattern::Fields);
+        }
         if let Some(inner) = text.strip_prefix('{') {
             let inner = inner
                 .strip_suffix('}')
@@ -140,11 +161,102 @@ impl Pattern {
                     && (any.is_empty() || any.iter().any(|t| message.contains(t.as_str())))
                     && !none.iter().any(|t| message.contains(t.as_str()))
             }
+            Pattern::Fields(fields) => match_fields(fields, &split_fields(message)),
             Pattern::Json(expr) => match serde_json::from_str::<Json>(message) {
                 Ok(json @ (Json::Object(_) | Json::Array(_))) => eval(expr, &json),
                 _ => false,
             },
         }
+    }
+}
+
+/// One entry of a space-delimited pattern: `...`, `name`, or `name <op> value`.
+fn parse_field(text: &str) -> Result<Option<Field>, String> {
+    let text = text.trim();
+    if text == "..." {
+        return Ok(None);
+    }
+    let tokens = tokenize(text)?;
+    match tokens.as_slice() {
+        [_name] => Ok(Some(Field { condition: None })),
+        [_name, op, value] => {
+            let op = match op.as_str() {
+                "=" => Op::Eq,
+                "!=" => Op::Ne,
+                "<" => Op::Lt,
+                "<=" => Op::Le,
+                ">" => Op::Gt,
+                ">=" => Op::Ge,
+                other => {
+                    return Err(format!(
+                        "Invalid filter pattern: unknown operator '{other}'"
+                    ))
+                }
+            };
+            let literal = match value.strip_prefix('"') {
+                Some(t) => Literal::Text(t.to_string()),
+                None => value
+                    .parse::<f64>()
+                    .map_or_else(|_| Literal::Text(value.clone()), Literal::Number),
+            };
+            Ok(Some(Field {
+                condition: Some((op, literal)),
+            }))
+        }
+        _ => Err(format!("Invalid filter pattern: bad field '{text}'")),
+    }
+}
+
+/// A message's fields: split on spaces, with `"..."` and `[...]` each one field.
+fn split_fields(message: &str) -> Vec<&str> {
+    let mut fields = Vec::new();
+    let mut rest = message.trim_start();
+    while !rest.is_empty() {
+        let close = match rest.as_bytes()[0] {
+            b'"' => Some('"'),
+            b'[' => Some(']'),
+            _ => None,
+        };
+        let (field, after) = match close.and_then(|c| rest[1..].find(c).map(|i| i + 1)) {
+            Some(end) => (&rest[1..end], &rest[end + 1..]),
+            None => {
+                let end = rest.find(' ').unwrap_or(rest.len());
+                (&rest[..end], &rest[end..])
+            }
+        };
+        fields.push(field);
+        rest = after.trim_start();
+    }
+    fields
+}
+
+fn field_matches(field: &Field, text: &str) -> bool {
+    match &field.condition {
+        None => true,
+        Some((op, Literal::Number(n))) => text.parse::<f64>().is_ok_and(|x| match op {
+            Op::Eq => x == *n,
+            Op::Ne => x != *n,
+            Op::Lt => x < *n,
+            Op::Le => x <= *n,
+            Op::Gt => x > *n,
+            Op::Ge => x >= *n,
+        }),
+        Some((op, Literal::Text(pattern))) => match op {
+            Op::Eq => glob(pattern, text),
+            Op::Ne => !glob(pattern, text),
+            _ => false,
+        },
+    }
+}
+
+/// Whether fields match a pattern whose `None` entries (`...`) take any number of fields.
+fn match_fields(pattern: &[Option<Field>], fields: &[&str]) -> bool {
+    match pattern.split_first() {
+        None => fields.is_empty(),
+        Some((None, rest)) => (0..=fields.len()).any(|skip| match_fields(rest, &fields[skip..])),
+        Some((Some(field), rest)) => fields.split_first().is_some_and(|(first, others)| {
+            field_matches(field, first) && match_fields(rest, others)
+        }),
     }
 }
 
@@ -427,6 +539,27 @@ mod tests {
             r#"{ $.level = "error" }"#,
             "level=error plain text"
         ));
+    }
+
+    #[test]
+    fn space_delimited_patterns_match_fields_by_position() {
+        let line = r#"127.0.0.1 - frank [10/Oct/2000:13:25:15 -0700] "GET /apache_pb.gif HTTP/1.0" 404 1534"#;
+        assert!(matches(
+            "[ip, user, username, timestamp, request, status_code, bytes]",
+            line
+        ));
+        assert!(matches(
+            "[ip, user, username, timestamp, request, status_code = 404, bytes > 1000]",
+            line
+        ));
+        assert!(!matches(
+            "[ip, user, username, timestamp, request, status_code = 200, bytes]",
+            line
+        ));
+        assert!(matches("[ip = 127.0.0.*, ...]", line));
+        assert!(matches("[..., status_code = 4*, bytes]", line));
+        assert!(!matches("[ip, user]", line));
+        assert!(matches(r#"[..., request = "GET *", status, size]"#, line));
     }
 
     #[test]
