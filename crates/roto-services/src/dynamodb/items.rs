@@ -20,7 +20,11 @@ use super::DynamoDb;
 const MAX_ITEM_SIZE: usize = 400 * 1024;
 
 /// Refuses parameters whose semantics Roto does not implement yet.
-fn refuse_unimplemented(operation: &str, input: &Value, members: &[&str]) -> AwsResult<()> {
+pub(super) fn refuse_unimplemented(
+    operation: &str,
+    input: &Value,
+    members: &[&str],
+) -> AwsResult<()> {
     match members.iter().find(|m| input.get(m).is_some()) {
         Some(member) => Err(AwsError::new(
             "NotImplemented",
@@ -32,7 +36,7 @@ fn refuse_unimplemented(operation: &str, input: &Value, members: &[&str]) -> Aws
 }
 
 /// Checks `ExpressionAttributeNames`/`Values`: never empty, and only beside an expression.
-fn check_expression_maps(input: &Value, expressions: &[&str]) -> AwsResult<()> {
+pub(super) fn check_expression_maps(input: &Value, expressions: &[&str]) -> AwsResult<()> {
     const MAPS: [(&str, char); 2] = [
         ("ExpressionAttributeNames", '#'),
         ("ExpressionAttributeValues", ':'),
@@ -94,7 +98,7 @@ fn returns_old(input: &Value) -> AwsResult<bool> {
 }
 
 /// Read units: 4 KB per unit, halved for eventually consistent reads.
-fn read_units(size: usize, consistent: bool) -> f64 {
+pub(super) fn read_units(size: usize, consistent: bool) -> f64 {
     let units = size.div_ceil(4096).max(1) as f64;
     if consistent {
         units
@@ -109,7 +113,12 @@ fn write_units(size: usize) -> f64 {
 }
 
 /// The `ConsumedCapacity` member for `ReturnConsumedCapacity`, if asked for.
-fn consumed(input: &Value, table: &str, units: f64, indexes: &[(String, f64)]) -> Option<Value> {
+pub(super) fn consumed(
+    input: &Value,
+    table: &str,
+    units: f64,
+    indexes: &[(String, f64)],
+) -> Option<Value> {
     let total = units + indexes.iter().map(|(_, u)| u).sum::<f64>();
     let base = Value::map()
         .with("TableName", table)
@@ -153,7 +162,7 @@ fn index_units(table: &Table, old: Option<&Item>, new: Option<&Item>) -> Vec<(St
         .collect()
 }
 
-fn not_found_unless(table: Option<Table>) -> AwsResult<Table> {
+pub(super) fn not_found_unless(table: Option<Table>) -> AwsResult<Table> {
     table.ok_or_else(resource_not_found)
 }
 

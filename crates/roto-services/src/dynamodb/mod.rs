@@ -9,6 +9,7 @@
 //! - [`tables`]: CreateTable, DescribeTable, ListTables, DeleteTable, tags.
 //! - [`items`]: PutItem, GetItem, UpdateItem, DeleteItem, conditions, consumed capacity.
 //! - [`expr`]: the expression language (conditions, projections, updates).
+//! - [`queries`]: Query and Scan on tables and indexes.
 //! - [`rows`]: the one writer of items, their index rows and the table counters.
 //! - [`attr`], [`number`], [`key`], [`projection`]: the value model they share.
 
@@ -25,6 +26,7 @@ mod items;
 mod key;
 mod number;
 mod projection;
+mod queries;
 mod rows;
 mod tables;
 
@@ -101,6 +103,8 @@ impl Service for DynamoDb {
                 "GetItem" => self.get_item(ctx, input)?,
                 "UpdateItem" => self.update_item(ctx, input)?,
                 "DeleteItem" => self.delete_item(ctx, input)?,
+                "Query" => self.query(ctx, input)?,
+                "Scan" => self.scan(ctx, input)?,
                 "TagResource" => self.tag_resource(ctx, input)?,
                 "UntagResource" => self.untag_resource(ctx, input)?,
                 "ListTagsOfResource" => self.list_tags_of_resource(ctx, input)?,
