@@ -817,3 +817,25 @@ def test_iam_state_and_its_access_keys_survive_a_restart(tmp_path):
         assert iam.list_attached_user_policies(UserName="kept")["AttachedPolicies"] == [{"PolicyName": "p", "PolicyArn": arn}]
         identity = keyed_client(s, "sts", key["AccessKeyId"]).get_caller_identity()
         assert identity["Arn"] == f"arn:aws:iam::{ACCOUNT}:user/kept"
+
+
+def test_credential_report_lists_root_and_users_with_their_credentials(iam):
+    import csv
+    import io
+    with pytest.raises(ClientError) as e:
+        iam.get_credential_report()
+    assert error_of(e)[::2] == ("ReportNotPresent", 410)
+    iam.create_user(UserName="u")
+    iam.create_login_profile(UserName="u", Password="Pa55word!")
+    iam.create_access_key(UserName="u")
+    assert iam.generate_credential_report()["State"] == "STARTED"
+    assert iam.generate_credential_report()["State"] == "COMPLETE"
+    report = iam.get_credential_report()
+    assert report["ReportFormat"] == "text/csv"
+    rows = list(csv.DictReader(io.StringIO(report["Content"].decode())))
+    assert [r["user"] for r in rows] == ["<root_account>", "u"]
+    user = rows[1]
+    assert user["arn"] == f"arn:aws:iam::{ACCOUNT}:user/u"
+    assert (user["password_enabled"], user["access_key_1_active"], user["access_key_2_active"], user["mfa_active"]) == (
+        "true", "true", "false", "false")
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+00:00", user["user_creation_time"])

@@ -20,6 +20,7 @@ mod policies;
 mod principals;
 mod profiles;
 mod providers;
+mod report;
 mod store;
 
 use std::io;
@@ -139,6 +140,8 @@ impl Iam {
             "RemoveRoleFromInstanceProfile" => self.remove_role_from_instance_profile(a, input),
             "ListInstanceProfilesForRole" => self.list_instance_profiles_for_role(a, input),
             "GetAccountSummary" => self.get_account_summary(a),
+            "GenerateCredentialReport" => self.generate_credential_report(a),
+            "GetCredentialReport" => self.get_credential_report(a),
             "CreateVirtualMFADevice" => self.create_virtual_mfa_device(a, input),
             "EnableMFADevice" => self.enable_mfa_device(a, input),
             "DeactivateMFADevice" => self.deactivate_mfa_device(a, input),
