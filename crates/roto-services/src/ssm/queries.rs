@@ -172,11 +172,10 @@ fn filter_matches(f: &Filter, v: &Version, tags: &[(String, String)]) -> bool {
         "Label" => v.labels.iter().any(|l| any(l)),
         "Tier" => any(&v.tier),
         "DataType" => any(&v.data_type),
-        key => {
-            let tag = &key[4..];
+        key => key.strip_prefix("tag:").is_some_and(|tag| {
             tags.iter()
                 .any(|(k, value)| k == tag && (f.values.is_empty() || f.values.contains(value)))
-        }
+        }),
     }
 }
 
