@@ -85,6 +85,12 @@ def test_default_bus_exists_and_custom_buses_are_created_listed_and_deleted(even
     names = [b["Name"] for b in events.list_event_buses()["EventBuses"]]
     assert names == ["default", "orders"]
     assert [b["Name"] for b in events.list_event_buses(NamePrefix="ord")["EventBuses"]] == ["orders"]
+    events.put_rule(Name="r", EventPattern=PATTERN, EventBusName="orders")
+    with pytest.raises(ClientError) as e:
+        events.delete_event_bus(Name="orders")
+    assert error(e) == ("ValidationException", "EventBus can't be deleted since it has rules.")
+    events.delete_rule(Name="r", EventBusName="orders")
+    events.delete_event_bus(Name="orders")
     events.delete_event_bus(Name="orders")
     with pytest.raises(ClientError) as e:
         events.describe_event_bus(Name="orders")
@@ -457,3 +463,58 @@ def test_aws_cli_puts_a_rule_and_an_event(aws):
     assert out["FailedEntryCount"] == 0
     listed = json.loads(aws("events", "list-rules").stdout)["Rules"]
     assert [r["Name"] for r in listed] == ["cli"]
+
+
+# Archives and replays
+
+
+def test_archive_keeps_matching_events_and_replay_redelivers_them(events, sqs):
+    import datetime
+
+    bus_arn = f"arn:aws:events:us-east-1:{ACCOUNT}:event-bus/default"
+    archive = events.create_archive(ArchiveName="orders", EventSourceArn=bus_arn,
+                                    EventPattern=json.dumps({"source": ["shop"]}), RetentionDays=1)
+    assert archive["ArchiveArn"] == f"arn:aws:events:us-east-1:{ACCOUNT}:archive/orders"
+    assert archive["State"] == "ENABLED"
+    start = datetime.datetime.now(datetime.timezone.utc) - datetime.timedelta(minutes=1)
+    events.put_events(Entries=[order({"id": "o-7"}), {"Source": "other", "DetailType": "x", "Detail": "{}"}])
+    described = events.describe_archive(ArchiveName="orders")
+    assert described["EventCount"] == 1 and described["EventSourceArn"] == bus_arn
+    assert [a["ArchiveName"] for a in events.list_archives()["Archives"]] == ["orders"]
+    url, _ = rule_to_queue(events, sqs)
+    end = datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(minutes=1)
+    replay = events.start_replay(ReplayName="again", EventSourceArn=archive["ArchiveArn"],
+                                 EventStartTime=start, EventEndTime=end, Destination={"Arn": bus_arn})
+    assert replay["ReplayArn"].endswith(":replay/again")
+    [body] = receive(sqs, url)
+    event = json.loads(body)
+    assert event["detail"] == {"id": "o-7"} and event["replay-name"] == "again"
+    assert events.describe_replay(ReplayName="again")["State"] == "COMPLETED"
+    assert [r["ReplayName"] for r in events.list_replays()["Replays"]] == ["again"]
+    assert events.describe_archive(ArchiveName="orders")["EventCount"] == 1
+    with pytest.raises(ClientError) as e:
+        events.start_replay(ReplayName="again", EventSourceArn=archive["ArchiveArn"],
+                            EventStartTime=start, EventEndTime=end, Destination={"Arn": bus_arn})
+    assert error(e) == ("ResourceAlreadyExistsException", "Replay again already exists.")
+    with pytest.raises(ClientError) as e:
+        events.start_replay(ReplayName="back", EventSourceArn=archive["ArchiveArn"],
+                            EventStartTime=end, EventEndTime=start, Destination={"Arn": bus_arn})
+    assert error(e)[0] == "ValidationException"
+    events.delete_archive(ArchiveName="orders")
+    with pytest.raises(ClientError) as e:
+        events.describe_archive(ArchiveName="orders")
+    assert error(e) == ("ResourceNotFoundException", "Archive orders does not exist.")
+
+
+def test_archive_errors(events):
+    bus_arn = f"arn:aws:events:us-east-1:{ACCOUNT}:event-bus/default"
+    events.create_archive(ArchiveName="a", EventSourceArn=bus_arn)
+    with pytest.raises(ClientError) as e:
+        events.create_archive(ArchiveName="a", EventSourceArn=bus_arn)
+    assert error(e) == ("ResourceAlreadyExistsException", "Archive a already exists.")
+    with pytest.raises(ClientError) as e:
+        events.create_archive(ArchiveName="b", EventSourceArn=f"arn:aws:events:us-east-1:{ACCOUNT}:event-bus/nope")
+    assert error(e) == ("ResourceNotFoundException", "Event bus nope does not exist.")
+    with pytest.raises(ClientError) as e:
+        events.create_archive(ArchiveName="c", EventSourceArn=bus_arn, EventPattern='{"source": "x"}')
+    assert error(e)[0] == "InvalidEventPatternException"

@@ -102,21 +102,17 @@ impl Events {
         if name == DEFAULT_BUS {
             return Err(AwsError::validation("Cannot delete event bus default."));
         }
+        if !self.bus_rules(&ctx.account, &ctx.region, name)?.is_empty() {
+            return Err(AwsError::validation(
+                "EventBus can't be deleted since it has rules.",
+            ));
+        }
         let arn = bus_arn(ctx, name);
         self.env.store.transaction(|tx| {
-            for table in ["events_buses", "events_rules", "events_targets"] {
-                let column = if table == "events_buses" {
-                    "name"
-                } else {
-                    "bus"
-                };
-                tx.execute(
-                    &format!(
-                        "DELETE FROM {table} WHERE account = ?1 AND region = ?2 AND {column} = ?3"
-                    ),
-                    [&ctx.account, &ctx.region, name],
-                )?;
-            }
+            tx.execute(
+                "DELETE FROM events_buses WHERE account = ?1 AND region = ?2 AND name = ?3",
+                [&ctx.account, &ctx.region, name],
+            )?;
             tx.execute("DELETE FROM events_tags WHERE arn = ?1", [&arn])?;
             Ok::<_, AwsError>(())
         })?;

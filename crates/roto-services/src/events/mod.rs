@@ -9,6 +9,8 @@
 //! - [`put_events`]: PutEvents and TestEventPattern: the event envelope, entry validation,
 //!   matching rules, and the input each target receives (Input, InputPath,
 //!   InputTransformer).
+//! - [`archives`]: Create/Describe/Update/Delete/ListArchives, and StartReplay,
+//!   DescribeReplay, CancelReplay, ListReplays.
 //! - [`schedule`]: rate and cron expressions, and the background task that fires due
 //!   scheduled rules on the service's clock.
 //!
@@ -17,6 +19,7 @@
 //! `events` itself, whose [`Service::deliver`] makes the calls (`Publish`, `Invoke`,
 //! `PutLogEvents`, `PutEvents`) through the dispatcher, so each attempt is traced.
 
+mod archives;
 mod buses;
 mod put_events;
 mod rules;
@@ -77,6 +80,37 @@ CREATE TABLE IF NOT EXISTS events_targets (
     target TEXT NOT NULL,
     seq INTEGER NOT NULL,
     PRIMARY KEY (account, region, bus, rule, id)
+);
+CREATE TABLE IF NOT EXISTS events_archives (
+    account TEXT NOT NULL,
+    region TEXT NOT NULL,
+    name TEXT NOT NULL,
+    bus TEXT NOT NULL,
+    description TEXT,
+    pattern TEXT,
+    retention INTEGER NOT NULL,
+    created INTEGER NOT NULL,
+    PRIMARY KEY (account, region, name)
+);
+CREATE TABLE IF NOT EXISTS events_archived (
+    account TEXT NOT NULL,
+    region TEXT NOT NULL,
+    archive TEXT NOT NULL,
+    time INTEGER NOT NULL,
+    event TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS events_replays (
+    account TEXT NOT NULL,
+    region TEXT NOT NULL,
+    name TEXT NOT NULL,
+    description TEXT,
+    archive TEXT NOT NULL,
+    destination TEXT NOT NULL,
+    start INTEGER NOT NULL,
+    end_time INTEGER NOT NULL,
+    started INTEGER NOT NULL,
+    last_replayed INTEGER,
+    PRIMARY KEY (account, region, name)
 );
 CREATE TABLE IF NOT EXISTS events_tags (
     arn TEXT NOT NULL,
@@ -161,6 +195,15 @@ impl Service for EventBridge {
                 "UntagResource" => events.untag_resource(ctx, input)?,
                 "ListTagsForResource" => events.list_tags_for_resource(ctx, input)?,
                 "PutEvents" => events.put_events(ctx, input)?,
+                "CreateArchive" => events.create_archive(ctx, input)?,
+                "DescribeArchive" => events.describe_archive(ctx, input)?,
+                "UpdateArchive" => events.update_archive(ctx, input)?,
+                "DeleteArchive" => events.delete_archive(ctx, input)?,
+                "ListArchives" => events.list_archives(ctx, input)?,
+                "StartReplay" => events.start_replay(ctx, input)?,
+                "DescribeReplay" => events.describe_replay(ctx, input)?,
+                "CancelReplay" => events.cancel_replay(ctx, input)?,
+                "ListReplays" => events.list_replays(ctx, input)?,
                 "TestEventPattern" => put_events::test_event_pattern(input)?,
                 other => return Err(AwsError::not_implemented(other)),
             };

@@ -111,6 +111,7 @@ impl Events {
                 Ok(event) => {
                     let id = event["id"].as_str().unwrap_or_default().to_string();
                     self.route(&ctx.account, &ctx.region, &bus, &event)?;
+                    self.archive_event(ctx, &bus, &event)?;
                     results.push(Value::map().with("EventId", id));
                 }
                 Err(f) => {

@@ -303,3 +303,114 @@ pub(super) fn spawn(events: Weak<Events>) {
         }
     });
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use roto_core::store::{Store, StoreMode};
+    use roto_core::{Context, Env, Value};
+    use std::sync::Arc;
+
+    /// 2026-01-05T00:00:00Z, a Monday.
+    const MONDAY: EpochMillis = 1_767_571_200_000;
+
+    fn cron(text: &str) -> Box<[Field; 6]> {
+        match Schedule::parse(text) {
+            Ok(Schedule::Cron(fields)) => fields,
+            other => panic!("{text}: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn rates_are_periods_with_singular_units_for_one() {
+        assert_eq!(
+            Schedule::parse("rate(1 minute)"),
+            Ok(Schedule::Rate(MINUTE))
+        );
+        assert_eq!(
+            Schedule::parse("rate(3 hours)"),
+            Ok(Schedule::Rate(3 * 60 * MINUTE))
+        );
+        for bad in ["rate(2 minute)", "rate(1 days)", "rate(-1 days)", "rate()"] {
+            assert!(Schedule::parse(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn cron_fields_match_minutes_weekdays_and_last_days() {
+        let weekdays_at_nine = cron("cron(0 9 ? * MON-FRI *)");
+        assert!(Schedule::cron_matches(
+            &weekdays_at_nine,
+            MONDAY + 9 * 60 * MINUTE
+        ));
+        assert!(!Schedule::cron_matches(
+            &weekdays_at_nine,
+            MONDAY + 9 * 60 * MINUTE + MINUTE
+        ));
+        assert!(!Schedule::cron_matches(
+            &weekdays_at_nine,
+            MONDAY - 24 * 60 * MINUTE + 9 * 60 * MINUTE
+        ));
+        let quarter_hours = cron("cron(0/15 * * * ? *)");
+        assert!(Schedule::cron_matches(&quarter_hours, MONDAY + 45 * MINUTE));
+        assert!(!Schedule::cron_matches(
+            &quarter_hours,
+            MONDAY + 50 * MINUTE
+        ));
+        let last_day = cron("cron(0 0 L * ? *)");
+        assert!(Schedule::cron_matches(
+            &last_day,
+            MONDAY + 26 * 24 * 60 * MINUTE
+        ));
+        let first_monday = cron("cron(0 0 ? * 2#1 *)");
+        assert!(Schedule::cron_matches(&first_monday, MONDAY));
+        assert!(!Schedule::cron_matches(
+            &first_monday,
+            MONDAY + 7 * 24 * 60 * MINUTE
+        ));
+        assert!(Schedule::parse("cron(0 0 1 * 1 *)").is_err());
+        assert!(Schedule::parse("cron(0 25 * * ? *)").is_err());
+    }
+
+    fn clock() -> EpochMillis {
+        MONDAY
+    }
+
+    #[tokio::test]
+    async fn tick_fires_rate_rules_once_per_period_and_skips_disabled_ones() {
+        let env = Arc::new(Env::new(
+            Store::open(StoreMode::Ephemeral).unwrap(),
+            100,
+            "000000000000".into(),
+            "us-east-1".into(),
+            "localhost".into(),
+        ));
+        let events = Events { env, clock };
+        let ctx = Context {
+            account: "000000000000".into(),
+            region: "us-east-1".into(),
+            access_key: None,
+            request_id: "r".into(),
+            host: String::new(),
+        };
+        events.env.store.migrate(super::super::SCHEMA).unwrap();
+        let rule = |name: &str, expr: &str| {
+            Value::map()
+                .with("Name", name)
+                .with("ScheduleExpression", expr)
+        };
+        events
+            .put_rule(&ctx, &rule("every5", "rate(5 minutes)"))
+            .unwrap();
+        events
+            .put_rule(
+                &ctx,
+                &rule("off", "rate(1 minute)").with("State", "DISABLED"),
+            )
+            .unwrap();
+        assert_eq!(events.tick(MONDAY + 4 * MINUTE).unwrap(), 0);
+        assert_eq!(events.tick(MONDAY + 5 * MINUTE).unwrap(), 1);
+        assert_eq!(events.tick(MONDAY + 6 * MINUTE).unwrap(), 0);
+        assert_eq!(events.tick(MONDAY + 10 * MINUTE).unwrap(), 1);
+    }
+}
