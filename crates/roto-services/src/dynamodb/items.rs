@@ -213,6 +213,14 @@ impl Guard {
         })
     }
 
+    /// No condition.
+    pub(super) fn none() -> Guard {
+        Guard {
+            condition: None,
+            return_old_on_failure: false,
+        }
+    }
+
     /// Whether the current item (absent: `None`) satisfies the condition.
     pub(super) fn holds(&self, old: Option<&Item>) -> bool {
         let empty = Item::new();

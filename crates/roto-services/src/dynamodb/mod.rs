@@ -9,6 +9,7 @@
 //! - [`tables`]: CreateTable, DescribeTable, ListTables, DeleteTable, tags.
 //! - [`items`]: PutItem, GetItem, UpdateItem, DeleteItem, conditions, consumed capacity.
 //! - [`expr`]: the expression language (conditions, projections, updates).
+//! - [`batch`]: BatchGetItem, BatchWriteItem, TransactGetItems, TransactWriteItems.
 //! - [`queries`]: Query and Scan on tables and indexes.
 //! - [`rows`]: the one writer of items, their index rows and the table counters.
 //! - [`attr`], [`number`], [`key`], [`projection`]: the value model they share.
@@ -21,6 +22,7 @@ use roto_core::{
 };
 
 mod attr;
+mod batch;
 mod expr;
 mod items;
 mod key;
@@ -76,6 +78,7 @@ impl DynamoDb {
         env.store
             .migrate(SCHEMA)
             .and_then(|()| env.store.migrate(rows::SCHEMA))
+            .and_then(|()| env.store.migrate(batch::SCHEMA))
             .map_err(|e| io::Error::other(e.to_string()))?;
         Ok(DynamoDb { env })
     }
@@ -104,6 +107,10 @@ impl Service for DynamoDb {
                 "UpdateItem" => self.update_item(ctx, input)?,
                 "DeleteItem" => self.delete_item(ctx, input)?,
                 "Query" => self.query(ctx, input)?,
+                "BatchGetItem" => self.batch_get_item(ctx, input)?,
+                "BatchWriteItem" => self.batch_write_item(ctx, input)?,
+                "TransactGetItems" => self.transact_get_items(ctx, input)?,
+                "TransactWriteItems" => self.transact_write_items(ctx, input)?,
                 "Scan" => self.scan(ctx, input)?,
                 "TagResource" => self.tag_resource(ctx, input)?,
                 "UntagResource" => self.untag_resource(ctx, input)?,
