@@ -1389,6 +1389,12 @@ def build_parser():
                              "--s3-scale-objects objects against one of 1,000 (off by default)")
     parser.add_argument("--s3-scale-objects", type=int, default=1_000_000, metavar="N",
                         help="objects in the large bucket of --s3-scale (default 1000000)")
+    parser.add_argument("--dynamodb-scale", action="store_true",
+                        help="also time GetItem and a partition Query in a table of "
+                             "--dynamodb-scale-items items against one of 1,000, filled by "
+                             "BatchWriteItem (off by default)")
+    parser.add_argument("--dynamodb-scale-items", type=int, default=1_000_000, metavar="N",
+                        help="items in the large table of --dynamodb-scale (default 1000000)")
     parser.add_argument("--sns", action="store_true",
                         help="also measure SNS Publish -> SQS ReceiveMessage latency")
     parser.add_argument("--sns-messages", type=int, default=200, metavar="N",
@@ -1886,6 +1892,143 @@ def print_s3_scale_report(scale, objects):
             scale["p50_ratio_large_over_small"][name]))
 
 
+DDB_SCALE_SMALL = 1000
+DDB_SCALE_PARTITION = 10
+DDB_SCALE_SAMPLES = 500
+DDB_SCALE_WRITERS = 4
+
+
+def ddb_call(client, action, payload):
+    """One DynamoDB JSON 1.0 call; returns the decoded answer or raises ValidationError."""
+    headers = aws_headers("dynamodb", {"X-Amz-Target": "DynamoDB_20120810." + action,
+                                       "Content-Type": "application/x-amz-json-1.0"})
+    status, _, body = client.request("POST", "/", json.dumps(payload).encode(), headers)
+    if status != 200:
+        raise ValidationError("DynamoDB {}: {}".format(action, describe_response(status, body)))
+    return json.loads(body or b"{}")
+
+
+def ddb_scale_item(i):
+    """Item `i`: partition p{i // 10}, numeric sort key i, a 100-byte payload."""
+    return {"pk": {"S": "p{:07d}".format(i // DDB_SCALE_PARTITION)}, "sk": {"N": str(i)},
+            "data": {"S": "x" * 100}}
+
+
+def ddb_scale_fill(args, port, table, count):
+    """Writes `count` items into `table` with BatchWriteItem (25 a call) on several connections."""
+    import threading
+    errors = []
+    batches = (count + 24) // 25
+
+    def writer(first):
+        client = Client(args.host, port)
+        try:
+            for b in range(first, batches, DDB_SCALE_WRITERS):
+                items = [{"PutRequest": {"Item": ddb_scale_item(i)}}
+                         for i in range(b * 25, min(count, b * 25 + 25))]
+                out = ddb_call(client, "BatchWriteItem", {"RequestItems": {table: items}})
+                if out.get("UnprocessedItems"):
+                    raise ValidationError("BatchWriteItem left unprocessed items")
+        except Exception as error:  # reported below, never swallowed
+            errors.append(error)
+        finally:
+            client.close()
+
+    threads = [threading.Thread(target=writer, args=(n,)) for n in range(DDB_SCALE_WRITERS)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if errors:
+        raise BenchmarkError("filling {}: {}".format(table, errors[0]))
+
+
+def ddb_scale_measure(args, port, table, count):
+    """GetItem of random keys, and Query of one random partition (10 items)."""
+    import random
+    client = Client(args.host, port)
+    rng = random.Random(7)
+    partitions = max(1, count // DDB_SCALE_PARTITION)
+
+    def get_item():
+        i = rng.randrange(count)
+        item = ddb_scale_item(i)
+        out = ddb_call(client, "GetItem", {"TableName": table,
+                                           "Key": {"pk": item["pk"], "sk": item["sk"]}})
+        if "Item" not in out:
+            raise ValidationError("GetItem found nothing")
+
+    def query():
+        p = rng.randrange(partitions)
+        out = ddb_call(client, "Query", {
+            "TableName": table, "KeyConditionExpression": "pk = :p",
+            "ExpressionAttributeValues": {":p": {"S": "p{:07d}".format(p)}}})
+        if out["Count"] != DDB_SCALE_PARTITION:
+            raise ValidationError("Query returned {} items".format(out["Count"]))
+
+    out = {}
+    try:
+        for name, call in (("get_item", get_item), ("query_partition", query)):
+            samples = []
+            for i in range(DDB_SCALE_SAMPLES + 20):
+                start = time.perf_counter_ns()
+                call()
+                elapsed = time.perf_counter_ns() - start
+                if i >= 20:
+                    samples.append(elapsed)
+            out[name] = latency_summary(samples)
+    finally:
+        client.close()
+    return out
+
+
+def ddb_scale_benchmark(args):
+    """GetItem and Query cost in a table of 1,000 items and in one of --dynamodb-scale-items."""
+    results = {}
+    with tempfile.TemporaryDirectory(prefix="roto-bench-ddb-scale-") as tmpdir:
+        server, port = start_messaging_server(args, tmpdir)
+        try:
+            setup = Client(args.host, port)
+            for count in (DDB_SCALE_SMALL, args.dynamodb_scale_items):
+                table = "scale-{}".format(count)
+                ddb_call(setup, "CreateTable", {
+                    "TableName": table, "BillingMode": "PAY_PER_REQUEST",
+                    "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"},
+                                             {"AttributeName": "sk", "AttributeType": "N"}],
+                    "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"},
+                                  {"AttributeName": "sk", "KeyType": "RANGE"}]})
+                rss_before = sample_rss(server.pid)
+                started = time.monotonic()
+                ddb_scale_fill(args, port, table, count)
+                seconds = time.monotonic() - started
+                log("filled {} with {} items in {:.1f} s".format(table, count, seconds))
+                results[str(count)] = ddb_scale_measure(args, port, table, count)
+                results[str(count)]["fill_seconds"] = rounded(seconds, 2)
+                results[str(count)]["rss_kib_before_fill"] = rss_before
+                results[str(count)]["rss_kib_after_fill"] = sample_rss(server.pid)
+            setup.close()
+        finally:
+            server.stop()
+    small, large = results[str(DDB_SCALE_SMALL)], results[str(args.dynamodb_scale_items)]
+    results["p50_ratio_large_over_small"] = {
+        name: ratio(large[name]["p50_ms"], small[name]["p50_ms"])
+        for name in ("get_item", "query_partition")}
+    return results
+
+
+def print_ddb_scale_report(scale, items):
+    """Prints the DynamoDB scaling figures."""
+    small, large = scale[str(DDB_SCALE_SMALL)], scale[str(items)]
+    for name in ("get_item", "query_partition"):
+        print("DynamoDB {:<16} p50 {:.3f} ms ({} items) vs {:.3f} ms ({} items): x{:.2f}".format(
+            name, small[name]["p50_ms"], DDB_SCALE_SMALL, large[name]["p50_ms"], items,
+            scale["p50_ratio_large_over_small"][name]))
+    rss = lambda sample: (sample or {}).get("rss_kib")
+    print("DynamoDB BatchWriteItem fill of {} items: {} s, RSS {} -> {} KiB".format(
+        items, large["fill_seconds"], rss(large["rss_kib_before_fill"]),
+        rss(large["rss_kib_after_fill"])))
+
+
 def main(argv=None):
     """Entry point: parse options, run, report, write JSON; return the exit status."""
     parser = build_parser()
@@ -1903,6 +2046,9 @@ def main(argv=None):
         if args.s3_scale:
             results["s3_scale"] = s3_scale_benchmark(args)
             print_s3_scale_report(results["s3_scale"], args.s3_scale_objects)
+        if args.dynamodb_scale:
+            results["dynamodb_scale"] = ddb_scale_benchmark(args)
+            print_ddb_scale_report(results["dynamodb_scale"], args.dynamodb_scale_items)
         write_json(args.output, results)
         log("raw results written to " + args.output)
         return 0
