@@ -228,6 +228,9 @@ def test_target_errors(events, sqs):
         events.put_targets(Rule="r", Targets=[{"Id": "q", "Arn": "not-an-arn"}])
     assert error(e)[0] == "ValidationException"
     with pytest.raises(ClientError) as e:
+        events.put_targets(Rule="r", Targets=[{"Id": "bad id!", "Arn": arn}])
+    assert error(e)[0] == "ValidationException"
+    with pytest.raises(ClientError) as e:
         events.put_targets(Rule="r", Targets=[{"Id": f"t{i}", "Arn": arn} for i in range(6)])
     assert error(e)[0] == "LimitExceededException"
     with pytest.raises(ClientError) as e:
@@ -518,3 +521,22 @@ def test_archive_errors(events):
     with pytest.raises(ClientError) as e:
         events.create_archive(ArchiveName="c", EventSourceArn=bus_arn, EventPattern='{"source": "x"}')
     assert error(e)[0] == "InvalidEventPatternException"
+
+
+def test_put_permission_builds_the_bus_policy_and_remove_permission_takes_it_apart(events):
+    events.put_permission(Action="events:PutEvents", Principal="111122223333", StatementId="s1")
+    events.put_permission(Action="events:PutEvents", Principal="*", StatementId="s2")
+    policy = json.loads(events.describe_event_bus()["Policy"])
+    assert [s["Sid"] for s in policy["Statement"]] == ["s1", "s2"]
+    assert policy["Statement"][0]["Principal"] == {"AWS": "arn:aws:iam::111122223333:root"}
+    assert policy["Statement"][0]["Resource"] == f"arn:aws:events:us-east-1:{ACCOUNT}:event-bus/default"
+    events.remove_permission(StatementId="s1")
+    assert [s["Sid"] for s in json.loads(events.describe_event_bus()["Policy"])["Statement"]] == ["s2"]
+    with pytest.raises(ClientError) as e:
+        events.remove_permission(StatementId="s1")
+    assert error(e) == ("ResourceNotFoundException", "Statement with the provided id does not exist.")
+    events.remove_permission(RemoveAllPermissions=True)
+    assert "Policy" not in events.describe_event_bus()
+    with pytest.raises(ClientError) as e:
+        events.remove_permission(StatementId="s2")
+    assert error(e) == ("ResourceNotFoundException", "EventBus does not have a policy.")

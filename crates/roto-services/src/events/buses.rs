@@ -2,6 +2,7 @@
 
 use roto_core::{AwsError, AwsResult, Context, Value};
 use rusqlite::OptionalExtension;
+use serde_json::{json, Value as Json};
 
 use super::{bus_arn, bus_name, check_name, not_found, Events, DEFAULT_BUS};
 use crate::paging;
@@ -94,7 +95,111 @@ impl Events {
     pub(super) fn describe_event_bus(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
         let name = bus_name(input, "Name");
         let bus = self.find_bus(ctx, &name)?.ok_or_else(|| no_bus(&name))?;
-        Ok(bus.value(ctx))
+        let policy = self.policy(ctx, &name)?.map(|p| p.to_string());
+        Ok(bus.value(ctx).with_opt("Policy", policy))
+    }
+
+    /// A bus's resource policy, if it has one.
+    fn policy(&self, ctx: &Context, bus: &str) -> AwsResult<Option<Json>> {
+        let text: Option<String> = self.env.store.with(|c| {
+            c.prepare_cached(
+                "SELECT policy FROM events_policies WHERE account = ?1 AND region = ?2 AND bus = ?3",
+            )?
+            .query_row([&ctx.account, &ctx.region, bus], |r| r.get(0))
+            .optional()
+            .map_err(AwsError::from)
+        })?;
+        Ok(text.and_then(|t| serde_json::from_str(&t).ok()))
+    }
+
+    /// Stores a bus's policy; one without statements is removed.
+    fn set_policy(&self, ctx: &Context, bus: &str, policy: &Json) -> AwsResult<()> {
+        let empty = policy["Statement"].as_array().is_none_or(Vec::is_empty);
+        self.env.store.with(|c| {
+            if empty {
+                c.execute(
+                    "DELETE FROM events_policies WHERE account = ?1 AND region = ?2 AND bus = ?3",
+                    [&ctx.account, &ctx.region, bus],
+                )?;
+            } else {
+                c.execute(
+                    "INSERT INTO events_policies (account, region, bus, policy) VALUES (?1, ?2, ?3, ?4)
+                     ON CONFLICT (account, region, bus) DO UPDATE SET policy = ?4",
+                    [&ctx.account, &ctx.region, bus, &policy.to_string()],
+                )?;
+            }
+            Ok::<_, AwsError>(())
+        })
+    }
+
+    pub(super) fn put_permission(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
+        let bus = bus_name(input, "EventBusName");
+        if !self.bus_exists(ctx, &bus)? {
+            return Err(no_bus(&bus));
+        }
+        if let Some(text) = input.str("Policy") {
+            let policy: Json = serde_json::from_str(text)
+                .map_err(|_| AwsError::validation("Policy is not a valid JSON text."))?;
+            self.set_policy(ctx, &bus, &policy)?;
+            return Ok(Value::map());
+        }
+        let (Some(sid), Some(principal)) = (input.str("StatementId"), input.str("Principal"))
+        else {
+            return Err(AwsError::validation(
+                "One of the following parameters must be specified: Policy, or (StatementId, Principal, Action).",
+            ));
+        };
+        let action = input.str("Action").unwrap_or("events:PutEvents");
+        let principal_json = if principal == "*" {
+            json!("*")
+        } else {
+            json!({"AWS": format!("arn:aws:iam::{principal}:root")})
+        };
+        let mut statement = json!({
+            "Sid": sid,
+            "Effect": "Allow",
+            "Principal": principal_json,
+            "Action": action,
+            "Resource": bus_arn(ctx, &bus),
+        });
+        if let Some(condition) = input.get("Condition") {
+            statement["Condition"] = json!({"StringEquals": {
+                condition.str("Key").unwrap_or_default(): condition.str("Value").unwrap_or_default()
+            }});
+        }
+        let mut policy = self
+            .policy(ctx, &bus)?
+            .unwrap_or_else(|| json!({"Version": "2012-10-17", "Statement": []}));
+        let statements = policy["Statement"].as_array().cloned().unwrap_or_default();
+        let mut kept: Vec<Json> = statements.into_iter().filter(|s| s["Sid"] != sid).collect();
+        kept.push(statement);
+        policy["Statement"] = Json::Array(kept);
+        self.set_policy(ctx, &bus, &policy)?;
+        Ok(Value::map())
+    }
+
+    pub(super) fn remove_permission(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
+        let bus = bus_name(input, "EventBusName");
+        if !self.bus_exists(ctx, &bus)? {
+            return Err(no_bus(&bus));
+        }
+        let Some(mut policy) = self.policy(ctx, &bus)? else {
+            return Err(not_found("EventBus does not have a policy."));
+        };
+        if input.bool("RemoveAllPermissions").unwrap_or(false) {
+            self.set_policy(ctx, &bus, &json!({}))?;
+            return Ok(Value::map());
+        }
+        let sid = input.str("StatementId").unwrap_or_default();
+        let statements = policy["Statement"].as_array().cloned().unwrap_or_default();
+        let before = statements.len();
+        let kept: Vec<Json> = statements.into_iter().filter(|s| s["Sid"] != sid).collect();
+        if kept.len() == before {
+            return Err(not_found("Statement with the provided id does not exist."));
+        }
+        policy["Statement"] = Json::Array(kept);
+        self.set_policy(ctx, &bus, &policy)?;
+        Ok(Value::map())
     }
 
     pub(super) fn delete_event_bus(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
@@ -111,6 +216,10 @@ impl Events {
         self.env.store.transaction(|tx| {
             tx.execute(
                 "DELETE FROM events_buses WHERE account = ?1 AND region = ?2 AND name = ?3",
+                [&ctx.account, &ctx.region, name],
+            )?;
+            tx.execute(
+                "DELETE FROM events_policies WHERE account = ?1 AND region = ?2 AND bus = ?3",
                 [&ctx.account, &ctx.region, name],
             )?;
             tx.execute("DELETE FROM events_tags WHERE arn = ?1", [&arn])?;

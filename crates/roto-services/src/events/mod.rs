@@ -1,6 +1,7 @@
 //! EventBridge: event buses, rules, targets and event delivery, over JSON 1.1.
 //!
-//! - [`buses`]: Create/Describe/Delete/ListEventBuses; the `default` bus of every account
+//! - [`buses`]: Create/Describe/Delete/ListEventBuses and the bus policy (Put/
+//!   RemovePermission); the `default` bus of every account
 //!   and region exists without being created.
 //! - [`rules`]: PutRule (event patterns checked by [`crate::pattern`], the matcher SNS
 //!   filter policies share; schedule expressions checked by [`schedule`]), Describe/List/
@@ -112,6 +113,13 @@ CREATE TABLE IF NOT EXISTS events_replays (
     last_replayed INTEGER,
     PRIMARY KEY (account, region, name)
 );
+CREATE TABLE IF NOT EXISTS events_policies (
+    account TEXT NOT NULL,
+    region TEXT NOT NULL,
+    bus TEXT NOT NULL,
+    policy TEXT NOT NULL,
+    PRIMARY KEY (account, region, bus)
+);
 CREATE TABLE IF NOT EXISTS events_tags (
     arn TEXT NOT NULL,
     key TEXT NOT NULL,
@@ -181,6 +189,8 @@ impl Service for EventBridge {
                 "DescribeEventBus" => events.describe_event_bus(ctx, input)?,
                 "DeleteEventBus" => events.delete_event_bus(ctx, input)?,
                 "ListEventBuses" => events.list_event_buses(ctx, input)?,
+                "PutPermission" => events.put_permission(ctx, input)?,
+                "RemovePermission" => events.remove_permission(ctx, input)?,
                 "PutRule" => events.put_rule(ctx, input)?,
                 "DescribeRule" => events.describe_rule(ctx, input)?,
                 "ListRules" => events.list_rules(ctx, input)?,

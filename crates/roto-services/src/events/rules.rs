@@ -466,6 +466,11 @@ impl Events {
 
 /// Checks one target of PutTargets as AWS does before storing any.
 fn check_target(target: &Value) -> AwsResult<()> {
+    check_name(
+        target.str("Id").unwrap_or_default(),
+        "targets.member.id",
+        false,
+    )?;
     let arn = target.str("Arn").unwrap_or_default();
     if !arn.starts_with("arn:") || arn.split(':').count() < 6 {
         return Err(AwsError::validation(format!(
