@@ -596,3 +596,36 @@ def test_layers_are_published_and_unpacked_for_the_runtime(lam):
     with pytest.raises(ClientError) as e:
         lam.get_layer_version(LayerName="helpers", VersionNumber=layer["Version"])
     assert error_of(e)[0] == "ResourceNotFoundException"
+
+
+def test_log_subscription_filter_delivers_gzipped_events_to_lambda(server, lam, logs):
+    handler = '''
+import base64, gzip, json
+def handler(event, context):
+    data = json.loads(gzip.decompress(base64.b64decode(event["awslogs"]["data"])))
+    print("SUBSCRIBED", data["logGroup"], data["subscriptionFilters"][0], [e["message"] for e in data["logEvents"]])
+    return data["messageType"]
+'''
+    name = create(lam, files={"app.py": handler})
+    arn = lam.get_function(FunctionName=name)["Configuration"]["FunctionArn"]
+    group = unique("/app/subscribed")
+    logs.create_log_group(logGroupName=group)
+    logs.create_log_stream(logGroupName=group, logStreamName="s")
+    logs.put_subscription_filter(logGroupName=group, filterName="errors", filterPattern="ERROR", destinationArn=arn)
+    assert [f["filterName"] for f in logs.describe_subscription_filters(logGroupName=group)["subscriptionFilters"]] == ["errors"]
+    now = int(time.time() * 1000)
+    logs.put_log_events(logGroupName=group, logStreamName="s", logEvents=[
+        {"timestamp": now, "message": "INFO fine"}, {"timestamp": now + 1, "message": "ERROR broken"}])
+    fn_group = f"/aws/lambda/{name}"
+
+    def printed():
+        if not logs.describe_log_groups(logGroupNamePrefix=fn_group)["logGroups"]:
+            return []
+        return [e["message"] for e in logs.filter_log_events(logGroupName=fn_group, filterPattern="SUBSCRIBED")["events"]]
+
+    lines = wait_for(printed)
+    assert lines and f"SUBSCRIBED {group} errors ['ERROR broken']" in lines[0]
+    logs.delete_subscription_filter(logGroupName=group, filterName="errors")
+    with pytest.raises(ClientError) as e:
+        logs.delete_subscription_filter(logGroupName=group, filterName="errors")
+    assert error_of(e)[0] == "ResourceNotFoundException"

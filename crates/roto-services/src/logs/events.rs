@@ -170,6 +170,13 @@ impl Logs {
             }
             Ok::<_, AwsError>(tx.last_insert_rowid())
         })?;
+        let first_id = last_id - accepted.len() as i64 + 1;
+        let stored: Vec<(String, i64, String)> = accepted
+            .iter()
+            .zip(first_id..)
+            .map(|(&(ts, m), id)| (Position { ts, id }.encode(), ts, m.to_string()))
+            .collect();
+        self.notify_subscriptions(ctx, group, stream, &stored)?;
         let mut out = Value::map().with("nextSequenceToken", format!("{last_id:056}"));
         if rejected.as_map().is_some_and(|m| !m.is_empty()) {
             out.insert("rejectedLogEventsInfo", rejected);

@@ -156,7 +156,7 @@ impl Logs {
                 "DELETE FROM logs_groups WHERE account = ?1 AND region = ?2 AND name = ?3",
                 params![ctx.account, ctx.region, name],
             )?;
-            for table in ["logs_streams", "logs_events"] {
+            for table in ["logs_streams", "logs_events", "logs_subscriptions"] {
                 tx.execute(
                     &format!("DELETE FROM {table} WHERE account = ?1 AND region = ?2 AND grp = ?3"),
                     params![ctx.account, ctx.region, name],

@@ -9,6 +9,7 @@
 //! - [`events`]: PutLogEvents (ordering and batch rules), GetLogEvents (forward and
 //!   backward tokens), FilterLogEvents.
 //! - [`filter`]: the filter-pattern language FilterLogEvents matches messages with.
+//! - [`subscriptions`]: subscription filters, delivering matching events to Lambda.
 //!
 //! Retention is applied on read: an event older than its group's retention is never
 //! returned, and PutLogEvents reports it as expired.
@@ -16,6 +17,7 @@
 mod events;
 mod filter;
 mod groups;
+mod subscriptions;
 
 use std::io;
 use std::sync::Arc;
@@ -70,6 +72,16 @@ CREATE TABLE IF NOT EXISTS logs_events (
     ts INTEGER NOT NULL,
     ingested INTEGER NOT NULL,
     message TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS logs_subscriptions (
+    account TEXT NOT NULL,
+    region TEXT NOT NULL,
+    grp TEXT NOT NULL,
+    name TEXT NOT NULL,
+    pattern TEXT NOT NULL,
+    destination TEXT NOT NULL,
+    config TEXT NOT NULL,
+    PRIMARY KEY (account, region, grp, name)
 );
 CREATE INDEX IF NOT EXISTS logs_events_by_stream
     ON logs_events (account, region, grp, stream, ts, id);
@@ -146,6 +158,9 @@ impl Service for Logs {
                 "UntagResource" => self.untag_resource(ctx, input)?,
                 "ListTagsForResource" => self.list_tags_for_resource(ctx, input)?,
                 "PutLogEvents" => self.put_log_events(ctx, input)?,
+                "PutSubscriptionFilter" => self.put_subscription_filter(ctx, input)?,
+                "DescribeSubscriptionFilters" => self.describe_subscription_filters(ctx, input)?,
+                "DeleteSubscriptionFilter" => self.delete_subscription_filter(ctx, input)?,
                 "GetLogEvents" => self.get_log_events(ctx, input)?,
                 "FilterLogEvents" => self.filter_log_events(ctx, input)?,
                 other => return Err(AwsError::not_implemented(other)),

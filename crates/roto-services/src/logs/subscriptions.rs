@@ -1,0 +1,225 @@
+//! Subscription filters: log events matching a filter pattern are sent on, as they arrive,
+//! to a destination (a Lambda function here), through the event bus.
+//!
+//! A Lambda destination receives what AWS sends: `{"awslogs": {"data": ...}}`, the data a
+//! base64 gzip of `{"messageType": "DATA_MESSAGE", "owner", "logGroup", "logStream",
+//! "subscriptionFilters", "logEvents": [{"id", "timestamp", "message"}]}`.
+
+use base64::Engine;
+use roto_core::events::Event;
+use roto_core::{AwsError, AwsResult, Context, Value};
+use rusqlite::params;
+
+use super::filter::Pattern;
+use super::{group_arn, invalid, Logs};
+
+/// How many subscription filters one log group may have.
+const MAX_FILTERS: usize = 2;
+
+/// One subscription filter.
+struct Subscription {
+    name: String,
+    pattern: String,
+    destination: String,
+    value: Value,
+}
+
+/// A gzip member holding `data` (deflate, then CRC-32 and length, as RFC 1952 lays out).
+fn gzip(data: &[u8]) -> Vec<u8> {
+    let mut out = vec![0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff];
+    out.extend(miniz_oxide::deflate::compress_to_vec(data, 6));
+    out.extend_from_slice(&crc32(data).to_le_bytes());
+    out.extend_from_slice(&(data.len() as u32).to_le_bytes());
+    out
+}
+
+fn crc32(data: &[u8]) -> u32 {
+    let mut crc = !0u32;
+    for &b in data {
+        crc ^= u32::from(b);
+        for _ in 0..8 {
+            crc = if crc & 1 == 1 {
+                (crc >> 1) ^ 0xEDB8_8320
+            } else {
+                crc >> 1
+            };
+        }
+    }
+    !crc
+}
+
+impl Logs {
+    fn subscriptions(&self, ctx: &Context, group: &str) -> AwsResult<Vec<Subscription>> {
+        self.env.store.with(|c| {
+            let mut st = c.prepare_cached(
+                "SELECT name, pattern, destination, config FROM logs_subscriptions
+                 WHERE account = ?1 AND region = ?2 AND grp = ?3 ORDER BY name",
+            )?;
+            let rows = st.query_map(params![ctx.account, ctx.region, group], |r| {
+                let config: String = r.get(3)?;
+                Ok(Subscription {
+                    name: r.get(0)?,
+                    pattern: r.get(1)?,
+                    destination: r.get(2)?,
+                    value: serde_json::from_str(&config)
+                        .map_or_else(|_| Value::map(), |j| Value::from_json(&j)),
+                })
+            })?;
+            rows.collect::<rusqlite::Result<Vec<_>>>()
+                .map_err(AwsError::from)
+        })
+    }
+
+    pub(super) fn put_subscription_filter(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
+        let group = input.str("logGroupName").unwrap_or_default();
+        let name = input.str("filterName").unwrap_or_default();
+        let pattern = input.str("filterPattern").unwrap_or_default();
+        let destination = input.str("destinationArn").unwrap_or_default();
+        let existing = self.existing_group(ctx, group)?;
+        Pattern::parse(pattern).map_err(invalid)?;
+        let service = destination.split(':').nth(2).unwrap_or_default();
+        if !destination.starts_with("arn:")
+            || !["lambda", "kinesis", "firehose", "logs"].contains(&service)
+        {
+            return Err(invalid(format!("Invalid destination ARN: {destination}")));
+        }
+        let current = self.subscriptions(ctx, group)?;
+        if current.len() >= MAX_FILTERS && !current.iter().any(|s| s.name == name) {
+            return Err(
+                AwsError::new("LimitExceededException", "Resource limit exceeded.")
+                    .with_status(400),
+            );
+        }
+        let config = serde_json::json!({
+            "filterName": name,
+            "logGroupName": existing.name,
+            "filterPattern": pattern,
+            "destinationArn": destination,
+            "roleArn": input.str("roleArn"),
+            "distribution": input.str("distribution").unwrap_or("ByLogStream"),
+            "creationTime": self.now(),
+        });
+        self.env.store.with(|c| {
+            c.execute(
+                "INSERT OR REPLACE INTO logs_subscriptions (account, region, grp, name, pattern, destination, config)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                params![ctx.account, ctx.region, group, name, pattern, destination, config.to_string()],
+            )
+            .map_err(AwsError::from)
+        })?;
+        Ok(Value::map())
+    }
+
+    pub(super) fn describe_subscription_filters(
+        &self,
+        ctx: &Context,
+        input: &Value,
+    ) -> AwsResult<Value> {
+        let group = input.str("logGroupName").unwrap_or_default();
+        self.existing_group(ctx, group)?;
+        let prefix = input.str("filterNamePrefix").unwrap_or_default();
+        let filters: Vec<Value> = self
+            .subscriptions(ctx, group)?
+            .into_iter()
+            .filter(|s| s.name.starts_with(prefix))
+            .map(|s| s.value)
+            .collect();
+        Ok(Value::map().with("subscriptionFilters", filters))
+    }
+
+    pub(super) fn delete_subscription_filter(
+        &self,
+        ctx: &Context,
+        input: &Value,
+    ) -> AwsResult<Value> {
+        let group = input.str("logGroupName").unwrap_or_default();
+        self.existing_group(ctx, group)?;
+        let n = self.env.store.with(|c| {
+            c.execute(
+                "DELETE FROM logs_subscriptions WHERE account = ?1 AND region = ?2 AND grp = ?3 AND name = ?4",
+                params![ctx.account, ctx.region, group, input.str("filterName").unwrap_or_default()],
+            )
+            .map_err(AwsError::from)
+        })?;
+        if n == 0 {
+            return Err(AwsError::new(
+                "ResourceNotFoundException",
+                "The specified subscription filter does not exist.",
+            )
+            .with_status(400));
+        }
+        Ok(Value::map())
+    }
+
+    /// Sends newly stored events (`(event id, timestamp, message)`) to every subscription
+    /// whose pattern they match.
+    pub(super) fn notify_subscriptions(
+        &self,
+        ctx: &Context,
+        group: &str,
+        stream: &str,
+        events: &[(String, i64, String)],
+    ) -> AwsResult<()> {
+        if events.is_empty() {
+            return Ok(());
+        }
+        for s in self.subscriptions(ctx, group)? {
+            let Ok(pattern) = Pattern::parse(&s.pattern) else {
+                continue;
+            };
+            let matched: Vec<serde_json::Value> = events
+                .iter()
+                .filter(|(_, _, m)| pattern.matches(m))
+                .map(|(id, ts, m)| serde_json::json!({"id": id, "timestamp": ts, "message": m}))
+                .collect();
+            if matched.is_empty() {
+                continue;
+            }
+            let document = serde_json::json!({
+                "messageType": "DATA_MESSAGE",
+                "owner": ctx.account,
+                "logGroup": group,
+                "logStream": stream,
+                "subscriptionFilters": [s.name],
+                "logEvents": matched,
+            });
+            let data = base64::engine::general_purpose::STANDARD
+                .encode(gzip(document.to_string().as_bytes()));
+            let service = s
+                .destination
+                .split(':')
+                .nth(2)
+                .unwrap_or_default()
+                .to_string();
+            self.env.bus.publish(Event {
+                kind: "logs:Subscription".into(),
+                source_service: "logs".into(),
+                source: group_arn(ctx, group),
+                target_service: service,
+                target: s.destination.clone(),
+                account: ctx.account.clone(),
+                region: ctx.region.clone(),
+                payload: Value::map().with("awslogs", Value::map().with("data", data)),
+                max_attempts: 3,
+            });
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gzip_members_inflate_back_and_carry_a_standard_crc() {
+        assert_eq!(crc32(b"123456789"), 0xCBF4_3926);
+        let z = gzip(b"hello hello hello");
+        assert_eq!(&z[..3], &[0x1f, 0x8b, 8]);
+        let body = &z[10..z.len() - 8];
+        assert_eq!(
+            miniz_oxide::inflate::decompress_to_vec(body).unwrap(),
+            b"hello hello hello"
+        );
+    }
+}
