@@ -97,6 +97,28 @@ def test_default_bus_exists_and_custom_buses_are_created_listed_and_deleted(even
     assert error(e) == ("ResourceNotFoundException", "Event bus orders does not exist.")
 
 
+def test_update_event_bus_changes_the_description(events):
+    events.create_event_bus(Name="u", Description="old")
+    out = events.update_event_bus(Name="u", Description="new")
+    assert out["Name"] == "u" and out["Description"] == "new"
+    assert events.describe_event_bus(Name="u")["Description"] == "new"
+    with pytest.raises(ClientError) as e:
+        events.update_event_bus(Name="missing", Description="x")
+    assert error(e) == ("ResourceNotFoundException", "Event bus missing does not exist.")
+
+
+def test_fifo_queue_targets_get_the_message_group(events, sqs):
+    url = sqs.create_queue(QueueName="t.fifo", Attributes={"FifoQueue": "true"})["QueueUrl"]
+    arn = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+    events.put_rule(Name="fifo", EventPattern=PATTERN)
+    events.put_targets(Rule="fifo", Targets=[{"Id": "q", "Arn": arn, "SqsParameters": {"MessageGroupId": "g1"}}])
+    events.put_events(Entries=[order({"n": 1}), order({"n": 2})])
+    messages = sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10, WaitTimeSeconds=5,
+                                   AttributeNames=["MessageGroupId"])["Messages"]
+    assert [json.loads(m["Body"])["detail"]["n"] for m in messages] == [1, 2]
+    assert messages[0]["Attributes"]["MessageGroupId"] == "g1"
+
+
 def test_bus_errors(events):
     events.create_event_bus(Name="dup")
     with pytest.raises(ClientError) as e:
@@ -230,6 +252,9 @@ def test_target_errors(events, sqs):
     with pytest.raises(ClientError) as e:
         events.put_targets(Rule="r", Targets=[{"Id": "bad id!", "Arn": arn}])
     assert error(e)[0] == "ValidationException"
+    with pytest.raises(ClientError) as e:
+        events.put_targets(Rule="r", Targets=[{"Id": "f", "Arn": f"arn:aws:sqs:us-east-1:{ACCOUNT}:q.fifo"}])
+    assert error(e) == ("ValidationException", "Parameter(s) SqsParameters must be specified for target: f.")
     with pytest.raises(ClientError) as e:
         events.put_targets(Rule="r", Targets=[{"Id": f"t{i}", "Arn": arn} for i in range(6)])
     assert error(e)[0] == "LimitExceededException"

@@ -202,6 +202,26 @@ impl Events {
         Ok(Value::map())
     }
 
+    pub(super) fn update_event_bus(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
+        let name = bus_name(input, "Name");
+        let bus = self.find_bus(ctx, &name)?.ok_or_else(|| no_bus(&name))?;
+        let description = input.str("Description").or(bus.description.as_deref());
+        if name != DEFAULT_BUS {
+            self.env.store.with(|c| {
+                c.execute(
+                    "UPDATE events_buses SET description = ?4
+                     WHERE account = ?1 AND region = ?2 AND name = ?3",
+                    rusqlite::params![ctx.account, ctx.region, name, description],
+                )?;
+                Ok::<_, AwsError>(())
+            })?;
+        }
+        Ok(Value::map()
+            .with("Arn", bus_arn(ctx, &name))
+            .with("Name", name.as_str())
+            .with_opt("Description", description))
+    }
+
     pub(super) fn delete_event_bus(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
         let name = input.str("Name").unwrap_or_default();
         if name == DEFAULT_BUS {

@@ -1,6 +1,6 @@
 //! EventBridge: event buses, rules, targets and event delivery, over JSON 1.1.
 //!
-//! - [`buses`]: Create/Describe/Delete/ListEventBuses and the bus policy (Put/
+//! - [`buses`]: Create/Describe/Update/Delete/ListEventBuses and the bus policy (Put/
 //!   RemovePermission); the `default` bus of every account
 //!   and region exists without being created.
 //! - [`rules`]: PutRule (event patterns checked by [`crate::pattern`], the matcher SNS
@@ -188,6 +188,7 @@ impl Service for EventBridge {
                 "CreateEventBus" => events.create_event_bus(ctx, input)?,
                 "DescribeEventBus" => events.describe_event_bus(ctx, input)?,
                 "DeleteEventBus" => events.delete_event_bus(ctx, input)?,
+                "UpdateEventBus" => events.update_event_bus(ctx, input)?,
                 "ListEventBuses" => events.list_event_buses(ctx, input)?,
                 "PutPermission" => events.put_permission(ctx, input)?,
                 "RemovePermission" => events.remove_permission(ctx, input)?,

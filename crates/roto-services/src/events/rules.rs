@@ -477,6 +477,18 @@ fn check_target(target: &Value) -> AwsResult<()> {
             "Parameter {arn} is not valid. Reason: Provided Arn is not in correct format."
         )));
     }
+    if arn.starts_with("arn:aws:sqs:")
+        && arn.ends_with(".fifo")
+        && target
+            .get("SqsParameters")
+            .and_then(|p| p.str("MessageGroupId"))
+            .is_none()
+    {
+        return Err(AwsError::validation(format!(
+            "Parameter(s) SqsParameters must be specified for target: {}.",
+            target.str("Id").unwrap_or_default()
+        )));
+    }
     let forms = ["Input", "InputPath", "InputTransformer"]
         .iter()
         .filter(|m| target.get(m).is_some())
