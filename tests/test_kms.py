@@ -420,3 +420,23 @@ def test_on_demand_rotation_keeps_old_ciphertexts_readable(kms):
     with pytest.raises(ClientError) as e:
         kms.rotate_key_on_demand(KeyId=rsa_key)
     assert error(e)[0] == "UnsupportedOperationException"
+
+
+@pytest.mark.parametrize("spec,curve", [("ECC_NIST_P256", ec.SECP256R1()), ("ECC_NIST_P384", ec.SECP384R1())])
+def test_derive_shared_secret_agrees_with_cryptography_ecdh(kms, spec, curve):
+    key = kms.create_key(KeySpec=spec, KeyUsage="KEY_AGREEMENT")["KeyMetadata"]
+    assert key["KeyAgreementAlgorithms"] == ["ECDH"]
+    theirs = ec.generate_private_key(curve)
+    their_public = theirs.public_key().public_bytes(
+        serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo)
+    out = kms.derive_shared_secret(KeyId=key["KeyId"], KeyAgreementAlgorithm="ECDH", PublicKey=their_public)
+    kms_public = serialization.load_der_public_key(kms.get_public_key(KeyId=key["KeyId"])["PublicKey"])
+    assert out["SharedSecret"] == theirs.exchange(ec.ECDH(), kms_public)
+    assert out["KeyId"] == key["Arn"] and out["KeyOrigin"] == "AWS_KMS"
+    with pytest.raises(ClientError) as e:
+        kms.derive_shared_secret(KeyId=key["KeyId"], KeyAgreementAlgorithm="ECDH", PublicKey=b"not a key")
+    assert error(e)[0] == "ValidationException"
+    signer = kms.create_key(KeySpec=spec, KeyUsage="SIGN_VERIFY")["KeyMetadata"]["KeyId"]
+    with pytest.raises(ClientError) as e:
+        kms.derive_shared_secret(KeyId=signer, KeyAgreementAlgorithm="ECDH", PublicKey=their_public)
+    assert error(e)[0] == "InvalidKeyUsageException"

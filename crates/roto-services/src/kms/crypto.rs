@@ -11,7 +11,7 @@ use ecdsa::signature::hazmat::{PrehashSigner, PrehashVerifier};
 use hmac::{Hmac, Mac};
 use rand_core::{OsRng, RngCore};
 use roto_core::{AwsError, AwsResult};
-use rsa::pkcs8::{DecodePrivateKey, EncodePrivateKey, EncodePublicKey};
+use rsa::pkcs8::{DecodePrivateKey, DecodePublicKey, EncodePrivateKey, EncodePublicKey};
 use rsa::{Oaep, Pkcs1v15Sign, Pss, RsaPrivateKey, RsaPublicKey};
 use sha2::{Digest, Sha224, Sha256, Sha384, Sha512};
 
@@ -56,7 +56,7 @@ impl Family {
         match self {
             Family::Symmetric => &["ENCRYPT_DECRYPT"],
             Family::Rsa(_) => &["ENCRYPT_DECRYPT", "SIGN_VERIFY"],
-            Family::P256 | Family::P384 => &["SIGN_VERIFY"],
+            Family::P256 | Family::P384 => &["SIGN_VERIFY", "KEY_AGREEMENT"],
             Family::Hmac(_) => &["GENERATE_VERIFY_MAC"],
         }
     }
@@ -331,6 +331,38 @@ pub fn mac(algorithm: &str, key: &[u8], message: &[u8]) -> AwsResult<Vec<u8>> {
         "HMAC_SHA_512" => run::<Hmac<Sha512>>(key, message),
         _ => run::<Hmac<Sha256>>(key, message),
     }
+}
+
+/// The ECDH shared secret (the x-coordinate) of the key and a peer's DER public key;
+/// `None` when the peer key is not a valid key on the same curve.
+pub fn shared_secret(
+    family: Family,
+    material: &[u8],
+    peer_der: &[u8],
+) -> AwsResult<Option<Vec<u8>>> {
+    Ok(match family {
+        Family::P256 => {
+            let secret = p256::SecretKey::from_pkcs8_der(material).map_err(internal)?;
+            p256::PublicKey::from_public_key_der(peer_der)
+                .ok()
+                .map(|peer| {
+                    p256::ecdh::diffie_hellman(secret.to_nonzero_scalar(), peer.as_affine())
+                        .raw_secret_bytes()
+                        .to_vec()
+                })
+        }
+        Family::P384 => {
+            let secret = p384::SecretKey::from_pkcs8_der(material).map_err(internal)?;
+            p384::PublicKey::from_public_key_der(peer_der)
+                .ok()
+                .map(|peer| {
+                    p384::ecdh::diffie_hellman(secret.to_nonzero_scalar(), peer.as_affine())
+                        .raw_secret_bytes()
+                        .to_vec()
+                })
+        }
+        _ => None,
+    })
 }
 
 /// A fresh data key pair: PKCS #8 DER private key and SubjectPublicKeyInfo DER public key.

@@ -112,6 +112,7 @@ pub(super) fn metadata(key: &Key) -> Value {
             "SigningAlgorithms",
             strings(key.family.signing_algorithms()),
         ),
+        "KEY_AGREEMENT" => m.insert("KeyAgreementAlgorithms", strings(&["ECDH"])),
         _ => m.insert("MacAlgorithms", strings(key.family.mac_algorithms())),
     }
     if let Some(date) = key.deletion_date {

@@ -12,7 +12,8 @@
 //!   policies, tags.
 //! - [`aliases`]: CreateAlias, UpdateAlias, DeleteAlias, ListAliases.
 //! - [`grants`]: CreateGrant, ListGrants, RevokeGrant, RetireGrant, ListRetirableGrants.
-//! - [`ops`]: Encrypt, Decrypt, ReEncrypt, data keys, Sign/Verify, MACs, GetPublicKey.
+//! - [`ops`]: Encrypt, Decrypt, ReEncrypt, data keys, Sign/Verify, MACs, GetPublicKey,
+//!   DeriveSharedSecret.
 
 use std::io;
 use std::sync::Arc;
@@ -524,6 +525,7 @@ impl Service for Kms {
                 "GenerateMac" => self.generate_mac(ctx, input)?,
                 "VerifyMac" => self.verify_mac(ctx, input)?,
                 "GetPublicKey" => self.get_public_key(ctx, input)?,
+                "DeriveSharedSecret" => self.derive_shared_secret(ctx, input)?,
                 other => return Err(AwsError::not_implemented(other)),
             };
             if input.bool("DryRun") == Some(true) {

@@ -438,18 +438,38 @@ impl Kms {
             .with("CustomerMasterKeySpec", key.spec.as_str())
             .with("KeySpec", key.spec.as_str())
             .with("KeyUsage", key.usage.as_str());
-        if key.usage == "ENCRYPT_DECRYPT" {
-            out.insert(
+        match key.usage.as_str() {
+            "ENCRYPT_DECRYPT" => out.insert(
                 "EncryptionAlgorithms",
                 strings(key.family.encryption_algorithms()),
-            );
-        } else {
-            out.insert(
+            ),
+            "KEY_AGREEMENT" => out.insert("KeyAgreementAlgorithms", strings(&["ECDH"])),
+            _ => out.insert(
                 "SigningAlgorithms",
                 strings(key.family.signing_algorithms()),
-            );
+            ),
         }
         Ok(out)
+    }
+
+    pub(super) fn derive_shared_secret(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
+        let key = self.usable_key(ctx, input.str("KeyId").unwrap_or_default())?;
+        check_usage(&key, "KEY_AGREEMENT", "DeriveSharedSecret")?;
+        let peer = input
+            .get("PublicKey")
+            .and_then(Value::as_blob)
+            .unwrap_or_default();
+        let secret = crypto::shared_secret(key.family, &key.material, peer)?.ok_or_else(|| {
+            AwsError::validation(format!(
+                "The public key is not a valid {} public key.",
+                key.spec
+            ))
+        })?;
+        Ok(Value::map()
+            .with("KeyId", key.arn)
+            .with("SharedSecret", Value::Blob(secret))
+            .with("KeyAgreementAlgorithm", "ECDH")
+            .with("KeyOrigin", "AWS_KMS"))
     }
 }
 
