@@ -67,8 +67,11 @@ impl S3 {
             cursor = prefix.to_string();
         }
         loop {
-            let batch = self.batch(bucket, &cursor, inclusive)?;
-            let exhausted = (batch.len() as i64) < BATCH;
+            // One row past what the page can still take tells whether it is truncated.
+            let room = max - page.entries.len() - page.prefixes.len() + 1;
+            let limit = i64::try_from(room).unwrap_or(BATCH).min(BATCH);
+            let batch = self.batch(bucket, &cursor, inclusive, limit)?;
+            let exhausted = (batch.len() as i64) < limit;
             inclusive = false;
             let mut skipped = false;
             for entry in batch {
@@ -113,7 +116,13 @@ impl S3 {
         }
     }
 
-    fn batch(&self, bucket: &str, cursor: &str, inclusive: bool) -> AwsResult<Vec<Entry>> {
+    fn batch(
+        &self,
+        bucket: &str,
+        cursor: &str,
+        inclusive: bool,
+        limit: i64,
+    ) -> AwsResult<Vec<Entry>> {
         let sql = if inclusive {
             "SELECT key, size, etag, last_modified, checksum_algorithm, storage_class,
                 checksum_type
@@ -125,7 +134,7 @@ impl S3 {
         };
         self.env.store.with(|c| {
             let mut stmt = c.prepare_cached(sql)?;
-            let rows = stmt.query_map(rusqlite::params![bucket, cursor, BATCH], |r| {
+            let rows = stmt.query_map(rusqlite::params![bucket, cursor, limit], |r| {
                 Ok(Entry {
                     key: r.get(0)?,
                     size: r.get(1)?,
@@ -246,6 +255,7 @@ impl S3 {
         prefix: &str,
         key: &str,
         seq: Option<i64>,
+        limit: i64,
     ) -> AwsResult<Vec<(String, ObjectRow, bool)>> {
         let sql = format!(
             "SELECT key, {COLUMNS}, 0, 1 FROM s3_objects
@@ -258,7 +268,7 @@ impl S3 {
         self.env.store.with(|c| {
             let mut stmt = c.prepare_cached(&sql)?;
             let rows = stmt.query_map(
-                rusqlite::params![bucket, key, seq.unwrap_or(i64::MIN), BATCH, prefix],
+                rusqlite::params![bucket, key, seq.unwrap_or(i64::MIN), limit, prefix],
                 |r| {
                     let mut row = ObjectRow::read(r, 1)?;
                     row.delete_marker = r.get(15)?;
@@ -293,8 +303,10 @@ impl S3 {
         let mut truncated = false;
         let owner_value = owner(&args.bucket.account);
         'scan: loop {
-            let batch = self.version_batch(&args.bucket.name, args.prefix, &cursor, seq)?;
-            let exhausted = (batch.len() as i64) < BATCH;
+            let room = args.max - versions_out.len() - markers_out.len() - prefixes.len() + 1;
+            let limit = i64::try_from(room).unwrap_or(BATCH).min(BATCH);
+            let batch = self.version_batch(&args.bucket.name, args.prefix, &cursor, seq, limit)?;
+            let exhausted = (batch.len() as i64) < limit;
             let mut skipped = false;
             for (key, row, is_current) in batch {
                 if !key.starts_with(args.prefix) {
