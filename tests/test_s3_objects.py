@@ -388,3 +388,13 @@ def test_put_larger_than_5_gib_is_entity_too_large(server, bucket):
         reply = sock.recv(65536)
     assert reply.startswith(b"HTTP/1.1 400")
     assert b"<Code>EntityTooLarge</Code>" in reply
+
+
+def test_expected_bucket_owner_must_match(s3, bucket, obj):
+    assert s3.head_object(Bucket=bucket, Key=obj, ExpectedBucketOwner="000000000000")["ContentLength"] == 1024
+    with pytest.raises(ClientError) as e:
+        s3.head_object(Bucket=bucket, Key=obj, ExpectedBucketOwner="111111111111")
+    assert status(e) == 403
+    with pytest.raises(ClientError) as e:
+        s3.get_object(Bucket=bucket, Key=obj, ExpectedBucketOwner="111111111111")
+    assert error(e)["Code"] == "AccessDenied"

@@ -237,6 +237,14 @@ impl Service for S3 {
                 .headers
                 .contains_key("origin")
                 .then(|| request.headers.clone());
+            if let Some(expected) = request.input.str("ExpectedBucketOwner") {
+                if self
+                    .find_bucket(&bucket)?
+                    .is_some_and(|b| b.account != expected)
+                {
+                    return Err(AwsError::new("AccessDenied", "Access Denied").with_status(403));
+                }
+            }
             let mut response = self.run(ctx, operation, request).await?;
             if let Some(headers) = headers.filter(|_| !bucket.is_empty()) {
                 self.add_cors_headers(&bucket, method, &headers, &mut response);
