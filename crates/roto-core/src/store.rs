@@ -215,8 +215,10 @@ impl Store {
     }
 
     /// Runs idempotent schema SQL (`CREATE TABLE IF NOT EXISTS ...`) for a service.
-    pub fn migrate(&self, schema: &str) -> rusqlite::Result<()> {
-        self.lock().execute_batch(schema)
+    pub fn migrate(&self, schema: &str) -> io::Result<()> {
+        self.lock()
+            .execute_batch(schema)
+            .map_err(|e| io::Error::other(e.to_string()))
     }
 
     fn lock(&self) -> MutexGuard<'_, Connection> {

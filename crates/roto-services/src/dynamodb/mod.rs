@@ -78,8 +78,7 @@ impl DynamoDb {
         env.store
             .migrate(SCHEMA)
             .and_then(|()| env.store.migrate(rows::SCHEMA))
-            .and_then(|()| env.store.migrate(batch::SCHEMA))
-            .map_err(|e| io::Error::other(e.to_string()))?;
+            .and_then(|()| env.store.migrate(batch::SCHEMA))?;
         Ok(DynamoDb { env })
     }
 }

@@ -151,9 +151,7 @@ impl EventBridge {
     /// Creates the service with its own clock, so scheduled rules can be fired in tests
     /// without waiting for real minutes to pass.
     pub fn with_clock(env: Arc<Env>, clock: fn() -> EpochMillis) -> io::Result<EventBridge> {
-        env.store
-            .migrate(SCHEMA)
-            .map_err(|e| io::Error::other(e.to_string()))?;
+        env.store.migrate(SCHEMA)?;
         Ok(EventBridge {
             events: Arc::new(Events { env, clock }),
             scheduler: OnceLock::new(),

@@ -52,9 +52,7 @@ pub struct Iam {
 impl Iam {
     /// Creates IAM's tables.
     pub fn new(env: Arc<Env>) -> io::Result<Iam> {
-        env.store
-            .migrate(store::SCHEMA)
-            .map_err(|e| io::Error::other(e.to_string()))?;
+        env.store.migrate(store::SCHEMA)?;
         Ok(Iam { env })
     }
 

@@ -445,12 +445,13 @@ pub(super) fn children(
     rel: Relation,
     parent: &str,
 ) -> AwsResult<Vec<String>> {
-    let mut stmt = c.prepare_cached(
+    linked(
+        c,
         "SELECT child FROM iam_links WHERE account = ?1 AND relation = ?2 AND parent = ?3",
-    )?;
-    let rows = stmt.query_map(params![account, rel.as_str(), parent], |r| r.get(0))?;
-    rows.collect::<rusqlite::Result<Vec<String>>>()
-        .map_err(AwsError::from)
+        account,
+        rel,
+        parent,
+    )
 }
 
 /// The parents of `child` under `rel`.
@@ -460,10 +461,25 @@ pub(super) fn parents(
     rel: Relation,
     child: &str,
 ) -> AwsResult<Vec<String>> {
-    let mut stmt = c.prepare_cached(
+    linked(
+        c,
         "SELECT parent FROM iam_links WHERE account = ?1 AND relation = ?2 AND child = ?3",
-    )?;
-    let rows = stmt.query_map(params![account, rel.as_str(), child], |r| r.get(0))?;
+        account,
+        rel,
+        child,
+    )
+}
+
+/// The other ends of the links `sql` selects from one end.
+fn linked(
+    c: &Connection,
+    sql: &str,
+    account: &str,
+    rel: Relation,
+    end: &str,
+) -> AwsResult<Vec<String>> {
+    let mut stmt = c.prepare_cached(sql)?;
+    let rows = stmt.query_map(params![account, rel.as_str(), end], |r| r.get(0))?;
     rows.collect::<rusqlite::Result<Vec<String>>>()
         .map_err(AwsError::from)
 }

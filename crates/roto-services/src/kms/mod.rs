@@ -258,9 +258,7 @@ pub struct Kms {
 impl Kms {
     /// Creates KMS's tables.
     pub fn new(env: Arc<Env>) -> io::Result<Kms> {
-        env.store
-            .migrate(SCHEMA)
-            .map_err(|e| io::Error::other(e.to_string()))?;
+        env.store.migrate(SCHEMA)?;
         Ok(Kms { env })
     }
 

@@ -110,9 +110,7 @@ pub struct Lambda {
 impl Lambda {
     /// Creates the service's tables and its executor (`lambda-executor` option).
     pub fn new(env: Arc<Env>) -> io::Result<Lambda> {
-        env.store
-            .migrate(SCHEMA)
-            .map_err(|e| io::Error::other(e.to_string()))?;
+        env.store.migrate(SCHEMA)?;
         let executor = executor::build(
             &env,
             env.option("lambda-executor")

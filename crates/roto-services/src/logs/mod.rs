@@ -103,9 +103,7 @@ impl Logs {
 
     /// Creates the service with its own clock, so tests can move time without waiting.
     pub fn with_clock(env: Arc<Env>, clock: fn() -> EpochMillis) -> io::Result<Logs> {
-        env.store
-            .migrate(SCHEMA)
-            .map_err(|e| io::Error::other(e.to_string()))?;
+        env.store.migrate(SCHEMA)?;
         Ok(Logs { env, clock })
     }
 

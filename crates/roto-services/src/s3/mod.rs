@@ -150,9 +150,7 @@ pub struct S3 {
 impl S3 {
     /// Creates the service's tables.
     pub fn new(env: Arc<Env>) -> io::Result<S3> {
-        env.store
-            .migrate(SCHEMA)
-            .map_err(|e| io::Error::other(e.to_string()))?;
+        env.store.migrate(SCHEMA)?;
         let last: i64 = env
             .store
             .with(|c| {

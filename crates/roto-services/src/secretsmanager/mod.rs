@@ -160,9 +160,7 @@ pub struct SecretsManager {
 impl SecretsManager {
     /// Creates the service's tables.
     pub fn new(env: Arc<Env>) -> io::Result<SecretsManager> {
-        env.store
-            .migrate(SCHEMA)
-            .map_err(|e| io::Error::other(e.to_string()))?;
+        env.store.migrate(SCHEMA)?;
         Ok(SecretsManager { env })
     }
 

@@ -58,9 +58,7 @@ pub struct Sns {
 impl Sns {
     /// Creates the service's tables.
     pub fn new(env: Arc<Env>) -> io::Result<Sns> {
-        env.store
-            .migrate(store::SCHEMA)
-            .map_err(|e| io::Error::other(e.to_string()))?;
+        env.store.migrate(store::SCHEMA)?;
         Ok(Sns {
             env,
             dedup: Mutex::new(HashMap::new()),

@@ -89,9 +89,7 @@ impl Sqs {
 
     /// Creates the service with its own clock, so tests can move time without waiting.
     pub fn with_clock(env: Arc<Env>, clock: fn() -> EpochMillis) -> io::Result<Sqs> {
-        env.store
-            .migrate(store::SCHEMA)
-            .map_err(|e| io::Error::other(e.to_string()))?;
+        env.store.migrate(store::SCHEMA)?;
         let hold_deleted = std::env::var("ROTO_SQS_DELAY_RECENTLY_DELETED")
             .is_ok_and(|v| matches!(v.as_str(), "1" | "true"));
         Ok(Sqs {

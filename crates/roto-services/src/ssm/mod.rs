@@ -72,9 +72,7 @@ pub struct Ssm {
 impl Ssm {
     /// Creates the service's tables.
     pub fn new(env: Arc<Env>) -> io::Result<Ssm> {
-        env.store
-            .migrate(SCHEMA)
-            .map_err(|e| io::Error::other(e.to_string()))?;
+        env.store.migrate(SCHEMA)?;
         Ok(Ssm { env })
     }
 }

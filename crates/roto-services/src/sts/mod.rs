@@ -59,9 +59,7 @@ pub struct Sts {
 impl Sts {
     /// Creates STS's table.
     pub fn new(env: Arc<Env>) -> io::Result<Sts> {
-        env.store
-            .migrate(SCHEMA)
-            .map_err(|e| io::Error::other(e.to_string()))?;
+        env.store.migrate(SCHEMA)?;
         Ok(Sts { env })
     }
 
