@@ -142,7 +142,7 @@ async fn deliver(dispatcher: Weak<Dispatcher>, event: Event) {
         }
         let delay = d.env.bus.retry_delay() * 2u32.saturating_pow(attempt - 1);
         drop(d);
-        tokio::time::sleep(delay).await;
+        crate::timestamp::sleep(delay).await;
     }
 }
 

@@ -3,8 +3,16 @@
 //! `iso8601` (query and rest-xml bodies, query strings), `rfc822` (HTTP headers) and
 //! `unixTimestamp` (json and rest-json bodies); each model member may override its
 //! protocol's default with `timestampFormat`.
+//!
+//! The clock is the system clock plus an offset that only moves forward
+//! (`POST /_roto/clock`), so a test can make an hour pass for TTL expiry, scheduled rules,
+//! retention or retry back-off without waiting. Everything that waits for a moment of this
+//! clock sleeps with [`sleep_until`], which wakes early when the clock is advanced.
 
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use tokio::sync::Notify;
 
 use time::format_description::well_known::{Rfc2822, Rfc3339};
 use time::macros::format_description;
@@ -35,12 +43,59 @@ impl TimestampFormat {
     }
 }
 
-/// Now, in epoch milliseconds.
+/// How far the clock has been advanced past the system clock, in milliseconds.
+static CLOCK_OFFSET: AtomicI64 = AtomicI64::new(0);
+
+/// Woken whenever the clock is advanced.
+static CLOCK_ADVANCED: Notify = Notify::const_new();
+
+/// Now, in epoch milliseconds: the system clock plus any advance.
 pub fn now_millis() -> EpochMillis {
-    SystemTime::now()
+    let system = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
-        .unwrap_or(0)
+        .unwrap_or(0);
+    system.saturating_add(CLOCK_OFFSET.load(Ordering::Relaxed))
+}
+
+/// How far the clock has been advanced in all, in milliseconds.
+pub fn clock_offset() -> i64 {
+    CLOCK_OFFSET.load(Ordering::Relaxed)
+}
+
+/// Moves the clock forward by `millis` and wakes everything sleeping on it.
+pub fn advance_clock(millis: u64) {
+    let millis = i64::try_from(millis).unwrap_or(i64::MAX);
+    CLOCK_OFFSET
+        .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |o| {
+            Some(o.saturating_add(millis))
+        })
+        .ok();
+    CLOCK_ADVANCED.notify_waiters();
+}
+
+/// Sleeps until the clock reads at least `deadline`, waking early when it is advanced.
+pub async fn sleep_until(deadline: EpochMillis) {
+    loop {
+        let advanced = CLOCK_ADVANCED.notified();
+        tokio::pin!(advanced);
+        advanced.as_mut().enable();
+        let left = deadline.saturating_sub(now_millis());
+        if left <= 0 {
+            return;
+        }
+        let left = Duration::from_millis(u64::try_from(left).unwrap_or(u64::MAX));
+        tokio::select! {
+            _ = tokio::time::sleep(left) => {}
+            _ = advanced => {}
+        }
+    }
+}
+
+/// Sleeps for `duration` of the clock (see [`sleep_until`]).
+pub async fn sleep(duration: Duration) {
+    let millis = i64::try_from(duration.as_millis()).unwrap_or(i64::MAX);
+    sleep_until(now_millis().saturating_add(millis)).await;
 }
 
 fn to_datetime(millis: EpochMillis) -> OffsetDateTime {

@@ -5,12 +5,16 @@
 //!   `error_code`, `after` (a sequence number) and `limit`; `wait=SECONDS` blocks until
 //!   at least one entry matches (at most 60 s).
 //! - `POST /_roto/reset`: empties every service's state and the trace.
+//! - `GET /_roto/clock`: the clock services read; `POST /_roto/clock?advance=SECONDS`
+//!   moves it forward (never back), waking whatever waits on it (TTL expiry, scheduled
+//!   rules, retention, retry back-off).
 
 use std::time::Duration;
 
 use http::{Method, StatusCode};
 use hyper::body::Incoming;
 use roto_core::dispatch::Body;
+use roto_core::timestamp::{self, TimestampFormat};
 use roto_core::trace::{TraceFilter, TraceKind};
 use serde_json::json;
 
@@ -75,10 +79,44 @@ pub async fn handle(app: &App, req: hyper::Request<Incoming>) -> hyper::Response
                 json!({ "error": e.to_string() }),
             ),
         },
+        (&Method::GET, "/_roto/clock") => respond(StatusCode::OK, clock()),
+        (&Method::POST, "/_roto/clock") => {
+            match parse_advance(req.uri().query().unwrap_or_default()) {
+                Ok(millis) => {
+                    timestamp::advance_clock(millis);
+                    respond(StatusCode::OK, clock())
+                }
+                Err(message) => bad_request(message),
+            }
+        }
         (_, path) => respond(
             StatusCode::NOT_FOUND,
             json!({ "error": format!("no such endpoint: {} {path}", req.method()) }),
         ),
+    }
+}
+
+/// What `/_roto/clock` answers: now, and how far the clock is ahead of the system's.
+fn clock() -> serde_json::Value {
+    let now = timestamp::now_millis();
+    json!({
+        "now": timestamp::format(now, TimestampFormat::Iso8601),
+        "now_millis": now,
+        "advanced_millis": timestamp::clock_offset(),
+    })
+}
+
+/// The `advance=SECONDS` of a clock request, in milliseconds (fractions allowed).
+fn parse_advance(query: &str) -> Result<u64, String> {
+    let seconds = form_urlencoded::parse(query.as_bytes())
+        .find(|(k, _)| k == "advance")
+        .map(|(_, v)| v.into_owned())
+        .ok_or_else(|| "advance=SECONDS is required".to_string())?;
+    match seconds.parse::<f64>() {
+        Ok(s) if (0.0..=1e12).contains(&s) => Ok((s * 1000.0).round() as u64),
+        _ => Err(format!(
+            "advance must be a non-negative number of seconds, got '{seconds}'"
+        )),
     }
 }
 

@@ -244,6 +244,19 @@ impl Roto {
         }
     }
 
+    /// Moves the server's clock forward (`POST /_roto/clock?advance=SECONDS`), so TTL
+    /// expiry, scheduled rules, retention and retry back-off happen without waiting.
+    pub fn advance_clock(&self, by: Duration) -> Result<()> {
+        let path = format!("/_roto/clock?advance={}", by.as_secs_f64());
+        match self.request("POST", &path, b"")? {
+            (200, _) => Ok(()),
+            (status, body) => Err(Error::Response(format!(
+                "POST /_roto/clock answered {status}: {}",
+                String::from_utf8_lossy(&body)
+            ))),
+        }
+    }
+
     /// One raw HTTP/1.1 request; returns the status and the body.
     pub fn request(&self, method: &str, path: &str, body: &[u8]) -> Result<(u16, Vec<u8>)> {
         let mut stream = TcpStream::connect((self.host.as_str(), self.port))?;

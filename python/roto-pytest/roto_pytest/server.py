@@ -159,6 +159,15 @@ class RotoServer:
         `outcome` (`delivered`, `retrying`, `failed`) and `target`."""
         return self.wait_for_trace(timeout, kind="delivery", **filters)
 
+    def advance_clock(self, seconds: float) -> dict:
+        """Moves the server's clock forward (POST /_roto/clock?advance=SECONDS), so TTL
+        expiry, scheduled rules, retention and retry back-off happen without waiting;
+        returns the clock as the server reports it."""
+        status, _, body = self.request("POST", f"/_roto/clock?advance={seconds}")
+        if status != 200:
+            raise RuntimeError(f"clock answered {status}: {body!r}")
+        return json.loads(body)
+
     def reset(self) -> None:
         """Empties every service's state and the trace (POST /_roto/reset)."""
         status, _, body = self.request("POST", "/_roto/reset")

@@ -288,12 +288,12 @@ impl Events {
     }
 }
 
-/// Starts the task that ticks every second until the service is gone.
+/// Starts the task that ticks every second of the clock (at once when it is advanced)
+/// until the service is gone.
 pub(super) fn spawn(events: Weak<Events>) {
     tokio::spawn(async move {
-        let mut interval = tokio::time::interval(Duration::from_secs(1));
         loop {
-            interval.tick().await;
+            roto_core::timestamp::sleep(Duration::from_secs(1)).await;
             let Some(events) = events.upgrade() else {
                 return;
             };

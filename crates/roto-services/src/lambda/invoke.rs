@@ -224,7 +224,7 @@ impl Runner {
                 }
                 return;
             }
-            tokio::time::sleep(self.retry_delay * attempt).await;
+            roto_core::timestamp::sleep(self.retry_delay * attempt).await;
         }
     }
 
