@@ -168,3 +168,37 @@ def test_non_numeric_duration_is_an_invalid_parameter(server):
     status, _, resp = server.request("POST", "/", body, FORM)
     assert status == 400
     assert error_of(resp)[1] == "InvalidParameterValue"
+
+
+def test_get_federation_token_issues_a_federated_user(server, client):
+    out = client("sts").get_federation_token(Name="carol", DurationSeconds=7200, Policy='{"Version": "2012-10-17"}')
+    user = out["FederatedUser"]
+    assert user == {"FederatedUserId": "000000000000:carol", "Arn": "arn:aws:sts::000000000000:federated-user/carol"}
+    creds = out["Credentials"]
+    assert creds["AccessKeyId"].startswith("ASIA")
+    lasts = creds["Expiration"] - datetime.datetime.now(datetime.timezone.utc)
+    assert lasts <= datetime.timedelta(hours=1), "the root user's federation sessions last at most an hour"
+    assert out["PackedPolicySize"] > 0
+    identity = session_client(server, "sts", creds).get_caller_identity()
+    assert identity["Arn"] == user["Arn"]
+    assert identity["UserId"] == "000000000000:carol"
+
+
+def test_get_federation_token_errors(server, client):
+    sts = client("sts")
+    with pytest.raises(ClientError) as e:
+        sts.get_federation_token(Name="bad name!")
+    assert e.value.response["Error"]["Code"] == "ValidationError"
+    assert "at 'name' failed to satisfy constraint" in e.value.response["Error"]["Message"]
+    creds = sts.get_session_token()["Credentials"]
+    with pytest.raises(ClientError) as e:
+        session_client(server, "sts", creds).get_federation_token(Name="carol")
+    assert e.value.response["Error"]["Code"] == "AccessDenied"
+    assert e.value.response["ResponseMetadata"]["HTTPStatusCode"] == 403
+
+
+def test_decode_authorization_message_has_nothing_to_decode(client):
+    with pytest.raises(ClientError) as e:
+        client("sts").decode_authorization_message(EncodedMessage="abc")
+    assert e.value.response["Error"]["Code"] == "InvalidAuthorizationMessageException"
+    assert e.value.response["ResponseMetadata"]["HTTPStatusCode"] == 400

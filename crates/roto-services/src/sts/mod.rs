@@ -213,18 +213,7 @@ impl Sts {
         let (account, role_name) = parse_role_arn(role_arn).ok_or_else(|| {
             AwsError::new("ValidationError", format!("{role_arn} is invalid")).with_status(400)
         })?;
-        if !session_name
-            .chars()
-            .all(|c| c.is_alphanumeric() || "_+=,.@-".contains(c))
-        {
-            return Err(AwsError::new(
-                "ValidationError",
-                format!(
-                    "1 validation error detected: Value '{session_name}' at 'roleSessionName' failed to satisfy constraint: Member must satisfy regular expression pattern: [\\w+=,.@-]*"
-                ),
-            )
-            .with_status(400));
-        }
+        check_name_pattern(session_name, "roleSessionName")?;
         let role_id = match self.iam_role(ctx, &account, &role_name).await {
             Some((_, max)) if duration > max => return Err(AwsError::new(
                 "ValidationError",
@@ -320,20 +309,73 @@ impl Sts {
         Value::map().with("Account", account)
     }
 
-    async fn get_session_token(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
-        if let Some(key) = &ctx.access_key {
-            if self.session(key)?.is_some() {
-                return Err(AwsError::new(
-                    "AccessDenied",
-                    "Cannot call GetSessionToken with session credentials",
-                )
-                .with_status(403));
-            }
+    /// Refuses `operation` to callers signing with session credentials, as STS does.
+    fn refuse_session_credentials(&self, ctx: &Context, operation: &str) -> AwsResult<()> {
+        match &ctx.access_key {
+            Some(key) if self.session(key)?.is_some() => Err(AwsError::new(
+                "AccessDenied",
+                format!("Cannot call {operation} with session credentials"),
+            )
+            .with_status(403)),
+            _ => Ok(()),
         }
+    }
+
+    async fn get_session_token(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
+        self.refuse_session_credentials(ctx, "GetSessionToken")?;
         let identity = self.caller(ctx).await?;
         let credentials = self.issue(&identity, input.int("DurationSeconds").unwrap_or(43200))?;
         Ok(Value::map().with("Credentials", credentials))
     }
+}
+
+impl Sts {
+    /// `GetFederationToken`: credentials for a federated user named by the caller. Sessions
+    /// the root user asks for last at most an hour, as AWS caps them.
+    async fn get_federation_token(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
+        self.refuse_session_credentials(ctx, "GetFederationToken")?;
+        let name = input.str("Name").unwrap_or_default();
+        check_name_pattern(name, "name")?;
+        let caller = self.caller(ctx).await?;
+        let mut duration = input.int("DurationSeconds").unwrap_or(43200);
+        if caller.arn.ends_with(":root") {
+            duration = duration.min(3600);
+        }
+        let identity = Identity {
+            arn: format!("arn:aws:sts::{}:federated-user/{name}", caller.account),
+            user_id: format!("{}:{name}", caller.account),
+            account: caller.account,
+        };
+        let credentials = self.issue(&identity, duration)?;
+        let mut out = Value::map().with("Credentials", credentials).with(
+            "FederatedUser",
+            Value::map()
+                .with("FederatedUserId", identity.user_id)
+                .with("Arn", identity.arn),
+        );
+        if let Some(policy) = input.str("Policy") {
+            out.insert("PackedPolicySize", packed_policy_size(policy));
+        }
+        Ok(out)
+    }
+}
+
+/// The `[\w+=,.@-]*` pattern STS's names (role session names, federated user names) obey,
+/// with the validation error AWS words for the member `field`.
+fn check_name_pattern(name: &str, field: &str) -> AwsResult<()> {
+    if name
+        .chars()
+        .all(|c| c.is_alphanumeric() || "_+=,.@-".contains(c))
+    {
+        return Ok(());
+    }
+    Err(AwsError::new(
+        "ValidationError",
+        format!(
+            "1 validation error detected: Value '{name}' at '{field}' failed to satisfy constraint: Member must satisfy regular expression pattern: [\\w+=,.@-]*"
+        ),
+    )
+    .with_status(400))
 }
 
 /// The account and role name of `arn:aws:iam::<account>:role/<path/><name>`.
@@ -376,17 +418,23 @@ impl Service for Sts {
     ) -> BoxFuture<'a, AwsResult<Response>> {
         Box::pin(async move {
             let input = &request.input;
-            let output = match operation {
-                "GetCallerIdentity" => self.get_caller_identity(ctx).await?,
-                "AssumeRole" => self.assume_role(ctx, input).await?,
-                "GetSessionToken" => self.get_session_token(ctx, input).await?,
-                "AssumeRoleWithWebIdentity" => {
-                    self.assume_role_with_web_identity(ctx, input).await?
-                }
-                "AssumeRoleWithSAML" => self.assume_role_with_saml(ctx, input).await?,
-                "GetAccessKeyInfo" => self.get_access_key_info(ctx, input),
-                other => return Err(AwsError::not_implemented(other)),
-            };
+            let output =
+                match operation {
+                    "GetCallerIdentity" => self.get_caller_identity(ctx).await?,
+                    "AssumeRole" => self.assume_role(ctx, input).await?,
+                    "GetSessionToken" => self.get_session_token(ctx, input).await?,
+                    "AssumeRoleWithWebIdentity" => {
+                        self.assume_role_with_web_identity(ctx, input).await?
+                    }
+                    "AssumeRoleWithSAML" => self.assume_role_with_saml(ctx, input).await?,
+                    "GetAccessKeyInfo" => self.get_access_key_info(ctx, input),
+                    "GetFederationToken" => self.get_federation_token(ctx, input).await?,
+                    "DecodeAuthorizationMessage" => return Err(AwsError::new(
+                        "InvalidAuthorizationMessageException",
+                        "Roto never encodes authorization messages, so there is none to decode.",
+                    )),
+                    other => return Err(AwsError::not_implemented(other)),
+                };
             Ok(Response::new(output))
         })
     }
