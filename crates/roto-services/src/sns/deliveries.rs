@@ -19,7 +19,7 @@ use roto_core::events::Event;
 use roto_core::timestamp::{format, TimestampFormat};
 use roto_core::trace::{TraceEntry, TraceKind};
 use roto_core::value::EpochMillis;
-use roto_core::{Env, Value};
+use roto_core::{Context, Env, Value};
 use sha2::{Digest, Sha256};
 
 use super::store::{Subscription, Topic};
@@ -129,15 +129,23 @@ pub fn send(
     }
 }
 
-/// Records an SMS published straight to a phone number.
-pub fn record_sms(env: &Env, account: &str, region: &str, number: &str, message: &str) {
-    let mut entry = TraceEntry::request(account, region, "sns", "sns:SmsNotification");
+/// Records a message published straight to a phone number or a push endpoint, which
+/// Roto never sends: `operation` names the kind (`sns:SmsNotification`), `detail` is what
+/// would have been sent.
+pub fn record_direct(
+    env: &Env,
+    ctx: &Context,
+    operation: &str,
+    target: &str,
+    detail: &serde_json::Value,
+) {
+    let mut entry = TraceEntry::request(&ctx.account, &ctx.region, "sns", operation);
     entry.kind = TraceKind::Delivery;
-    entry.source = Some(format!("arn:aws:sns:{region}:{account}"));
-    entry.target = Some(number.to_string());
+    entry.source = Some(format!("arn:aws:sns:{}:{}", ctx.region, ctx.account));
+    entry.target = Some(target.to_string());
     entry.outcome = Some("delivered".into());
     entry.attempt = Some(1);
-    entry.detail = Some(serde_json::json!({"Message": message}).to_string());
+    entry.detail = Some(detail.to_string());
     env.trace.record(entry);
 }
 

@@ -7,6 +7,8 @@
 //!   [`crate::pattern`], shared with EventBridge).
 //! - [`publish`]: Publish and PublishBatch: validation, FIFO sequencing and deduplication,
 //!   filter policies, and one event-bus delivery per matching subscription.
+//! - [`platform`]: mobile push (platform applications and endpoints; publishes to an
+//!   endpoint are recorded, not pushed) and the account's SMS settings.
 //! - [`deliveries`]: what SNS itself delivers off the bus: HTTP/HTTPS POSTs
 //!   (SubscriptionConfirmation, then Notification) and the email and SMS messages that are
 //!   recorded in the trace instead of sent.
@@ -19,6 +21,7 @@
 //! `InvalidParameter` with its own wording, not the generic `ValidationError`.
 
 mod deliveries;
+mod platform;
 mod publish;
 mod store;
 mod subscriptions;
@@ -59,6 +62,7 @@ impl Sns {
     /// Creates the service's tables.
     pub fn new(env: Arc<Env>) -> io::Result<Sns> {
         env.store.migrate(store::SCHEMA)?;
+        env.store.migrate(platform::SCHEMA)?;
         Ok(Sns {
             env,
             dedup: Mutex::new(HashMap::new()),
@@ -99,6 +103,28 @@ impl Service for Sns {
                 "SetSubscriptionAttributes" => self.set_subscription_attributes(ctx, input)?,
                 "Publish" => self.publish(ctx, input)?,
                 "PublishBatch" => self.publish_batch(ctx, input)?,
+                "CreatePlatformApplication" => self.create_platform_application(ctx, input)?,
+                "GetPlatformApplicationAttributes" => {
+                    self.get_platform_application_attributes(input)?
+                }
+                "SetPlatformApplicationAttributes" => {
+                    self.set_platform_application_attributes(input)?
+                }
+                "ListPlatformApplications" => self.list_platform_applications(ctx, input)?,
+                "DeletePlatformApplication" => self.delete_platform_application(input)?,
+                "CreatePlatformEndpoint" => self.create_platform_endpoint(input)?,
+                "GetEndpointAttributes" => self.get_endpoint_attributes(input)?,
+                "SetEndpointAttributes" => self.set_endpoint_attributes(input)?,
+                "DeleteEndpoint" => self.delete_endpoint(input)?,
+                "ListEndpointsByPlatformApplication" => {
+                    self.list_endpoints_by_platform_application(input)?
+                }
+                "SetSMSAttributes" => self.set_sms_attributes(ctx, input)?,
+                "GetSMSAttributes" => self.get_sms_attributes(ctx, input)?,
+                "CheckIfPhoneNumberIsOptedOut" => self.check_if_phone_number_is_opted_out(input)?,
+                "ListPhoneNumbersOptedOut" => Value::map().with("phoneNumbers", Vec::new()),
+                "OptInPhoneNumber" => self.opt_in_phone_number(input)?,
+                "GetSMSSandboxAccountStatus" => Value::map().with("IsInSandbox", false),
                 other => return Err(AwsError::not_implemented(other)),
             };
             Ok(Response::new(output))

@@ -19,8 +19,8 @@ use roto_core::{AwsError, AwsResult, Context, Value};
 use serde_json::{json, Map, Value as Json};
 use sha2::{Digest, Sha256};
 
-use super::deliveries;
 use super::store::{self, Subscription, Topic};
+use super::{deliveries, platform};
 use super::{invalid, invalid_value, lock, not_found, required, self_url, Sns};
 use crate::pattern::{Dialect, Pattern};
 
@@ -315,19 +315,25 @@ impl Sns {
             .filter(|a| !a.is_empty());
         if let Some(number) = input.str("PhoneNumber").filter(|_| target.is_none()) {
             let message = required(input, "Message")?;
-            let digits = number.strip_prefix('+').unwrap_or(number);
-            if digits.is_empty() || digits.len() > 15 || !digits.bytes().all(|b| b.is_ascii_digit())
-            {
-                return Err(invalid("PhoneNumber Reason: input incorrectly formatted"));
-            }
-            deliveries::record_sms(&self.env, &ctx.account, &ctx.region, number, message);
-            return Ok(Value::map().with("MessageId", new_request_id()));
+            platform::check_phone_number(number)?;
+            let message_id = new_request_id();
+            deliveries::record_direct(
+                &self.env,
+                ctx,
+                "sns:SmsNotification",
+                number,
+                &json!({ "Message": message, "MessageId": message_id }),
+            );
+            return Ok(Value::map().with("MessageId", message_id));
         }
         let arn = target.ok_or_else(|| {
             invalid("TopicArn or TargetArn Reason: no value for required parameter")
         })?;
-        if !arn.starts_with("arn:aws:sns:") || arn.contains(":endpoint/") {
+        if !arn.starts_with("arn:aws:sns:") {
             return Err(not_found("Endpoint does not exist"));
+        }
+        if arn.contains(":endpoint/") {
+            return self.publish_to_endpoint(ctx, arn, input);
         }
         let topic = self.topic(arn)?;
         self.publish_to(ctx, &topic, input)
