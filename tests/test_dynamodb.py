@@ -665,23 +665,6 @@ def test_projection_syntax_errors_name_the_token(client):
     assert message.startswith('Invalid ProjectionExpression: Syntax error; token: ","')
 
 
-@pytest.mark.parametrize("params,member", [
-    ({"Expected": {"pk": {"Exists": False}}}, "Expected"),
-])
-def test_legacy_conditions_are_refused_as_not_implemented_rather_than_ignored(client, params, member):
-    db = ddb(client)
-    make_table(db)
-    with pytest.raises(ClientError) as e:
-        db.put_item(TableName="tbl", Item={"pk": {"S": "a"}}, **params)
-    code, message = error_of(e)
-    assert code == "NotImplemented" and member in message
-    assert e.value.response["ResponseMetadata"]["HTTPStatusCode"] == 501
-    with pytest.raises(ClientError) as e:
-        db.delete_item(TableName="tbl", Key={"pk": {"S": "a"}}, **params)
-    assert error_of(e)[0] == "NotImplemented"
-    assert "Item" not in db.get_item(TableName="tbl", Key={"pk": {"S": "a"}})
-
-
 def test_table_arn_works_as_table_name(client):
     db = ddb(client)
     arn = make_table(db)["TableArn"]

@@ -11,6 +11,7 @@ use roto_core::{AwsError, AwsResult, Context, Value};
 
 use super::attr::{item_size, item_to_value, Attr, Item};
 use super::expr::{eval, Condition, Placeholders};
+use super::legacy::{self, check_not_mixed};
 use super::projection::{project, Path, Step};
 use super::rows::{read_item, store};
 use super::tables::{load_table, resource_not_found, table_name, Table};
@@ -18,22 +19,6 @@ use super::DynamoDb;
 
 /// The largest item DynamoDB stores (400 KB).
 const MAX_ITEM_SIZE: usize = 400 * 1024;
-
-/// Refuses parameters whose semantics Roto does not implement yet.
-pub(super) fn refuse_unimplemented(
-    operation: &str,
-    input: &Value,
-    members: &[&str],
-) -> AwsResult<()> {
-    match members.iter().find(|m| input.get(m).is_some()) {
-        Some(member) => Err(AwsError::new(
-            "NotImplemented",
-            format!("The {member} parameter of {operation} is not implemented by Roto yet"),
-        )
-        .with_status(501)),
-        None => Ok(()),
-    }
-}
 
 /// Checks `ExpressionAttributeNames`/`Values`: never empty, and only beside an expression.
 pub(super) fn check_expression_maps(input: &Value, expressions: &[&str]) -> AwsResult<()> {
@@ -171,14 +156,9 @@ pub(super) fn selected_paths(
     input: &Value,
     placeholders: &mut Placeholders<'_>,
 ) -> AwsResult<Option<Vec<Path>>> {
+    check_not_mixed(input, &["ProjectionExpression"], &["AttributesToGet"])?;
     let attributes = input.get("AttributesToGet").and_then(Value::as_list);
-    let expression = input.str("ProjectionExpression");
-    if attributes.is_some() && expression.is_some() {
-        return Err(AwsError::validation(
-            "Can not use both expression and non-expression parameters in the same request: Non-expression parameters: {AttributesToGet} Expression parameters: {ProjectionExpression}",
-        ));
-    }
-    if expression.is_some() {
+    if input.get("ProjectionExpression").is_some() {
         return placeholders.projection(input, "ProjectionExpression");
     }
     let Some(attributes) = attributes else {
@@ -204,10 +184,15 @@ pub(super) struct Guard {
 }
 
 impl Guard {
-    /// Reads the request's condition (its placeholders counted as used).
+    /// Reads the request's condition, `ConditionExpression` (its placeholders counted as
+    /// used) or legacy `Expected`.
     pub(super) fn new(input: &Value, placeholders: &mut Placeholders<'_>) -> AwsResult<Guard> {
+        let condition = match placeholders.condition(input, "ConditionExpression")? {
+            Some(condition) => Some(condition),
+            None => legacy::expected(input)?,
+        };
         Ok(Guard {
-            condition: placeholders.condition(input, "ConditionExpression")?,
+            condition,
             return_old_on_failure: input.str("ReturnValuesOnConditionCheckFailure")
                 == Some("ALL_OLD"),
         })
@@ -289,7 +274,7 @@ fn update_return(mode: &str, paths: &[Path], old: Option<&Item>, new: &Item) -> 
 impl DynamoDb {
     pub(super) fn put_item(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
         let name = table_name(input)?;
-        refuse_unimplemented("PutItem", input, &["Expected", "ConditionalOperator"])?;
+        check_not_mixed(input, &["ConditionExpression"], &["Expected"])?;
         let (want_old, item) = enveloped(
             check_expression_maps(input, &["ConditionExpression"]).and_then(|()| {
                 Ok((
@@ -357,17 +342,20 @@ impl DynamoDb {
 
     pub(super) fn update_item(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
         let name = table_name(input)?;
-        refuse_unimplemented(
-            "UpdateItem",
+        check_not_mixed(
             input,
-            &["Expected", "ConditionalOperator", "AttributeUpdates"],
+            &["UpdateExpression", "ConditionExpression"],
+            &["AttributeUpdates", "Expected"],
         )?;
         let key = enveloped(
             check_expression_maps(input, &["ConditionExpression", "UpdateExpression"])
                 .and_then(|()| Attr::item(input.get("Key").unwrap_or(&Value::map()))),
         )?;
         let mut placeholders = Placeholders::new(input)?;
-        let update = placeholders.update(input)?;
+        let update = match placeholders.update(input)? {
+            Some(update) => Some(update),
+            None => legacy::attribute_updates(input)?,
+        };
         let guard = Guard::new(input, &mut placeholders)?;
         placeholders.check_all_used()?;
         let paths: Vec<Path> = update
@@ -408,7 +396,7 @@ impl DynamoDb {
 
     pub(super) fn delete_item(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
         let name = table_name(input)?;
-        refuse_unimplemented("DeleteItem", input, &["Expected", "ConditionalOperator"])?;
+        check_not_mixed(input, &["ConditionExpression"], &["Expected"])?;
         let (want_old, key) = enveloped(
             check_expression_maps(input, &["ConditionExpression"]).and_then(|()| {
                 Ok((

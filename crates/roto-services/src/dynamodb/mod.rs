@@ -26,6 +26,7 @@ mod batch;
 mod expr;
 mod items;
 mod key;
+mod legacy;
 mod number;
 mod projection;
 mod queries;

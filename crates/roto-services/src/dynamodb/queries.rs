@@ -14,11 +14,9 @@ use serde_json::Value as Json;
 use super::attr::{item_to_value, parse_stored_item, Attr, Item};
 use super::expr::parse::{Comparator, Condition, Operand};
 use super::expr::{eval, Placeholders};
-use super::items::{
-    check_expression_maps, consumed, not_found_unless, read_units, refuse_unimplemented,
-    selected_paths,
-};
+use super::items::{check_expression_maps, consumed, not_found_unless, read_units, selected_paths};
 use super::key::{encode, KeySchema};
+use super::legacy::{self, check_not_mixed};
 use super::projection::{project, Path, Step};
 use super::tables::{load_table, table_name, Table};
 use super::DynamoDb;
@@ -212,6 +210,36 @@ fn key_condition(schema: &KeySchema, condition: &Condition) -> AwsResult<(Vec<u8
         ))
     })?;
     Ok((hash, range))
+}
+
+/// A Query or Scan, read from its request (or built from a PartiQL SELECT): what to read
+/// and what to return.
+pub(super) struct Read {
+    /// The table name.
+    pub table: String,
+    /// The index to read, if not the table.
+    pub index: Option<String>,
+    /// `Some`: a Query by this key condition; `None`: a Scan.
+    pub key_condition: Option<Condition>,
+    /// What items must satisfy to be returned.
+    pub filter: Option<Condition>,
+    /// The member a Query's filter is named by in the error when it uses a key attribute;
+    /// `None` lets the filter use them (PartiQL's WHERE does).
+    pub filter_member: Option<&'static str>,
+    /// The paths to return (`None`: whole items).
+    pub paths: Option<Vec<Path>>,
+    /// Count only, return no items (`Select: COUNT`).
+    pub count_only: bool,
+    /// The most items to evaluate.
+    pub limit: Option<usize>,
+    /// Strongly consistent.
+    pub consistent: bool,
+    /// Ascending sort-key order (a Query's `ScanIndexForward`).
+    pub forward: bool,
+    /// The key to resume after (`ExclusiveStartKey`).
+    pub start: Option<Item>,
+    /// A parallel Scan's segment and total segments.
+    pub segment: Option<(u64, u64)>,
 }
 
 /// A read plan: which rows, in which order, from where.
@@ -430,18 +458,30 @@ impl DynamoDb {
     }
 
     fn read_many(&self, ctx: &Context, input: &Value, query: bool) -> AwsResult<Value> {
-        let operation = if query { "Query" } else { "Scan" };
         let name = table_name(input)?;
-        refuse_unimplemented(
-            operation,
-            input,
-            &[
-                "KeyConditions",
+        let (expressions, legacy, filter_member): (&[&str], &[&str], _) = if query {
+            (
+                &[
+                    "ProjectionExpression",
+                    "FilterExpression",
+                    "KeyConditionExpression",
+                ],
+                &[
+                    "AttributesToGet",
+                    "QueryFilter",
+                    "ConditionalOperator",
+                    "KeyConditions",
+                ],
                 "QueryFilter",
+            )
+        } else {
+            (
+                &["ProjectionExpression", "FilterExpression"],
+                &["AttributesToGet", "ScanFilter", "ConditionalOperator"],
                 "ScanFilter",
-                "ConditionalOperator",
-            ],
-        )?;
+            )
+        };
+        check_not_mixed(input, expressions, legacy)?;
         check_expression_maps(
             input,
             &[
@@ -470,8 +510,11 @@ impl DynamoDb {
             (None, None) => None,
         };
         let mut placeholders = Placeholders::new(input)?;
-        let key_condition_expr = if query {
-            let parsed = placeholders.condition(input, "KeyConditionExpression")?;
+        let key_condition = if query {
+            let parsed = match placeholders.condition(input, "KeyConditionExpression")? {
+                Some(condition) => Some(condition),
+                None => legacy::key_conditions(input)?,
+            };
             Some(parsed.ok_or_else(|| {
                 AwsError::validation(
                     "Either the KeyConditions or KeyConditionExpression parameter must be specified in the request.",
@@ -480,7 +523,10 @@ impl DynamoDb {
         } else {
             None
         };
-        let filter = placeholders.condition(input, "FilterExpression")?;
+        let (filter, filter_member) = match placeholders.condition(input, "FilterExpression")? {
+            Some(filter) => (Some(filter), "Filter Expression"),
+            None => (legacy::filter(input, filter_member)?, filter_member),
+        };
         let paths = selected_paths(input, &mut placeholders)?;
         placeholders.check_all_used()?;
         let select = input.str("Select");
@@ -495,21 +541,45 @@ impl DynamoDb {
                 Some("ALL_ATTRIBUTES" | "COUNT" | "ALL_PROJECTED_ATTRIBUTES")
             )
         {
-            return Err(AwsError::validation(
-                "Cannot specify the ProjectionExpression when choosing to get ALL_ATTRIBUTES or COUNT",
-            ));
+            let member = if input.get("AttributesToGet").is_some() {
+                "AttributesToGet"
+            } else {
+                "ProjectionExpression"
+            };
+            return Err(AwsError::validation(format!(
+                "Cannot specify the {member} when choosing to get ALL_ATTRIBUTES or COUNT"
+            )));
         }
-        let limit = input
-            .int("Limit")
-            .map(|l| usize::try_from(l).unwrap_or(usize::MAX));
-        let consistent = input.bool("ConsistentRead") == Some(true);
-        let forward = input.bool("ScanIndexForward") != Some(false);
-        let start = input.get("ExclusiveStartKey").map(Attr::item).transpose()?;
+        let read = Read {
+            table: name,
+            index: input.str("IndexName").map(str::to_string),
+            key_condition,
+            filter,
+            filter_member: query.then_some(filter_member),
+            paths,
+            count_only: select == Some("COUNT"),
+            limit: input
+                .int("Limit")
+                .map(|l| usize::try_from(l).unwrap_or(usize::MAX)),
+            consistent: input.bool("ConsistentRead") == Some(true),
+            forward: input.bool("ScanIndexForward") != Some(false),
+            start: input.get("ExclusiveStartKey").map(Attr::item).transpose()?,
+            segment,
+        };
+        self.read(ctx, &read, input)
+    }
 
+    /// Runs a Query (`read.key_condition` set) or a Scan; `input` says what consumed
+    /// capacity to report.
+    pub(super) fn read(&self, ctx: &Context, read: &Read, input: &Value) -> AwsResult<Value> {
+        let query = read.key_condition.is_some();
+        let (filter, paths, limit, segment) = (&read.filter, &read.paths, read.limit, read.segment);
+        let consistent = read.consistent;
         self.env.store.with(|conn| {
-            let table = not_found_unless(load_table(conn, ctx, &name)?)?;
-            let index = input
-                .str("IndexName")
+            let table = not_found_unless(load_table(conn, ctx, &read.table)?)?;
+            let index = read
+                .index
+                .as_deref()
                 .map(|i| find_index(&table, i))
                 .transpose()?;
             if consistent && index.as_ref().is_some_and(|i| i.global) {
@@ -518,17 +588,18 @@ impl DynamoDb {
                 ));
             }
             let key_schema = index.as_ref().map_or(&table.schema, |i| &i.schema);
-            let (hash, range) = match &key_condition_expr {
+            let (hash, range) = match &read.key_condition {
                 Some(c) => {
                     let (h, r) = key_condition(key_schema, c)?;
                     (Some(h), r)
                 }
                 None => (None, Range::default()),
             };
-            if let (Some(filter), true) = (&filter, query) {
-                check_filter_keys(filter, key_schema)?;
+            if let (Some(filter), Some(member)) = (filter, read.filter_member) {
+                check_filter_keys(filter, key_schema, member)?;
             }
-            let after = start
+            let after = read
+                .start
                 .as_ref()
                 .map(|s| start_after(&table, index.as_ref(), query, s))
                 .transpose()?;
@@ -537,7 +608,7 @@ impl DynamoDb {
                 index: index.as_ref(),
                 hash,
                 range,
-                forward: forward || !query,
+                forward: read.forward || !query,
                 after,
             };
             let mut items = Vec::new();
@@ -568,8 +639,8 @@ impl DynamoDb {
                 last = Some(last_key(&table, index.as_ref(), &view));
                 if filter.as_ref().is_none_or(|f| eval::matches(f, &view)) {
                     count += 1;
-                    if select != Some("COUNT") {
-                        let shown = match &paths {
+                    if !read.count_only {
+                        let shown = match paths {
                             Some(p) => project(&view, p),
                             None => view,
                         };
@@ -583,7 +654,7 @@ impl DynamoDb {
             let mut out = Value::map()
                 .with("Count", count)
                 .with("ScannedCount", scanned);
-            if select != Some("COUNT") {
+            if !read.count_only {
                 out.insert("Items", Value::List(items));
             }
             if let Some(last) = last.filter(|_| stopped) {
@@ -598,8 +669,8 @@ impl DynamoDb {
     }
 }
 
-/// Refuses a Query filter on the key attributes it queries by.
-fn check_filter_keys(filter: &Condition, schema: &KeySchema) -> AwsResult<()> {
+/// Refuses a Query filter (named `member` in messages) on the key attributes it queries by.
+fn check_filter_keys(filter: &Condition, schema: &KeySchema, member: &str) -> AwsResult<()> {
     let mut found = None;
     visit_paths(filter, &mut |path| {
         if let Some(Step::Name(n)) = path.first() {
@@ -610,7 +681,7 @@ fn check_filter_keys(filter: &Condition, schema: &KeySchema) -> AwsResult<()> {
     });
     match found {
         Some(name) => Err(AwsError::validation(format!(
-            "Filter Expression can only contain non-primary key attributes: Primary key attribute: {name}"
+            "{member} can only contain non-primary key attributes: Primary key attribute: {name}"
         ))),
         None => Ok(()),
     }
