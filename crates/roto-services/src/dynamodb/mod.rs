@@ -11,6 +11,8 @@
 //! - [`expr`]: the expression language (conditions, projections, updates).
 //! - [`batch`]: BatchGetItem, BatchWriteItem, TransactGetItems, TransactWriteItems.
 //! - [`queries`]: Query and Scan on tables and indexes.
+//! - [`legacy`]: the pre-expression parameters, translated into expressions.
+//! - [`partiql`]: ExecuteStatement, BatchExecuteStatement, ExecuteTransaction.
 //! - [`rows`]: the one writer of items, their index rows and the table counters.
 //! - [`attr`], [`number`], [`key`], [`projection`]: the value model they share.
 
@@ -28,6 +30,7 @@ mod items;
 mod key;
 mod legacy;
 mod number;
+mod partiql;
 mod projection;
 mod queries;
 mod rows;
@@ -112,6 +115,9 @@ impl Service for DynamoDb {
                 "TransactGetItems" => self.transact_get_items(ctx, input)?,
                 "TransactWriteItems" => self.transact_write_items(ctx, input)?,
                 "Scan" => self.scan(ctx, input)?,
+                "ExecuteStatement" => self.execute_statement(ctx, input)?,
+                "BatchExecuteStatement" => self.batch_execute_statement(ctx, input)?,
+                "ExecuteTransaction" => self.execute_transaction(ctx, input)?,
                 "TagResource" => self.tag_resource(ctx, input)?,
                 "UntagResource" => self.untag_resource(ctx, input)?,
                 "ListTagsOfResource" => self.list_tags_of_resource(ctx, input)?,
