@@ -12,6 +12,8 @@
 //!   InputTransformer).
 //! - [`archives`]: Create/Describe/Update/Delete/ListArchives, and StartReplay,
 //!   DescribeReplay, CancelReplay, ListReplays.
+//! - [`connections`]: Create/Describe/Update/Delete/List/DeauthorizeConnection and
+//!   Create/Describe/Update/Delete/ListApiDestinations (stored; credentials never returned).
 //! - [`schedule`]: rate and cron expressions, and the background task that fires due
 //!   scheduled rules on the service's clock.
 //!
@@ -22,6 +24,7 @@
 
 mod archives;
 mod buses;
+mod connections;
 mod put_events;
 mod rules;
 mod schedule;
@@ -120,6 +123,24 @@ CREATE TABLE IF NOT EXISTS events_policies (
     policy TEXT NOT NULL,
     PRIMARY KEY (account, region, bus)
 );
+CREATE TABLE IF NOT EXISTS events_connections (
+    account TEXT NOT NULL,
+    region TEXT NOT NULL,
+    name TEXT NOT NULL,
+    document TEXT NOT NULL,
+    created INTEGER NOT NULL,
+    modified INTEGER NOT NULL,
+    PRIMARY KEY (account, region, name)
+);
+CREATE TABLE IF NOT EXISTS events_api_destinations (
+    account TEXT NOT NULL,
+    region TEXT NOT NULL,
+    name TEXT NOT NULL,
+    document TEXT NOT NULL,
+    created INTEGER NOT NULL,
+    modified INTEGER NOT NULL,
+    PRIMARY KEY (account, region, name)
+);
 CREATE TABLE IF NOT EXISTS events_tags (
     arn TEXT NOT NULL,
     key TEXT NOT NULL,
@@ -213,6 +234,17 @@ impl Service for EventBridge {
                 "DescribeReplay" => events.describe_replay(ctx, input)?,
                 "CancelReplay" => events.cancel_replay(ctx, input)?,
                 "ListReplays" => events.list_replays(ctx, input)?,
+                "CreateConnection" => events.create_connection(ctx, input)?,
+                "DescribeConnection" => events.describe_connection(ctx, input)?,
+                "UpdateConnection" => events.update_connection(ctx, input)?,
+                "DeauthorizeConnection" => events.deauthorize_connection(ctx, input)?,
+                "DeleteConnection" => events.delete_connection(ctx, input)?,
+                "ListConnections" => events.list_connections(ctx, input)?,
+                "CreateApiDestination" => events.create_api_destination(ctx, input)?,
+                "DescribeApiDestination" => events.describe_api_destination(ctx, input)?,
+                "UpdateApiDestination" => events.update_api_destination(ctx, input)?,
+                "DeleteApiDestination" => events.delete_api_destination(ctx, input)?,
+                "ListApiDestinations" => events.list_api_destinations(ctx, input)?,
                 "TestEventPattern" => put_events::test_event_pattern(input)?,
                 other => return Err(AwsError::not_implemented(other)),
             };
