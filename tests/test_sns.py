@@ -385,15 +385,123 @@ def test_publish_batch(sns, sqs, topic):
 
 
 def test_delivery_to_a_missing_queue_is_traced_as_failed(sns, topic, server):
-    sns.subscribe(TopicArn=topic, Protocol="sqs", Endpoint="arn:aws:sqs:us-east-1:000000000000:ghost")
+    ghost = "arn:aws:sqs:us-east-1:000000000000:ghost"
+    sns.subscribe(TopicArn=topic, Protocol="sqs", Endpoint=ghost)
     sns.publish(TopicArn=topic, Message="lost")
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        entries = server.traces(kind="delivery", service="sns", wait=1)
-        if any(e.get("outcome") == "failed" for e in entries):
-            break
-    failed = [e for e in entries if e.get("outcome") == "failed"]
-    assert failed and failed[0]["target"] == "arn:aws:sqs:us-east-1:000000000000:ghost"
+    failed = server.wait_for_delivery(service="sns", operation="sns:Notification", outcome="failed")
+    assert failed["target"] == ghost and failed["attempt"] == 1
+    assert "does not exist" in failed["detail"]
+    assert server.traces(kind="delivery", operation="sns:DeadLetter") == []
+
+
+# --- dead-letter queues (RedrivePolicy) -------------------------------------------------
+
+ATTRIBUTES = {"n": {"DataType": "Number", "StringValue": "111"},
+              "bin": {"DataType": "Binary", "BinaryValue": b"\x02\x03\x04"}}
+
+
+def dead_letter_queue(sqs, name="dlq"):
+    fifo = name.endswith(".fifo")
+    url = sqs.create_queue(QueueName=name, Attributes={"FifoQueue": "true"} if fifo else {})["QueueUrl"]
+    return url, sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+
+
+def redrive(sns, subscription, dlq_arn):
+    sns.set_subscription_attributes(SubscriptionArn=subscription, AttributeName="RedrivePolicy",
+                                    AttributeValue=json.dumps({"deadLetterTargetArn": dlq_arn}))
+
+
+def dead_letters(server, sqs, dlq_url, dlq_arn, subscription) -> list:
+    """The messages the dead-letter queue received, once the move is traced."""
+    moved = server.wait_for_delivery(operation="sns:DeadLetter", target=dlq_arn)
+    assert (moved["service"], moved["source"], moved["outcome"]) == ("sns", subscription, "delivered")
+    return sqs.receive_message(QueueUrl=dlq_url, MaxNumberOfMessages=10, MessageAttributeNames=["All"],
+                               AttributeNames=["All"]).get("Messages", [])
+
+
+def test_failed_sqs_delivery_goes_to_the_dead_letter_queue_as_the_envelope(sns, sqs, topic, server):
+    url, sub = queue_subscribed(sns, sqs, topic)
+    dlq_url, dlq_arn = dead_letter_queue(sqs)
+    redrive(sns, sub, dlq_arn)
+    sqs.delete_queue(QueueUrl=url)
+    sent = sns.publish(TopicArn=topic, Message="undeliverable", MessageAttributes=ATTRIBUTES)
+    failed = server.wait_for_delivery(operation="sns:Notification", outcome="failed")
+    assert failed["target"] == "arn:aws:sqs:us-east-1:000000000000:inbox"
+    [moved] = dead_letters(server, sqs, dlq_url, dlq_arn, sub)
+    envelope = json.loads(moved["Body"])
+    assert (envelope["Type"], envelope["MessageId"], envelope["TopicArn"]) == ("Notification", sent["MessageId"], topic)
+    assert envelope["Message"] == "undeliverable" and envelope["Signature"]
+    assert envelope["MessageAttributes"] == {"n": {"Type": "Number", "Value": "111"},
+                                             "bin": {"Type": "Binary", "Value": "AgME"}}
+    # AWS adds no message attributes of its own to what it moves to a subscription's DLQ.
+    assert "MessageAttributes" not in moved
+    assert moved["Attributes"]["SenderId"] == "AIDAIT2UOQQY3AUEKVGXU"
+
+
+def test_raw_subscription_dead_letters_keep_the_bare_message_and_its_attributes(sns, sqs, topic, server):
+    url, sub = queue_subscribed(sns, sqs, topic, RawMessageDelivery="true")
+    dlq_url, dlq_arn = dead_letter_queue(sqs)
+    redrive(sns, sub, dlq_arn)
+    sqs.delete_queue(QueueUrl=url)
+    sns.publish(TopicArn=topic, Message="raw and lost", MessageAttributes=ATTRIBUTES)
+    [moved] = dead_letters(server, sqs, dlq_url, dlq_arn, sub)
+    assert moved["Body"] == "raw and lost"
+    assert moved["MessageAttributes"] == {"n": {"DataType": "Number", "StringValue": "111"},
+                                          "bin": {"DataType": "Binary", "BinaryValue": b"\x02\x03\x04"}}
+
+
+def test_fifo_dead_letters_keep_their_group_and_deduplication_ids(sns, sqs, server):
+    topic = sns.create_topic(Name="t.fifo", Attributes={"FifoTopic": "true"})["TopicArn"]
+    url, sub = queue_subscribed(sns, sqs, topic, name="q.fifo")
+    dlq_url, dlq_arn = dead_letter_queue(sqs, "dlq.fifo")
+    redrive(sns, sub, dlq_arn)
+    sqs.delete_queue(QueueUrl=url)
+    sent = sns.publish(TopicArn=topic, Message="m", MessageGroupId="g1", MessageDeduplicationId="d1")
+    [moved] = dead_letters(server, sqs, dlq_url, dlq_arn, sub)
+    assert moved["Attributes"]["MessageGroupId"] == "g1"
+    assert moved["Attributes"]["MessageDeduplicationId"] == "d1"
+    assert json.loads(moved["Body"])["SequenceNumber"] == sent["SequenceNumber"]
+
+
+def test_missing_lambda_function_dead_letters_the_envelope(sns, sqs, topic, server):
+    function = "arn:aws:lambda:us-east-1:000000000000:function:gone"
+    sub = sns.subscribe(TopicArn=topic, Protocol="lambda", Endpoint=function,
+                        ReturnSubscriptionArn=True)["SubscriptionArn"]
+    dlq_url, dlq_arn = dead_letter_queue(sqs)
+    redrive(sns, sub, dlq_arn)
+    sns.publish(TopicArn=topic, Message="for a function", MessageAttributes=ATTRIBUTES)
+    failed = server.wait_for_delivery(operation="sns:Notification", outcome="failed")
+    assert failed["target"] == function and "Function not found" in failed["detail"]
+    [moved] = dead_letters(server, sqs, dlq_url, dlq_arn, sub)
+    envelope = json.loads(moved["Body"])
+    assert envelope["Message"] == "for a function" and "Subject" not in envelope
+    assert envelope["SigningCertURL"].startswith("https://sns.") and sub in urllib.parse.unquote(envelope["UnsubscribeURL"])
+    assert "SigningCertUrl" not in envelope and "UnsubscribeUrl" not in envelope
+    assert envelope["MessageAttributes"]["n"] == {"Type": "Number", "Value": "111"}
+
+
+def test_delivered_messages_and_unredriven_failures_leave_the_dead_letter_queue_empty(sns, sqs, topic, server):
+    url, sub = queue_subscribed(sns, sqs, topic)
+    dlq_url, dlq_arn = dead_letter_queue(sqs)
+    redrive(sns, sub, dlq_arn)
+    sns.publish(TopicArn=topic, Message="fine")
+    assert json.loads(receive_all(sqs, url, 1)[0]["Body"])["Message"] == "fine"
+    sns.set_subscription_attributes(SubscriptionArn=sub, AttributeName="RedrivePolicy", AttributeValue="")
+    sqs.delete_queue(QueueUrl=url)
+    sns.publish(TopicArn=topic, Message="dropped")
+    server.wait_for_delivery(operation="sns:Notification", outcome="failed")
+    assert server.traces(kind="delivery", operation="sns:DeadLetter") == []
+    assert "Messages" not in sqs.receive_message(QueueUrl=dlq_url)
+
+
+def test_a_missing_dead_letter_queue_is_traced_as_a_failed_move(sns, sqs, topic, server):
+    url, sub = queue_subscribed(sns, sqs, topic)
+    missing = "arn:aws:sqs:us-east-1:000000000000:no-such-dlq"
+    redrive(sns, sub, missing)
+    sqs.delete_queue(QueueUrl=url)
+    sns.publish(TopicArn=topic, Message="nowhere to go")
+    moved = server.wait_for_delivery(operation="sns:DeadLetter", outcome="failed")
+    assert moved["target"] == missing and moved["source"] == sub
 
 
 # --- HTTP, email, SMS -----------------------------------------------------------------
@@ -463,6 +571,48 @@ def test_confirm_subscription_with_the_token(sns, topic, endpoint):
     assert error_of(sns.confirm_subscription, TopicArn=topic, Token="wrong")["Error"]["Code"] == "InvalidParameter"
     sub = sns.confirm_subscription(TopicArn=topic, Token=token)["SubscriptionArn"]
     assert sns.get_subscription_attributes(SubscriptionArn=sub)["Attributes"]["PendingConfirmation"] == "false"
+
+
+class Refuser(Recorder):
+    """Confirms subscriptions, then answers every notification 503."""
+
+    def do_POST(self):  # noqa: N802 (http.server's naming)
+        body = self.rfile.read(int(self.headers["Content-Length"]))
+        kind = self.headers["x-amz-sns-message-type"]
+        type(self).received.append((dict(self.headers), body.decode()))
+        self.send_response(200 if kind == "SubscriptionConfirmation" else 503)
+        self.end_headers()
+
+
+def test_http_endpoint_failing_after_the_retries_dead_letters_the_envelope(sns, sqs, topic, server):
+    Refuser.received = []
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Refuser)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{httpd.server_address[1]}/refuse"
+        sns.subscribe(TopicArn=topic, Protocol="http", Endpoint=url)
+        wait_for(Refuser.received, 1)
+        sub = sns.confirm_subscription(TopicArn=topic, Token=json.loads(Refuser.received[0][1])["Token"])["SubscriptionArn"]
+        dlq_url, dlq_arn = dead_letter_queue(sqs)
+        redrive(sns, sub, dlq_arn)
+        sns.publish(TopicArn=topic, Message="nobody home", Subject="s")
+        first = server.wait_for_delivery(operation="sns:Notification", outcome="retrying")
+        assert first["attempt"] == 1 and "503" in first["detail"]
+        # The back-off between attempts waits on the server clock; move it past each wait.
+        for _ in range(20):
+            if server.traces(kind="delivery", operation="sns:Notification", outcome="failed"):
+                break
+            server.advance_clock(10)
+            server.traces(kind="delivery", operation="sns:Notification", outcome="failed", wait=0.5)
+        attempts = server.traces(kind="delivery", operation="sns:Notification", target=url)
+        assert [(e["attempt"], e["outcome"]) for e in attempts] == [
+            (1, "retrying"), (2, "retrying"), (3, "retrying"), (4, "failed")]
+        assert len(Refuser.received) == 5
+        [moved] = dead_letters(server, sqs, dlq_url, dlq_arn, sub)
+        envelope = json.loads(moved["Body"])
+        assert (envelope["Message"], envelope["Subject"]) == ("nobody home", "s")
+    finally:
+        httpd.shutdown()
 
 
 def test_raw_http_delivery(sns, topic, endpoint):

@@ -162,6 +162,13 @@ pub trait Service: Send + Sync + 'static {
         let _ = event;
         Box::pin(async { Err(format!("{} accepts no deliveries", self.spec().name)) })
     }
+
+    /// Hears that an event this service published has failed for good (its last attempt
+    /// failed with `error`), so it can do what AWS does then: SNS sends the message to the
+    /// subscription's dead-letter queue. Nothing by default.
+    fn delivery_failed(&self, event: &Event, error: &str) {
+        let _ = (event, error);
+    }
 }
 
 /// What every service shares: the store, the bus, the trace, the defaults, and a way back

@@ -4,9 +4,12 @@
 //! EventBridge invoking a target) publishes an [`Event`] and returns to its caller at once,
 //! as AWS does. A background worker hands each event to the target service's
 //! [`Service::deliver`](crate::dispatch::Service::deliver), retrying with exponential
-//! back-off, and records every attempt in the trace. Events for one target (one queue, one
-//! URL) are delivered one after another in publish order, as FIFO topics need; different
-//! targets proceed in parallel.
+//! back-off, and records every attempt in the trace; when the last attempt fails, the
+//! emitting service hears of it through
+//! [`Service::delivery_failed`](crate::dispatch::Service::delivery_failed) (SNS moves the
+//! message to a dead-letter queue). Events for one target (one queue, one URL) are
+//! delivered one after another in publish order, as FIFO topics need; different targets
+//! proceed in parallel.
 
 use std::collections::HashMap;
 use std::sync::{Mutex, Weak};
@@ -138,6 +141,9 @@ async fn deliver(dispatcher: Weak<Dispatcher>, event: Event) {
         entry.detail = result.as_ref().err().cloned();
         d.env.trace.record(entry);
         if !retry {
+            if let (Err(error), Some(source)) = (&result, d.service(&event.source_service)) {
+                source.delivery_failed(&event, error);
+            }
             return;
         }
         let delay = d.env.bus.retry_delay() * 2u32.saturating_pow(attempt - 1);
@@ -167,10 +173,12 @@ mod tests {
         validate_input: false,
     };
 
-    /// A target that fails its first `failures` deliveries.
+    /// A target that fails its first `failures` deliveries, and the source of the events
+    /// it receives, hearing which of them failed for good.
     struct Sink {
         failures: u32,
         attempts: AtomicU32,
+        failed_for_good: std::sync::Mutex<Vec<String>>,
     }
 
     impl Service for Sink {
@@ -197,12 +205,19 @@ mod tests {
                 }
             })
         }
+
+        fn delivery_failed(&self, event: &Event, error: &str) {
+            self.failed_for_good
+                .lock()
+                .unwrap()
+                .push(format!("{}: {error}", event.target));
+        }
     }
 
     fn event(max_attempts: u32) -> Event {
         Event {
             kind: "test:Delivered".into(),
-            source_service: "source".into(),
+            source_service: "sink".into(),
             source: "arn:source".into(),
             target_service: "sink".into(),
             target: "arn:sink".into(),
@@ -213,7 +228,12 @@ mod tests {
         }
     }
 
-    async fn deliveries(failures: u32, max_attempts: u32) -> Vec<crate::trace::TraceEntry> {
+    /// Publishes one event and waits for its last attempt: the attempts traced, and what
+    /// the source heard failed for good.
+    async fn deliveries(
+        failures: u32,
+        max_attempts: u32,
+    ) -> (Vec<crate::trace::TraceEntry>, Vec<String>) {
         let env = Arc::new(Env::new(
             Store::open(StoreMode::Ephemeral).unwrap(),
             100,
@@ -225,8 +245,9 @@ mod tests {
         let sink = Arc::new(Sink {
             failures,
             attempts: AtomicU32::new(0),
+            failed_for_good: std::sync::Mutex::new(Vec::new()),
         });
-        let dispatcher = crate::Dispatcher::start(env.clone(), vec![sink]);
+        let dispatcher = crate::Dispatcher::start(env.clone(), vec![sink.clone()]);
         env.bus.publish(event(max_attempts));
         let last = TraceFilter {
             kind: Some(TraceKind::Delivery),
@@ -239,7 +260,8 @@ mod tests {
                 .any(|e| e.outcome.as_deref() != Some("retrying"))
             {
                 drop(dispatcher);
-                return found;
+                let failed = sink.failed_for_good.lock().unwrap().clone();
+                return (found, failed);
             }
             tokio::time::sleep(Duration::from_millis(5)).await;
         }
@@ -248,7 +270,7 @@ mod tests {
 
     #[tokio::test]
     async fn failed_deliveries_are_retried_and_every_attempt_traced() {
-        let entries = deliveries(2, 3).await;
+        let (entries, failed_for_good) = deliveries(2, 3).await;
         let outcomes: Vec<_> = entries
             .iter()
             .map(|e| (e.attempt, e.outcome.clone()))
@@ -263,12 +285,14 @@ mod tests {
         );
         assert_eq!(entries[0].detail.as_deref(), Some("attempt 1 refused"));
         assert_eq!(entries[2].target.as_deref(), Some("arn:sink"));
+        assert!(failed_for_good.is_empty());
     }
 
     #[tokio::test]
-    async fn deliveries_that_keep_failing_end_as_failed() {
-        let entries = deliveries(5, 2).await;
+    async fn deliveries_that_keep_failing_end_as_failed_and_tell_their_source() {
+        let (entries, failed_for_good) = deliveries(5, 2).await;
         assert_eq!(entries.len(), 2);
         assert_eq!(entries[1].outcome.as_deref(), Some("failed"));
+        assert_eq!(failed_for_good, ["arn:sink: attempt 2 refused"]);
     }
 }

@@ -101,6 +101,10 @@ pub struct TraceFilter {
     pub kind: Option<TraceKind>,
     /// Only entries with this error code.
     pub error_code: Option<String>,
+    /// Only deliveries to this target.
+    pub target: Option<String>,
+    /// Only deliveries with this outcome (`delivered`, `retrying`, `failed`).
+    pub outcome: Option<String>,
     /// Only entries after this sequence number.
     pub after: Option<u64>,
     /// At most this many (the newest).
@@ -116,6 +120,14 @@ impl TraceFilter {
                 .error_code
                 .as_ref()
                 .is_none_or(|c| Some(c) == e.error_code.as_ref())
+            && self
+                .target
+                .as_ref()
+                .is_none_or(|t| Some(t) == e.target.as_ref())
+            && self
+                .outcome
+                .as_ref()
+                .is_none_or(|o| Some(o) == e.outcome.as_ref())
             && self.after.is_none_or(|a| e.seq > a)
     }
 }
@@ -227,6 +239,26 @@ mod tests {
         let found = t.query(&f);
         assert_eq!(found.len(), 1);
         assert_eq!(found[0].operation, "GetObject");
+    }
+
+    #[test]
+    fn filters_select_deliveries_by_target_and_outcome() {
+        let t = Trace::new(10);
+        for (target, outcome) in [("q1", "retrying"), ("q1", "failed"), ("q2", "failed")] {
+            let mut e = TraceEntry::request("1", "r", "sns", "sns:Notification");
+            e.kind = TraceKind::Delivery;
+            e.target = Some(target.into());
+            e.outcome = Some(outcome.into());
+            t.record(e);
+        }
+        let f = TraceFilter {
+            target: Some("q1".into()),
+            outcome: Some("failed".into()),
+            ..TraceFilter::default()
+        };
+        let found = t.query(&f);
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].seq, 2);
     }
 
     #[tokio::test]

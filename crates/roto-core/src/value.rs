@@ -152,6 +152,28 @@ impl Value {
             ),
         }
     }
+
+    /// The value as a JSON document (what [`Value::from_json`] reads back): blobs as
+    /// base64, timestamps as epoch milliseconds, numbers JSON cannot hold as null.
+    pub fn to_json(&self) -> serde_json::Value {
+        use serde_json::Value as Json;
+        match self {
+            Value::Null => Json::Null,
+            Value::Bool(b) => Json::Bool(*b),
+            Value::Integer(i) => Json::from(*i),
+            Value::Float(f) => serde_json::Number::from_f64(*f).map_or(Json::Null, Json::Number),
+            Value::Timestamp(t) => Json::from(*t),
+            Value::String(s) => Json::String(s.clone()),
+            Value::Blob(b) => {
+                use base64::Engine;
+                Json::String(base64::engine::general_purpose::STANDARD.encode(b))
+            }
+            Value::List(l) => Json::Array(l.iter().map(Value::to_json).collect()),
+            Value::Map(m) => {
+                Json::Object(m.iter().map(|(k, v)| (k.clone(), v.to_json())).collect())
+            }
+        }
+    }
 }
 
 impl From<&str> for Value {
@@ -244,5 +266,14 @@ mod tests {
         assert_eq!(a[1], Value::Float(2.5));
         assert_eq!(a[2], Value::Null);
         assert_eq!(v.get("b").and_then(|b| b.bool("c")), Some(true));
+        assert_eq!(v.to_json(), json);
+    }
+
+    #[test]
+    fn blobs_and_timestamps_become_base64_and_epoch_millis() {
+        let v = Value::map()
+            .with("b", Value::Blob(vec![2, 3, 4]))
+            .with("t", Value::Timestamp(1_500));
+        assert_eq!(v.to_json(), serde_json::json!({"b": "AgME", "t": 1500}));
     }
 }

@@ -129,6 +129,8 @@ fn parse_filter(query: &str) -> Result<(TraceFilter, Option<Duration>), String> 
             "service" => filter.service = Some(v),
             "operation" => filter.operation = Some(v),
             "error_code" => filter.error_code = Some(v),
+            "target" => filter.target = Some(v),
+            "outcome" => filter.outcome = Some(v),
             "kind" => {
                 filter.kind = Some(match v.as_str() {
                     "request" => TraceKind::Request,

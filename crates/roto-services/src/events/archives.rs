@@ -360,7 +360,7 @@ impl Events {
                     name,
                     input.str("Description"),
                     archive.name,
-                    super::to_json(&destination).to_string(),
+                    destination.to_json().to_string(),
                     start,
                     end,
                     now,

@@ -12,7 +12,7 @@ use roto_core::{AwsError, AwsResult, Context, Value};
 use rusqlite::OptionalExtension;
 
 use super::buses::bad_token;
-use super::{new_id, not_found, to_json, Events};
+use super::{new_id, not_found, Events};
 use crate::paging;
 
 /// Members of `AuthParameters` that are secret, by the parameter block holding them.
@@ -181,7 +181,7 @@ impl Events {
     }
 
     fn save(&self, ctx: &Context, kind: Kind, stored: &Stored) -> AwsResult<()> {
-        let text = to_json(&stored.document).to_string();
+        let text = stored.document.to_json().to_string();
         self.env.store.with(|c| {
             c.prepare_cached(&format!(
                 "INSERT INTO {} (account, region, name, document, created, modified)
@@ -516,7 +516,7 @@ mod tests {
             }
         }));
         assert_eq!(
-            to_json(&without_secrets(&auth)),
+            without_secrets(&auth).to_json(),
             serde_json::json!({
                 "BasicAuthParameters": {"Username": "u"},
                 "OAuthParameters": {

@@ -39,7 +39,6 @@ use roto_core::value::EpochMillis;
 use roto_core::{
     AwsError, AwsResult, BoxFuture, Context, Env, Request, Response, Service, ServiceSpec, Value,
 };
-use serde_json::Value as Json;
 
 static SPEC: ServiceSpec = ServiceSpec {
     name: "events",
@@ -360,21 +359,6 @@ fn new_id() -> String {
         &hex[16..20],
         &hex[20..32]
     )
-}
-
-/// A shaped value as JSON (targets are stored as JSON text).
-fn to_json(value: &Value) -> Json {
-    match value {
-        Value::Map(m) => Json::Object(m.iter().map(|(k, v)| (k.clone(), to_json(v))).collect()),
-        Value::List(l) => Json::Array(l.iter().map(to_json).collect()),
-        Value::String(s) => Json::String(s.clone()),
-        Value::Integer(i) => Json::from(*i),
-        Value::Float(f) => Json::from(*f),
-        Value::Bool(b) => Json::Bool(*b),
-        Value::Timestamp(t) => Json::from(*t),
-        Value::Blob(b) => Json::String(String::from_utf8_lossy(b).into_owned()),
-        Value::Null => Json::Null,
-    }
 }
 
 #[cfg(test)]

@@ -4,9 +4,7 @@ use roto_core::{AwsError, AwsResult, Context, Value};
 use rusqlite::OptionalExtension;
 
 use super::buses::{bad_token, no_bus};
-use super::{
-    bus_arn, bus_name, check_name, not_found, rule_arn, schedule, to_json, Events, DEFAULT_BUS,
-};
+use super::{bus_arn, bus_name, check_name, not_found, rule_arn, schedule, Events, DEFAULT_BUS};
 use crate::paging;
 use crate::pattern::{Dialect, Pattern};
 
@@ -314,7 +312,7 @@ impl Events {
                         rule.name,
                         id,
                         target.str("Arn").unwrap_or_default(),
-                        to_json(target).to_string(),
+                        target.to_json().to_string(),
                         seq
                     ],
                 )?;

@@ -12,6 +12,8 @@
 //! - [`deliveries`]: what SNS itself delivers off the bus: HTTP/HTTPS POSTs
 //!   (SubscriptionConfirmation, then Notification) and the email and SMS messages that are
 //!   recorded in the trace instead of sent.
+//! - [`dead_letters`]: notifications whose delivery failed for good, sent to the
+//!   subscription's dead-letter queue (`RedrivePolicy`).
 //!
 //! SQS and Lambda subscriptions are deliveries to those services: SNS publishes an event
 //! whose `target_service` is `sqs` (payload: a SendMessage input, the body being the JSON
@@ -20,6 +22,7 @@
 //! SNS checks its own input (`validate_input: false`): it reports bad input as
 //! `InvalidParameter` with its own wording, not the generic `ValidationError`.
 
+mod dead_letters;
 mod deliveries;
 mod platform;
 mod publish;
@@ -133,6 +136,10 @@ impl Service for Sns {
 
     fn deliver<'a>(&'a self, event: &'a Event) -> BoxFuture<'a, Result<(), String>> {
         Box::pin(deliveries::deliver(event))
+    }
+
+    fn delivery_failed(&self, event: &Event, _error: &str) {
+        self.dead_letter(event);
     }
 }
 

@@ -34,7 +34,58 @@ const MAX_ATTRIBUTES: usize = 10;
 const DEDUP_WINDOW_MS: EpochMillis = 5 * 60 * 1000;
 
 /// The sender id SQS reports for messages SNS delivers.
-const SNS_SENDER_ID: &str = "AIDAIT2UOQQY3AUEKVGXU";
+pub(super) const SNS_SENDER_ID: &str = "AIDAIT2UOQQY3AUEKVGXU";
+
+/// Attempts per SQS or Lambda delivery: what fails there (the queue or the function is
+/// gone) is a client-side error, which SNS does not retry.
+const ENDPOINT_ATTEMPTS: u32 = 1;
+
+/// Envelope members the Lambda event spells its own way.
+const LAMBDA_SPELLINGS: [(&str, &str); 2] = [
+    ("SigningCertURL", "SigningCertUrl"),
+    ("UnsubscribeURL", "UnsubscribeUrl"),
+];
+
+/// The `Sns` member of the Lambda event made from an envelope: Lambda's spellings, with
+/// `Subject` null and `MessageAttributes` empty when the message has none.
+fn lambda_sns(envelope: &Json) -> Json {
+    let mut sns = envelope.clone();
+    if let Json::Object(members) = &mut sns {
+        for (ours, lambdas) in LAMBDA_SPELLINGS {
+            if let Some(v) = members.remove(ours) {
+                members.insert(lambdas.into(), v);
+            }
+        }
+        members.entry("Subject").or_insert(Json::Null);
+        members
+            .entry("MessageAttributes")
+            .or_insert_with(|| json!({}));
+    }
+    sns
+}
+
+/// The envelope a Lambda event's `Sns` member was made from (what [`lambda_sns`] undoes).
+pub(super) fn envelope_of_lambda_sns(sns: &Json) -> Json {
+    let mut envelope = sns.clone();
+    if let Json::Object(members) = &mut envelope {
+        for (ours, lambdas) in LAMBDA_SPELLINGS {
+            if let Some(v) = members.remove(lambdas) {
+                members.insert(ours.into(), v);
+            }
+        }
+        if members.get("Subject").is_some_and(Json::is_null) {
+            members.remove("Subject");
+        }
+        if members
+            .get("MessageAttributes")
+            .and_then(Json::as_object)
+            .is_some_and(Map::is_empty)
+        {
+            members.remove("MessageAttributes");
+        }
+    }
+    envelope
+}
 
 /// One message attribute.
 #[derive(Debug, Clone)]
@@ -289,7 +340,7 @@ fn unsubscribe_url(ctx: &Context, subscription: &Subscription) -> String {
 }
 
 /// The account and region in an ARN.
-fn arn_location(arn: &str) -> Option<(&str, &str)> {
+pub(super) fn arn_location(arn: &str) -> Option<(&str, &str)> {
     match arn.split(':').collect::<Vec<_>>()[..] {
         ["arn", _, _, region, account, ..] => Some((account, region)),
         _ => None,
@@ -488,7 +539,7 @@ impl Sns {
             account: account.to_string(),
             region: region.to_string(),
             payload: Value::map(),
-            max_attempts: 3,
+            max_attempts: ENDPOINT_ATTEMPTS,
         }
     }
 
@@ -523,24 +574,11 @@ impl Sns {
     }
 
     fn to_function(&self, ctx: &Context, message: &Message<'_>, s: &Subscription) {
-        let text = message.text_for("lambda");
         let record = json!({
             "EventSource": "aws:sns",
             "EventVersion": "1.0",
             "EventSubscriptionArn": s.arn,
-            "Sns": {
-                "Type": "Notification",
-                "MessageId": message.id,
-                "TopicArn": message.topic.arn,
-                "Subject": message.subject,
-                "Message": text,
-                "Timestamp": deliveries::timestamp(message.timestamp),
-                "SignatureVersion": "1",
-                "Signature": deliveries::signature(&text),
-                "SigningCertUrl": deliveries::signing_cert_url(&message.topic.region),
-                "UnsubscribeUrl": unsubscribe_url(ctx, s),
-                "MessageAttributes": message.envelope_attributes(),
-            }
+            "Sns": lambda_sns(&message.envelope(ctx, s)),
         });
         let mut event = self.delivery_event(message, s, "lambda");
         event.payload = Value::from_json(&json!({"Records": [record]}));

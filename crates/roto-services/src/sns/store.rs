@@ -207,6 +207,21 @@ pub fn find_subscription(c: &Connection, arn: &str) -> rusqlite::Result<Option<S
     .optional()
 }
 
+/// The subscription of a topic whose deliveries the event bus carries (SQS, Lambda,
+/// HTTP/HTTPS) to this endpoint.
+pub fn find_topic_subscription(
+    c: &Connection,
+    topic_arn: &str,
+    endpoint: &str,
+) -> rusqlite::Result<Option<Subscription>> {
+    c.prepare_cached(&format!(
+        "SELECT {SUBSCRIPTION_COLUMNS} FROM sns_subscriptions
+         WHERE topic_arn = ?1 AND endpoint = ?2 AND protocol IN ('sqs', 'lambda', 'http', 'https')"
+    ))?
+    .query_row([topic_arn, endpoint], subscription_row)
+    .optional()
+}
+
 /// Every subscription of a topic, in ARN order.
 pub fn topic_subscriptions(c: &Connection, topic_arn: &str) -> rusqlite::Result<Vec<Subscription>> {
     let mut stmt = c.prepare_cached(&format!(
