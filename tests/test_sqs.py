@@ -15,6 +15,8 @@ import time
 import pytest
 from botocore.exceptions import ClientError
 
+from fifo_helpers import assert_fifo_delivery, consume_fifo, twin_producers
+
 
 def md5_of_attributes(attributes: dict) -> str:
     """AWS's documented MD5 of message attributes (or system attributes)."""
@@ -625,6 +627,20 @@ def test_fifo_redelivers_in_order_after_visibility_expires(sqs, fifo):
     assert "Messages" not in sqs.receive_message(QueueUrl=fifo)
     again = sqs.receive_message(QueueUrl=fifo, MaxNumberOfMessages=10, WaitTimeSeconds=3)["Messages"]
     assert [m["Body"] for m in again] == ["0", "1", "2"]
+
+
+def test_fifo_keeps_groups_in_order_and_exactly_once_under_concurrent_producers(sqs, fifo, client):
+    def send(c, group, dedup, body):
+        return c.send_message(QueueUrl=fifo, MessageBody=body, MessageGroupId=group, MessageDeduplicationId=dedup)
+
+    responses = twin_producers(lambda: client("sqs"), send)
+    received = consume_fifo(client, fifo, len(responses))
+    assert len(received) == len(responses) == 90
+    assert_fifo_delivery(received, responses)
+    for m in received:
+        sent = responses[m["Attributes"]["MessageDeduplicationId"]][0]
+        assert (m["MessageId"], m["Attributes"]["SequenceNumber"]) == (sent["MessageId"], sent["SequenceNumber"])
+    assert "Messages" not in sqs.receive_message(QueueUrl=fifo, MaxNumberOfMessages=10)
 
 
 # --- AWS CLI --------------------------------------------------------------------------

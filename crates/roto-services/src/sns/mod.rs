@@ -58,6 +58,8 @@ type Dedup = HashMap<(String, String), (EpochMillis, String, String)>;
 /// SNS.
 pub struct Sns {
     env: Arc<Env>,
+    /// Recent FIFO deduplication ids; its lock also orders FIFO publishes (see
+    /// `publish_to`).
     dedup: Mutex<Dedup>,
 }
 

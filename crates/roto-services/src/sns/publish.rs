@@ -3,10 +3,10 @@
 //!
 //! Each delivery gets the message its protocol should see: the JSON envelope AWS sends
 //! (`Type`, `MessageId`, `TopicArn`, `Subject`, `Message`, `Timestamp`, `SignatureVersion`,
-//! `Signature`, `SigningCertURL`, `UnsubscribeURL`, `MessageAttributes`, and
-//! `SequenceNumber` on FIFO topics), the bare message with its attributes as SQS message
-//! attributes when `RawMessageDelivery` is on, or the `{"Records": [...]}` event Lambda
-//! receives. With `MessageStructure=json` each protocol gets its own entry of the message
+//! `Signature`, `SigningCertURL`, `UnsubscribeURL`, `MessageAttributes`; on FIFO topics
+//! `SequenceNumber` and no signature fields), the bare message with its attributes as SQS
+//! message attributes when `RawMessageDelivery` is on, or the `{"Records": [...]}` event
+//! Lambda receives. With `MessageStructure=json` each protocol gets its own entry of the message
 //! object, else `default`.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -259,7 +259,8 @@ impl Message<'_> {
             .to_string()
     }
 
-    /// The JSON envelope (SQS, HTTP and email-json deliveries).
+    /// The JSON envelope (SQS, HTTP and email-json deliveries); a FIFO topic's carries its
+    /// `SequenceNumber` and, as AWS's do, no signature.
     fn envelope(&self, ctx: &Context, subscription: &Subscription) -> Json {
         let message = self.text_for(&subscription.protocol);
         let mut envelope = json!({
@@ -268,11 +269,13 @@ impl Message<'_> {
             "TopicArn": self.topic.arn,
             "Message": message,
             "Timestamp": deliveries::timestamp(self.timestamp),
-            "SignatureVersion": "1",
-            "Signature": deliveries::signature(&message),
-            "SigningCertURL": deliveries::signing_cert_url(&self.topic.region),
             "UnsubscribeURL": unsubscribe_url(ctx, subscription),
         });
+        if !self.topic.fifo {
+            envelope["SignatureVersion"] = "1".into();
+            envelope["Signature"] = deliveries::signature(&message).into();
+            envelope["SigningCertURL"] = deliveries::signing_cert_url(&self.topic.region).into();
+        }
         if let Some(subject) = &self.subject {
             envelope["Subject"] = subject.as_str().into();
         }
@@ -459,10 +462,14 @@ impl Sns {
             ));
         }
         let timestamp = super::now();
-        if let Some(d) = dedup_id.as_deref() {
-            let mut dedup = lock(&self.dedup);
-            dedup.retain(|_, (at, _, _)| timestamp - *at < DEDUP_WINDOW_MS);
-            if let Some((_, id, seq)) = dedup.get(&(topic.arn.clone(), d.to_string())) {
+        // On a FIFO topic, deduplication, sequencing and fan-out happen under one lock:
+        // concurrent duplicates then find each other, and each group's messages reach the
+        // event bus (whose lanes keep order) in sequence-number order.
+        let mut seen = topic.fifo.then(|| lock(&self.dedup));
+        let key = dedup_id.as_ref().map(|d| (topic.arn.clone(), d.clone()));
+        if let (Some(seen), Some(key)) = (seen.as_mut(), &key) {
+            seen.retain(|_, (at, _, _)| timestamp - *at < DEDUP_WINDOW_MS);
+            if let Some((_, id, seq)) = seen.get(key) {
                 return Ok(Value::map()
                     .with("MessageId", id.as_str())
                     .with("SequenceNumber", seq.as_str()));
@@ -485,15 +492,12 @@ impl Sns {
             subject: subject.map(str::to_string),
             attributes,
             group_id: group_id.map(str::to_string),
-            dedup_id: dedup_id.clone(),
+            dedup_id,
             sequence_number: sequence_number.clone(),
             timestamp,
         };
-        if let (Some(d), Some(seq)) = (dedup_id, &sequence_number) {
-            lock(&self.dedup).insert(
-                (topic.arn.clone(), d),
-                (timestamp, message.id.clone(), seq.clone()),
-            );
+        if let (Some(seen), Some(key), Some(seq)) = (seen.as_mut(), key, &sequence_number) {
+            seen.insert(key, (timestamp, message.id.clone(), seq.clone()));
         }
         self.fan_out(ctx, &message)?;
         Ok(Value::map()
