@@ -511,6 +511,82 @@ def test_many_concurrent_long_polls_each_get_a_distinct_message(sqs, queue, clie
     assert bodies == ["0", "1", "2", "3"]
 
 
+def long_poll_in_background(client, url, **kwargs):
+    """Starts a ReceiveMessage (WaitTimeSeconds=20) on its own thread and gives it time to
+    start waiting; returns a function that joins it: (response, seconds it took)."""
+    result = {}
+
+    def poll():
+        started = time.monotonic()
+        result["response"] = client("sqs").receive_message(QueueUrl=url, WaitTimeSeconds=20, **kwargs)
+        result["elapsed"] = time.monotonic() - started
+
+    thread = threading.Thread(target=poll)
+    thread.start()
+    time.sleep(0.5)
+
+    def join():
+        thread.join()
+        return result["response"], result["elapsed"]
+
+    return join
+
+
+def test_long_poll_returns_when_the_clock_passes_a_delayed_message(sqs, queue, client, server):
+    sqs.send_message(QueueUrl=queue, MessageBody="in ten minutes", DelaySeconds=600)
+    join = long_poll_in_background(client, queue)
+    server.advance_clock(601)
+    got, elapsed = join()
+    assert got["Messages"][0]["Body"] == "in ten minutes"
+    assert elapsed < 10, "woke when the clock passed the delay, not at the end of its wait"
+
+
+def test_long_poll_returns_when_the_clock_passes_an_in_flight_message(sqs, queue, client, server):
+    sqs.send_message(QueueUrl=queue, MessageBody="retry later")
+    first = sqs.receive_message(QueueUrl=queue, VisibilityTimeout=300)["Messages"][0]
+    join = long_poll_in_background(client, queue, AttributeNames=["ApproximateReceiveCount"])
+    server.advance_clock(120)
+    server.advance_clock(181)
+    got, elapsed = join()
+    assert got["Messages"][0]["MessageId"] == first["MessageId"]
+    assert got["Messages"][0]["Attributes"]["ApproximateReceiveCount"] == "2"
+    assert elapsed < 10
+
+
+def test_long_poll_wakes_when_a_visibility_timeout_is_shortened(sqs, queue, client):
+    sqs.send_message(QueueUrl=queue, MessageBody="sooner")
+    first = sqs.receive_message(QueueUrl=queue, VisibilityTimeout=600)["Messages"][0]
+    join = long_poll_in_background(client, queue)
+    sqs.change_message_visibility(QueueUrl=queue, ReceiptHandle=first["ReceiptHandle"], VisibilityTimeout=1)
+    got, elapsed = join()
+    assert got["Messages"][0]["Body"] == "sooner"
+    assert elapsed < 10
+
+
+def test_advancing_the_clock_short_of_a_delay_leaves_the_message_hidden(sqs, queue, server):
+    sqs.send_message(QueueUrl=queue, MessageBody="not yet", DelaySeconds=600)
+    server.advance_clock(300)
+    assert "Messages" not in sqs.receive_message(QueueUrl=queue, WaitTimeSeconds=1)
+    server.advance_clock(301)
+    assert sqs.receive_message(QueueUrl=queue)["Messages"][0]["Body"] == "not yet"
+
+
+def test_visibility_and_retention_follow_the_server_clock(sqs, server):
+    url = sqs.create_queue(QueueName="timed", Attributes={"MessageRetentionPeriod": "60"})["QueueUrl"]
+    sent = sqs.send_message(QueueUrl=url, MessageBody="first")
+    got = sqs.receive_message(QueueUrl=url, VisibilityTimeout=30)["Messages"]
+    assert got[0]["MessageId"] == sent["MessageId"]
+    assert "Messages" not in sqs.receive_message(QueueUrl=url)
+    server.advance_clock(31)
+    again = sqs.receive_message(QueueUrl=url, VisibilityTimeout=30, AttributeNames=["ApproximateReceiveCount"])
+    assert again["Messages"][0]["MessageId"] == sent["MessageId"]
+    assert again["Messages"][0]["Attributes"]["ApproximateReceiveCount"] == "2"
+    server.advance_clock(30)
+    assert "Messages" not in sqs.receive_message(QueueUrl=url), "the 60 s retention has expired it"
+    attrs = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["All"])["Attributes"]
+    assert attrs["ApproximateNumberOfMessages"] == attrs["ApproximateNumberOfMessagesNotVisible"] == "0"
+
+
 # --- delete ---------------------------------------------------------------------------
 
 

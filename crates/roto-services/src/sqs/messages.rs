@@ -1,9 +1,11 @@
 //! Messages: SendMessage, ReceiveMessage (long polling included) and DeleteMessage.
 //!
 //! A long-polling receive never holds the store while it waits: it takes what is visible in
-//! one short transaction, and if that is nothing it sleeps on the queue's [`Notify`] (which
-//! every send fires) or until the next delayed or in-flight message becomes visible, or until
-//! its wait time runs out, then looks again. It returns as soon as there is a message.
+//! one short transaction, and if that is nothing it sleeps until the first of: the queue's
+//! [`Notify`] (fired by every send, delivery and visibility change), the moment the next
+//! delayed or in-flight message becomes visible on the server clock (which wakes early when
+//! a test advances that clock past it), or the end of its wait time (real time), then looks
+//! again. It returns as soon as there is a message, and never polls.
 //!
 //! Receipt handles are opaque to callers but carry the message id, so any handle SQS ever
 //! issued for a message (a stale one included) deletes it, while a string that is no
@@ -13,6 +15,7 @@ use std::time::Duration;
 
 use base64::Engine;
 use roto_core::dispatch::new_request_id;
+use roto_core::timestamp::{self, now_millis};
 use roto_core::value::EpochMillis;
 use roto_core::{AwsError, AwsResult, Context, Value};
 use sha2::{Digest, Sha256};
@@ -188,7 +191,7 @@ impl Sqs {
                 "The request includes a parameter that is not valid for this queue type.",
             ));
         }
-        let now = self.now();
+        let now = now_millis();
         let (message_id, sequence_number) = self.env.store.transaction(|tx| {
             let scope = match (queue.attributes.get("DeduplicationScope"), group_id) {
                 (Some(s), Some(g)) if s == "messageGroup" => g,
@@ -282,13 +285,12 @@ impl Sqs {
             tokio::time::Instant::now() + Duration::from_secs(u64::try_from(wait).unwrap_or(0));
         let notify = self.waiter(queue.id);
         loop {
-            let notified = notify.notified();
-            tokio::pin!(notified);
-            notified.as_mut().enable();
+            let sent = notify.notified();
+            tokio::pin!(sent);
+            sent.as_mut().enable();
             let (messages, next_visible) =
                 self.take_visible(queue.id, max, visibility, &selection)?;
-            let now = tokio::time::Instant::now();
-            if !messages.is_empty() || now >= deadline {
+            if !messages.is_empty() || tokio::time::Instant::now() >= deadline {
                 let mut out = Value::map();
                 if !messages.is_empty() {
                     if let Some(a) = attempt {
@@ -298,10 +300,11 @@ impl Sqs {
                 }
                 return Ok(out);
             }
-            let wake_at = next_visible
-                .map(|at| now + Duration::from_millis(u64::try_from(at - self.now()).unwrap_or(0)))
-                .map_or(deadline, |at| at.min(deadline));
-            wait_for(&mut notified, wake_at).await;
+            tokio::select! {
+                _ = sent.as_mut() => {}
+                _ = tokio::time::sleep_until(deadline) => {}
+                _ = visible_at(next_visible) => {}
+            }
         }
     }
 
@@ -314,7 +317,7 @@ impl Sqs {
         visibility: Option<i64>,
         selection: &Selection,
     ) -> AwsResult<(Vec<Value>, Option<EpochMillis>)> {
-        let now = self.now();
+        let now = now_millis();
         let mut moved = Vec::new();
         let taken = self.env.store.transaction(|tx| {
             let queue = store::queue_by_id(tx, id)?.ok_or_else(no_such_queue)?;
@@ -383,7 +386,7 @@ impl Sqs {
             "Must be >= 0 and <= 43200, if provided.",
         )?
         .ok_or_else(|| missing("VisibilityTimeout"))?;
-        let now = self.now();
+        let now = now_millis();
         self.forget_attempts(queue.id);
         self.env.store.transaction(|tx| {
             match store::message_state(tx, queue.id, &message_id)? {
@@ -405,9 +408,7 @@ impl Sqs {
                 }
             }
         })?;
-        if timeout == 0 {
-            self.wake(queue.id);
-        }
+        self.wake(queue.id);
         Ok(())
     }
 }
@@ -445,14 +446,12 @@ fn dead_letter_target(
     Ok(store::find_queue(c, account, region, name)?.map(|target| (target, max)))
 }
 
-/// Waits until notified or until `wake_at`, whichever comes first.
-async fn wait_for(
-    notified: &mut std::pin::Pin<&mut tokio::sync::futures::Notified<'_>>,
-    wake_at: tokio::time::Instant,
-) {
-    tokio::select! {
-        _ = notified.as_mut() => {}
-        _ = tokio::time::sleep_until(wake_at) => {}
+/// Returns once the server clock reaches `moment` (early when the clock is advanced past
+/// it); never without one.
+async fn visible_at(moment: Option<EpochMillis>) {
+    match moment {
+        Some(at) => timestamp::sleep_until(at).await,
+        None => std::future::pending().await,
     }
 }
 

@@ -65,7 +65,6 @@ type Deleted = HashMap<(String, String, String), EpochMillis>;
 /// SQS.
 pub struct Sqs {
     env: Arc<Env>,
-    clock: fn() -> EpochMillis,
     /// One wake-up per queue (by row id) for long-polling receivers.
     waiters: Mutex<HashMap<i64, Arc<Notify>>>,
     /// Recent FIFO receives that named a `ReceiveRequestAttemptId`.
@@ -84,26 +83,16 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 impl Sqs {
     /// Creates the service's tables.
     pub fn new(env: Arc<Env>) -> io::Result<Sqs> {
-        Sqs::with_clock(env, now_millis)
-    }
-
-    /// Creates the service with its own clock, so tests can move time without waiting.
-    pub fn with_clock(env: Arc<Env>, clock: fn() -> EpochMillis) -> io::Result<Sqs> {
         env.store.migrate(store::SCHEMA)?;
         let hold_deleted = std::env::var("ROTO_SQS_DELAY_RECENTLY_DELETED")
             .is_ok_and(|v| matches!(v.as_str(), "1" | "true"));
         Ok(Sqs {
             env,
-            clock,
             waiters: Mutex::new(HashMap::new()),
             attempts: Mutex::new(HashMap::new()),
             purges: Mutex::new(HashMap::new()),
             deleted: hold_deleted.then(|| Mutex::new(HashMap::new())),
         })
-    }
-
-    fn now(&self) -> EpochMillis {
-        (self.clock)()
     }
 
     /// The wake-up that senders to queue `id` fire.
@@ -120,7 +109,7 @@ impl Sqs {
 
     /// What an earlier FIFO receive with this attempt id returned, if still within its window.
     fn attempt(&self, queue_id: i64, attempt: &str) -> Option<Vec<Value>> {
-        let now = self.now();
+        let now = now_millis();
         let mut attempts = lock(&self.attempts);
         attempts.retain(|_, (at, _)| now - *at < ATTEMPT_WINDOW_MS);
         attempts
@@ -132,7 +121,7 @@ impl Sqs {
     fn remember_attempt(&self, queue_id: i64, attempt: &str, messages: &[Value]) {
         lock(&self.attempts).insert(
             (queue_id, attempt.to_string()),
-            (self.now(), messages.to_vec()),
+            (now_millis(), messages.to_vec()),
         );
     }
 

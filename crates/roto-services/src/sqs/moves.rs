@@ -13,6 +13,7 @@
 use base64::Engine;
 use roto_core::dispatch::new_request_id;
 use roto_core::events::Event;
+use roto_core::timestamp::now_millis;
 use roto_core::{AwsError, AwsResult, Context, Value};
 
 use super::queues::{parse_queue_arn, queue_url, Page};
@@ -106,7 +107,7 @@ impl Sqs {
             })?),
             None => None,
         };
-        let now = self.now();
+        let now = now_millis();
         let handle = base64::engine::general_purpose::STANDARD.encode(
             serde_json::json!({"taskId": new_request_id(), "sourceArn": source_arn}).to_string(),
         );

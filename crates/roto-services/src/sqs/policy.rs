@@ -7,6 +7,7 @@
 
 use std::collections::BTreeMap;
 
+use roto_core::timestamp::now_millis;
 use roto_core::{AwsError, AwsResult, Context, Value};
 use serde_json::{json, Value as Json};
 
@@ -199,7 +200,7 @@ impl Sqs {
         queue: &Queue,
         change: impl FnOnce(&mut Vec<Json>) -> AwsResult<()>,
     ) -> AwsResult<()> {
-        let now = self.now();
+        let now = now_millis();
         self.env.store.transaction(|tx| {
             let current = store::queue_by_id(tx, queue.id)?.unwrap_or_else(|| queue.clone());
             let mut policy: Json = current

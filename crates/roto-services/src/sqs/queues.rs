@@ -8,6 +8,7 @@
 use std::collections::BTreeMap;
 
 use base64::Engine;
+use roto_core::timestamp::now_millis;
 use roto_core::{AwsError, AwsResult, Context, Value};
 
 use super::store::{self, NewQueue, Queue};
@@ -429,7 +430,7 @@ impl Sqs {
         }
         let tags = string_map(input, "tags");
         super::policy::check_tags(&tags, name)?;
-        let now = self.now();
+        let now = now_millis();
         self.check_not_recently_deleted(ctx, name, now)?;
         self.env.store.transaction(|tx| {
             if let Some(existing) = store::find_queue(tx, &ctx.account, &ctx.region, name)? {
@@ -558,7 +559,7 @@ impl Sqs {
 
     /// Every attribute of a queue, computed ones included.
     fn all_attributes(&self, queue: &Queue) -> AwsResult<BTreeMap<String, String>> {
-        let now = self.now();
+        let now = now_millis();
         let (visible, in_flight, delayed) = self.env.store.with(|c| {
             store::purge_expired(c, queue.id, now)?;
             store::message_counts(c, queue.id, now).map_err(AwsError::from)
@@ -591,7 +592,7 @@ impl Sqs {
                 queue.region.clone(),
                 queue.name.clone(),
             );
-            super::lock(deleted).insert(key, self.now());
+            super::lock(deleted).insert(key, now_millis());
         }
         self.forget_attempts(queue.id);
         self.wake(queue.id);
@@ -641,7 +642,7 @@ impl Sqs {
                 attributes.insert(attr, value);
             }
         }
-        let now = self.now();
+        let now = now_millis();
         self.env.store.with(|c| {
             store::update_attributes(c, queue.id, &attributes, now).map_err(AwsError::from)
         })?;
@@ -650,7 +651,7 @@ impl Sqs {
 
     pub(super) fn purge_queue(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
         let queue = self.queue_of(ctx, input)?;
-        let now = self.now();
+        let now = now_millis();
         {
             let mut purges = super::lock(&self.purges);
             if purges.get(&queue.id).is_some_and(|at| now - at < 60_000) {
