@@ -151,3 +151,103 @@ def test_topic_destination_publishes_through_sns(s3, sqs, client, bucket):
         s3.put_bucket_notification_configuration(Bucket=bucket, NotificationConfiguration={
             "TopicConfigurations": [{"TopicArn": topic + "-missing", "Events": ["s3:ObjectCreated:*"]}]})
     assert error(e)["Code"] == "InvalidArgument"
+
+
+# --- EventBridge ----------------------------------------------------------------------
+
+
+def routed_to_queue(client, sqs, bucket, detail_types=("Object Created", "Object Deleted")):
+    """A rule on the default bus that sends this bucket's S3 events to a new queue."""
+    url, arn = queue(sqs, "from-the-bus")
+    events = client("events")
+    pattern = {"source": ["aws.s3"], "detail-type": list(detail_types), "detail": {"bucket": {"name": [bucket]}}}
+    events.put_rule(Name="s3-objects", EventPattern=json.dumps(pattern))
+    events.put_targets(Rule="s3-objects", Targets=[{"Id": "q", "Arn": arn}])
+    return url
+
+
+def eventbridge_on(s3, bucket):
+    s3.put_bucket_notification_configuration(Bucket=bucket,
+                                             NotificationConfiguration={"EventBridgeConfiguration": {}})
+
+
+def test_eventbridge_gets_object_events_in_its_own_shape(s3, sqs, client, server, bucket):
+    url = routed_to_queue(client, sqs, bucket)
+    eventbridge_on(s3, bucket)
+    assert s3.get_bucket_notification_configuration(Bucket=bucket)["EventBridgeConfiguration"] == {}
+    put = s3.put_object(Bucket=bucket, Key="dir/a b.txt", Body=b"hello")
+    s3.delete_object(Bucket=bucket, Key="dir/a b.txt")
+    created, deleted = receive(sqs, url, 2)
+    assert (created["source"], created["detail-type"], created["version"]) == ("aws.s3", "Object Created", "0")
+    assert (created["account"], created["region"]) == ("000000000000", "us-east-1")
+    assert created["resources"] == [f"arn:aws:s3:::{bucket}"]
+    assert created["id"] and created["time"].endswith("Z")
+    detail = created["detail"]
+    assert detail["version"] == "0" and detail["bucket"] == {"name": bucket}
+    assert detail["object"]["key"] == "dir/a b.txt"
+    assert detail["object"]["size"] == 5 and detail["object"]["etag"] == put["ETag"].strip('"')
+    assert "version-id" not in detail["object"]
+    assert (detail["reason"], detail["requester"]) == ("PutObject", "000000000000")
+    assert detail["request-id"] and detail["source-ip-address"]
+    assert deleted["detail-type"] == "Object Deleted"
+    assert (deleted["detail"]["reason"], deleted["detail"]["deletion-type"]) == ("DeleteObject", "Permanently Deleted")
+    assert "size" not in deleted["detail"]["object"]
+    assert deleted["detail"]["object"]["sequencer"] > detail["object"]["sequencer"]
+    moved = server.wait_for_delivery(service="s3", operation="s3:ObjectCreated:Put", outcome="delivered")
+    assert moved["target"] == "arn:aws:events:us-east-1:000000000000:event-bus/default"
+
+
+def test_eventbridge_reasons_name_the_api_and_versions_are_named(s3, sqs, client, bucket):
+    s3.put_bucket_versioning(Bucket=bucket, VersioningConfiguration={"Status": "Enabled"})
+    url = routed_to_queue(client, sqs, bucket)
+    eventbridge_on(s3, bucket)
+    put = s3.put_object(Bucket=bucket, Key="src", Body=b"x")
+    s3.copy_object(Bucket=bucket, Key="dst", CopySource=f"{bucket}/src")
+    upload = s3.create_multipart_upload(Bucket=bucket, Key="mp")["UploadId"]
+    etag = s3.upload_part(Bucket=bucket, Key="mp", UploadId=upload, PartNumber=1, Body=b"y")["ETag"]
+    s3.complete_multipart_upload(Bucket=bucket, Key="mp", UploadId=upload,
+                                 MultipartUpload={"Parts": [{"PartNumber": 1, "ETag": etag}]})
+    marker = s3.delete_object(Bucket=bucket, Key="src")
+    s3.delete_object(Bucket=bucket, Key="src", VersionId=put["VersionId"])
+    events = receive(sqs, url, 5)
+    details = {(e["detail-type"], e["detail"]["reason"], e["detail"].get("deletion-type")): e["detail"] for e in events}
+    assert set(details) == {("Object Created", "PutObject", None), ("Object Created", "CopyObject", None),
+                            ("Object Created", "CompleteMultipartUpload", None),
+                            ("Object Deleted", "DeleteObject", "Delete Marker Created"),
+                            ("Object Deleted", "DeleteObject", "Permanently Deleted")}
+    assert details[("Object Created", "PutObject", None)]["object"]["version-id"] == put["VersionId"]
+    marked = details[("Object Deleted", "DeleteObject", "Delete Marker Created")]["object"]
+    assert marked["version-id"] == marker["VersionId"] and marked["key"] == "src"
+    gone = details[("Object Deleted", "DeleteObject", "Permanently Deleted")]["object"]
+    assert gone["version-id"] == put["VersionId"]
+
+
+def test_versioned_deletes_name_their_version_in_queue_records(s3, sqs, bucket):
+    s3.put_bucket_versioning(Bucket=bucket, VersioningConfiguration={"Status": "Enabled"})
+    url, arn = queue(sqs)
+    configure(s3, bucket, arn, ["s3:ObjectRemoved:*"])
+    receive(sqs, url, 1)
+    put = s3.put_object(Bucket=bucket, Key="k", Body=b"x")
+    marker = s3.delete_object(Bucket=bucket, Key="k")
+    s3.delete_object(Bucket=bucket, Key="k", VersionId=marker["VersionId"])
+    records = [e["Records"][0] for e in receive(sqs, url, 2)]
+    assert [(r["eventName"], r["s3"]["object"]["versionId"]) for r in records] == [
+        ("ObjectRemoved:DeleteMarkerCreated", marker["VersionId"]),
+        ("ObjectRemoved:Delete", marker["VersionId"])]
+    assert put["VersionId"] != marker["VersionId"]
+
+
+def test_without_eventbridge_configuration_nothing_reaches_the_bus(s3, sqs, client, server, bucket):
+    url = routed_to_queue(client, sqs, bucket)
+    q_url, q_arn = queue(sqs, "direct")
+    configure(s3, bucket, q_arn, ["s3:ObjectCreated:*"])
+    s3.put_object(Bucket=bucket, Key="quiet", Body=b"x")
+    assert len(receive(sqs, q_url, 2)) == 2
+    assert receive(sqs, url, 1, timeout=1) == []
+    bus = "arn:aws:events:us-east-1:000000000000:event-bus/default"
+    assert server.traces(kind="delivery", target=bus) == []
+    eventbridge_on(s3, bucket)
+    assert "QueueConfigurations" not in s3.get_bucket_notification_configuration(Bucket=bucket)
+    s3.put_object(Bucket=bucket, Key="loud", Body=b"x")
+    [event] = receive(sqs, url, 1)
+    assert event["detail"]["object"]["key"] == "loud"

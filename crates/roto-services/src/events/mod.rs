@@ -20,7 +20,9 @@
 //! Deliveries go through the event bus: SQS targets are events for `sqs` (payload: a
 //! SendMessage input); SNS, Lambda, CloudWatch Logs and other-bus targets are events for
 //! `events` itself, whose [`Service::deliver`] makes the calls (`Publish`, `Invoke`,
-//! `PutLogEvents`, `PutEvents`) through the dispatcher, so each attempt is traced.
+//! `PutLogEvents`, `PutEvents`) through the dispatcher, so each attempt is traced. Other
+//! services put events on a bus the same way: S3's EventBridge notifications are events for
+//! `events` whose one call is PutEvents.
 
 mod archives;
 mod buses;

@@ -2,6 +2,12 @@
 //! object event, and the real S3 event JSON sent to SQS queues, SNS topics, Lambda
 //! functions and EventBridge after the request returns.
 //!
+//! With `EventBridgeConfiguration` every object event also goes to the account's default
+//! event bus in EventBridge's shape (`source` `aws.s3`, `detail-type` `Object Created` or
+//! `Object Deleted`, `detail` with the bucket, the object, `reason` and `deletion-type`),
+//! as an event-bus delivery whose call is EventBridge's PutEvents, so rules on that bus
+//! route it like any other event.
+//!
 //! PutBucketNotificationConfiguration checks every destination through the dispatcher
 //! (GetQueueUrl, GetTopicAttributes, GetFunction), rejecting one that does not exist as
 //! AWS does, and sends each new destination the `s3:TestEvent`.
@@ -121,6 +127,50 @@ fn object_json(key: &str, row: Option<&ObjectRow>, seq: i64, created: bool) -> s
     object
 }
 
+/// What EventBridge calls an S3 event: its `detail-type`, its `reason`, and for a deletion
+/// its `deletion-type`.
+fn eventbridge_kind(event: &str) -> Option<(&'static str, &'static str, Option<&'static str>)> {
+    let created = |reason| Some(("Object Created", reason, None));
+    let deleted = |deletion| Some(("Object Deleted", "DeleteObject", Some(deletion)));
+    match event {
+        "ObjectCreated:Put" => created("PutObject"),
+        "ObjectCreated:Post" => created("POST Object"),
+        "ObjectCreated:Copy" => created("CopyObject"),
+        "ObjectCreated:CompleteMultipartUpload" => created("CompleteMultipartUpload"),
+        "ObjectRemoved:Delete" => deleted("Permanently Deleted"),
+        "ObjectRemoved:DeleteMarkerCreated" => deleted("Delete Marker Created"),
+        _ => None,
+    }
+}
+
+/// The ETag of a delete marker (the MD5 of nothing), which S3's EventBridge events give.
+const DELETE_MARKER_ETAG: &str = "d41d8cd98f00b204e9800998ecf8427e";
+
+/// The EventBridge event's `detail.object`: the key as stored (not URL-encoded, unlike the
+/// notification record's), `size` and `etag` of a created object, `version-id` in a
+/// versioned bucket, and the `sequencer`.
+fn eventbridge_object(
+    key: &str,
+    row: Option<&ObjectRow>,
+    seq: i64,
+    deletion_type: Option<&str>,
+) -> serde_json::Value {
+    let mut object = serde_json::json!({"key": key});
+    match (row, deletion_type) {
+        (Some(row), None) => {
+            object["size"] = row.size.into();
+            object["etag"] = row.etag.trim_matches('"').into();
+        }
+        (_, Some("Delete Marker Created")) => object["etag"] = DELETE_MARKER_ETAG.into(),
+        _ => {}
+    }
+    if let Some(v) = row.and_then(|r| r.version_id.as_ref()) {
+        object["version-id"] = v.clone().into();
+    }
+    object["sequencer"] = format!("{seq:016X}").into();
+    object
+}
+
 impl S3 {
     /// Publishes `event` (`ObjectCreated:Put`) for `key` to every destination of the
     /// bucket's notification configuration that wants it.
@@ -191,43 +241,62 @@ impl S3 {
             }
         }
         if config.get("EventBridgeConfiguration").is_some() {
-            let detail = serde_json::json!({
-                "version": "0",
-                "bucket": {"name": bucket.name},
-                "object": object_json(key, row, seq, created),
-                "request-id": ctx.request_id,
-                "requester": ctx.account,
-                "reason": event.split(':').nth(1).unwrap_or(event),
-            });
-            let kind = if created {
-                "Object Created"
-            } else {
-                "Object Deleted"
-            };
-            let entry = Value::map()
-                .with("Source", "aws.s3")
-                .with("DetailType", kind)
-                .with("Detail", detail.to_string())
-                .with(
-                    "Resources",
-                    vec![Value::String(format!("arn:aws:s3:::{}", bucket.name))],
-                )
-                .with("EventBusName", "default");
-            self.env.bus.publish(Event {
-                kind: format!("s3:{event}"),
-                source_service: "s3".into(),
-                source: format!("arn:aws:s3:::{}", bucket.name),
-                target_service: "events".into(),
-                target: format!(
-                    "arn:aws:events:{}:{}:event-bus/default",
-                    bucket.region, bucket.account
-                ),
-                account: bucket.account.clone(),
-                region: bucket.region.clone(),
-                payload: entry,
-                max_attempts: 3,
-            });
+            self.to_event_bus(ctx, bucket, event, key, row, seq);
         }
+    }
+
+    /// Puts an object event on the default event bus of the bucket's account and region,
+    /// as S3 does once `EventBridgeConfiguration` is set: an event-bus delivery to
+    /// EventBridge that calls its PutEvents through the dispatcher.
+    fn to_event_bus(
+        &self,
+        ctx: &Context,
+        bucket: &Bucket,
+        event: &str,
+        key: &str,
+        row: Option<&ObjectRow>,
+        seq: i64,
+    ) {
+        let Some((detail_type, reason, deletion_type)) = eventbridge_kind(event) else {
+            return;
+        };
+        let mut detail = serde_json::json!({
+            "version": "0",
+            "bucket": {"name": bucket.name},
+            "object": eventbridge_object(key, row, seq, deletion_type),
+            "request-id": ctx.request_id,
+            "requester": ctx.account,
+            "source-ip-address": "127.0.0.1",
+            "reason": reason,
+        });
+        if let Some(deletion) = deletion_type {
+            detail["deletion-type"] = deletion.into();
+        }
+        let bucket_arn = format!("arn:aws:s3:::{}", bucket.name);
+        let entry = Value::map()
+            .with("Source", "aws.s3")
+            .with("DetailType", detail_type)
+            .with("Detail", detail.to_string())
+            .with("Resources", vec![Value::String(bucket_arn.clone())])
+            .with("EventBusName", "default");
+        let put_events = Value::map()
+            .with("Service", "events")
+            .with("Operation", "PutEvents")
+            .with("Input", Value::map().with("Entries", vec![entry]));
+        self.env.bus.publish(Event {
+            kind: format!("s3:{event}"),
+            source_service: "s3".into(),
+            source: bucket_arn,
+            target_service: "events".into(),
+            target: format!(
+                "arn:aws:events:{}:{}:event-bus/default",
+                bucket.region, bucket.account
+            ),
+            account: bucket.account.clone(),
+            region: bucket.region.clone(),
+            payload: Value::map().with("Calls", vec![put_events]),
+            max_attempts: 3,
+        });
     }
 
     /// Sends one S3 message to a queue, topic or function, after the request returns:

@@ -418,32 +418,36 @@ impl S3 {
     pub(crate) fn delete_object(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
         let key = input_str(input, "Key");
         let bucket = self.bucket(input_str(input, "Bucket"))?;
-        let deleted = self.delete_one(&bucket, key, input.str("VersionId"))?;
-        self.notify_deleted(ctx, &bucket, key, &deleted);
+        let version = input.str("VersionId");
+        let deleted = self.delete_one(&bucket, key, version)?;
+        self.notify_deleted(ctx, &bucket, key, &deleted, version.is_some());
         Ok(Value::map()
             .with_opt("DeleteMarker", deleted.delete_marker.then_some(true))
             .with_opt("VersionId", deleted.version_id))
     }
 
-    /// Notifies an `ObjectRemoved` event for what a delete did.
-    fn notify_deleted(&self, ctx: &Context, bucket: &Bucket, key: &str, deleted: &Deleted) {
-        if deleted.delete_marker && deleted.version_id.is_some() && !deleted.removed_object {
-            let marker = ObjectRow {
-                version_id: deleted.version_id.clone().filter(|v| v != "null"),
-                ..ObjectRow::default()
-            };
-            self.notify(
-                ctx,
-                bucket,
-                "ObjectRemoved:DeleteMarkerCreated",
-                key,
-                Some(&marker),
-            );
-        } else if deleted.delete_marker {
-            self.notify(ctx, bucket, "ObjectRemoved:DeleteMarkerCreated", key, None);
+    /// Notifies the `ObjectRemoved` event for what a delete did: a delete marker created (a
+    /// delete naming no version, in a versioned bucket), else a permanent deletion (of an
+    /// object, of a version, or of a delete marker); either names the version concerned.
+    fn notify_deleted(
+        &self,
+        ctx: &Context,
+        bucket: &Bucket,
+        key: &str,
+        deleted: &Deleted,
+        by_version: bool,
+    ) {
+        let version = ObjectRow {
+            version_id: deleted.version_id.clone().filter(|v| v != "null"),
+            seq: self.next_seq(),
+            ..ObjectRow::default()
+        };
+        let event = if deleted.delete_marker && !by_version {
+            "ObjectRemoved:DeleteMarkerCreated"
         } else {
-            self.notify(ctx, bucket, "ObjectRemoved:Delete", key, None);
-        }
+            "ObjectRemoved:Delete"
+        };
+        self.notify(ctx, bucket, event, key, Some(&version));
     }
 
     pub(crate) fn delete_objects(&self, ctx: &Context, request: &Request) -> AwsResult<Value> {
@@ -474,7 +478,7 @@ impl S3 {
             let result = check_key(key).and_then(|_| self.delete_one(&bucket, key, version));
             match result {
                 Ok(deleted) => {
-                    self.notify_deleted(ctx, &bucket, key, &deleted);
+                    self.notify_deleted(ctx, &bucket, key, &deleted, version.is_some());
                     if quiet {
                         continue;
                     }
