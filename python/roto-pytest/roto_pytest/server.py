@@ -155,8 +155,8 @@ class RotoServer:
 
     def wait_for_delivery(self, timeout: float = 5.0, **filters) -> dict:
         """The first asynchronous delivery matching the filters (`service=` the emitting
-        service, `operation=` the event kind), waiting up to `timeout` seconds; check its
-        `outcome` (`delivered`, `retrying`, `failed`) and `target`."""
+        service, `operation=` the event kind, `target=`, `outcome=` one of `delivered`,
+        `retrying`, `failed`), waiting up to `timeout` seconds."""
         return self.wait_for_trace(timeout, kind="delivery", **filters)
 
     def advance_clock(self, seconds: float) -> dict:
