@@ -7,6 +7,8 @@
 //! single-item operation and ready for ordered range scans.
 //!
 //! - [`tables`]: CreateTable, DescribeTable, ListTables, DeleteTable, tags.
+//! - [`table_updates`]: UpdateTable (billing, throughput, indexes, streams, protection).
+//! - [`streams`]: each table's stream of item changes.
 //! - [`items`]: PutItem, GetItem, UpdateItem, DeleteItem, conditions, consumed capacity.
 //! - [`expr`]: the expression language (conditions, projections, updates).
 //! - [`batch`]: BatchGetItem, BatchWriteItem, TransactGetItems, TransactWriteItems.
@@ -34,6 +36,8 @@ mod partiql;
 mod projection;
 mod queries;
 mod rows;
+mod streams;
+mod table_updates;
 mod tables;
 
 static SPEC: ServiceSpec = ServiceSpec {
@@ -82,7 +86,8 @@ impl DynamoDb {
         env.store
             .migrate(SCHEMA)
             .and_then(|()| env.store.migrate(rows::SCHEMA))
-            .and_then(|()| env.store.migrate(batch::SCHEMA))?;
+            .and_then(|()| env.store.migrate(batch::SCHEMA))
+            .and_then(|()| env.store.migrate(streams::SCHEMA))?;
         Ok(DynamoDb { env })
     }
 }
@@ -105,6 +110,7 @@ impl Service for DynamoDb {
                 "DescribeTable" => self.describe_table(ctx, input)?,
                 "ListTables" => self.list_tables(ctx, input)?,
                 "DeleteTable" => self.delete_table(ctx, input)?,
+                "UpdateTable" => self.update_table(ctx, input)?,
                 "PutItem" => self.put_item(ctx, input)?,
                 "GetItem" => self.get_item(ctx, input)?,
                 "UpdateItem" => self.update_item(ctx, input)?,

@@ -11,7 +11,7 @@ use roto_core::{AwsResult, Context};
 use rusqlite::{Connection, OptionalExtension};
 
 use super::attr::{item_size, item_to_json, parse_stored_item, Item};
-use super::key::EncodedKey;
+use super::key::{EncodedKey, KeySchema};
 use super::tables::Table;
 
 /// The tables this module writes.
@@ -47,6 +47,65 @@ pub fn read_item(
         )
         .optional()?;
     stored.as_deref().map(parse_stored_item).transpose()
+}
+
+fn insert_index_row(
+    conn: &Connection,
+    ctx: &Context,
+    table: &str,
+    index: &str,
+    index_key: &EncodedKey,
+    key: &EncodedKey,
+) -> AwsResult<()> {
+    conn.prepare_cached(
+        "INSERT OR REPLACE INTO ddb_index_items
+         (account, region, table_name, index_name, hash_key, range_key, table_hash, table_range)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+    )?
+    .execute(rusqlite::params![
+        ctx.account,
+        ctx.region,
+        table,
+        index,
+        index_key.0,
+        index_key.1,
+        key.0,
+        key.1
+    ])?;
+    Ok(())
+}
+
+/// Backfills a new index: a row for every item of the table that carries its key.
+pub fn fill_index(
+    conn: &Connection,
+    ctx: &Context,
+    table: &str,
+    index: &str,
+    schema: &KeySchema,
+) -> AwsResult<()> {
+    let mut select = conn.prepare(
+        "SELECT hash_key, range_key, item FROM ddb_items
+         WHERE account = ?1 AND region = ?2 AND table_name = ?3",
+    )?;
+    let mut rows = select.query(rusqlite::params![ctx.account, ctx.region, table])?;
+    while let Some(row) = rows.next()? {
+        let key: EncodedKey = (row.get(0)?, row.get(1)?);
+        let item = parse_stored_item(&row.get::<_, String>(2)?)?;
+        if let Some(index_key) = schema.index_key(&item) {
+            insert_index_row(conn, ctx, table, index, &index_key, &key)?;
+        }
+    }
+    Ok(())
+}
+
+/// Removes every row of a deleted index.
+pub fn drop_index(conn: &Connection, ctx: &Context, table: &str, index: &str) -> AwsResult<()> {
+    conn.execute(
+        "DELETE FROM ddb_index_items WHERE account = ?1 AND region = ?2 AND table_name = ?3
+         AND index_name = ?4",
+        rusqlite::params![ctx.account, ctx.region, table, index],
+    )?;
+    Ok(())
 }
 
 fn size_i64(size: usize) -> i64 {
@@ -119,14 +178,7 @@ pub fn store(
             ])?;
         }
         if let Some(k) = new_key {
-            conn.prepare_cached(
-                "INSERT OR REPLACE INTO ddb_index_items
-                 (account, region, table_name, index_name, hash_key, range_key, table_hash, table_range)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-            )?
-            .execute(rusqlite::params![
-                ctx.account, ctx.region, name, index, k.0, k.1, key.0, key.1
-            ])?;
+            insert_index_row(conn, ctx, name, &index, &k, key)?;
         }
     }
     let count = i64::from(new.is_some()) - i64::from(old.is_some());

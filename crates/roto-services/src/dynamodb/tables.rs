@@ -7,12 +7,13 @@
 //! CREATING, but nothing a client waits for is lost by arriving there at once.
 
 use roto_core::dispatch::new_request_id;
-use roto_core::timestamp::{self, now_millis, TimestampFormat};
+use roto_core::timestamp::now_millis;
 use roto_core::{validate, AwsError, AwsResult, Context, Value};
 use rusqlite::{Connection, OptionalExtension};
 use serde_json::{json, Map, Value as Json};
 
 use super::key::KeySchema;
+use super::streams;
 use super::DynamoDb;
 
 /// The longest page ListTables returns.
@@ -68,17 +69,51 @@ impl Table {
         out.insert("CreationDateTime", Value::Timestamp(self.created));
         out.insert("ItemCount", self.item_count);
         out.insert("TableSizeBytes", self.size_bytes);
-        if let Some(Value::Map(summary)) = out.remove("BillingModeSummary").as_mut() {
-            let mut summary = Value::Map(std::mem::take(summary));
-            if summary.str("BillingMode") == Some("PAY_PER_REQUEST") {
-                summary.insert(
-                    "LastUpdateToPayPerRequestDateTime",
-                    Value::Timestamp(self.created),
-                );
+        if let Some(summary) = member(&mut out, "BillingModeSummary") {
+            if summary.str("BillingMode") == Some("PAY_PER_REQUEST")
+                && summary.get(PAY_PER_REQUEST_SINCE).is_none()
+            {
+                summary.insert(PAY_PER_REQUEST_SINCE, self.created);
             }
-            out.insert("BillingModeSummary", summary);
+            as_timestamps(summary, &[PAY_PER_REQUEST_SINCE]);
+        }
+        if let Some(summary) = member(&mut out, "TableClassSummary") {
+            as_timestamps(summary, &["LastUpdateDateTime"]);
+        }
+        let throughput_times = ["LastIncreaseDateTime", "LastDecreaseDateTime"];
+        if let Some(throughput) = member(&mut out, "ProvisionedThroughput") {
+            as_timestamps(throughput, &throughput_times);
+        }
+        if let Some(Value::List(indexes)) = member(&mut out, "GlobalSecondaryIndexes") {
+            for throughput in indexes
+                .iter_mut()
+                .filter_map(|i| member(i, "ProvisionedThroughput"))
+            {
+                as_timestamps(throughput, &throughput_times);
+            }
         }
         out
+    }
+}
+
+/// When a table last became on-demand (epoch millis in the stored description).
+pub const PAY_PER_REQUEST_SINCE: &str = "LastUpdateToPayPerRequestDateTime";
+
+fn member<'v>(value: &'v mut Value, name: &str) -> Option<&'v mut Value> {
+    match value {
+        Value::Map(map) => map.get_mut(name),
+        _ => None,
+    }
+}
+
+/// Turns members the stored description keeps as epoch millis into timestamps.
+fn as_timestamps(value: &mut Value, members: &[&str]) {
+    for name in members {
+        if let Some(slot) = member(value, name) {
+            if let Value::Integer(millis) = *slot {
+                *slot = Value::Timestamp(millis);
+            }
+        }
     }
 }
 
@@ -104,7 +139,7 @@ pub fn resource_not_found() -> AwsError {
     AwsError::new("ResourceNotFoundException", "Requested resource not found").with_status(400)
 }
 
-fn invalid_parameter(message: impl AsRef<str>) -> AwsError {
+pub(super) fn invalid_parameter(message: impl AsRef<str>) -> AwsError {
     AwsError::validation(format!(
         "One or more parameter values were invalid: {}",
         message.as_ref()
@@ -155,7 +190,7 @@ pub fn table_name(input: &Value) -> AwsResult<String> {
 }
 
 /// Converts a shaped value (from the request) into stored JSON.
-fn to_json(value: &Value) -> Json {
+pub(super) fn to_json(value: &Value) -> Json {
     match value {
         Value::Bool(b) => Json::Bool(*b),
         Value::Integer(i) => Json::from(*i),
@@ -168,7 +203,7 @@ fn to_json(value: &Value) -> Json {
     }
 }
 
-fn key_names(key_schema: &Value) -> Vec<String> {
+pub(super) fn key_names(key_schema: &Value) -> Vec<String> {
     key_schema
         .as_list()
         .unwrap_or_default()
@@ -178,7 +213,7 @@ fn key_names(key_schema: &Value) -> Vec<String> {
 }
 
 /// The checks every key schema (table or index) passes.
-fn check_key_schema(key_schema: &Value, definitions: &[String]) -> AwsResult<()> {
+pub(super) fn check_key_schema(key_schema: &Value, definitions: &[String]) -> AwsResult<()> {
     let keys = key_names(key_schema);
     if keys.iter().any(|k| !definitions.contains(k)) {
         return Err(invalid_parameter(format!(
@@ -211,7 +246,7 @@ fn check_key_schema(key_schema: &Value, definitions: &[String]) -> AwsResult<()>
     Ok(())
 }
 
-fn check_projection(index: &Value) -> AwsResult<()> {
+pub(super) fn check_projection(index: &Value) -> AwsResult<()> {
     let projection = index.get("Projection");
     let Some(projection_type) = projection.and_then(|p| p.str("ProjectionType")) else {
         return Err(invalid_parameter("Unknown ProjectionType: null"));
@@ -225,7 +260,7 @@ fn check_projection(index: &Value) -> AwsResult<()> {
     Ok(())
 }
 
-fn throughput_description(throughput: Option<&Value>) -> Json {
+pub(super) fn throughput_description(throughput: Option<&Value>) -> Json {
     let units = |member: &str| throughput.and_then(|t| t.int(member)).unwrap_or_default();
     json!({
         "NumberOfDecreasesToday": 0,
@@ -234,7 +269,7 @@ fn throughput_description(throughput: Option<&Value>) -> Json {
     })
 }
 
-fn check_throughput(throughput: Option<&Value>) -> AwsResult<()> {
+pub(super) fn check_throughput(throughput: Option<&Value>) -> AwsResult<()> {
     for member in ["ReadCapacityUnits", "WriteCapacityUnits"] {
         if let Some(units) = throughput.and_then(|t| t.int(member)) {
             if units > 1_000_000_000_000 {
@@ -245,6 +280,21 @@ fn check_throughput(throughput: Option<&Value>) -> AwsResult<()> {
         }
     }
     Ok(())
+}
+
+/// The `SSEDescription` of a KMS-encrypted table: the key the specification names, else
+/// the table's current key (`current`), else a new AWS managed key.
+pub(super) fn sse_description(ctx: &Context, sse: &Value, current: Option<&str>) -> Json {
+    let key = match (sse.str("KMSMasterKeyId"), current) {
+        (Some(key), _) | (None, Some(key)) => key.to_string(),
+        (None, None) => format!(
+            "arn:aws:kms:{}:{}:key/{}",
+            ctx.region,
+            ctx.account,
+            new_request_id()
+        ),
+    };
+    json!({"Status": "ENABLED", "SSEType": "KMS", "KMSMasterKeyArn": key})
 }
 
 /// Validates a CreateTable request and builds the static description.
@@ -442,40 +492,24 @@ fn build_description(ctx: &Context, name: &str, input: &Value) -> AwsResult<Json
         description.insert("GlobalSecondaryIndexes".into(), Json::Array(gsi_out));
     }
     if let Some(stream) = input.get("StreamSpecification") {
-        if stream.bool("StreamEnabled") != Some(true) && stream.get("StreamViewType").is_some() {
-            return Err(invalid_parameter(
-                "Table is being created with a stream disabled, UpdateViewType should not be specified",
-            ));
-        }
-        if stream.bool("StreamEnabled") == Some(true) {
-            let label = timestamp::format(now_millis(), TimestampFormat::Iso8601)
-                .trim_end_matches('Z')
-                .to_string();
-            description.insert("StreamSpecification".into(), to_json(stream));
-            description.insert(
-                "LatestStreamArn".into(),
-                format!("{arn}/stream/{label}").into(),
-            );
-            description.insert("LatestStreamLabel".into(), label.into());
+        let view_type = stream.get("StreamViewType").is_some();
+        match stream.bool("StreamEnabled") {
+            Some(true) if !view_type => {
+                return Err(invalid_parameter(
+                    "Table is being created with a stream enabled, UpdateViewType is required",
+                ))
+            }
+            Some(false) if view_type => {
+                return Err(invalid_parameter(
+                    "Table is being created with a stream disabled, UpdateViewType should not be specified",
+                ))
+            }
+            _ => {}
         }
     }
     if let Some(sse) = input.get("SSESpecification") {
         if sse.bool("Enabled") == Some(true) {
-            let key = sse.str("KMSMasterKeyId").map_or_else(
-                || {
-                    format!(
-                        "arn:aws:kms:{}:{}:key/{}",
-                        ctx.region,
-                        ctx.account,
-                        new_request_id()
-                    )
-                },
-                str::to_string,
-            );
-            description.insert(
-                "SSEDescription".into(),
-                json!({"Status": "ENABLED", "SSEType": "KMS", "KMSMasterKeyArn": key}),
-            );
+            description.insert("SSEDescription".into(), sse_description(ctx, sse, None));
         }
     }
     if let Some(class) = input.str("TableClass") {
@@ -545,9 +579,13 @@ impl DynamoDb {
         if let Some(message) = validate::message(&name_violations(given, "tableName")) {
             return Err(AwsError::validation(message));
         }
-        let description = build_description(ctx, given, input)?;
+        let mut description = build_description(ctx, given, input)?;
         let tags = to_json(input.get("Tags").unwrap_or(&Value::List(vec![])));
         let created = now_millis();
+        let view_type = input
+            .get("StreamSpecification")
+            .filter(|s| s.bool("StreamEnabled") == Some(true))
+            .and_then(|s| s.str("StreamViewType"));
         self.env.store.transaction(|tx| {
             if load_table(tx, ctx, given)?.is_some() {
                 return Err(AwsError::new(
@@ -555,6 +593,9 @@ impl DynamoDb {
                     format!("Table already exists: {given}"),
                 )
                 .with_status(400));
+            }
+            if let Some(view_type) = view_type {
+                streams::open(tx, ctx, given, &mut description, view_type, created)?;
             }
             tx.execute(
                 "INSERT INTO ddb_tables (account, region, name, description, created, tags)
@@ -643,6 +684,7 @@ impl DynamoDb {
                 "DELETE FROM ddb_tables WHERE account = ?1 AND region = ?2 AND name = ?3",
                 params,
             )?;
+            streams::close(tx, ctx, &table.description, now_millis())?;
             Ok(table)
         })?;
         Ok(Value::map().with("TableDescription", table.describe("DELETING")))
