@@ -32,6 +32,7 @@ pub fn all(env: &Arc<Env>) -> io::Result<Vec<Arc<dyn Service>>> {
     Ok(vec![
         Arc::new(s3::S3::new(env.clone())?),
         Arc::new(dynamodb::DynamoDb::new(env.clone())?),
+        Arc::new(dynamodb::DynamoDbStreams::new(env.clone())?),
         Arc::new(sqs::Sqs::new(env.clone())?),
         Arc::new(sns::Sns::new(env.clone())?),
         Arc::new(sts::Sts::new(env.clone())?),

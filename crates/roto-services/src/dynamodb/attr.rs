@@ -310,10 +310,16 @@ pub fn item_to_value(item: &Item) -> Value {
 
 /// The stored JSON form of an item.
 pub fn item_to_json(item: &Item) -> String {
-    Json::Object(item.iter().map(|(k, v)| (k.clone(), v.to_json())).collect()).to_string()
+    item_json(item).to_string()
 }
 
-fn item_from_json(json: &Json) -> Option<Item> {
+/// An item as a stored JSON object.
+pub fn item_json(item: &Item) -> Json {
+    Json::Object(item.iter().map(|(k, v)| (k.clone(), v.to_json())).collect())
+}
+
+/// Reads an item from a stored JSON object.
+pub fn item_from_json(json: &Json) -> Option<Item> {
     json.as_object()?
         .iter()
         .map(|(k, v)| Some((k.clone(), Attr::from_json(v)?)))

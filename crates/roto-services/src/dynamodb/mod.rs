@@ -9,6 +9,7 @@
 //! - [`tables`]: CreateTable, DescribeTable, ListTables, DeleteTable, tags.
 //! - [`table_updates`]: UpdateTable (billing, throughput, indexes, streams, protection).
 //! - [`streams`]: each table's stream of item changes.
+//! - [`streams_service`]: the `dynamodbstreams` service that reads them.
 //! - [`items`]: PutItem, GetItem, UpdateItem, DeleteItem, conditions, consumed capacity.
 //! - [`expr`]: the expression language (conditions, projections, updates).
 //! - [`batch`]: BatchGetItem, BatchWriteItem, TransactGetItems, TransactWriteItems.
@@ -25,6 +26,8 @@ use roto_core::{
     AwsError, AwsResult, BoxFuture, Context, Env, Request, Response, Service, ServiceSpec,
 };
 
+pub use streams_service::DynamoDbStreams;
+
 mod attr;
 mod batch;
 mod expr;
@@ -37,6 +40,7 @@ mod projection;
 mod queries;
 mod rows;
 mod streams;
+mod streams_service;
 mod table_updates;
 mod tables;
 

@@ -4,14 +4,16 @@
 //! item belongs to (it carries the index's key attributes) has a row in `ddb_index_items`
 //! under the index key followed by the table key, pointing back at the item, so a Query
 //! on an index is an ordered range seek like one on the table. [`store`] is the only
-//! writer: it replaces or deletes the item, its index rows and the table's live counters
-//! in the caller's transaction.
+//! writer: it replaces or deletes the item, its index rows and the table's live counters,
+//! and records the change on the table's stream, in the caller's transaction.
 
+use roto_core::timestamp::now_millis;
 use roto_core::{AwsResult, Context};
 use rusqlite::{Connection, OptionalExtension};
 
 use super::attr::{item_size, item_to_json, parse_stored_item, Item};
 use super::key::{EncodedKey, KeySchema};
+use super::streams::{self, Origin};
 use super::tables::Table;
 
 /// The tables this module writes.
@@ -112,7 +114,8 @@ fn size_i64(size: usize) -> i64 {
     i64::try_from(size).unwrap_or(i64::MAX)
 }
 
-/// Writes `new` under `key` (or deletes the item when `new` is `None`), replacing `old`.
+/// Writes `new` under `key` (or deletes the item when `new` is `None`), replacing `old`,
+/// for a request.
 pub fn store(
     conn: &Connection,
     ctx: &Context,
@@ -121,6 +124,23 @@ pub fn store(
     old: Option<&Item>,
     new: Option<&Item>,
 ) -> AwsResult<()> {
+    write(conn, ctx, table, key, old, new, Origin::Request)
+}
+
+/// [`store`] for any origin: a write that changes nothing writes nothing and leaves no
+/// stream record.
+pub fn write(
+    conn: &Connection,
+    ctx: &Context,
+    table: &Table,
+    key: &EncodedKey,
+    old: Option<&Item>,
+    new: Option<&Item>,
+    origin: Origin,
+) -> AwsResult<()> {
+    if old == new {
+        return Ok(());
+    }
     let name = &table.name;
     match new {
         Some(item) => {
@@ -139,7 +159,7 @@ pub fn store(
                 size_i64(item_size(item))
             ])?;
         }
-        None if old.is_some() => {
+        None => {
             conn.prepare_cached(
                 "DELETE FROM ddb_items WHERE account = ?1 AND region = ?2
                  AND table_name = ?3 AND hash_key = ?4 AND range_key = ?5",
@@ -152,7 +172,6 @@ pub fn store(
                 key.1
             ])?;
         }
-        None => return Ok(()),
     }
     for (index, schema) in table.indexes() {
         let old_key = old.and_then(|o| schema.index_key(o));
@@ -194,5 +213,5 @@ pub fn store(
         count,
         size
     ])?;
-    Ok(())
+    streams::capture(conn, ctx, table, old, new, origin, now_millis())
 }
