@@ -5,6 +5,7 @@ errors, iterator expiry and 24-hour retention on the server clock, and Time to L
 from __future__ import annotations
 
 import re
+import time
 
 import pytest
 from botocore.exceptions import ClientError
@@ -350,3 +351,121 @@ def test_streams_are_per_region(client, db):
     with pytest.raises(ClientError) as excinfo:
         other.describe_stream(StreamArn=arn)
     assert error_of(excinfo)[0] == "ResourceNotFoundException"
+
+
+# Time to Live
+
+
+def wait_until(predicate, attempts=100):
+    """Polls a condition the server reaches on its own within about a second."""
+    for _ in range(attempts):
+        if predicate():
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def ttl_table(db, view_type="NEW_AND_OLD_IMAGES", name="tbl"):
+    arn = make_table(db, name=name, view_type=view_type).get("LatestStreamArn")
+    db.update_time_to_live(TableName=name, TimeToLiveSpecification={"Enabled": True, "AttributeName": "expires"})
+    return arn
+
+
+def get(db, key, table="tbl"):
+    return db.get_item(TableName=table, Key={"pk": {"S": key}}).get("Item")
+
+
+def test_time_to_live_is_described_as_set(db):
+    make_table(db)
+    assert db.describe_time_to_live(TableName="tbl")["TimeToLiveDescription"] == {"TimeToLiveStatus": "DISABLED"}
+    resp = db.update_time_to_live(TableName="tbl",
+                                  TimeToLiveSpecification={"Enabled": True, "AttributeName": "expires"})
+    assert resp["TimeToLiveSpecification"] == {"Enabled": True, "AttributeName": "expires"}
+    assert db.describe_time_to_live(TableName="tbl")["TimeToLiveDescription"] == {
+        "TimeToLiveStatus": "ENABLED", "AttributeName": "expires"}
+
+
+def test_time_to_live_changes_are_refused_in_dynamodbs_words(server, db):
+    make_table(db)
+
+    def refused(enabled, attribute="expires", table="tbl"):
+        with pytest.raises(ClientError) as excinfo:
+            db.update_time_to_live(TableName=table, TimeToLiveSpecification={
+                "Enabled": enabled, "AttributeName": attribute})
+        return error_of(excinfo)
+
+    assert refused(False) == ("ValidationException", "TimeToLive is already disabled")
+    assert refused(True, table="nope") == ("ResourceNotFoundException",
+                                           "Requested resource not found: Table: nope not found")
+    db.update_time_to_live(TableName="tbl", TimeToLiveSpecification={"Enabled": True, "AttributeName": "expires"})
+    assert refused(True) == ("ValidationException", "TimeToLive is already enabled")
+    assert refused(True, "other") == (
+        "ValidationException", "TimeToLive is active on a different AttributeName: current AttributeName is expires")
+    assert refused(False) == ("ValidationException",
+                              "Time to live has been modified multiple times within a fixed interval")
+    server.advance_clock(60 * 60)
+    db.update_time_to_live(TableName="tbl", TimeToLiveSpecification={"Enabled": False, "AttributeName": "expires"})
+    assert db.describe_time_to_live(TableName="tbl")["TimeToLiveDescription"] == {"TimeToLiveStatus": "DISABLED"}
+    with pytest.raises(ClientError) as excinfo:
+        db.describe_time_to_live(TableName="nope")
+    assert error_of(excinfo)[0] == "ResourceNotFoundException"
+
+
+def test_expired_items_are_deleted_once_the_clock_passes_them(server, db, streams):
+    arn = ttl_table(db)
+    soon = int(time.time()) + 600
+    db.put_item(TableName="tbl", Item={"pk": {"S": "soon"}, "expires": {"N": str(soon)}})
+    db.put_item(TableName="tbl", Item={"pk": {"S": "later"}, "expires": {"N": str(soon + 3600)}})
+    db.put_item(TableName="tbl", Item={"pk": {"S": "text"}, "expires": {"S": str(soon)}})
+    db.put_item(TableName="tbl", Item={"pk": {"S": "none"}})
+    assert get(db, "soon") is not None
+    server.advance_clock(1200)
+    assert wait_until(lambda: get(db, "soon") is None)
+    assert get(db, "later") is not None and get(db, "text") is not None and get(db, "none") is not None
+    assert db.describe_table(TableName="tbl")["Table"]["ItemCount"] == 3
+    removal = read_all(streams, arn)[-1]
+    assert removal["eventName"] == "REMOVE"
+    assert removal["userIdentity"] == {"PrincipalId": "dynamodb.amazonaws.com", "Type": "Service"}
+    assert removal["dynamodb"]["OldImage"]["pk"] == {"S": "soon"}
+    assert all("userIdentity" not in r for r in read_all(streams, arn)[:-1])
+
+
+def test_rewriting_the_attribute_moves_or_cancels_the_expiry(server, db):
+    ttl_table(db, view_type=None)
+    soon = int(time.time()) + 600
+    for key in ("moved", "removed", "kept"):
+        db.put_item(TableName="tbl", Item={"pk": {"S": key}, "expires": {"N": str(soon)}})
+    db.update_item(TableName="tbl", Key={"pk": {"S": "moved"}}, UpdateExpression="SET expires = :e",
+                   ExpressionAttributeValues={":e": {"N": str(soon + 7200)}})
+    db.update_item(TableName="tbl", Key={"pk": {"S": "removed"}}, UpdateExpression="REMOVE expires")
+    server.advance_clock(1200)
+    assert wait_until(lambda: get(db, "kept") is None)
+    assert get(db, "moved") is not None and get(db, "removed") is not None
+    server.advance_clock(7200)
+    assert wait_until(lambda: get(db, "moved") is None)
+
+
+def test_enabling_time_to_live_covers_items_already_stored(server, db):
+    make_table(db, view_type=None)
+    past = int(time.time()) - 60
+    db.put_item(TableName="tbl", Item={"pk": {"S": "stale"}, "expires": {"N": str(past)}})
+    assert get(db, "stale") is not None
+    db.update_time_to_live(TableName="tbl", TimeToLiveSpecification={"Enabled": True, "AttributeName": "expires"})
+    assert wait_until(lambda: get(db, "stale") is None)
+
+
+def test_expiries_more_than_five_years_old_are_ignored_and_disabling_stops_deletion(server, db):
+    ttl_table(db, view_type=None)
+    ttl_table(db, view_type=None, name="marker")
+    now = int(time.time())
+    db.put_item(TableName="tbl", Item={"pk": {"S": "ancient"}, "expires": {"N": str(now - 6 * 365 * DAY)}})
+    db.put_item(TableName="tbl", Item={"pk": {"S": "soon"}, "expires": {"N": str(now + 600)}})
+    server.advance_clock(3600)
+    assert wait_until(lambda: get(db, "soon") is None)
+    db.update_time_to_live(TableName="tbl", TimeToLiveSpecification={"Enabled": False, "AttributeName": "expires"})
+    db.put_item(TableName="tbl", Item={"pk": {"S": "after"}, "expires": {"N": str(now + 4000)}})
+    db.put_item(TableName="marker", Item={"pk": {"S": "m"}, "expires": {"N": str(now + 4000)}})
+    server.advance_clock(3600)
+    # The marker's deletion shows a sweep has run past both expiries.
+    assert wait_until(lambda: get(db, "m", table="marker") is None)
+    assert get(db, "ancient") is not None and get(db, "after") is not None

@@ -449,3 +449,66 @@ def test_the_cli_adds_an_index(aws):
               ' "Projection": {"ProjectionType": "KEYS_ONLY"}}}]')
     assert '"IndexStatus": "CREATING"' in out.stdout
     aws("dynamodb", "wait", "table-exists", "--table-name", "cli")
+
+
+# Continuous backups
+
+
+def recovery_of(resp):
+    description = resp["ContinuousBackupsDescription"]
+    assert description["ContinuousBackupsStatus"] == "ENABLED"
+    return description["PointInTimeRecoveryDescription"]
+
+
+def test_point_in_time_recovery_is_stored_and_described(server, client):
+    db = ddb(client)
+    make_table(db)
+    assert recovery_of(db.describe_continuous_backups(TableName="tbl")) == {"PointInTimeRecoveryStatus": "DISABLED"}
+    enabled = recovery_of(db.update_continuous_backups(
+        TableName="tbl", PointInTimeRecoverySpecification={"PointInTimeRecoveryEnabled": True}))
+    assert enabled["PointInTimeRecoveryStatus"] == "ENABLED" and enabled["RecoveryPeriodInDays"] == 35
+    assert enabled["EarliestRestorableDateTime"] == enabled["LatestRestorableDateTime"]
+    server.advance_clock(3600)
+    later = recovery_of(db.describe_continuous_backups(TableName="tbl"))
+    assert later["EarliestRestorableDateTime"] == enabled["EarliestRestorableDateTime"]
+    assert (later["LatestRestorableDateTime"] - enabled["LatestRestorableDateTime"]).total_seconds() > 3000
+    shorter = recovery_of(db.update_continuous_backups(
+        TableName="tbl",
+        PointInTimeRecoverySpecification={"PointInTimeRecoveryEnabled": True, "RecoveryPeriodInDays": 7}))
+    assert shorter["RecoveryPeriodInDays"] == 7
+    assert shorter["EarliestRestorableDateTime"] == enabled["EarliestRestorableDateTime"]
+    disabled = db.update_continuous_backups(
+        TableName="tbl", PointInTimeRecoverySpecification={"PointInTimeRecoveryEnabled": False})
+    assert recovery_of(disabled) == {"PointInTimeRecoveryStatus": "DISABLED"}
+    again = recovery_of(db.update_continuous_backups(
+        TableName="tbl", PointInTimeRecoverySpecification={"PointInTimeRecoveryEnabled": True}))
+    assert again["RecoveryPeriodInDays"] == 35
+
+
+def test_continuous_backup_errors(client):
+    db = ddb(client)
+    make_table(db)
+    with pytest.raises(ClientError) as excinfo:
+        db.update_continuous_backups(TableName="tbl", PointInTimeRecoverySpecification={
+            "PointInTimeRecoveryEnabled": False, "RecoveryPeriodInDays": 7})
+    assert error_of(excinfo) == (
+        "ValidationException",
+        "Invalid Request: Cannot specify RecoveryPeriodInDays when disabling point-in-time recovery.")
+    for call in (lambda: db.describe_continuous_backups(TableName="nope"),
+                 lambda: db.update_continuous_backups(
+                     TableName="nope", PointInTimeRecoverySpecification={"PointInTimeRecoveryEnabled": True})):
+        with pytest.raises(ClientError) as excinfo:
+            call()
+        assert error_of(excinfo) == ("TableNotFoundException", "Table not found: nope")
+
+
+def test_a_recreated_table_starts_without_time_to_live_or_recovery(client):
+    db = ddb(client)
+    make_table(db)
+    db.update_time_to_live(TableName="tbl", TimeToLiveSpecification={"Enabled": True, "AttributeName": "exp"})
+    db.update_continuous_backups(TableName="tbl",
+                                 PointInTimeRecoverySpecification={"PointInTimeRecoveryEnabled": True})
+    db.delete_table(TableName="tbl")
+    make_table(db)
+    assert db.describe_time_to_live(TableName="tbl")["TimeToLiveDescription"] == {"TimeToLiveStatus": "DISABLED"}
+    assert recovery_of(db.describe_continuous_backups(TableName="tbl")) == {"PointInTimeRecoveryStatus": "DISABLED"}

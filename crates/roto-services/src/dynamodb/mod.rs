@@ -10,6 +10,8 @@
 //! - [`table_updates`]: UpdateTable (billing, throughput, indexes, streams, protection).
 //! - [`streams`]: each table's stream of item changes.
 //! - [`streams_service`]: the `dynamodbstreams` service that reads them.
+//! - [`ttl`]: Time to Live and the sweeper that deletes expired items.
+//! - [`backups`]: continuous backups (point-in-time recovery, stored).
 //! - [`items`]: PutItem, GetItem, UpdateItem, DeleteItem, conditions, consumed capacity.
 //! - [`expr`]: the expression language (conditions, projections, updates).
 //! - [`batch`]: BatchGetItem, BatchWriteItem, TransactGetItems, TransactWriteItems.
@@ -20,7 +22,7 @@
 //! - [`attr`], [`number`], [`key`], [`projection`]: the value model they share.
 
 use std::io;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use roto_core::{
     AwsError, AwsResult, BoxFuture, Context, Env, Request, Response, Service, ServiceSpec,
@@ -29,6 +31,7 @@ use roto_core::{
 pub use streams_service::DynamoDbStreams;
 
 mod attr;
+mod backups;
 mod batch;
 mod expr;
 mod items;
@@ -43,6 +46,7 @@ mod streams;
 mod streams_service;
 mod table_updates;
 mod tables;
+mod ttl;
 
 static SPEC: ServiceSpec = ServiceSpec {
     name: "dynamodb",
@@ -82,17 +86,36 @@ CREATE TABLE IF NOT EXISTS ddb_items (
 /// DynamoDB.
 pub struct DynamoDb {
     env: Arc<Env>,
+    sweeper: OnceLock<()>,
 }
 
 impl DynamoDb {
-    /// Creates the service's tables.
+    /// Creates the service's tables, and starts the Time to Live sweeper if a runtime is
+    /// running (else with the first call).
     pub fn new(env: Arc<Env>) -> io::Result<DynamoDb> {
-        env.store
-            .migrate(SCHEMA)
-            .and_then(|()| env.store.migrate(rows::SCHEMA))
-            .and_then(|()| env.store.migrate(batch::SCHEMA))
-            .and_then(|()| env.store.migrate(streams::SCHEMA))?;
-        Ok(DynamoDb { env })
+        for schema in [
+            SCHEMA,
+            rows::SCHEMA,
+            batch::SCHEMA,
+            streams::SCHEMA,
+            ttl::SCHEMA,
+            backups::SCHEMA,
+        ] {
+            env.store.migrate(schema)?;
+        }
+        let service = DynamoDb {
+            env,
+            sweeper: OnceLock::new(),
+        };
+        service.start_sweeper();
+        Ok(service)
+    }
+
+    fn start_sweeper(&self) {
+        if self.sweeper.get().is_none() && tokio::runtime::Handle::try_current().is_ok() {
+            self.sweeper
+                .get_or_init(|| ttl::spawn_sweeper(Arc::downgrade(&self.env)));
+        }
     }
 }
 
@@ -107,6 +130,7 @@ impl Service for DynamoDb {
         operation: &'a str,
         request: Request,
     ) -> BoxFuture<'a, AwsResult<Response>> {
+        self.start_sweeper();
         Box::pin(async move {
             let input = &request.input;
             let output = match operation {
@@ -115,6 +139,10 @@ impl Service for DynamoDb {
                 "ListTables" => self.list_tables(ctx, input)?,
                 "DeleteTable" => self.delete_table(ctx, input)?,
                 "UpdateTable" => self.update_table(ctx, input)?,
+                "UpdateTimeToLive" => self.update_time_to_live(ctx, input)?,
+                "DescribeTimeToLive" => self.describe_time_to_live(ctx, input)?,
+                "UpdateContinuousBackups" => self.update_continuous_backups(ctx, input)?,
+                "DescribeContinuousBackups" => self.describe_continuous_backups(ctx, input)?,
                 "PutItem" => self.put_item(ctx, input)?,
                 "GetItem" => self.get_item(ctx, input)?,
                 "UpdateItem" => self.update_item(ctx, input)?,

@@ -4,8 +4,9 @@
 //! item belongs to (it carries the index's key attributes) has a row in `ddb_index_items`
 //! under the index key followed by the table key, pointing back at the item, so a Query
 //! on an index is an ordered range seek like one on the table. [`store`] is the only
-//! writer: it replaces or deletes the item, its index rows and the table's live counters,
-//! and records the change on the table's stream, in the caller's transaction.
+//! writer: it replaces or deletes the item, its index rows, its Time to Live expiry and
+//! the table's live counters, and records the change on the table's stream, in the
+//! caller's transaction.
 
 use roto_core::timestamp::now_millis;
 use roto_core::{AwsResult, Context};
@@ -15,6 +16,7 @@ use super::attr::{item_size, item_to_json, parse_stored_item, Item};
 use super::key::{EncodedKey, KeySchema};
 use super::streams::{self, Origin};
 use super::tables::Table;
+use super::ttl;
 
 /// The tables this module writes.
 pub const SCHEMA: &str = "
@@ -213,5 +215,6 @@ pub fn write(
         count,
         size
     ])?;
+    ttl::index(conn, ctx, table, key, old, new)?;
     streams::capture(conn, ctx, table, old, new, origin, now_millis())
 }

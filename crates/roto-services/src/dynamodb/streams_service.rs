@@ -57,6 +57,7 @@ impl DynamoDbStreams {
     /// Creates the stream tables (shared with DynamoDB).
     pub fn new(env: Arc<Env>) -> io::Result<DynamoDbStreams> {
         env.store.migrate(super::SCHEMA)?;
+        env.store.migrate(super::ttl::SCHEMA)?;
         env.store.migrate(streams::SCHEMA)?;
         Ok(DynamoDbStreams { env })
     }

@@ -15,6 +15,7 @@ use serde_json::{json, Map, Value as Json};
 use super::key::KeySchema;
 use super::streams;
 use super::DynamoDb;
+use super::{backups, ttl};
 
 /// The longest page ListTables returns.
 const LIST_TABLES_MAX: i64 = 100;
@@ -33,6 +34,8 @@ pub struct Table {
     pub size_bytes: i64,
     /// The primary key.
     pub schema: KeySchema,
+    /// The Time to Live attribute, while Time to Live is enabled.
+    pub ttl_attribute: Option<String>,
 }
 
 impl Table {
@@ -541,8 +544,10 @@ fn key_names_of_definitions(definitions: &Value) -> Vec<String> {
 pub fn load_table(conn: &Connection, ctx: &Context, name: &str) -> AwsResult<Option<Table>> {
     let row = conn
         .prepare_cached(
-            "SELECT description, created, item_count, size_bytes FROM ddb_tables
-             WHERE account = ?1 AND region = ?2 AND name = ?3",
+            "SELECT t.description, t.created, t.item_count, t.size_bytes, l.attribute
+             FROM ddb_tables t LEFT JOIN ddb_ttl l ON l.account = t.account
+             AND l.region = t.region AND l.table_name = t.name AND l.enabled = 1
+             WHERE t.account = ?1 AND t.region = ?2 AND t.name = ?3",
         )?
         .query_row(rusqlite::params![ctx.account, ctx.region, name], |r| {
             Ok((
@@ -550,10 +555,11 @@ pub fn load_table(conn: &Connection, ctx: &Context, name: &str) -> AwsResult<Opt
                 r.get::<_, i64>(1)?,
                 r.get::<_, i64>(2)?,
                 r.get::<_, i64>(3)?,
+                r.get::<_, Option<String>>(4)?,
             ))
         })
         .optional()?;
-    let Some((description, created, item_count, size_bytes)) = row else {
+    let Some((description, created, item_count, size_bytes, ttl_attribute)) = row else {
         return Ok(None);
     };
     let description: Json = serde_json::from_str(&description)
@@ -570,6 +576,7 @@ pub fn load_table(conn: &Connection, ctx: &Context, name: &str) -> AwsResult<Opt
         item_count,
         size_bytes,
         schema,
+        ttl_attribute,
     }))
 }
 
@@ -622,6 +629,7 @@ impl DynamoDb {
             created,
             item_count: 0,
             size_bytes: 0,
+            ttl_attribute: None,
         };
         Ok(Value::map().with("TableDescription", table.describe("ACTIVE")))
     }
@@ -685,6 +693,8 @@ impl DynamoDb {
                 params,
             )?;
             streams::close(tx, ctx, &table.description, now_millis())?;
+            ttl::forget(tx, ctx, &name)?;
+            backups::forget(tx, ctx, &name)?;
             Ok(table)
         })?;
         Ok(Value::map().with("TableDescription", table.describe("DELETING")))
