@@ -203,24 +203,27 @@ pub fn capture(
 }
 
 /// Drops a stream's records older than the retention, oldest first (records of a stream
-/// are in clock order), and remembers the last sequence number dropped.
+/// are in clock order), and remembers the last sequence number dropped. When nothing has
+/// expired this is one index seek.
 pub fn trim(conn: &Connection, ctx: &Context, arn: &str, now: i64) -> AwsResult<()> {
     const BATCH: i64 = 256;
     let cutoff = now - RETENTION_MILLIS;
     loop {
-        let oldest: Vec<(i64, i64)> = conn
+        let oldest: Option<i64> = conn
             .prepare_cached(
-                "SELECT seq, created FROM ddb_stream_records WHERE stream = ?1 ORDER BY seq LIMIT ?2",
+                "SELECT created FROM ddb_stream_records WHERE stream = ?1 ORDER BY seq LIMIT 1",
             )?
-            .query_map(rusqlite::params![arn, BATCH], |r| Ok((r.get(0)?, r.get(1)?)))?
-            .collect::<rusqlite::Result<_>>()?;
-        let expired = oldest
-            .iter()
-            .take_while(|(_, created)| *created < cutoff)
-            .count();
-        let Some(&(last, _)) = expired.checked_sub(1).and_then(|i| oldest.get(i)) else {
+            .query_row([arn], |r| r.get(0))
+            .optional()?;
+        if oldest.is_none_or(|created| created >= cutoff) {
             return Ok(());
-        };
+        }
+        let last: i64 = conn
+            .prepare_cached(
+                "SELECT MAX(seq) FROM (SELECT seq, created FROM ddb_stream_records
+                 WHERE stream = ?1 ORDER BY seq LIMIT ?2) WHERE created < ?3",
+            )?
+            .query_row(rusqlite::params![arn, BATCH, cutoff], |r| r.get(0))?;
         conn.prepare_cached("DELETE FROM ddb_stream_records WHERE stream = ?1 AND seq <= ?2")?
             .execute(rusqlite::params![arn, last])?;
         conn.prepare_cached(
@@ -228,8 +231,5 @@ pub fn trim(conn: &Connection, ctx: &Context, arn: &str, now: i64) -> AwsResult<
              WHERE account = ?1 AND region = ?2 AND arn = ?3",
         )?
         .execute(rusqlite::params![ctx.account, ctx.region, arn, last])?;
-        if expired < oldest.len() || (oldest.len() as i64) < BATCH {
-            return Ok(());
-        }
     }
 }

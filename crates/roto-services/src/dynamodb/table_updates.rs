@@ -234,8 +234,8 @@ fn unchanged_throughput(of: &str, (read, write): (i64, i64)) -> AwsError {
 /// Sets new provisioned units, recording when they last rose or fell as DynamoDB does
 /// (`NumberOfDecreasesToday` counts decreases in the current UTC day).
 fn provision(throughput: &mut Json, (read, write): (i64, i64), now: i64) {
-    let (old_read, old_write) = current_units(throughput);
     const DAY: i64 = 86_400_000;
+    let (old_read, old_write) = current_units(throughput);
     if read > old_read || write > old_write {
         throughput["LastIncreaseDateTime"] = now.into();
     }

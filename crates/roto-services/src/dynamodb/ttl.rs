@@ -15,9 +15,10 @@
 //! five years in the past are ignored, as AWS ignores them.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Weak};
+use std::sync::Weak;
 use std::time::Duration;
 
+use roto_core::dispatch::new_request_id;
 use roto_core::timestamp::{self, now_millis};
 use roto_core::{AwsError, AwsResult, Context, Env, Value};
 use rusqlite::{Connection, OptionalExtension};
@@ -90,33 +91,46 @@ pub fn index(
         return Ok(());
     }
     match new_expiry {
-        Some(expires) => conn
-            .prepare_cached(
-                "INSERT OR REPLACE INTO ddb_expiry
-                 (account, region, table_name, hash_key, range_key, expires)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-            )?
-            .execute(rusqlite::params![
-                ctx.account,
-                ctx.region,
-                table.name,
-                key.0,
-                key.1,
-                expires
-            ])?,
-        None => conn
-            .prepare_cached(
-                "DELETE FROM ddb_expiry WHERE account = ?1 AND region = ?2 AND table_name = ?3
-                 AND hash_key = ?4 AND range_key = ?5",
-            )?
-            .execute(rusqlite::params![
-                ctx.account,
-                ctx.region,
-                table.name,
-                key.0,
-                key.1
-            ])?,
-    };
+        Some(expires) => insert_expiry(conn, ctx, &table.name, key, expires),
+        None => delete_expiry(conn, ctx, &table.name, key),
+    }
+}
+
+fn insert_expiry(
+    conn: &Connection,
+    ctx: &Context,
+    table: &str,
+    key: &EncodedKey,
+    expires: i64,
+) -> AwsResult<()> {
+    conn.prepare_cached(
+        "INSERT OR REPLACE INTO ddb_expiry
+         (account, region, table_name, hash_key, range_key, expires)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+    )?
+    .execute(rusqlite::params![
+        ctx.account,
+        ctx.region,
+        table,
+        key.0,
+        key.1,
+        expires
+    ])?;
+    Ok(())
+}
+
+fn delete_expiry(conn: &Connection, ctx: &Context, table: &str, key: &EncodedKey) -> AwsResult<()> {
+    conn.prepare_cached(
+        "DELETE FROM ddb_expiry WHERE account = ?1 AND region = ?2 AND table_name = ?3
+         AND hash_key = ?4 AND range_key = ?5",
+    )?
+    .execute(rusqlite::params![
+        ctx.account,
+        ctx.region,
+        table,
+        key.0,
+        key.1
+    ])?;
     Ok(())
 }
 
@@ -134,23 +148,11 @@ fn fill_index(conn: &Connection, ctx: &Context, table: &str, attribute: &str) ->
         "SELECT hash_key, range_key, item FROM ddb_items
          WHERE account = ?1 AND region = ?2 AND table_name = ?3",
     )?;
-    let mut insert = conn.prepare(
-        "INSERT OR REPLACE INTO ddb_expiry
-         (account, region, table_name, hash_key, range_key, expires)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-    )?;
     let mut rows = select.query(rusqlite::params![ctx.account, ctx.region, table])?;
     while let Some(row) = rows.next()? {
         let item = parse_stored_item(&row.get::<_, String>(2)?)?;
         if let Some(expires) = expiry_of(&item, attribute) {
-            insert.execute(rusqlite::params![
-                ctx.account,
-                ctx.region,
-                table,
-                row.get::<_, Vec<u8>>(0)?,
-                row.get::<_, Vec<u8>>(1)?,
-                expires
-            ])?;
+            insert_expiry(conn, ctx, table, &(row.get(0)?, row.get(1)?), expires)?;
         }
     }
     Ok(())
@@ -271,80 +273,45 @@ impl DynamoDb {
     }
 }
 
-/// One expired item, as the expiry index names it.
-struct Due {
-    account: String,
-    region: String,
-    table: String,
-    key: EncodedKey,
-}
-
 /// Deletes up to one batch of expired items; returns whether the batch was full (more may
 /// be due).
 fn sweep_batch(env: &Env, now: i64) -> AwsResult<bool> {
     let due_before = now.div_euclid(1000) + i64::from(now.rem_euclid(1000) > 0);
     let floor = now.div_euclid(1000) - IGNORED_AFTER_SECS;
     env.store.transaction(|tx| {
-        let due: Vec<Due> = tx
+        let due: Vec<(Context, String, EncodedKey)> = tx
             .prepare_cached(
                 "SELECT account, region, table_name, hash_key, range_key FROM ddb_expiry
                  WHERE expires >= ?1 AND expires < ?2 ORDER BY expires LIMIT ?3",
             )?
             .query_map(rusqlite::params![floor, due_before, SWEEP_BATCH], |r| {
-                Ok(Due {
+                let ctx = Context {
                     account: r.get(0)?,
                     region: r.get(1)?,
-                    table: r.get(2)?,
-                    key: (r.get(3)?, r.get(4)?),
-                })
+                    access_key: None,
+                    request_id: new_request_id(),
+                    host: String::new(),
+                };
+                Ok((ctx, r.get(2)?, (r.get(3)?, r.get(4)?)))
             })?
             .collect::<rusqlite::Result<_>>()?;
         let mut tables: HashMap<(String, String, String), Option<Table>> = HashMap::new();
-        for item in &due {
-            let ctx = Context {
-                account: item.account.clone(),
-                region: item.region.clone(),
-                access_key: None,
-                request_id: roto_core::dispatch::new_request_id(),
-                host: String::new(),
-            };
-            let id = (
-                item.account.clone(),
-                item.region.clone(),
-                item.table.clone(),
-            );
+        for (ctx, name, key) in &due {
+            let id = (ctx.account.clone(), ctx.region.clone(), name.clone());
             if !tables.contains_key(&id) {
-                let loaded = load_table(tx, &ctx, &item.table)?;
+                let loaded = load_table(tx, ctx, name)?;
                 tables.insert(id.clone(), loaded);
             }
             let table = tables.get(&id).and_then(Option::as_ref);
             let old = match table {
-                Some(table) => read_item(tx, &ctx, &table.name, &item.key)?,
+                Some(_) => read_item(tx, ctx, name, key)?,
                 None => None,
             };
             match (table, old) {
-                (Some(table), Some(old)) => write(
-                    tx,
-                    &ctx,
-                    table,
-                    &item.key,
-                    Some(&old),
-                    None,
-                    Origin::TimeToLive,
-                )?,
-                _ => {
-                    tx.prepare_cached(
-                        "DELETE FROM ddb_expiry WHERE account = ?1 AND region = ?2
-                         AND table_name = ?3 AND hash_key = ?4 AND range_key = ?5",
-                    )?
-                    .execute(rusqlite::params![
-                        item.account,
-                        item.region,
-                        item.table,
-                        item.key.0,
-                        item.key.1
-                    ])?;
+                (Some(table), Some(old)) => {
+                    write(tx, ctx, table, key, Some(&old), None, Origin::TimeToLive)?
                 }
+                _ => delete_expiry(tx, ctx, name, key)?,
             }
         }
         Ok(due.len() as i64 == SWEEP_BATCH)
@@ -388,7 +355,7 @@ pub fn spawn_sweeper(env: Weak<Env>) {
 }
 
 /// Deletes everything due; returns whether any table has Time to Live enabled.
-fn sweep(env: &Arc<Env>) -> AwsResult<bool> {
+fn sweep(env: &Env) -> AwsResult<bool> {
     if !any_enabled(env)? {
         return Ok(false);
     }
