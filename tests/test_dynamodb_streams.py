@@ -102,6 +102,14 @@ def test_every_write_path_records_its_changes_and_no_op_writes_record_nothing(db
     assert numbers == sorted(numbers) and len(set(numbers)) == len(numbers)
 
 
+def test_partiql_writes_are_recorded_too(db, streams):
+    arn = make_table(db)["LatestStreamArn"]
+    db.execute_statement(Statement="INSERT INTO tbl VALUE {'pk': 'p', 'v': 1}")
+    db.execute_statement(Statement="UPDATE tbl SET v = 2 WHERE pk = 'p'")
+    db.execute_statement(Statement="DELETE FROM tbl WHERE pk = 'p'")
+    assert events(read_all(streams, arn)) == [("INSERT", "p"), ("MODIFY", "p"), ("REMOVE", "p")]
+
+
 def test_records_carry_what_aws_records_carry(db, streams):
     arn = make_table(db, view_type="KEYS_ONLY", range_key=True)["LatestStreamArn"]
     db.put_item(TableName="tbl", Item={"pk": {"S": "DynamoDB"}, "sk": {"N": "3"}, "body": {"S": "long text"}})

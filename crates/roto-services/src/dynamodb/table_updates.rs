@@ -18,7 +18,6 @@ use roto_core::timestamp::now_millis;
 use roto_core::{AwsError, AwsResult, Context, Value};
 use serde_json::{json, Value as Json};
 
-use super::items::refuse_unimplemented;
 use super::key::KeySchema;
 use super::rows;
 use super::streams;
@@ -45,6 +44,18 @@ const CHANGES: [&str; 15] = [
     "MultiRegionConsistency",
     "GlobalTableWitnessUpdates",
     "OnDemandThroughput",
+    "WarmThroughput",
+    "GlobalTableSettingsReplicationMode",
+    "DisassociationProtectionEnabled",
+    "VectorIndexUpdates",
+];
+
+/// The members whose semantics Roto does not implement (global tables, warm throughput,
+/// vector indexes).
+const UNIMPLEMENTED: [&str; 7] = [
+    "ReplicaUpdates",
+    "MultiRegionConsistency",
+    "GlobalTableWitnessUpdates",
     "WarmThroughput",
     "GlobalTableSettingsReplicationMode",
     "DisassociationProtectionEnabled",
@@ -317,19 +328,13 @@ struct Plan {
 impl DynamoDb {
     pub(super) fn update_table(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
         let name = table_name(input)?;
-        refuse_unimplemented(
-            "UpdateTable",
-            input,
-            &[
-                "ReplicaUpdates",
-                "MultiRegionConsistency",
-                "GlobalTableWitnessUpdates",
-                "WarmThroughput",
-                "GlobalTableSettingsReplicationMode",
-                "DisassociationProtectionEnabled",
-                "VectorIndexUpdates",
-            ],
-        )?;
+        if let Some(member) = UNIMPLEMENTED.iter().find(|m| input.get(m).is_some()) {
+            return Err(AwsError::new(
+                "NotImplemented",
+                format!("The {member} parameter of UpdateTable is not implemented by Roto yet"),
+            )
+            .with_status(501));
+        }
         if !CHANGES.iter().any(|m| input.get(m).is_some()) {
             return Err(AwsError::validation(
                 "At least one of ProvisionedThroughput, BillingMode, UpdateStreamEnabled, GlobalSecondaryIndexUpdates, SSESpecification, ReplicaUpdates, MultiAccountReplicaReady, ReplicaTransitRoleArn, MultiRegionConsistency, DeletionProtectionEnabled, OnDemandThroughput, WarmThroughput or TableClass is required",
