@@ -1,4 +1,4 @@
-//! The filter-pattern language of FilterLogEvents.
+//! The filter-pattern language of FilterLogEvents, subscription filters and metric filters.
 //!
 //! Three forms, as CloudWatch Logs has them (both case-sensitive):
 //! - terms: `ERROR timeout` (every term), `"quoted phrase"`, `?ERROR ?WARN` (any of the
@@ -9,6 +9,12 @@
 //!   `=` and `!=` on strings (with `*` wildcards) and numbers, `<`, `<=`, `>`, `>=` on
 //!   numbers, `IS NULL`, `IS TRUE`, `IS FALSE`, `NOT EXISTS`, joined by `&&` and `||`
 //!   with parentheses.
+//!
+//! [`Pattern::extract`] also gives the values a match extracts, as TestMetricFilter reports
+//! them: each field of a space-delimited match as `$name` (or `$N`, its 1-based position,
+//! where the pattern names none), each selector of a JSON pattern as `$.a.b`.
+
+use std::collections::BTreeMap;
 
 use serde_json::Value as Json;
 
@@ -30,9 +36,11 @@ pub enum Pattern {
     Json(Expr),
 }
 
-/// One named field of a space-delimited pattern, with its condition if any.
+/// One field of a space-delimited pattern, with its name and condition if any.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Field {
+    /// The field's name (`None` for an empty entry, as in `[a, b,]`).
+    pub name: Option<String>,
     /// The condition on the field's text.
     pub condition: Option<(Op, Literal)>,
 }
@@ -106,6 +114,9 @@ impl Pattern {
             let inner = inner
                 .strip_suffix(']')
                 .ok_or_else(|| "Invalid filter pattern: missing closing ']'".to_string())?;
+            if inner.trim().is_empty() {
+                return Ok(Pattern::Fields(vec![None]));
+            }
             return inner
                 .split(',')
                 .map(parse_field)
@@ -161,16 +172,98 @@ impl Pattern {
                     && (any.is_empty() || any.iter().any(|t| message.contains(t.as_str())))
                     && !none.iter().any(|t| message.contains(t.as_str()))
             }
-            Pattern::Fields(fields) => match_fields(fields, &split_fields(message)),
-            Pattern::Json(expr) => match serde_json::from_str::<Json>(message) {
-                Ok(json @ (Json::Object(_) | Json::Array(_))) => eval(expr, &json),
-                _ => false,
-            },
+            Pattern::Fields(pattern) => bind(pattern, &split_fields(message), &mut Vec::new()),
+            Pattern::Json(expr) => json_of(message).is_some_and(|json| eval(expr, &json)),
+        }
+    }
+
+    /// The values a matching message yields (see the module docs), or `None` if it does
+    /// not match.
+    pub fn extract(&self, message: &str) -> Option<BTreeMap<String, String>> {
+        match self {
+            Pattern::Terms { .. } => self.matches(message).then(BTreeMap::new),
+            Pattern::Fields(pattern) => {
+                let fields = split_fields(message);
+                let mut bound = Vec::with_capacity(fields.len());
+                if !bind(pattern, &fields, &mut bound) {
+                    return None;
+                }
+                Some(
+                    fields
+                        .iter()
+                        .zip(bound)
+                        .enumerate()
+                        .map(|(i, (text, field))| {
+                            let key = match field.and_then(|f| f.name.as_deref()) {
+                                Some(name) => format!("${name}"),
+                                None => format!("${}", i + 1),
+                            };
+                            (key, (*text).to_string())
+                        })
+                        .collect(),
+                )
+            }
+            Pattern::Json(expr) => {
+                let json = json_of(message)?;
+                if !eval(expr, &json) {
+                    return None;
+                }
+                let mut selectors = Vec::new();
+                expr.selectors(&mut selectors);
+                Some(
+                    selectors
+                        .into_iter()
+                        .filter_map(|steps| {
+                            let text = match select(&json, steps)? {
+                                Json::String(s) => s.clone(),
+                                other => other.to_string(),
+                            };
+                            Some((selector_text(steps), text))
+                        })
+                        .collect(),
+                )
+            }
         }
     }
 }
 
-/// One entry of a space-delimited pattern: `...`, `name`, or `name <op> value`.
+impl Expr {
+    /// The selectors the expression reads, in order.
+    fn selectors<'e>(&'e self, out: &mut Vec<&'e [Step]>) {
+        match self {
+            Expr::And(a, b) | Expr::Or(a, b) => {
+                a.selectors(out);
+                b.selectors(out);
+            }
+            Expr::Compare(steps, ..) | Expr::Test(steps, _) => out.push(steps),
+        }
+    }
+}
+
+/// A message that is a JSON object or array, parsed.
+fn json_of(message: &str) -> Option<Json> {
+    match serde_json::from_str::<Json>(message) {
+        Ok(json @ (Json::Object(_) | Json::Array(_))) => Some(json),
+        _ => None,
+    }
+}
+
+/// A selector as written: `$.a.b[0]`.
+fn selector_text(steps: &[Step]) -> String {
+    let mut out = String::from("$");
+    for step in steps {
+        match step {
+            Step::Field(name) => {
+                out.push('.');
+                out.push_str(name);
+            }
+            Step::Index(i) => out.push_str(&format!("[{i}]")),
+        }
+    }
+    out
+}
+
+/// One entry of a space-delimited pattern: `...`, `name`, `name <op> value`, or empty.
 fn parse_field(text: &str) -> Result<Option<Field>, String> {
     let text = text.trim();
     if text == "..." {
@@ -178,8 +271,15 @@ fn parse_field(text: &str) -> Result<Option<Field>, String> {
     }
     let tokens = tokenize(text)?;
     match tokens.as_slice() {
-        [_name] => Ok(Some(Field { condition: None })),
-        [_name, op, value] => {
+        [] => Ok(Some(Field {
+            name: None,
+            condition: None,
+        })),
+        [name] => Ok(Some(Field {
+            name: Some(name.clone()),
+            condition: None,
+        })),
+        [name, op, value] => {
             let op = match op.as_str() {
                 "=" => Op::Eq,
                 "!=" => Op::Ne,
@@ -200,6 +300,7 @@ fn parse_field(text: &str) -> Result<Option<Field>, String> {
                     .map_or_else(|_| Literal::Text(value.clone()), Literal::Number),
             };
             Ok(Some(Field {
+                name: Some(name.clone()),
                 condition: Some((op, literal)),
             }))
         }
@@ -249,15 +350,31 @@ fn field_matches(field: &Field, text: &str) -> bool {
     }
 }
 
-/// Whether fields match a pattern whose `None` entries (`...`) take any number of fields.
-fn match_fields(pattern: &[Option<Field>], fields: &[&str]) -> bool {
-    match pattern.split_first() {
+/// Whether fields match a pattern whose `None` entries (`...`) take any number of fields;
+/// on a match, `bound` holds, for each message field, the pattern field it matched (`None`
+/// where a `...` took it).
+fn bind<'p>(
+    pattern: &'p [Option<Field>],
+    fields: &[&str],
+    bound: &mut Vec<Option<&'p Field>>,
+) -> bool {
+    let start = bound.len();
+    let matched = match pattern.split_first() {
         None => fields.is_empty(),
-        Some((None, rest)) => (0..=fields.len()).any(|skip| match_fields(rest, &fields[skip..])),
-        Some((Some(field), rest)) => fields.split_first().is_some_and(|(first, others)| {
-            field_matches(field, first) && match_fields(rest, others)
+        Some((None, rest)) => (0..=fields.len()).any(|skip| {
+            bound.truncate(start);
+            bound.extend(std::iter::repeat_n(None, skip));
+            bind(rest, &fields[skip..], bound)
         }),
+        Some((Some(field), rest)) => fields.split_first().is_some_and(|(first, others)| {
+            bound.push(Some(field));
+            field_matches(field, first) && bind(rest, others, bound)
+        }),
+    };
+    if !matched {
+        bound.truncate(start);
     }
+    matched
 }
 
 fn tokenize(text: &str) -> Result<Vec<String>, String> {
@@ -560,6 +677,50 @@ mod tests {
         assert!(matches("[..., status_code = 4*, bytes]", line));
         assert!(!matches("[ip, user]", line));
         assert!(matches(r#"[..., request = "GET *", status, size]"#, line));
+    }
+
+    #[test]
+    fn space_delimited_matches_extract_named_and_numbered_fields() {
+        let line = r#"127.0.0.1 - frank [10/Oct/2000:13:25:15 -0700] "GET /apache_pb.gif HTTP/1.0" 200 1534"#;
+        let values = Pattern::parse("[..., status_code = 200, size]")
+            .unwrap()
+            .extract(line)
+            .unwrap();
+        assert_eq!(values["$1"], "127.0.0.1");
+        assert_eq!(values["$4"], "10/Oct/2000:13:25:15 -0700");
+        assert_eq!(values["$5"], "GET /apache_pb.gif HTTP/1.0");
+        assert_eq!(values["$status_code"], "200");
+        assert_eq!(values["$size"], "1534");
+        assert_eq!(values.len(), 7);
+        let all = Pattern::parse("[]").unwrap().extract(line).unwrap();
+        assert_eq!(all["$7"], "1534");
+        let trailing = Pattern::parse("[..., request = *.gif*, status = 2*,]")
+            .unwrap()
+            .extract(line)
+            .unwrap();
+        assert_eq!(trailing["$request"], "GET /apache_pb.gif HTTP/1.0");
+        assert_eq!(trailing["$7"], "1534");
+        assert!(Pattern::parse("[..., status = 5*, size]")
+            .unwrap()
+            .extract(line)
+            .is_none());
+    }
+
+    #[test]
+    fn json_and_term_matches_extract_selectors_or_nothing() {
+        let msg = r#"{"level":"error","latency":250,"user":{"id":"u-1"}}"#;
+        let values = Pattern::parse(r#"{ $.latency > 100 && $.user.id = "u-*" }"#)
+            .unwrap()
+            .extract(msg)
+            .unwrap();
+        assert_eq!(values["$.latency"], "250");
+        assert_eq!(values["$.user.id"], "u-1");
+        assert!(Pattern::parse("error")
+            .unwrap()
+            .extract(msg)
+            .unwrap()
+            .is_empty());
+        assert!(Pattern::parse("warn").unwrap().extract(msg).is_none());
     }
 
     #[test]

@@ -2,20 +2,19 @@
 
 use std::collections::BTreeMap;
 
-use base64::Engine;
 use roto_core::{AwsError, AwsResult, Context, Value};
 use rusqlite::{params, OptionalExtension};
 
-use super::{group_arn, group_of, invalid, name_of_arn, no_group, no_stream, Logs};
+use super::{
+    group_arn, group_of, invalid, like_prefix, name_of_arn, name_of_token, no_group, no_stream,
+    token_of, Logs, DEFAULT_PAGE,
+};
 
 /// The retention periods PutRetentionPolicy accepts, in days.
 const RETENTION_DAYS: &[i64] = &[
     1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922,
     3288, 3653,
 ];
-
-/// The page size Describe operations use when the caller names none.
-const DEFAULT_PAGE: i64 = 50;
 
 /// One log group row.
 pub(super) struct Group {
@@ -25,33 +24,6 @@ pub(super) struct Group {
     pub kms_key: Option<String>,
     pub class: String,
     pub tags: BTreeMap<String, String>,
-}
-
-/// An opaque page token over a name.
-fn token_of(name: &str) -> String {
-    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(name)
-}
-
-/// The name a page token resumes after.
-fn name_of_token(token: &str) -> AwsResult<String> {
-    base64::engine::general_purpose::URL_SAFE_NO_PAD
-        .decode(token)
-        .ok()
-        .and_then(|b| String::from_utf8(b).ok())
-        .ok_or_else(super::bad_token)
-}
-
-/// Escapes `%`, `_` and `\` for a `LIKE ... ESCAPE '\'` prefix match.
-fn like_prefix(prefix: &str) -> String {
-    let mut out = String::with_capacity(prefix.len() + 1);
-    for c in prefix.chars() {
-        if matches!(c, '%' | '_' | '\\') {
-            out.push('\\');
-        }
-        out.push(c);
-    }
-    out.push('%');
-    out
 }
 
 fn tags_of(input: &Value, member: &str) -> BTreeMap<String, String> {
@@ -156,7 +128,12 @@ impl Logs {
                 "DELETE FROM logs_groups WHERE account = ?1 AND region = ?2 AND name = ?3",
                 params![ctx.account, ctx.region, name],
             )?;
-            for table in ["logs_streams", "logs_events", "logs_subscriptions"] {
+            for table in [
+                "logs_streams",
+                "logs_events",
+                "logs_subscriptions",
+                "logs_metric_filters",
+            ] {
                 tx.execute(
                     &format!("DELETE FROM {table} WHERE account = ?1 AND region = ?2 AND grp = ?3"),
                     params![ctx.account, ctx.region, name],
@@ -225,7 +202,10 @@ impl Logs {
         });
         let page: Vec<Group> = matching.by_ref().take(limit.max(1) as usize).collect();
         let more = matching.next().is_some();
-        let groups: Vec<Value> = page.iter().map(|g| self.group_value(ctx, g)).collect();
+        let groups: Vec<Value> = page
+            .iter()
+            .map(|g| self.group_value(ctx, g))
+            .collect::<AwsResult<_>>()?;
         let mut out = Value::map().with("logGroups", groups);
         if more {
             if let Some(last) = page.last() {
@@ -235,19 +215,19 @@ impl Logs {
         Ok(out)
     }
 
-    fn group_value(&self, ctx: &Context, g: &Group) -> Value {
+    fn group_value(&self, ctx: &Context, g: &Group) -> AwsResult<Value> {
         let arn = group_arn(ctx, &g.name);
-        Value::map()
+        Ok(Value::map()
             .with("logGroupName", g.name.as_str())
             .with("creationTime", g.created)
             .with_opt("retentionInDays", g.retention)
-            .with("metricFilterCount", 0i64)
+            .with("metricFilterCount", self.metric_filter_count(ctx, &g.name)?)
             .with("arn", format!("{arn}:*"))
             .with("logGroupArn", arn)
             .with("storedBytes", 0i64)
             .with_opt("kmsKeyId", g.kms_key.as_deref())
             .with("logGroupClass", g.class.as_str())
-            .with("deletionProtectionEnabled", false)
+            .with("deletionProtectionEnabled", false))
     }
 
     pub(super) fn put_retention_policy(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {

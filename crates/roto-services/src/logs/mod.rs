@@ -10,6 +10,8 @@
 //!   backward tokens), FilterLogEvents.
 //! - [`filter`]: the filter-pattern language FilterLogEvents matches messages with.
 //! - [`subscriptions`]: subscription filters, delivering matching events to Lambda.
+//! - [`metric_filters`]: metric filters (stored; Roto has no CloudWatch metrics to feed)
+//!   and TestMetricFilter.
 //!
 //! Retention is applied on read: an event older than its group's retention is never
 //! returned, and PutLogEvents reports it as expired.
@@ -17,11 +19,15 @@
 mod events;
 mod filter;
 mod groups;
+mod metric_filters;
 mod subscriptions;
 
 use std::io;
+
+use base64::Engine;
 use std::sync::Arc;
 
+use metric_filters::test_metric_filter;
 use roto_core::timestamp::now_millis;
 use roto_core::validate;
 use roto_core::value::EpochMillis;
@@ -80,6 +86,16 @@ CREATE TABLE IF NOT EXISTS logs_subscriptions (
     name TEXT NOT NULL,
     pattern TEXT NOT NULL,
     destination TEXT NOT NULL,
+    config TEXT NOT NULL,
+    PRIMARY KEY (account, region, grp, name)
+);
+CREATE TABLE IF NOT EXISTS logs_metric_filters (
+    account TEXT NOT NULL,
+    region TEXT NOT NULL,
+    grp TEXT NOT NULL,
+    name TEXT NOT NULL,
+    metric_name TEXT NOT NULL,
+    metric_namespace TEXT NOT NULL,
     config TEXT NOT NULL,
     PRIMARY KEY (account, region, grp, name)
 );
@@ -161,6 +177,10 @@ impl Service for Logs {
                 "DeleteSubscriptionFilter" => self.delete_subscription_filter(ctx, input)?,
                 "GetLogEvents" => self.get_log_events(ctx, input)?,
                 "FilterLogEvents" => self.filter_log_events(ctx, input)?,
+                "PutMetricFilter" => self.put_metric_filter(ctx, input)?,
+                "DescribeMetricFilters" => self.describe_metric_filters(ctx, input)?,
+                "DeleteMetricFilter" => self.delete_metric_filter(ctx, input)?,
+                "TestMetricFilter" => test_metric_filter(input)?,
                 other => return Err(AwsError::not_implemented(other)),
             };
             Ok(Response::new(output))
@@ -194,6 +214,51 @@ fn no_stream() -> AwsError {
 /// The `InvalidParameterException` for a token this service did not issue.
 fn bad_token() -> AwsError {
     invalid("The specified nextToken is invalid.")
+}
+
+/// The page size Describe operations use when the caller names none.
+const DEFAULT_PAGE: i64 = 50;
+
+/// `LimitExceededException`, AWS's answer to one resource too many.
+fn limit_exceeded() -> AwsError {
+    AwsError::new("LimitExceededException", "Resource limit exceeded.").with_status(400)
+}
+
+/// A stored document's text (metric filters, destinations, policies, queries, tasks).
+fn document(value: &Value) -> String {
+    roto_core::protocol::json::value_to_json(value).to_string()
+}
+
+/// A stored document read back.
+fn from_document(text: &str) -> Value {
+    serde_json::from_str(text).map_or_else(|_| Value::map(), |j| Value::from_json(&j))
+}
+
+/// An opaque page token over a key.
+fn token_of(key: &str) -> String {
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(key)
+}
+
+/// The key a page token resumes after.
+fn name_of_token(token: &str) -> AwsResult<String> {
+    base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(token)
+        .ok()
+        .and_then(|b| String::from_utf8(b).ok())
+        .ok_or_else(bad_token)
+}
+
+/// Escapes `%`, `_` and `\` for a `LIKE ... ESCAPE '\'` prefix match.
+fn like_prefix(prefix: &str) -> String {
+    let mut out = String::with_capacity(prefix.len() + 1);
+    for c in prefix.chars() {
+        if matches!(c, '%' | '_' | '\\') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out.push('%');
+    out
 }
 
 /// The ARN of a log group (without the `:*` suffix the `arn` member carries).

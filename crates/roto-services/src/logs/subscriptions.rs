@@ -11,7 +11,7 @@ use roto_core::{AwsError, AwsResult, Context, Value};
 use rusqlite::params;
 
 use super::filter::Pattern;
-use super::{group_arn, invalid, Logs};
+use super::{from_document, group_arn, invalid, Logs};
 
 /// How many subscription filters one log group may have.
 const MAX_FILTERS: usize = 2;
@@ -61,8 +61,7 @@ impl Logs {
                     name: r.get(0)?,
                     pattern: r.get(1)?,
                     destination: r.get(2)?,
-                    value: serde_json::from_str(&config)
-                        .map_or_else(|_| Value::map(), |j| Value::from_json(&j)),
+                    value: from_document(&config),
                 })
             })?;
             rows.collect::<rusqlite::Result<Vec<_>>>()
