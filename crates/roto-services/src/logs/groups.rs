@@ -23,7 +23,6 @@ pub(super) struct Group {
     pub retention: Option<i64>,
     pub kms_key: Option<String>,
     pub class: String,
-    pub tags: BTreeMap<String, String>,
 }
 
 fn tags_of(input: &Value, member: &str) -> BTreeMap<String, String> {
@@ -51,18 +50,16 @@ impl Logs {
     pub(super) fn group(&self, ctx: &Context, name: &str) -> AwsResult<Option<Group>> {
         self.env.store.with(|c| {
             c.prepare_cached(
-                "SELECT name, created, retention, kms_key, class, tags FROM logs_groups
+                "SELECT name, created, retention, kms_key, class FROM logs_groups
                  WHERE account = ?1 AND region = ?2 AND name = ?3",
             )?
             .query_row(params![ctx.account, ctx.region, name], |r| {
-                let tags: String = r.get(5)?;
                 Ok(Group {
                     name: r.get(0)?,
                     created: r.get(1)?,
                     retention: r.get(2)?,
                     kms_key: r.get(3)?,
                     class: r.get(4)?,
-                    tags: serde_json::from_str(&tags).unwrap_or_default(),
                 })
             })
             .optional()
@@ -128,6 +125,11 @@ impl Logs {
                 "DELETE FROM logs_groups WHERE account = ?1 AND region = ?2 AND name = ?3",
                 params![ctx.account, ctx.region, name],
             )?;
+            tx.execute(
+                "DELETE FROM logs_resource_policies
+                 WHERE account = ?1 AND region = ?2 AND scope = 'RESOURCE' AND key = ?3",
+                params![ctx.account, ctx.region, group_arn(ctx, name)],
+            )?;
             for table in [
                 "logs_streams",
                 "logs_events",
@@ -169,7 +171,7 @@ impl Logs {
         let pattern = pattern.map(str::to_lowercase);
         let rows: Vec<Group> = self.env.store.with(|c| {
             let mut st = c.prepare_cached(
-                "SELECT name, created, retention, kms_key, class, tags FROM logs_groups
+                "SELECT name, created, retention, kms_key, class FROM logs_groups
                  WHERE account = ?1 AND region = ?2 AND name LIKE ?3 ESCAPE '\\' AND name > ?4
                  ORDER BY name",
             )?;
@@ -187,7 +189,6 @@ impl Logs {
                         retention: r.get(2)?,
                         kms_key: r.get(3)?,
                         class: r.get(4)?,
-                        tags: BTreeMap::new(),
                     })
                 },
             )?;
@@ -375,77 +376,135 @@ impl Logs {
         Ok(out)
     }
 
+    /// The tags of a tagged resource, or its `ResourceNotFoundException`.
+    fn tags(&self, ctx: &Context, resource: &Tagged) -> AwsResult<BTreeMap<String, String>> {
+        let tags: Option<String> = self.env.store.with(|c| {
+            c.prepare_cached(&format!(
+                "SELECT tags FROM {} WHERE account = ?1 AND region = ?2 AND name = ?3",
+                resource.table()
+            ))?
+            .query_row(params![ctx.account, ctx.region, resource.name()], |r| {
+                r.get(0)
+            })
+            .optional()
+            .map_err(AwsError::from)
+        })?;
+        let tags = tags.ok_or_else(|| resource.missing())?;
+        Ok(serde_json::from_str(&tags).unwrap_or_default())
+    }
+
     fn update_tags(
         &self,
         ctx: &Context,
-        name: &str,
+        resource: &Tagged,
         change: impl FnOnce(&mut BTreeMap<String, String>),
-    ) -> AwsResult<()> {
-        let mut group = self.existing_group(ctx, name)?;
-        change(&mut group.tags);
-        let tags = serde_json::to_string(&group.tags).unwrap_or_else(|_| "{}".into());
+    ) -> AwsResult<Value> {
+        let mut tags = self.tags(ctx, resource)?;
+        change(&mut tags);
+        let tags = serde_json::to_string(&tags).unwrap_or_else(|_| "{}".into());
         self.env.store.with(|c| {
             c.execute(
-                "UPDATE logs_groups SET tags = ?4 WHERE account = ?1 AND region = ?2 AND name = ?3",
-                params![ctx.account, ctx.region, group.name, tags],
+                &format!(
+                    "UPDATE {} SET tags = ?4 WHERE account = ?1 AND region = ?2 AND name = ?3",
+                    resource.table()
+                ),
+                params![ctx.account, ctx.region, resource.name(), tags],
             )
             .map_err(AwsError::from)
         })?;
-        Ok(())
+        Ok(Value::map())
     }
 
     fn add_tags(
         &self,
         ctx: &Context,
-        name: &str,
+        resource: &Tagged,
         tags: BTreeMap<String, String>,
     ) -> AwsResult<Value> {
-        self.update_tags(ctx, name, |t| t.extend(tags))?;
-        Ok(Value::map())
+        self.update_tags(ctx, resource, |t| t.extend(tags))
     }
 
-    fn remove_tags(&self, ctx: &Context, name: &str, keys: &Value) -> AwsResult<Value> {
+    fn remove_tags(&self, ctx: &Context, resource: &Tagged, keys: &Value) -> AwsResult<Value> {
         let keys: Vec<&str> = keys
             .as_list()
             .map(|l| l.iter().filter_map(Value::as_str).collect())
             .unwrap_or_default();
-        self.update_tags(ctx, name, |t| t.retain(|k, _| !keys.contains(&k.as_str())))?;
-        Ok(Value::map())
+        self.update_tags(ctx, resource, |t| {
+            t.retain(|k, _| !keys.contains(&k.as_str()))
+        })
+    }
+
+    fn list_tags(&self, ctx: &Context, resource: &Tagged) -> AwsResult<Value> {
+        Ok(Value::map().with("tags", tags_value(&self.tags(ctx, resource)?)))
     }
 
     pub(super) fn tag_log_group(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
-        let name = input.str("logGroupName").unwrap_or_default();
-        self.add_tags(ctx, name, tags_of(input, "tags"))
+        let group = Tagged::Group(input.str("logGroupName").unwrap_or_default());
+        self.add_tags(ctx, &group, tags_of(input, "tags"))
     }
 
     pub(super) fn untag_log_group(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
-        let name = input.str("logGroupName").unwrap_or_default();
-        self.remove_tags(ctx, name, input.get("tags").unwrap_or(&Value::Null))
+        let group = Tagged::Group(input.str("logGroupName").unwrap_or_default());
+        self.remove_tags(ctx, &group, input.get("tags").unwrap_or(&Value::Null))
     }
 
     pub(super) fn list_tags_log_group(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
-        let group = self.existing_group(ctx, input.str("logGroupName").unwrap_or_default())?;
-        Ok(Value::map().with("tags", tags_value(&group.tags)))
-    }
-
-    /// The log group a `resourceArn` names (only log groups carry tags here).
-    fn group_of_arn<'v>(&self, input: &'v Value) -> AwsResult<&'v str> {
-        let arn = input.str("resourceArn").unwrap_or_default();
-        name_of_arn(arn).ok_or_else(|| invalid(format!("Invalid resource ARN: {arn}")))
+        let group = Tagged::Group(input.str("logGroupName").unwrap_or_default());
+        self.list_tags(ctx, &group)
     }
 
     pub(super) fn tag_resource(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
-        let name = self.group_of_arn(input)?;
-        self.add_tags(ctx, name, tags_of(input, "tags"))
+        self.add_tags(ctx, &Tagged::of_arn(input)?, tags_of(input, "tags"))
     }
 
     pub(super) fn untag_resource(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
-        let name = self.group_of_arn(input)?;
-        self.remove_tags(ctx, name, input.get("tagKeys").unwrap_or(&Value::Null))
+        let keys = input.get("tagKeys").unwrap_or(&Value::Null);
+        self.remove_tags(ctx, &Tagged::of_arn(input)?, keys)
     }
 
     pub(super) fn list_tags_for_resource(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
-        let group = self.existing_group(ctx, self.group_of_arn(input)?)?;
-        Ok(Value::map().with("tags", tags_value(&group.tags)))
+        self.list_tags(ctx, &Tagged::of_arn(input)?)
+    }
+}
+
+/// A resource that carries tags: a log group or a destination, by name.
+pub(super) enum Tagged<'a> {
+    Group(&'a str),
+    Destination(&'a str),
+}
+
+impl<'a> Tagged<'a> {
+    /// The resource a `resourceArn` names.
+    fn of_arn(input: &'a Value) -> AwsResult<Tagged<'a>> {
+        let arn = input.str("resourceArn").unwrap_or_default();
+        let resource = arn
+            .strip_prefix("arn:")
+            .and_then(|rest| rest.splitn(5, ':').nth(4));
+        match resource.and_then(|r| r.split_once(':')) {
+            Some(("log-group", _)) => name_of_arn(arn).map(Tagged::Group),
+            Some(("destination", name)) => Some(Tagged::Destination(name)),
+            _ => None,
+        }
+        .ok_or_else(|| invalid(format!("Invalid resource ARN: {arn}")))
+    }
+
+    fn table(&self) -> &'static str {
+        match self {
+            Tagged::Group(_) => "logs_groups",
+            Tagged::Destination(_) => "logs_destinations",
+        }
+    }
+
+    fn name(&self) -> &str {
+        match self {
+            Tagged::Group(name) | Tagged::Destination(name) => name,
+        }
+    }
+
+    fn missing(&self) -> AwsError {
+        match self {
+            Tagged::Group(_) => no_group(),
+            Tagged::Destination(_) => super::destinations::no_destination(),
+        }
     }
 }

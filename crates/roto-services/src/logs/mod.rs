@@ -12,14 +12,18 @@
 //! - [`subscriptions`]: subscription filters, delivering matching events to Lambda.
 //! - [`metric_filters`]: metric filters (stored; Roto has no CloudWatch metrics to feed)
 //!   and TestMetricFilter.
+//! - [`destinations`]: subscription destinations and their access policies.
+//! - [`resource_policies`]: account- and log-group-scoped resource policies.
 //!
 //! Retention is applied on read: an event older than its group's retention is never
 //! returned, and PutLogEvents reports it as expired.
 
+mod destinations;
 mod events;
 mod filter;
 mod groups;
 mod metric_filters;
+mod resource_policies;
 mod subscriptions;
 
 use std::io;
@@ -98,6 +102,22 @@ CREATE TABLE IF NOT EXISTS logs_metric_filters (
     metric_namespace TEXT NOT NULL,
     config TEXT NOT NULL,
     PRIMARY KEY (account, region, grp, name)
+);
+CREATE TABLE IF NOT EXISTS logs_destinations (
+    account TEXT NOT NULL,
+    region TEXT NOT NULL,
+    name TEXT NOT NULL,
+    config TEXT NOT NULL,
+    tags TEXT NOT NULL DEFAULT '{}',
+    PRIMARY KEY (account, region, name)
+);
+CREATE TABLE IF NOT EXISTS logs_resource_policies (
+    account TEXT NOT NULL,
+    region TEXT NOT NULL,
+    scope TEXT NOT NULL,
+    key TEXT NOT NULL,
+    config TEXT NOT NULL,
+    PRIMARY KEY (account, region, scope, key)
 );
 CREATE INDEX IF NOT EXISTS logs_events_by_stream
     ON logs_events (account, region, grp, stream, ts, id);
@@ -181,6 +201,13 @@ impl Service for Logs {
                 "DescribeMetricFilters" => self.describe_metric_filters(ctx, input)?,
                 "DeleteMetricFilter" => self.delete_metric_filter(ctx, input)?,
                 "TestMetricFilter" => test_metric_filter(input)?,
+                "PutDestination" => self.put_destination(ctx, input)?,
+                "PutDestinationPolicy" => self.put_destination_policy(ctx, input)?,
+                "DescribeDestinations" => self.describe_destinations(ctx, input)?,
+                "DeleteDestination" => self.delete_destination(ctx, input)?,
+                "PutResourcePolicy" => self.put_resource_policy(ctx, input)?,
+                "DescribeResourcePolicies" => self.describe_resource_policies(ctx, input)?,
+                "DeleteResourcePolicy" => self.delete_resource_policy(ctx, input)?,
                 other => return Err(AwsError::not_implemented(other)),
             };
             Ok(Response::new(output))
