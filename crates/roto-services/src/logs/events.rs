@@ -84,7 +84,7 @@ impl Event {
 
 impl Logs {
     /// The oldest timestamp still kept under a group's retention.
-    fn retained_since(&self, retention: Option<i64>) -> EpochMillis {
+    pub(super) fn retained_since(&self, retention: Option<i64>) -> EpochMillis {
         retention.map_or(i64::MIN, |days| self.now() - days * DAY_MS)
     }
 

@@ -14,6 +14,8 @@
 //!   and TestMetricFilter.
 //! - [`destinations`]: subscription destinations and their access policies.
 //! - [`resource_policies`]: account- and log-group-scoped resource policies.
+//! - [`insights`]: the Logs Insights query language; [`queries`]: query definitions,
+//!   StartQuery and its results, GetLogRecord and GetLogGroupFields.
 //!
 //! Retention is applied on read: an event older than its group's retention is never
 //! returned, and PutLogEvents reports it as expired.
@@ -22,7 +24,9 @@ mod destinations;
 mod events;
 mod filter;
 mod groups;
+mod insights;
 mod metric_filters;
+mod queries;
 mod resource_policies;
 mod subscriptions;
 
@@ -119,6 +123,22 @@ CREATE TABLE IF NOT EXISTS logs_resource_policies (
     config TEXT NOT NULL,
     PRIMARY KEY (account, region, scope, key)
 );
+CREATE TABLE IF NOT EXISTS logs_query_definitions (
+    account TEXT NOT NULL,
+    region TEXT NOT NULL,
+    id TEXT NOT NULL,
+    name TEXT NOT NULL,
+    config TEXT NOT NULL,
+    PRIMARY KEY (account, region, id)
+);
+CREATE TABLE IF NOT EXISTS logs_queries (
+    account TEXT NOT NULL,
+    region TEXT NOT NULL,
+    id TEXT NOT NULL,
+    created INTEGER NOT NULL,
+    config TEXT NOT NULL,
+    PRIMARY KEY (account, region, id)
+);
 CREATE INDEX IF NOT EXISTS logs_events_by_stream
     ON logs_events (account, region, grp, stream, ts, id);
 CREATE INDEX IF NOT EXISTS logs_events_by_group
@@ -208,6 +228,15 @@ impl Service for Logs {
                 "PutResourcePolicy" => self.put_resource_policy(ctx, input)?,
                 "DescribeResourcePolicies" => self.describe_resource_policies(ctx, input)?,
                 "DeleteResourcePolicy" => self.delete_resource_policy(ctx, input)?,
+                "PutQueryDefinition" => self.put_query_definition(ctx, input)?,
+                "DescribeQueryDefinitions" => self.describe_query_definitions(ctx, input)?,
+                "DeleteQueryDefinition" => self.delete_query_definition(ctx, input)?,
+                "StartQuery" => self.start_query(ctx, input)?,
+                "GetQueryResults" => self.get_query_results(ctx, input)?,
+                "StopQuery" => self.stop_query(ctx, input)?,
+                "DescribeQueries" => self.describe_queries(ctx, input)?,
+                "GetLogRecord" => self.get_log_record(ctx, input)?,
+                "GetLogGroupFields" => self.get_log_group_fields(ctx, input)?,
                 other => return Err(AwsError::not_implemented(other)),
             };
             Ok(Response::new(output))
