@@ -7,7 +7,7 @@ use roto_core::{AwsError, AwsResult, Context, Value};
 use rusqlite::{params, OptionalExtension};
 
 use super::{
-    document, from_document, invalid, like_prefix, name_of_token, token_of, Logs, DEFAULT_PAGE,
+    document, from_document, invalid, like_prefix, name_of_token, page_of, Logs, DEFAULT_PAGE,
 };
 
 /// `ResourceNotFoundException` for a destination.
@@ -137,16 +137,7 @@ impl Logs {
             rows.collect::<rusqlite::Result<Vec<_>>>()
                 .map_err(AwsError::from)
         })?;
-        let more = rows.len() > limit;
-        let page = &rows[..rows.len().min(limit)];
-        let destinations: Vec<Value> = page.iter().map(|(_, d)| from_document(d)).collect();
-        let mut out = Value::map().with("destinations", destinations);
-        if more {
-            if let Some((name, _)) = page.last() {
-                out.insert("nextToken", token_of(name));
-            }
-        }
-        Ok(out)
+        Ok(page_of(rows, limit, "destinations"))
     }
 
     pub(super) fn delete_destination(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {

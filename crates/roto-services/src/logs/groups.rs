@@ -23,6 +23,64 @@ pub(super) struct Group {
     pub retention: Option<i64>,
     pub kms_key: Option<String>,
     pub class: String,
+    pub deletion_protection: bool,
+}
+
+/// The columns [`Group::from_row`] reads.
+const GROUP_COLUMNS: &str = "name, created, retention, kms_key, class, deletion_protection";
+
+impl Group {
+    fn from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Group> {
+        Ok(Group {
+            name: r.get(0)?,
+            created: r.get(1)?,
+            retention: r.get(2)?,
+            kms_key: r.get(3)?,
+            class: r.get(4)?,
+            deletion_protection: r.get(5)?,
+        })
+    }
+}
+
+/// The error for an operation the group's log class does not offer.
+fn standard_class_only() -> AwsError {
+    AwsError::new(
+        "ValidationException",
+        "This operation is only supported on the Standard log class.",
+    )
+    .with_status(400)
+}
+
+/// The error for deleting what deletion protection guards.
+fn deletion_protected() -> AwsError {
+    AwsError::new(
+        "ValidationException",
+        "Cannot delete log group with deletion protection enabled. Disable deletion protection first.",
+    )
+    .with_status(400)
+}
+
+/// Whether a name matches a ListLogGroups pattern: `|`-separated alternatives, each a
+/// case-sensitive substring, or a prefix when it starts with `^`.
+fn matches_list_pattern(pattern: &str, name: &str) -> bool {
+    pattern.split('|').any(|alt| match alt.strip_prefix('^') {
+        Some(prefix) => name.starts_with(prefix),
+        None => name.contains(alt),
+    })
+}
+
+/// Whether a ListLogGroups pattern has the model's form: up to five alternatives of 3-24
+/// name characters, each optionally prefixed by `^`.
+fn valid_list_pattern(pattern: &str) -> bool {
+    let alternatives: Vec<&str> = pattern.split('|').collect();
+    alternatives.len() <= 5
+        && alternatives.iter().all(|alt| {
+            let body = alt.strip_prefix('^').unwrap_or(alt);
+            (3..=24).contains(&body.len())
+                && body
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || ".-_/#".contains(c))
+        })
 }
 
 fn tags_of(input: &Value, member: &str) -> BTreeMap<String, String> {
@@ -49,19 +107,11 @@ impl Logs {
     /// The group `name`, if it exists.
     pub(super) fn group(&self, ctx: &Context, name: &str) -> AwsResult<Option<Group>> {
         self.env.store.with(|c| {
-            c.prepare_cached(
-                "SELECT name, created, retention, kms_key, class FROM logs_groups
-                 WHERE account = ?1 AND region = ?2 AND name = ?3",
-            )?
-            .query_row(params![ctx.account, ctx.region, name], |r| {
-                Ok(Group {
-                    name: r.get(0)?,
-                    created: r.get(1)?,
-                    retention: r.get(2)?,
-                    kms_key: r.get(3)?,
-                    class: r.get(4)?,
-                })
-            })
+            c.prepare_cached(&format!(
+                "SELECT {GROUP_COLUMNS} FROM logs_groups
+                 WHERE account = ?1 AND region = ?2 AND name = ?3"
+            ))?
+            .query_row(params![ctx.account, ctx.region, name], Group::from_row)
             .optional()
             .map_err(AwsError::from)
         })
@@ -70,6 +120,16 @@ impl Logs {
     /// The group `name`, or `ResourceNotFoundException`.
     pub(super) fn existing_group(&self, ctx: &Context, name: &str) -> AwsResult<Group> {
         self.group(ctx, name)?.ok_or_else(no_group)
+    }
+
+    /// The group `name` if it is of the Standard class, which alone has metric and
+    /// subscription filters.
+    pub(super) fn standard_group(&self, ctx: &Context, name: &str) -> AwsResult<Group> {
+        let group = self.existing_group(ctx, name)?;
+        if group.class != "STANDARD" {
+            return Err(standard_class_only());
+        }
+        Ok(group)
     }
 
     /// Whether stream `stream` of group `group` exists.
@@ -100,11 +160,22 @@ impl Logs {
         }
         let tags = serde_json::to_string(&tags_of(input, "tags")).unwrap_or_else(|_| "{}".into());
         let class = input.str("logGroupClass").unwrap_or("STANDARD");
+        let protected = input.bool("deletionProtectionEnabled").unwrap_or(false);
         let inserted = self.env.store.with(|c| {
             c.execute(
-                "INSERT OR IGNORE INTO logs_groups (account, region, name, created, kms_key, class, tags)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-                params![ctx.account, ctx.region, name, self.now(), input.str("kmsKeyId"), class, tags],
+                "INSERT OR IGNORE INTO logs_groups
+                    (account, region, name, created, kms_key, class, deletion_protection, tags)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                params![
+                    ctx.account,
+                    ctx.region,
+                    name,
+                    self.now(),
+                    input.str("kmsKeyId"),
+                    class,
+                    protected,
+                    tags
+                ],
             )
             .map_err(AwsError::from)
         })?;
@@ -120,6 +191,9 @@ impl Logs {
 
     pub(super) fn delete_log_group(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
         let name = input.str("logGroupName").unwrap_or_default();
+        if self.existing_group(ctx, name)?.deletion_protection {
+            return Err(deletion_protected());
+        }
         let deleted = self.env.store.transaction(|tx| {
             let n = tx.execute(
                 "DELETE FROM logs_groups WHERE account = ?1 AND region = ?2 AND name = ?3",
@@ -149,6 +223,54 @@ impl Logs {
         Ok(Value::map())
     }
 
+    /// The groups whose names start with `prefix`, after `after`, in name order.
+    fn groups_after(&self, ctx: &Context, prefix: &str, after: &str) -> AwsResult<Vec<Group>> {
+        self.env.store.with(|c| {
+            let mut st = c.prepare_cached(&format!(
+                "SELECT {GROUP_COLUMNS} FROM logs_groups
+                 WHERE account = ?1 AND region = ?2 AND name LIKE ?3 ESCAPE '\\' AND name > ?4
+                 ORDER BY name"
+            ))?;
+            let rows = st.query_map(
+                params![ctx.account, ctx.region, like_prefix(prefix), after],
+                Group::from_row,
+            )?;
+            rows.collect::<rusqlite::Result<Vec<_>>>()
+                .map_err(AwsError::from)
+        })
+    }
+
+    /// A page of the groups `wanted` keeps, with the token of the next page.
+    fn group_page(
+        &self,
+        ctx: &Context,
+        input: &Value,
+        prefix: &str,
+        limit: i64,
+        wanted: impl Fn(&Group) -> bool,
+    ) -> AwsResult<(Vec<Group>, Option<String>)> {
+        let after = input.str("nextToken").map(name_of_token).transpose()?;
+        let accounts: Option<Vec<&str>> = input
+            .get("accountIdentifiers")
+            .and_then(Value::as_list)
+            .filter(|l| !l.is_empty())
+            .map(|l| l.iter().filter_map(Value::as_str).collect());
+        if accounts.is_some_and(|a| !a.contains(&ctx.account.as_str())) {
+            return Ok((Vec::new(), None));
+        }
+        let class = input.str("logGroupClass");
+        let rows = self.groups_after(ctx, prefix, after.as_deref().unwrap_or_default())?;
+        let mut matching = rows
+            .into_iter()
+            .filter(|g| class.is_none_or(|c| g.class == c) && wanted(g));
+        let page: Vec<Group> = matching.by_ref().take(limit.max(1) as usize).collect();
+        let token = match (matching.next(), page.last()) {
+            (Some(_), Some(last)) => Some(token_of(&last.name)),
+            _ => None,
+        };
+        Ok((page, token))
+    }
+
     pub(super) fn describe_log_groups(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
         let prefix = input.str("logGroupNamePrefix");
         let pattern = input.str("logGroupNamePattern");
@@ -157,8 +279,6 @@ impl Logs {
                 "LogGroup name prefix and LogGroup name pattern are mutually exclusive parameters.",
             ));
         }
-        let after = input.str("nextToken").map(name_of_token).transpose()?;
-        let limit = input.int("limit").unwrap_or(DEFAULT_PAGE);
         let identifiers: Option<Vec<String>> = input
             .get("logGroupIdentifiers")
             .and_then(Value::as_list)
@@ -168,52 +288,52 @@ impl Logs {
                     .map(|id| name_of_arn(id).unwrap_or(id).to_string())
                     .collect()
             });
+        if identifiers.is_some() && (prefix.is_some() || pattern.is_some()) {
+            return Err(invalid(
+                "logGroupIdentifiers cannot be specified with logGroupNamePrefix or logGroupNamePattern.",
+            ));
+        }
         let pattern = pattern.map(str::to_lowercase);
-        let rows: Vec<Group> = self.env.store.with(|c| {
-            let mut st = c.prepare_cached(
-                "SELECT name, created, retention, kms_key, class FROM logs_groups
-                 WHERE account = ?1 AND region = ?2 AND name LIKE ?3 ESCAPE '\\' AND name > ?4
-                 ORDER BY name",
-            )?;
-            let rows = st.query_map(
-                params![
-                    ctx.account,
-                    ctx.region,
-                    like_prefix(prefix.unwrap_or_default()),
-                    after.as_deref().unwrap_or_default()
-                ],
-                |r| {
-                    Ok(Group {
-                        name: r.get(0)?,
-                        created: r.get(1)?,
-                        retention: r.get(2)?,
-                        kms_key: r.get(3)?,
-                        class: r.get(4)?,
-                    })
-                },
-            )?;
-            rows.collect::<rusqlite::Result<Vec<_>>>()
-                .map_err(AwsError::from)
-        })?;
-        let mut matching = rows.into_iter().filter(|g| {
-            pattern
-                .as_ref()
-                .is_none_or(|p| g.name.to_lowercase().contains(p.as_str()))
-                && identifiers.as_ref().is_none_or(|ids| ids.contains(&g.name))
-        });
-        let page: Vec<Group> = matching.by_ref().take(limit.max(1) as usize).collect();
-        let more = matching.next().is_some();
+        let limit = input.int("limit").unwrap_or(DEFAULT_PAGE);
+        let (page, token) =
+            self.group_page(ctx, input, prefix.unwrap_or_default(), limit, |g| {
+                pattern
+                    .as_ref()
+                    .is_none_or(|p| g.name.to_lowercase().contains(p.as_str()))
+                    && identifiers.as_ref().is_none_or(|ids| ids.contains(&g.name))
+            })?;
         let groups: Vec<Value> = page
             .iter()
             .map(|g| self.group_value(ctx, g))
             .collect::<AwsResult<_>>()?;
-        let mut out = Value::map().with("logGroups", groups);
-        if more {
-            if let Some(last) = page.last() {
-                out.insert("nextToken", token_of(&last.name));
-            }
+        Ok(Value::map()
+            .with("logGroups", groups)
+            .with_opt("nextToken", token))
+    }
+
+    pub(super) fn list_log_groups(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
+        let pattern = input.str("logGroupNamePattern");
+        if let Some(p) = pattern.filter(|p| !valid_list_pattern(p)) {
+            return Err(invalid(format!(
+                "1 validation error detected: Value '{p}' at 'logGroupNamePattern' failed to satisfy constraint: Member must satisfy regular expression pattern: (\\^?[\\.\\-_\\/#A-Za-z0-9]{{3,24}})(\\|\\^?[\\.\\-_\\/#A-Za-z0-9]{{3,24}}){{0,4}}"
+            )));
         }
-        Ok(out)
+        let limit = input.int("limit").unwrap_or(DEFAULT_PAGE);
+        let (page, token) = self.group_page(ctx, input, "", limit, |g| {
+            pattern.is_none_or(|p| matches_list_pattern(p, &g.name))
+        })?;
+        let groups: Vec<Value> = page
+            .iter()
+            .map(|g| {
+                Value::map()
+                    .with("logGroupName", g.name.as_str())
+                    .with("logGroupArn", group_arn(ctx, &g.name))
+                    .with("logGroupClass", g.class.as_str())
+            })
+            .collect();
+        Ok(Value::map()
+            .with("logGroups", groups)
+            .with_opt("nextToken", token))
     }
 
     fn group_value(&self, ctx: &Context, g: &Group) -> AwsResult<Value> {
@@ -228,7 +348,7 @@ impl Logs {
             .with("storedBytes", 0i64)
             .with_opt("kmsKeyId", g.kms_key.as_deref())
             .with("logGroupClass", g.class.as_str())
-            .with("deletionProtectionEnabled", false))
+            .with("deletionProtectionEnabled", g.deletion_protection))
     }
 
     pub(super) fn put_retention_policy(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
@@ -249,17 +369,7 @@ impl Logs {
     }
 
     fn set_retention(&self, ctx: &Context, name: &str, days: Option<i64>) -> AwsResult<Value> {
-        let n = self.env.store.with(|c| {
-            c.execute(
-                "UPDATE logs_groups SET retention = ?4 WHERE account = ?1 AND region = ?2 AND name = ?3",
-                params![ctx.account, ctx.region, name, days],
-            )
-            .map_err(AwsError::from)
-        })?;
-        if n == 0 {
-            return Err(no_group());
-        }
-        Ok(Value::map())
+        self.update_group(ctx, name, "retention", days)
     }
 
     pub(super) fn create_log_stream(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
@@ -292,7 +402,9 @@ impl Logs {
     pub(super) fn delete_log_stream(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
         let group = input.str("logGroupName").unwrap_or_default();
         let stream = input.str("logStreamName").unwrap_or_default();
-        self.existing_group(ctx, group)?;
+        if self.existing_group(ctx, group)?.deletion_protection {
+            return Err(deletion_protected());
+        }
         let deleted = self.env.store.transaction(|tx| {
             let n = tx.execute(
                 "DELETE FROM logs_streams WHERE account = ?1 AND region = ?2 AND grp = ?3 AND name = ?4",
@@ -374,6 +486,65 @@ impl Logs {
             out.insert("nextToken", token_of(&(offset + limit).to_string()));
         }
         Ok(out)
+    }
+
+    pub(super) fn put_log_group_deletion_protection(
+        &self,
+        ctx: &Context,
+        input: &Value,
+    ) -> AwsResult<Value> {
+        let group = group_of(input)?;
+        let protected = input.bool("deletionProtectionEnabled").unwrap_or(false);
+        self.update_group(ctx, &group, "deletion_protection", protected)
+    }
+
+    /// AssociateKmsKey and DisassociateKmsKey (`kms_key` `None`): the group comes from
+    /// `logGroupName` or a log-group `resourceIdentifier`.
+    pub(super) fn set_kms_key(
+        &self,
+        ctx: &Context,
+        input: &Value,
+        kms_key: Option<&str>,
+    ) -> AwsResult<Value> {
+        let group = match (input.str("logGroupName"), input.str("resourceIdentifier")) {
+            (Some(_), Some(_)) => {
+                return Err(invalid(
+                    "logGroupName and resourceIdentifier are mutually exclusive parameters.",
+                ))
+            }
+            (Some(name), None) => name,
+            (None, Some(arn)) => name_of_arn(arn)
+                .ok_or_else(|| invalid(format!("Invalid resourceIdentifier: {arn}")))?,
+            (None, None) => {
+                return Err(invalid(
+                    "Either logGroupName or resourceIdentifier must be specified.",
+                ))
+            }
+        };
+        self.update_group(ctx, group, "kms_key", kms_key)
+    }
+
+    /// Sets one column of a group, or `ResourceNotFoundException`.
+    fn update_group(
+        &self,
+        ctx: &Context,
+        group: &str,
+        column: &str,
+        value: impl rusqlite::ToSql,
+    ) -> AwsResult<Value> {
+        let n = self.env.store.with(|c| {
+            c.execute(
+                &format!(
+                    "UPDATE logs_groups SET {column} = ?4 WHERE account = ?1 AND region = ?2 AND name = ?3"
+                ),
+                params![ctx.account, ctx.region, group, value],
+            )
+            .map_err(AwsError::from)
+        })?;
+        if n == 0 {
+            return Err(no_group());
+        }
+        Ok(Value::map())
     }
 
     /// The tags of a tagged resource, or its `ResourceNotFoundException`.

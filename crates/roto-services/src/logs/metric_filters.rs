@@ -10,9 +10,7 @@ use roto_core::{AwsError, AwsResult, Context, Value};
 use rusqlite::params;
 
 use super::filter::Pattern;
-use super::{
-    document, from_document, invalid, limit_exceeded, name_of_token, token_of, Logs, DEFAULT_PAGE,
-};
+use super::{document, invalid, limit_exceeded, name_of_token, page_of, Logs, DEFAULT_PAGE};
 
 /// How many metric filters one log group may have.
 const MAX_FILTERS: i64 = 100;
@@ -80,7 +78,7 @@ impl Logs {
             .and_then(<[Value]>::first)
             .cloned()
             .unwrap_or_else(Value::map);
-        self.existing_group(ctx, group)?;
+        self.standard_group(ctx, group)?;
         let replacing = self.env.store.with(|c| {
             c.prepare_cached(
                 "SELECT 1 FROM logs_metric_filters WHERE account = ?1 AND region = ?2 AND grp = ?3 AND name = ?4",
@@ -146,24 +144,20 @@ impl Logs {
         };
         // AWS applies the prefix only together with a log group name.
         let prefix = group.and(input.str("filterNamePrefix")).unwrap_or_default();
-        let (after_name, after_group) = match input.str("nextToken") {
-            Some(t) => serde_json::from_str::<(String, String)>(&name_of_token(t)?)
-                .map_err(|_| super::bad_token())?,
-            None => (String::new(), String::new()),
-        };
+        let after = input.str("nextToken").map(name_of_token).transpose()?;
         let limit = input.int("limit").unwrap_or(DEFAULT_PAGE).max(1) as usize;
         if let Some(group) = group {
             self.existing_group(ctx, group)?;
         }
-        let rows: Vec<(String, String, String)> = self.env.store.with(|c| {
+        let rows: Vec<(String, String)> = self.env.store.with(|c| {
             let mut st = c.prepare_cached(
-                "SELECT name, grp, config FROM logs_metric_filters
+                "SELECT name || char(0) || grp, config FROM logs_metric_filters
                  WHERE account = ?1 AND region = ?2
                    AND (?3 IS NULL OR grp = ?3)
                    AND substr(name, 1, length(?4)) = ?4
                    AND (?5 IS NULL OR (metric_name = ?5 AND metric_namespace = ?6))
-                   AND (name, grp) > (?7, ?8)
-                 ORDER BY name, grp LIMIT ?9",
+                   AND name || char(0) || grp > ?7
+                 ORDER BY name || char(0) || grp LIMIT ?8",
             )?;
             let rows = st.query_map(
                 params![
@@ -173,31 +167,15 @@ impl Logs {
                     prefix,
                     metric.map(|m| m.0),
                     metric.map(|m| m.1),
-                    after_name,
-                    after_group,
+                    after.unwrap_or_default(),
                     (limit + 1) as i64
                 ],
-                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+                |r| Ok((r.get(0)?, r.get(1)?)),
             )?;
             rows.collect::<rusqlite::Result<Vec<_>>>()
                 .map_err(AwsError::from)
         })?;
-        let more = rows.len() > limit;
-        let page = &rows[..rows.len().min(limit)];
-        let filters: Vec<Value> = page
-            .iter()
-            .map(|(_, _, config)| from_document(config))
-            .collect();
-        let mut out = Value::map().with("metricFilters", filters);
-        if more {
-            if let Some((name, grp, _)) = page.last() {
-                out.insert(
-                    "nextToken",
-                    token_of(&serde_json::json!([name, grp]).to_string()),
-                );
-            }
-        }
-        Ok(out)
+        Ok(page_of(rows, limit, "metricFilters"))
     }
 
     pub(super) fn delete_metric_filter(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {

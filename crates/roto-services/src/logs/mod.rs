@@ -5,7 +5,8 @@
 //! `ValidationException`), so the service checks its own input against the model
 //! (`validate_input: false`) and raises them with that code.
 //!
-//! - [`groups`]: log groups, retention, tags, and log streams.
+//! - [`groups`]: log groups (retention, tags, KMS keys, log classes, deletion protection,
+//!   DescribeLogGroups and ListLogGroups) and log streams.
 //! - [`events`]: PutLogEvents (ordering and batch rules), GetLogEvents (forward and
 //!   backward tokens), FilterLogEvents.
 //! - [`filter`]: the filter-pattern language FilterLogEvents matches messages with.
@@ -16,12 +17,14 @@
 //! - [`resource_policies`]: account- and log-group-scoped resource policies.
 //! - [`insights`]: the Logs Insights query language; [`queries`]: query definitions,
 //!   StartQuery and its results, GetLogRecord and GetLogGroupFields.
+//! - [`exports`]: export tasks, writing events to S3 through the dispatcher.
 //!
 //! Retention is applied on read: an event older than its group's retention is never
 //! returned, and PutLogEvents reports it as expired.
 
 mod destinations;
 mod events;
+mod exports;
 mod filter;
 mod groups;
 mod insights;
@@ -63,6 +66,7 @@ CREATE TABLE IF NOT EXISTS logs_groups (
     retention INTEGER,
     kms_key TEXT,
     class TEXT NOT NULL,
+    deletion_protection INTEGER NOT NULL DEFAULT 0,
     tags TEXT NOT NULL,
     PRIMARY KEY (account, region, name)
 );
@@ -139,6 +143,14 @@ CREATE TABLE IF NOT EXISTS logs_queries (
     config TEXT NOT NULL,
     PRIMARY KEY (account, region, id)
 );
+CREATE TABLE IF NOT EXISTS logs_export_tasks (
+    account TEXT NOT NULL,
+    region TEXT NOT NULL,
+    id TEXT NOT NULL,
+    created INTEGER NOT NULL,
+    config TEXT NOT NULL,
+    PRIMARY KEY (account, region, id)
+);
 CREATE INDEX IF NOT EXISTS logs_events_by_stream
     ON logs_events (account, region, grp, stream, ts, id);
 CREATE INDEX IF NOT EXISTS logs_events_by_group
@@ -200,6 +212,12 @@ impl Service for Logs {
                 "CreateLogGroup" => self.create_log_group(ctx, input)?,
                 "DeleteLogGroup" => self.delete_log_group(ctx, input)?,
                 "DescribeLogGroups" => self.describe_log_groups(ctx, input)?,
+                "ListLogGroups" => self.list_log_groups(ctx, input)?,
+                "PutLogGroupDeletionProtection" => {
+                    self.put_log_group_deletion_protection(ctx, input)?
+                }
+                "AssociateKmsKey" => self.set_kms_key(ctx, input, input.str("kmsKeyId"))?,
+                "DisassociateKmsKey" => self.set_kms_key(ctx, input, None)?,
                 "PutRetentionPolicy" => self.put_retention_policy(ctx, input)?,
                 "DeleteRetentionPolicy" => self.delete_retention_policy(ctx, input)?,
                 "CreateLogStream" => self.create_log_stream(ctx, input)?,
@@ -237,6 +255,9 @@ impl Service for Logs {
                 "DescribeQueries" => self.describe_queries(ctx, input)?,
                 "GetLogRecord" => self.get_log_record(ctx, input)?,
                 "GetLogGroupFields" => self.get_log_group_fields(ctx, input)?,
+                "CreateExportTask" => self.create_export_task(ctx, input).await?,
+                "DescribeExportTasks" => self.describe_export_tasks(ctx, input)?,
+                "CancelExportTask" => self.cancel_export_task(ctx, input)?,
                 other => return Err(AwsError::not_implemented(other)),
             };
             Ok(Response::new(output))
@@ -288,6 +309,21 @@ fn document(value: &Value) -> String {
 /// A stored document read back.
 fn from_document(text: &str) -> Value {
     serde_json::from_str(text).map_or_else(|_| Value::map(), |j| Value::from_json(&j))
+}
+
+/// A page of `(key, document)` rows (one more than `limit` when there are more), as
+/// `member`, with the token that resumes after its last key.
+fn page_of(rows: Vec<(String, String)>, limit: usize, member: &str) -> Value {
+    let more = rows.len() > limit;
+    let page = &rows[..rows.len().min(limit)];
+    let items: Vec<Value> = page.iter().map(|(_, d)| from_document(d)).collect();
+    let mut out = Value::map().with(member, items);
+    if more {
+        if let Some((key, _)) = page.last() {
+            out.insert("nextToken", token_of(key));
+        }
+    }
+    out
 }
 
 /// An opaque page token over a key.

@@ -15,7 +15,7 @@ use rusqlite::{params, OptionalExtension};
 use super::insights::{add_json_fields, Datum, Query, Record};
 use super::{
     document, from_document, group_of, invalid, limit_exceeded, name_of_arn, name_of_token,
-    token_of, Logs,
+    page_of, token_of, Logs,
 };
 
 /// How long a query's results are kept.
@@ -87,21 +87,6 @@ fn no_definition() -> AwsError {
         "The specified query definition does not exist.",
     )
     .with_status(400)
-}
-
-/// A page of `(key, document)` rows (one more than `limit` when there are more), as
-/// `member`, with the token that resumes after its last key.
-fn page_of(rows: Vec<(String, String)>, limit: usize, member: &str) -> Value {
-    let more = rows.len() > limit;
-    let page = &rows[..rows.len().min(limit)];
-    let items: Vec<Value> = page.iter().map(|(_, d)| from_document(d)).collect();
-    let mut out = Value::map().with(member, items);
-    if more {
-        if let Some((key, _)) = page.last() {
-            out.insert("nextToken", token_of(key));
-        }
-    }
-    out
 }
 
 impl Logs {

@@ -11,7 +11,7 @@ use rusqlite::{params, OptionalExtension};
 
 use super::{
     document, from_document, group_arn, invalid, limit_exceeded, name_of_arn, name_of_token,
-    token_of, Logs, DEFAULT_PAGE,
+    page_of, Logs, DEFAULT_PAGE,
 };
 
 /// How many account-scoped resource policies one account may have in a region.
@@ -175,16 +175,7 @@ impl Logs {
             rows.collect::<rusqlite::Result<Vec<_>>>()
                 .map_err(AwsError::from)
         })?;
-        let more = rows.len() > limit;
-        let page = &rows[..rows.len().min(limit)];
-        let policies: Vec<Value> = page.iter().map(|(_, p)| from_document(p)).collect();
-        let mut out = Value::map().with("resourcePolicies", policies);
-        if more {
-            if let Some((key, _)) = page.last() {
-                out.insert("nextToken", token_of(key));
-            }
-        }
-        Ok(out)
+        Ok(page_of(rows, limit, "resourcePolicies"))
     }
 
     pub(super) fn delete_resource_policy(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {

@@ -25,7 +25,7 @@ struct Subscription {
 }
 
 /// A gzip member holding `data` (deflate, then CRC-32 and length, as RFC 1952 lays out).
-fn gzip(data: &[u8]) -> Vec<u8> {
+pub(super) fn gzip(data: &[u8]) -> Vec<u8> {
     let mut out = vec![0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff];
     out.extend(miniz_oxide::deflate::compress_to_vec(data, 6));
     out.extend_from_slice(&crc32(data).to_le_bytes());
@@ -74,7 +74,7 @@ impl Logs {
         let name = input.str("filterName").unwrap_or_default();
         let pattern = input.str("filterPattern").unwrap_or_default();
         let destination = input.str("destinationArn").unwrap_or_default();
-        let existing = self.existing_group(ctx, group)?;
+        let existing = self.standard_group(ctx, group)?;
         Pattern::parse(pattern).map_err(invalid)?;
         let service = destination.split(':').nth(2).unwrap_or_default();
         if !destination.starts_with("arn:")
@@ -115,7 +115,7 @@ impl Logs {
         input: &Value,
     ) -> AwsResult<Value> {
         let group = input.str("logGroupName").unwrap_or_default();
-        self.existing_group(ctx, group)?;
+        self.standard_group(ctx, group)?;
         let prefix = input.str("filterNamePrefix").unwrap_or_default();
         let filters: Vec<Value> = self
             .subscriptions(ctx, group)?
