@@ -163,6 +163,58 @@ pub enum BlobReader {
     File(File),
 }
 
+/// Adds to `conn`'s tables the columns `schema` declares and they lack, learning the
+/// declared columns by running the schema on an empty in-memory database.
+fn add_missing_columns(conn: &Connection, schema: &str) -> rusqlite::Result<()> {
+    let shadow = Connection::open_in_memory()?;
+    shadow.execute_batch(schema)?;
+    let tables: Vec<String> = shadow
+        .prepare("SELECT name FROM sqlite_master WHERE type = 'table'")?
+        .query_map([], |r| r.get(0))?
+        .collect::<Result<_, _>>()?;
+    for table in tables {
+        let existing: Vec<String> = conn
+            .prepare(&format!("SELECT name FROM pragma_table_info('{table}')"))?
+            .query_map([], |r| r.get(0))?
+            .collect::<Result<_, _>>()?;
+        if existing.is_empty() {
+            continue;
+        }
+        let mut declared = shadow.prepare(&format!(
+            "SELECT name, type, \"notnull\", dflt_value FROM pragma_table_info('{table}')"
+        ))?;
+        let columns = declared.query_map([], |r| {
+            Ok((
+                r.get::<_, String>(0)?,
+                r.get::<_, String>(1)?,
+                r.get::<_, bool>(2)?,
+                r.get::<_, Option<String>>(3)?,
+            ))
+        })?;
+        for column in columns {
+            let (name, kind, not_null, default) = column?;
+            if existing.contains(&name) {
+                continue;
+            }
+            let zero = match kind.to_ascii_uppercase().as_str() {
+                k if k.contains("INT") || k.contains("REAL") => "0",
+                k if k.contains("BLOB") => "x''",
+                _ => "''",
+            };
+            let default = match (default, not_null) {
+                (Some(d), _) => format!(" DEFAULT {d}"),
+                (None, true) => format!(" DEFAULT {zero}"),
+                (None, false) => String::new(),
+            };
+            let null = if not_null { " NOT NULL" } else { "" };
+            conn.execute_batch(&format!(
+                "ALTER TABLE {table} ADD COLUMN {name} {kind}{null}{default}"
+            ))?;
+        }
+    }
+    Ok(())
+}
+
 fn random_id() -> String {
     let mut id = String::with_capacity(32);
     for _ in 0..2 {
@@ -214,11 +266,17 @@ impl Store {
         &self.mode
     }
 
-    /// Runs idempotent schema SQL (`CREATE TABLE IF NOT EXISTS ...`) for a service.
+    /// Runs idempotent schema SQL (`CREATE TABLE IF NOT EXISTS ...`) for a service. On disk,
+    /// a table a newer schema gives more columns than the store's copy has gets them added
+    /// first (with the column's default, else the zero of its type), so a data directory
+    /// written by an earlier build opens with its data intact.
     pub fn migrate(&self, schema: &str) -> io::Result<()> {
-        self.lock()
-            .execute_batch(schema)
-            .map_err(|e| io::Error::other(e.to_string()))
+        let to_io = |e: rusqlite::Error| io::Error::other(e.to_string());
+        let conn = self.lock();
+        if !matches!(self.mode, StoreMode::Ephemeral) {
+            add_missing_columns(&conn, schema).map_err(to_io)?;
+        }
+        conn.execute_batch(schema).map_err(to_io)
     }
 
     fn lock(&self) -> MutexGuard<'_, Connection> {
@@ -351,6 +409,43 @@ mod tests {
             .unwrap();
         assert_eq!(v, id);
         assert_eq!(read(&store, &id), vec![7u8; INLINE_LIMIT + 1]);
+    }
+
+    #[test]
+    fn an_older_table_gains_the_columns_a_newer_schema_declares() {
+        let dir = tempfile::tempdir().unwrap();
+        let mode = || StoreMode::Persistent(dir.path().to_path_buf());
+        {
+            let store = Store::open(mode()).unwrap();
+            store
+                .migrate("CREATE TABLE IF NOT EXISTS t_groups (name TEXT PRIMARY KEY)")
+                .unwrap();
+            store
+                .with(|c| c.execute("INSERT INTO t_groups VALUES ('a')", []))
+                .unwrap();
+        }
+        let store = Store::open(mode()).unwrap();
+        store
+            .migrate(
+                "CREATE TABLE IF NOT EXISTS t_groups (
+                    name TEXT PRIMARY KEY,
+                    protected INTEGER NOT NULL,
+                    class TEXT NOT NULL DEFAULT 'STANDARD',
+                    kms TEXT
+                 );
+                 CREATE INDEX IF NOT EXISTS t_groups_by_class ON t_groups (class);",
+            )
+            .unwrap();
+        let row: (String, i64, String, Option<String>) = store
+            .with(|c| {
+                c.query_row(
+                    "SELECT name, protected, class, kms FROM t_groups",
+                    [],
+                    |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+                )
+            })
+            .unwrap();
+        assert_eq!(row, ("a".into(), 0, "STANDARD".into(), None));
     }
 
     fn open(store: &Store, id: &str) -> io::Result<BlobReader> {
