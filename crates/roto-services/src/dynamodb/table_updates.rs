@@ -23,8 +23,8 @@ use super::rows;
 use super::streams;
 use super::tables::{
     check_key_schema, check_projection, check_throughput, invalid_parameter, key_names, load_table,
-    sse_description, table_arn, table_name, table_not_found, throughput_description, to_json,
-    Table, PAY_PER_REQUEST_SINCE,
+    sse_description, table_arn, table_name, table_not_found, throughput_description, Table,
+    PAY_PER_REQUEST_SINCE,
 };
 use super::DynamoDb;
 
@@ -439,7 +439,7 @@ fn plan(
                         .iter()
                         .any(|d| d["AttributeName"].as_str() == Some(attribute))
                     {
-                        definitions.push(to_json(definition));
+                        definitions.push(definition.to_json());
                     }
                 }
                 let key_schema = spec
@@ -484,8 +484,8 @@ fn plan(
                     .collect();
                 let mut index = json!({
                     "IndexName": name,
-                    "KeySchema": to_json(&key_schema),
-                    "Projection": to_json(spec.get("Projection").unwrap_or(&Value::map())),
+                    "KeySchema": key_schema.to_json(),
+                    "Projection": (spec.get("Projection").unwrap_or(&Value::map())).to_json(),
                     "IndexStatus": "ACTIVE",
                     "Backfilling": false,
                     "ProvisionedThroughput": throughput_description(index_throughput),
@@ -494,7 +494,7 @@ fn plan(
                     "IndexArn": format!("{}/index/{name}", table_arn(ctx, &table.name)),
                 });
                 if let Some(limits) = spec.get("OnDemandThroughput") {
-                    index["OnDemandThroughput"] = to_json(limits);
+                    index["OnDemandThroughput"] = limits.to_json();
                 }
                 let mut all_definitions = description["AttributeDefinitions"].clone();
                 if let Json::Array(list) = &mut all_definitions {
@@ -676,7 +676,7 @@ fn apply(
         );
     }
     if let Some(limits) = input.get("OnDemandThroughput") {
-        description["OnDemandThroughput"] = to_json(limits);
+        description["OnDemandThroughput"] = limits.to_json();
     }
 
     let mut shown_updates: Vec<(String, &str)> = Vec::new();
@@ -703,7 +703,7 @@ fn apply(
                         provision(&mut index["ProvisionedThroughput"], units(throughput), now);
                     }
                     if let Some(limits) = update.spec.get("OnDemandThroughput") {
-                        index["OnDemandThroughput"] = to_json(limits);
+                        index["OnDemandThroughput"] = limits.to_json();
                     }
                 }
                 shown_updates.push((update.name.to_string(), "UPDATING"));

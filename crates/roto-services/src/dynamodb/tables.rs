@@ -192,20 +192,6 @@ pub fn table_name(input: &Value) -> AwsResult<String> {
     }
 }
 
-/// Converts a shaped value (from the request) into stored JSON.
-pub(super) fn to_json(value: &Value) -> Json {
-    match value {
-        Value::Bool(b) => Json::Bool(*b),
-        Value::Integer(i) => Json::from(*i),
-        Value::Float(f) => Json::from(*f),
-        Value::String(s) => Json::String(s.clone()),
-        Value::Timestamp(t) => Json::from(*t),
-        Value::List(items) => Json::Array(items.iter().map(to_json).collect()),
-        Value::Map(m) => Json::Object(m.iter().map(|(k, v)| (k.clone(), to_json(v))).collect()),
-        Value::Blob(_) | Value::Null => Json::Null,
-    }
-}
-
 pub(super) fn key_names(key_schema: &Value) -> Vec<String> {
     key_schema
         .as_list()
@@ -396,8 +382,8 @@ fn build_description(ctx: &Context, name: &str, input: &Value) -> AwsResult<Json
             used.extend(names);
             lsi_out.push(json!({
                 "IndexName": index_name,
-                "KeySchema": to_json(&index_keys),
-                "Projection": to_json(index.get("Projection").unwrap_or(&Value::map())),
+                "KeySchema": index_keys.to_json(),
+                "Projection": (index.get("Projection").unwrap_or(&Value::map())).to_json(),
                 "IndexSizeBytes": 0,
                 "ItemCount": 0,
                 "IndexArn": format!("{arn}/index/{index_name}"),
@@ -439,8 +425,8 @@ fn build_description(ctx: &Context, name: &str, input: &Value) -> AwsResult<Json
             used.extend(key_names(&index_keys));
             let mut description = json!({
                 "IndexName": index_name,
-                "KeySchema": to_json(&index_keys),
-                "Projection": to_json(index.get("Projection").unwrap_or(&Value::map())),
+                "KeySchema": index_keys.to_json(),
+                "Projection": (index.get("Projection").unwrap_or(&Value::map())).to_json(),
                 "IndexStatus": "ACTIVE",
                 "ProvisionedThroughput": throughput_description(index_throughput),
                 "IndexSizeBytes": 0,
@@ -448,7 +434,7 @@ fn build_description(ctx: &Context, name: &str, input: &Value) -> AwsResult<Json
                 "IndexArn": format!("{arn}/index/{index_name}"),
             });
             if let Some(on_demand_throughput) = index.get("OnDemandThroughput") {
-                description["OnDemandThroughput"] = to_json(on_demand_throughput);
+                description["OnDemandThroughput"] = on_demand_throughput.to_json();
             }
             gsi_out.push(description);
         }
@@ -475,9 +461,9 @@ fn build_description(ctx: &Context, name: &str, input: &Value) -> AwsResult<Json
     }
 
     let mut description = Map::new();
-    description.insert("AttributeDefinitions".into(), to_json(definitions));
+    description.insert("AttributeDefinitions".into(), definitions.to_json());
     description.insert("TableName".into(), name.into());
-    description.insert("KeySchema".into(), to_json(key_schema));
+    description.insert("KeySchema".into(), key_schema.to_json());
     description.insert(
         "ProvisionedThroughput".into(),
         throughput_description(throughput),
@@ -519,7 +505,7 @@ fn build_description(ctx: &Context, name: &str, input: &Value) -> AwsResult<Json
         description.insert("TableClassSummary".into(), json!({"TableClass": class}));
     }
     if let Some(on_demand_throughput) = input.get("OnDemandThroughput") {
-        description.insert("OnDemandThroughput".into(), to_json(on_demand_throughput));
+        description.insert("OnDemandThroughput".into(), on_demand_throughput.to_json());
     }
     description.insert(
         "DeletionProtectionEnabled".into(),
@@ -587,7 +573,7 @@ impl DynamoDb {
             return Err(AwsError::validation(message));
         }
         let mut description = build_description(ctx, given, input)?;
-        let tags = to_json(input.get("Tags").unwrap_or(&Value::List(vec![])));
+        let tags = (input.get("Tags").unwrap_or(&Value::List(vec![]))).to_json();
         let created = now_millis();
         let view_type = input
             .get("StreamSpecification")
@@ -774,7 +760,7 @@ fn update_tags(
 impl DynamoDb {
     pub(super) fn tag_resource(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
         let (arn, name) = tagged_table(ctx, input)?;
-        let new_tags = match to_json(input.get("Tags").unwrap_or(&Value::List(vec![]))) {
+        let new_tags = match (input.get("Tags").unwrap_or(&Value::List(vec![]))).to_json() {
             Json::Array(tags) => tags,
             _ => Vec::new(),
         };
