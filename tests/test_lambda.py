@@ -8,7 +8,9 @@ import base64
 import io
 import json
 import os
+import re
 import sys
+import threading
 import time
 import uuid
 import zipfile
@@ -16,7 +18,7 @@ import zipfile
 import boto3
 import pytest
 from botocore.config import Config
-from botocore.exceptions import ClientError
+from botocore.exceptions import ClientError, WaiterError
 
 sys.path.insert(0, os.path.dirname(__file__))
 from roto_server import RotoServer  # noqa: E402
@@ -124,17 +126,19 @@ def error_of(excinfo):
 
 # --- function CRUD -------------------------------------------------------------------------
 
-def test_create_function_returns_active_configuration(lam):
+def test_create_function_answers_pending_then_is_active(lam):
     name = unique("crud")
     config = lam.create_function(FunctionName=name, Runtime="python3.12", Role=ROLE, Handler="app.handler",
                                  Code={"ZipFile": zip_of({"app.py": PY_HANDLER})}, Description="d",
                                  MemorySize=256, Timeout=10, Tags={"team": "core"})
     assert config["FunctionArn"] == f"arn:aws:lambda:us-east-1:000000000000:function:{name}"
-    assert config["State"] == "Active" and config["LastUpdateStatus"] == "Successful"
+    assert (config["State"], config["StateReasonCode"]) == ("Pending", "Creating")
+    assert config["StateReason"] == "The function is being created."
     assert config["Version"] == "$LATEST" and config["MemorySize"] == 256 and config["Timeout"] == 10
     assert config["CodeSize"] > 0 and len(base64.b64decode(config["CodeSha256"])) == 32
-    lam.get_waiter("function_active_v2").wait(FunctionName=name)
-    lam.get_waiter("function_updated_v2").wait(FunctionName=name)
+    stored = lam.get_function_configuration(FunctionName=name)
+    assert stored["State"] == "Active" and stored["LastUpdateStatus"] == "Successful"
+    assert "StateReason" not in stored
     got = lam.get_function(FunctionName=name)
     assert got["Configuration"]["FunctionName"] == name
     assert got["Tags"] == {"team": "core"}
@@ -273,6 +277,89 @@ def test_tags_and_reserved_concurrency(lam):
     assert error_of(e)[0] == "ResourceNotFoundException"
 
 
+def test_sdk_waiters_pass_on_their_first_poll(lam):
+    name = create(lam)
+    started = time.time()
+    for waiter in ("function_exists", "function_active", "function_active_v2", "function_updated", "function_updated_v2"):
+        lam.get_waiter(waiter).wait(FunctionName=name)
+    updated = lam.update_function_configuration(FunctionName=name, Timeout=9)
+    assert (updated["LastUpdateStatus"], updated["LastUpdateStatusReasonCode"]) == ("InProgress", "Creating")
+    lam.get_waiter("function_updated").wait(FunctionName=name)
+    code = lam.update_function_code(FunctionName=name, ZipFile=zip_of({"app.py": PY_HANDLER + "\n# v2\n"}))
+    assert code["LastUpdateStatus"] == "InProgress"
+    lam.get_waiter("function_updated_v2").wait(FunctionName=name)
+    version = lam.publish_version(FunctionName=name)["Version"]
+    lam.get_waiter("published_version_active").wait(FunctionName=name, Qualifier=version)
+    assert time.time() - started < 4  # no waiter slept its 1-5 s delay
+    with pytest.raises(WaiterError):
+        lam.get_waiter("function_exists").wait(FunctionName="never-created", WaiterConfig={"Delay": 1, "MaxAttempts": 1})
+
+
+def test_reserved_concurrency_throttles_with_the_reason(lam):
+    name = create(lam, Timeout=10)
+    before = lam.get_account_settings()["AccountLimit"]
+    assert before["ConcurrentExecutions"] == 1000
+    lam.put_function_concurrency(FunctionName=name, ReservedConcurrentExecutions=1)
+    after = lam.get_account_settings()
+    assert after["AccountLimit"]["UnreservedConcurrentExecutions"] == before["UnreservedConcurrentExecutions"] - 1
+    assert after["AccountUsage"]["FunctionCount"] >= 1
+    invoke(lam, name, {})  # warm, so the slow call below is busy at once
+    slow = threading.Thread(target=invoke, args=(lam, name, {"sleep": 1.5}))
+    slow.start()
+    time.sleep(0.5)
+    with pytest.raises(ClientError) as e:
+        invoke(lam, name, {})
+    slow.join()
+    assert error_of(e) == ("TooManyRequestsException", "Rate Exceeded.", 429)
+    assert e.value.response["Reason"] == "ReservedFunctionConcurrentInvocationLimitExceeded"
+    assert invoke(lam, name, {})[0]["StatusCode"] == 200  # the slot is free again
+    with pytest.raises(ClientError) as e:
+        lam.put_function_concurrency(FunctionName=name, ReservedConcurrentExecutions=901)
+    assert error_of(e) == ("InvalidParameterValueException",
+                           "Specified ReservedConcurrentExecutions for function decreases account's "
+                           "UnreservedConcurrentExecution below its minimum value of [100].", 400)
+    lam.delete_function_concurrency(FunctionName=name)
+
+
+def test_throttled_events_are_queued_until_they_are_too_old():
+    with RotoServer("--ephemeral") as server:
+        lam, sqs = make_client(server, "lambda"), make_client(server, "sqs")
+        dead = sqs.create_queue(QueueName="too-old")["QueueUrl"]
+        dead_arn = sqs.get_queue_attributes(QueueUrl=dead, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+        name = create(lam)
+        lam.put_function_concurrency(FunctionName=name, ReservedConcurrentExecutions=0)
+        lam.put_function_event_invoke_config(FunctionName=name, MaximumEventAgeInSeconds=60, MaximumRetryAttempts=0,
+                                             DestinationConfig={"OnFailure": {"Destination": dead_arn}})
+        assert lam.invoke(FunctionName=name, InvocationType="Event", Payload=b'{"late": 1}')["StatusCode"] == 202
+        first = server.wait_for_delivery(service="lambda", operation="Invoke")
+        assert (first["outcome"], first["error_code"]) == ("retrying", "TooManyRequestsException")
+        assert not sqs.receive_message(QueueUrl=dead).get("Messages")  # throttles do not use up retries
+        server.advance_clock(61)
+        record = json.loads(wait_for(lambda: sqs.receive_message(QueueUrl=dead, WaitTimeSeconds=1).get("Messages"))[0]["Body"])
+        assert record["requestContext"]["condition"] == "EventAgeExceeded"
+        assert record["requestContext"]["approximateInvokeCount"] == 0
+        assert record["requestPayload"] == {"late": 1}
+        outcomes = {(e["outcome"], e.get("detail")) for e in server.traces(service="lambda", kind="delivery")
+                    if e["operation"] == "Invoke"}
+        assert outcomes == {("retrying", None), ("failed", "EventAgeExceeded")}
+
+
+def test_the_none_executor_stores_functions_and_refuses_to_run_them():
+    with RotoServer("--ephemeral", "--lambda-executor", "none") as server:
+        lam = make_client(server, "lambda")
+        name = create(lam)
+        assert lam.get_function(FunctionName=name)["Configuration"]["State"] == "Active"
+        assert lam.invoke(FunctionName=name, InvocationType="DryRun")["StatusCode"] == 204
+        with pytest.raises(ClientError) as e:
+            invoke(lam, name, {})
+        assert error_of(e) == ("ServiceException",
+                               f"Cannot invoke {name}: Roto was started with --lambda-executor none, "
+                               "which stores functions without running them", 501)
+        assert lam.invoke(FunctionName=name, InvocationType="Event", Payload=b"{}")["StatusCode"] == 202
+        attempt = server.wait_for_delivery(service="lambda", operation="Invoke")
+        assert (attempt["outcome"], attempt["error_code"]) == ("retrying", "ServiceException")
+
+
 # --- invocations ---------------------------------------------------------------------------
 
 def test_python_handler_runs_and_stays_warm(lam, py_fn):
@@ -327,8 +414,10 @@ def test_timeout_is_enforced_and_reported(lam, py_fn):
     resp, out = invoke(lam, py_fn, {"sleep": 5}, LogType="Tail")
     assert time.time() - start < 4.5
     assert resp["FunctionError"] == "Unhandled"
-    assert out["errorMessage"].endswith("Task timed out after 2.00 seconds")
-    assert "Task timed out after 2.00 seconds" in base64.b64decode(resp["LogResult"]).decode()
+    assert re.fullmatch(r"\S+Z [0-9a-f-]+ Task timed out after 2\.\d\d seconds", out["errorMessage"]), out
+    log = base64.b64decode(resp["LogResult"]).decode()
+    assert re.search(r"Task timed out after 2\.\d\d seconds", log)
+    assert log.strip().split("\n")[-1].endswith("\tStatus: timeout")
     _, ok = invoke(lam, py_fn, {})  # a fresh instance replaces the killed one
     assert ok["echo"] == {}
 
@@ -629,3 +718,103 @@ def handler(event, context):
     with pytest.raises(ClientError) as e:
         logs.delete_subscription_filter(logGroupName=group, filterName="errors")
     assert error_of(e)[0] == "ResourceNotFoundException"
+
+
+# --- function URLs -------------------------------------------------------------------------
+
+URL_HANDLER = '''
+def handler(event, context):
+    if event["rawPath"] == "/fail":
+        raise RuntimeError("url boom")
+    if event["rawPath"] == "/shaped":
+        return {"statusCode": 201, "headers": {"Content-Type": "text/plain", "X-Made": "yes"},
+                "cookies": ["s=1; Path=/"], "body": "made " + event["body"]}
+    return {"event": event, "arn": context.invoked_function_arn}
+'''
+
+
+def url_request(server, url, method="GET", path="/", body=b"", headers=None):
+    host = url.split("//", 1)[1].rstrip("/")
+    status, got, data = server.request(method, path, body, {"Host": host, **(headers or {})})
+    return status, got, data
+
+
+def test_function_url_configuration_and_its_errors(server, lam):
+    name = create(lam, files={"app.py": URL_HANDLER})
+    created = lam.create_function_url_config(FunctionName=name, AuthType="NONE",
+                                             Cors={"AllowOrigins": ["https://app.example"], "MaxAge": 60})
+    assert created["ResponseMetadata"]["HTTPStatusCode"] == 201
+    assert re.fullmatch(rf"http://[a-z0-9]{{32}}\.lambda-url\.us-east-1\.localhost:{server.port}/", created["FunctionUrl"])
+    assert created["FunctionArn"] == f"arn:aws:lambda:us-east-1:000000000000:function:{name}"
+    assert (created["AuthType"], created["InvokeMode"]) == ("NONE", "BUFFERED")
+    assert created["Cors"] == {"AllowOrigins": ["https://app.example"], "MaxAge": 60}
+    with pytest.raises(ClientError) as e:
+        lam.create_function_url_config(FunctionName=name, AuthType="NONE")
+    assert error_of(e) == ("ResourceConflictException",
+                           f"Failed to create function url config for [functionArn = {created['FunctionArn']}]. "
+                           "Error message:  FunctionUrlConfig exists for this Lambda function", 409)
+    with pytest.raises(ClientError) as e:
+        lam.create_function_url_config(FunctionName=name, Qualifier="1", AuthType="NONE")
+    assert error_of(e)[0] == "ValidationException" and "'qualifier'" in error_of(e)[1]
+    with pytest.raises(ClientError) as e:
+        lam.create_function_url_config(FunctionName="no-such-fn", AuthType="NONE")
+    assert error_of(e)[0] == "ResourceNotFoundException"
+    with pytest.raises(ClientError) as e:
+        lam.get_function_url_config(FunctionName=name, Qualifier="nolias")
+    assert error_of(e)[0] == "ResourceNotFoundException"
+    got = lam.get_function_url_config(FunctionName=name)
+    assert got["FunctionUrl"] == created["FunctionUrl"] and got["LastModifiedTime"] >= got["CreationTime"]
+    updated = lam.update_function_url_config(FunctionName=name, AuthType="AWS_IAM")
+    assert updated["AuthType"] == "AWS_IAM" and updated["Cors"] == created["Cors"]
+    lam.publish_version(FunctionName=name)
+    lam.create_alias(FunctionName=name, Name="live", FunctionVersion="1")
+    live = lam.create_function_url_config(FunctionName=name, Qualifier="live", AuthType="NONE")
+    assert live["FunctionArn"].endswith(f":{name}:live") and live["FunctionUrl"] != created["FunctionUrl"]
+    listed = lam.list_function_url_configs(FunctionName=name)["FunctionUrlConfigs"]
+    assert [c["FunctionArn"] for c in listed] == [created["FunctionArn"], live["FunctionArn"]]
+    lam.delete_function_url_config(FunctionName=name)
+    with pytest.raises(ClientError) as e:
+        lam.get_function_url_config(FunctionName=name)
+    assert error_of(e) == ("ResourceNotFoundException", "The resource you requested does not exist.", 404)
+    assert url_request(server, created["FunctionUrl"])[0] == 403
+    lam.delete_alias(FunctionName=name, Name="live")
+    assert url_request(server, live["FunctionUrl"])[0] == 403
+
+
+def test_function_urls_invoke_the_function_over_http(server, lam):
+    name = create(lam, files={"app.py": URL_HANDLER})
+    url = lam.create_function_url_config(FunctionName=name, AuthType="NONE", Cors={
+        "AllowOrigins": ["https://app.example"], "AllowMethods": ["GET", "POST"], "ExposeHeaders": ["x-made"],
+        "MaxAge": 60})["FunctionUrl"]
+    status, headers, body = url_request(server, url, path="/items/7?q=a&q=b",
+                                        headers={"Cookie": "c1=x; c2=y", "Origin": "https://app.example"})
+    assert status == 200 and headers["content-type"] == "application/json"
+    assert headers["access-control-allow-origin"] == "https://app.example"
+    assert headers["access-control-expose-headers"] == "x-made"
+    out = json.loads(body)
+    event = out["event"]
+    assert out["arn"] == f"arn:aws:lambda:us-east-1:000000000000:function:{name}"
+    assert (event["version"], event["rawPath"], event["rawQueryString"]) == ("2.0", "/items/7", "q=a&q=b")
+    assert event["queryStringParameters"] == {"q": "a,b"} and event["cookies"] == ["c1=x", "c2=y"]
+    assert event["requestContext"]["http"]["method"] == "GET"
+    assert event["requestContext"]["domainName"] == url.split("//")[1].split(":")[0]
+    assert "body" not in event and event["isBase64Encoded"] is False
+    status, headers, body = url_request(server, url, "POST", "/shaped", b"it", {"Content-Type": "text/plain"})
+    assert (status, body) == (201, b"made it")
+    assert headers["content-type"] == "text/plain" and headers["x-made"] == "yes"
+    assert headers["set-cookie"] == "s=1; Path=/"
+    status, _, body = url_request(server, url, "POST", "/fail", b"{}", {"Content-Type": "application/json"})
+    assert status == 502 and json.loads(body) == {"Message": "Internal Server Error"}
+    status, headers, _ = url_request(server, url, "OPTIONS", "/items", headers={
+        "Origin": "https://app.example", "Access-Control-Request-Method": "POST"})
+    assert status == 200 and headers["access-control-allow-methods"] == "GET,POST"
+    assert headers["access-control-max-age"] == "60"
+    lam.update_function_url_config(FunctionName=name, AuthType="AWS_IAM")
+    status, _, body = url_request(server, url)
+    assert (status, json.loads(body)) == (403, {"Message": "Forbidden"})
+    signed = "AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/20260101/us-east-1/lambda/aws4_request, SignedHeaders=host, Signature=00"
+    status, _, body = url_request(server, url, headers={"Authorization": signed})
+    assert status == 200 and json.loads(body)["event"]["requestContext"]["accountId"] == "000000000000"
+    assert any(t["operation"] == "InvokeFunctionUrl" for t in server.traces(service="lambda"))
+    lam.delete_function(FunctionName=name)
+    assert url_request(server, url, headers={"Authorization": signed})[0] == 403

@@ -187,11 +187,16 @@ async fn run(
         headers: &parts.headers,
         body: &empty,
     };
-    if let Some(operation) = raw_operation(protocol, parts) {
+    if let Some(operation) = route
+        .raw_operation
+        .or_else(|| raw_operation(protocol, parts))
+    {
         entry.operation = operation.to_string();
         let body = read_body(pending, buffered).await?;
         let input = roto_core::Value::map()
+            .with("Method", parts.method.as_str())
             .with("Path", path.as_str())
+            .with("Query", query)
             .with("Body", roto_core::Value::Blob(body.to_vec()));
         let request = Request {
             input,
@@ -270,7 +275,8 @@ fn context(route: &Route, parts: &Parts, request_id: &str) -> Context {
     }
 }
 
-/// The requests a rest-xml model has no operation for but S3 serves: a CORS preflight
+/// The requests a rest-xml model has no operation for but S3 serves (besides those the
+/// router already named, such as function URLs): a CORS preflight
 /// (`OPTIONS`) and a browser form upload (`POST` of `multipart/form-data` to a bucket).
 /// The service receives them as `PreflightRequest` and `PostObject`, with the path and
 /// the raw body as input, and answers with status, headers and body of its own.

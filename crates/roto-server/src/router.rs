@@ -6,7 +6,8 @@
 //! query protocol's `Version`, then the host (`sqs.us-east-1.localhost`,
 //! `bucket.s3.localhost`) and the path (`/000000000000/queue`); anything left is S3 in
 //! path style, as LocalStack does. The access key id picks the account; the scope's region
-//! picks the region.
+//! picks the region. A Lambda function URL's host (`<id>.lambda-url.<region>.localhost`)
+//! comes before all of these: whatever its request says, it is for the function.
 
 use std::sync::Arc;
 
@@ -26,6 +27,9 @@ pub struct Route {
     pub access_key: Option<String>,
     /// The bucket named by a virtual-host-style address (`bucket.s3.localhost`).
     pub virtual_bucket: Option<String>,
+    /// The operation a request no model describes goes to (`InvokeFunctionUrl` for a
+    /// function URL), with its method, path, query, headers and body as they came.
+    pub raw_operation: Option<&'static str>,
 }
 
 /// What a request's headers and URL say about its caller.
@@ -118,6 +122,9 @@ enum HostRoute {
         name: String,
         region: Option<String>,
     },
+    FunctionUrl {
+        region: Option<String>,
+    },
 }
 
 fn is_region(label: &str) -> bool {
@@ -187,6 +194,11 @@ impl Router {
             .strip_suffix(&format!(".{}", self.domain))
             .or_else(|| host.strip_suffix(".amazonaws.com"))?;
         let labels: Vec<&str> = stem.split('.').collect();
+        if let [_, "lambda-url", rest @ ..] = labels.as_slice() {
+            return Some(HostRoute::FunctionUrl {
+                region: rest.first().filter(|r| is_region(r)).map(|r| r.to_string()),
+            });
+        }
         if let Some(i) = labels.iter().rposition(|l| *l == "s3") {
             if i > 0 {
                 let region = labels
@@ -220,6 +232,14 @@ impl Router {
     /// a query-protocol `Version` before falling back to [`Router::fallback`].
     pub fn route(&self, parts: &Parts) -> Option<Route> {
         let cred = credential(parts);
+        let host = host_of(parts);
+        if host.contains(".lambda-url.") {
+            if let Some(HostRoute::FunctionUrl { region }) = self.host_route(&host) {
+                let mut route = self.finish(self.by_name("lambda")?.clone(), &cred, region, None);
+                route.raw_operation = Some("InvokeFunctionUrl");
+                return Some(route);
+            }
+        }
         let target = parts
             .headers
             .get("x-amz-target")
@@ -240,7 +260,7 @@ impl Router {
         } else if let Some(s) = self.query_version_in_url(parts) {
             Some(s)
         } else {
-            match self.host_route(&host_of(parts)) {
+            match self.host_route(&host) {
                 Some(HostRoute::Service { name, region }) => {
                     host_region = region;
                     self.by_name(&name)
@@ -252,7 +272,7 @@ impl Router {
                     virtual_bucket = Some(name);
                     self.by_name("s3").cloned()
                 }
-                None => self.by_queue_path(parts),
+                Some(HostRoute::FunctionUrl { .. }) | None => self.by_queue_path(parts),
             }
         };
         let service = service?;
@@ -282,6 +302,7 @@ impl Router {
             region,
             access_key: cred.access_key.clone(),
             virtual_bucket,
+            raw_operation: None,
         }
     }
 
@@ -325,7 +346,7 @@ impl Router {
     fn virtual_bucket(&self, parts: &Parts) -> Option<String> {
         match self.host_route(&host_of(parts))? {
             HostRoute::Bucket { name, .. } => Some(name),
-            HostRoute::Service { .. } => None,
+            HostRoute::Service { .. } | HostRoute::FunctionUrl { .. } => None,
         }
     }
 }
@@ -436,6 +457,30 @@ mod tests {
             ))
             .unwrap();
         assert_eq!(route.virtual_bucket, None);
+    }
+
+    #[test]
+    fn function_url_hosts_go_to_lambda_whatever_the_request_says() {
+        let r = router();
+        let host = "abcdef0123.lambda-url.eu-west-1.localhost:4566";
+        for headers in [
+            vec![("host", host)],
+            vec![("host", host), ("authorization", SIGNED_S3)],
+        ] {
+            let route = r.route(&parts("/items?x=1", &headers)).unwrap();
+            assert_eq!(route.service.spec().name, "lambda");
+            assert_eq!(route.raw_operation, Some("InvokeFunctionUrl"));
+            assert_eq!(route.virtual_bucket, None);
+        }
+        let unsigned = r.route(&parts("/", &[("host", host)])).unwrap();
+        assert_eq!(unsigned.region, "eu-west-1");
+        let plain = r
+            .route(&parts(
+                "/",
+                &[("host", "127.0.0.1"), ("authorization", SIGNED_S3)],
+            ))
+            .unwrap();
+        assert_eq!(plain.raw_operation, None);
     }
 
     #[test]

@@ -241,6 +241,7 @@ impl Lambda {
             )
             .map_err(AwsError::from)
         })?;
+        self.forget_urls(ctx, &function, input.str("Name"))?;
         Ok(Value::map())
     }
 

@@ -3,8 +3,10 @@
 //! Each function is one row per version (`0` is `$LATEST`) holding its configuration as
 //! the `FunctionConfiguration` document the API returns, and the id of its code blob
 //! (versions share the blob of the `$LATEST` they were published from). Tags and reserved
-//! concurrency live on the `$LATEST` row. Functions are `Active`/`Successful` as soon as
-//! they are stored, so the SDK waiters (`function_active`, `function_updated`) pass at once.
+//! concurrency live on the `$LATEST` row. A function is stored `Active`/`Successful`: the
+//! create and update responses say `Pending`/`InProgress`, as AWS's do, and the next read
+//! finds the function ready, so the SDK waiters (`function_active`, `function_updated`)
+//! pass on their first poll.
 
 use std::collections::BTreeMap;
 
@@ -51,6 +53,11 @@ const VOLATILE: &[&str] = &[
     "LastModified",
     "Description",
 ];
+
+/// The concurrent executions an account may run (AWS's default quota).
+const ACCOUNT_CONCURRENCY: i64 = 1000;
+/// The concurrency reservations must leave to the functions that have none.
+const MIN_UNRESERVED: i64 = 100;
 
 /// The page size list operations use when the caller names none.
 const DEFAULT_PAGE: i64 = 50;
@@ -201,6 +208,28 @@ fn apply_settings(config: &mut Value, input: &Value) {
         }
         config.insert("LoggingConfig", merged);
     }
+}
+
+/// What a create or update response says of a change.
+enum Change {
+    Created,
+    Updated,
+}
+
+/// The configuration as a create or update answers it: AWS's responses catch the function
+/// mid-change (`Pending`, `InProgress`), though the stored one is ready.
+fn as_answered(mut config: Value, change: Change) -> Value {
+    let (status, status_member) = match change {
+        Change::Created => ("Pending", "State"),
+        Change::Updated => ("InProgress", "LastUpdateStatus"),
+    };
+    config.insert(status_member, status);
+    config.insert(
+        format!("{status_member}Reason"),
+        "The function is being created.",
+    );
+    config.insert(format!("{status_member}ReasonCode"), "Creating");
+    config
 }
 
 fn sha256_base64(bytes: &[u8]) -> String {
@@ -427,7 +456,7 @@ impl Lambda {
         if input.bool("Publish") == Some(true) {
             return self.publish(ctx, &name, None);
         }
-        Ok(function.config)
+        Ok(as_answered(function.config, Change::Created))
     }
 
     pub(super) fn get_function(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
@@ -507,7 +536,7 @@ impl Lambda {
         if input.bool("Publish") == Some(true) {
             return self.publish(ctx, &function.name, None);
         }
-        Ok(function.config)
+        Ok(as_answered(function.config, Change::Updated))
     }
 
     pub(super) fn update_function_configuration(
@@ -530,7 +559,7 @@ impl Lambda {
         self.save(ctx, &function)?;
         self.executor
             .retire(&self.instance_prefix(ctx, &function.name));
-        Ok(function.config)
+        Ok(as_answered(function.config, Change::Updated))
     }
 
     pub(super) fn delete_function(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
@@ -584,6 +613,7 @@ impl Lambda {
                 self.executor
                     .retire(&self.instance_prefix(ctx, &latest.name));
                 self.forget_settings(ctx, &latest.name)?;
+                self.forget_urls(ctx, &latest.name, None)?;
                 blobs
             }
         };
@@ -761,9 +791,59 @@ impl Lambda {
         let reserved = input
             .int("ReservedConcurrentExecutions")
             .unwrap_or_default();
+        let others: i64 = self.reserved_by_others(ctx, &name)?;
+        if ACCOUNT_CONCURRENCY - others - reserved < MIN_UNRESERVED {
+            return Err(invalid_parameter(format!(
+                "Specified ReservedConcurrentExecutions for function decreases account's UnreservedConcurrentExecution below its minimum value of [{MIN_UNRESERVED}]."
+            )));
+        }
         f.reserved = Some(reserved);
         self.save(ctx, &f)?;
         Ok(Value::map().with("ReservedConcurrentExecutions", reserved))
+    }
+
+    /// The concurrency the account's other functions reserve.
+    fn reserved_by_others(&self, ctx: &Context, name: &str) -> AwsResult<i64> {
+        self.env.store.with(|c| {
+            c.prepare_cached(
+                "SELECT COALESCE(SUM(reserved), 0) FROM lambda_functions
+                 WHERE account = ?1 AND region = ?2 AND version = 0 AND name != ?3",
+            )?
+            .query_row(params![ctx.account, ctx.region, name], |r| r.get(0))
+            .map_err(AwsError::from)
+        })
+    }
+
+    pub(super) fn get_account_settings(&self, ctx: &Context) -> AwsResult<Value> {
+        let (functions, code_size): (i64, i64) =
+            self.env.store.with(|c| {
+                c.prepare_cached(
+                "SELECT COUNT(DISTINCT name), COALESCE(SUM(json_extract(config, '$.CodeSize')), 0)
+                 FROM lambda_functions WHERE account = ?1 AND region = ?2",
+            )?
+            .query_row(params![ctx.account, ctx.region], |r| Ok((r.get(0)?, r.get(1)?)))
+            .map_err(AwsError::from)
+            })?;
+        let reserved = self.reserved_by_others(ctx, "")?;
+        Ok(Value::map()
+            .with(
+                "AccountLimit",
+                Value::map()
+                    .with("TotalCodeSize", 80_530_636_800i64)
+                    .with("CodeSizeUnzipped", 262_144_000i64)
+                    .with("CodeSizeZipped", 52_428_800i64)
+                    .with("ConcurrentExecutions", ACCOUNT_CONCURRENCY)
+                    .with(
+                        "UnreservedConcurrentExecutions",
+                        ACCOUNT_CONCURRENCY - reserved,
+                    ),
+            )
+            .with(
+                "AccountUsage",
+                Value::map()
+                    .with("TotalCodeSize", code_size)
+                    .with("FunctionCount", functions),
+            ))
     }
 
     pub(super) fn get_function_concurrency(

@@ -27,6 +27,13 @@ const MAX_ASYNC_PAYLOAD: usize = 1024 * 1024;
 const TAIL_BYTES: usize = 4096;
 /// How many times a failed asynchronous invocation is retried.
 const ASYNC_RETRIES: u32 = 2;
+/// How long an asynchronous event may wait in the queue, by default (six hours).
+const MAX_EVENT_AGE_SECONDS: u32 = 21_600;
+/// The first and the longest wait before retrying a throttled asynchronous invocation.
+const THROTTLE_FIRST_DELAY: Duration = Duration::from_secs(1);
+const THROTTLE_MAX_DELAY: Duration = Duration::from_secs(300);
+/// The error code of a throttled invocation.
+const THROTTLED: &str = "TooManyRequestsException";
 
 /// A batch of log lines for one stream.
 struct LogBatch {
@@ -62,8 +69,9 @@ impl Drop for Slot {
     }
 }
 
+/// The error of an invocation beyond the function's reserved concurrency.
 fn throttled() -> AwsError {
-    AwsError::new("TooManyRequestsException", "Rate Exceeded.")
+    AwsError::new(THROTTLED, "Rate Exceeded.")
         .with_status(429)
         .with_field("Type", "User")
         .with_field(
@@ -82,6 +90,9 @@ fn report_line(request_id: &str, outcome: &Outcome, memory: i64) -> String {
     );
     if let Some(init) = outcome.init_ms {
         line.push_str(&format!("\tInit Duration: {init:.2} ms"));
+    }
+    if let Some(status) = &outcome.status {
+        line.push_str(&format!("\tStatus: {status}"));
     }
     line
 }
@@ -167,9 +178,12 @@ impl Runner {
         Ok(Outcome { lines, ..outcome })
     }
 
-    /// Runs an asynchronous invocation with its retries (`MaximumRetryAttempts` of its
-    /// invoke configuration, else two), tracing every attempt, then sends the record to
-    /// the OnSuccess or OnFailure destination where one is configured.
+    /// Runs an asynchronous invocation as Lambda's event queue does: a function error is
+    /// retried `MaximumRetryAttempts` times (else twice) after `retry_delay` and twice that;
+    /// a throttled attempt is retried with its own back-off (1 s doubling to 5 minutes)
+    /// without counting as an attempt; an event older than `MaximumEventAgeInSeconds` (else
+    /// six hours) is discarded. Every attempt is traced; the final record goes to the
+    /// OnSuccess or OnFailure destination where one is configured.
     async fn run_async(
         self,
         ctx: Context,
@@ -178,53 +192,82 @@ impl Runner {
         config: Option<Value>,
     ) {
         let arn = invocation.invoked_arn.clone();
-        let retries = config
-            .as_ref()
-            .and_then(|c| c.int("MaximumRetryAttempts"))
-            .and_then(|r| u32::try_from(r).ok())
-            .unwrap_or(ASYNC_RETRIES);
-        for attempt in 1..=retries + 1 {
+        let setting = |member: &str| {
+            config
+                .as_ref()
+                .and_then(|c| c.int(member))
+                .and_then(|r| u32::try_from(r).ok())
+        };
+        let retries = setting("MaximumRetryAttempts").unwrap_or(ASYNC_RETRIES);
+        let max_age_ms =
+            i64::from(setting("MaximumEventAgeInSeconds").unwrap_or(MAX_EVENT_AGE_SECONDS)) * 1000;
+        let queued = roto_core::timestamp::now_millis();
+        let mut attempts = 0;
+        let mut throttle_delay = THROTTLE_FIRST_DELAY;
+        loop {
             let started = std::time::Instant::now();
             let result = self.run(&ctx, &function, invocation.clone()).await;
+            let throttled = matches!(&result, Err(e) if e.code == THROTTLED);
+            if !throttled {
+                attempts += 1;
+            }
             let failed = match &result {
                 Ok(o) => o.function_error.clone(),
                 Err(e) => Some(e.code.to_string()),
             };
-            let last = attempt == retries + 1;
+            let delay = if throttled {
+                let d = throttle_delay;
+                throttle_delay = (throttle_delay * 2).min(THROTTLE_MAX_DELAY);
+                d
+            } else {
+                self.retry_delay * attempts
+            };
+            let expired = roto_core::timestamp::now_millis() - queued
+                + i64::try_from(delay.as_millis()).unwrap_or(i64::MAX)
+                > max_age_ms;
+            let condition = match (&failed, throttled) {
+                (None, _) => Some("Success"),
+                (Some(_), _) if expired => Some("EventAgeExceeded"),
+                (Some(_), false) if attempts > retries => Some("RetriesExhausted"),
+                _ => None,
+            };
             let mut entry = TraceEntry::request(&ctx.account, &ctx.region, "lambda", "Invoke");
             entry.kind = TraceKind::Delivery;
             entry.source = Some("lambda:async".into());
             entry.target = Some(arn.clone());
-            entry.attempt = Some(attempt);
+            entry.attempt = Some(attempts.max(1));
             entry.duration_ms = started.elapsed().as_secs_f64() * 1000.0;
             entry.outcome = Some(
-                match (&failed, last) {
-                    (None, _) => "delivered",
-                    (Some(_), false) => "retrying",
-                    (Some(_), true) => "failed",
+                match condition {
+                    Some("Success") => "delivered",
+                    Some(_) => "failed",
+                    None => "retrying",
                 }
                 .into(),
             );
-            entry.error_code = failed.clone();
+            entry.detail = condition.filter(|c| *c != "Success").map(str::to_string);
+            entry.error_code = failed;
             self.env.trace.record(entry);
-            if failed.is_none() || last {
-                let which = if failed.is_none() {
-                    "OnSuccess"
-                } else {
-                    "OnFailure"
-                };
-                let destination = config
-                    .as_ref()
-                    .and_then(|c| c.get("DestinationConfig"))
-                    .and_then(|d| d.get(which))
-                    .and_then(|d| d.str("Destination"));
-                if let Some(destination) = destination {
-                    let record = destination_record(&invocation, &function, &result, attempt);
-                    self.send_to_destination(&ctx, destination, &record).await;
-                }
-                return;
+            let Some(condition) = condition else {
+                roto_core::timestamp::sleep(delay).await;
+                continue;
+            };
+            let which = if condition == "Success" {
+                "OnSuccess"
+            } else {
+                "OnFailure"
+            };
+            let destination = config
+                .as_ref()
+                .and_then(|c| c.get("DestinationConfig"))
+                .and_then(|d| d.get(which))
+                .and_then(|d| d.str("Destination"));
+            if let Some(destination) = destination {
+                let record =
+                    destination_record(&invocation, &function, &result, condition, attempts);
+                self.send_to_destination(&ctx, destination, &record).await;
             }
-            roto_core::timestamp::sleep(self.retry_delay * attempt).await;
+            return;
         }
     }
 
@@ -312,6 +355,7 @@ fn destination_record(
     invocation: &Invocation,
     function: &Function,
     result: &AwsResult<Outcome>,
+    condition: &str,
     attempts: u32,
 ) -> serde_json::Value {
     let parse = |bytes: &[u8]| {
@@ -319,20 +363,17 @@ fn destination_record(
             serde_json::Value::String(String::from_utf8_lossy(bytes).into_owned())
         })
     };
-    let (condition, mut response_context, payload) = match result {
+    let (mut response_context, payload) = match result {
         Ok(o) if o.function_error.is_none() => (
-            "Success",
             serde_json::json!({"statusCode": 200, "executedVersion": function.version_name()}),
             Some(parse(&o.payload)),
         ),
         Ok(o) => (
-            "RetriesExhausted",
             serde_json::json!({"statusCode": 200, "executedVersion": function.version_name(),
                                "functionError": o.function_error}),
             Some(parse(&o.payload)),
         ),
         Err(e) => (
-            "RetriesExhausted",
             serde_json::json!({"statusCode": e.status.unwrap_or(500), "executedVersion": function.version_name(),
                                "functionError": e.code.to_string()}),
             None,
@@ -448,6 +489,13 @@ fn spec_of(env: &Env, ctx: &Context, f: &Function) -> Spec {
         name: f.name.clone(),
         version: f.version_name(),
         runtime: c.str("Runtime").unwrap_or_default().to_string(),
+        architecture: c
+            .get("Architectures")
+            .and_then(Value::as_list)
+            .and_then(|l| l.first())
+            .and_then(Value::as_str)
+            .unwrap_or("x86_64")
+            .to_string(),
         handler: c.str("Handler").unwrap_or_default().to_string(),
         timeout: u64::try_from(c.int("Timeout").unwrap_or(3)).unwrap_or(3),
         memory: c.int("MemorySize").unwrap_or(128),
@@ -549,9 +597,6 @@ impl Lambda {
         match invocation_type {
             "DryRun" => return Ok(Value::map().with("StatusCode", 204i64)),
             "Event" => {
-                if function.reserved == Some(0) {
-                    return Err(throttled());
-                }
                 let config = self.invoke_config(ctx, &name, qualifier.as_deref())?;
                 tokio::spawn(runner.run_async(ctx.clone(), function, invocation, config));
                 return Ok(Value::map().with("StatusCode", 202i64));

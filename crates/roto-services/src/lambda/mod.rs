@@ -4,7 +4,8 @@
 //! see shaped values only. Function code is stored as a blob (the zip as uploaded, inline
 //! or read from S3 through the dispatcher); invocations go to an [`executor::Executor`]
 //! chosen with `--lambda-executor` (`process` runs the runtime as a local process speaking
-//! the Lambda Runtime API; `none` stores functions and refuses to run them).
+//! the Lambda Runtime API, `docker` in a container of the public Lambda base image; `none`
+//! stores functions and refuses to run them).
 //!
 //! - [`functions`]: Create/Get/Update/Delete/List, versions, tags, reserved concurrency.
 //! - [`aliases`]: aliases with weighted routing.
@@ -12,6 +13,7 @@
 //! - [`layers`]: layer versions, unpacked into `opt` for the process executor.
 //! - [`settings`]: resource policies and asynchronous invocation configuration.
 //! - [`mappings`]: event source mappings from SQS queues.
+//! - [`urls`]: function URLs, answered on Roto's port.
 //! - [`zip`]: the archive reader.
 
 mod aliases;
@@ -21,6 +23,7 @@ mod invoke;
 mod layers;
 mod mappings;
 mod settings;
+mod urls;
 mod zip;
 
 use std::io;
@@ -83,6 +86,15 @@ CREATE TABLE IF NOT EXISTS lambda_settings (
     kind TEXT NOT NULL,
     config TEXT NOT NULL,
     PRIMARY KEY (account, region, function, qualifier, kind)
+);
+CREATE TABLE IF NOT EXISTS lambda_urls (
+    url_id TEXT PRIMARY KEY,
+    account TEXT NOT NULL,
+    region TEXT NOT NULL,
+    function TEXT NOT NULL,
+    qualifier TEXT NOT NULL,
+    config TEXT NOT NULL,
+    UNIQUE (account, region, function, qualifier)
 );
 CREATE TABLE IF NOT EXISTS lambda_aliases (
     account TEXT NOT NULL,
@@ -167,6 +179,7 @@ impl Service for Lambda {
                 "PutFunctionConcurrency" => self.put_function_concurrency(ctx, input)?,
                 "GetFunctionConcurrency" => self.get_function_concurrency(ctx, input)?,
                 "DeleteFunctionConcurrency" => self.delete_function_concurrency(ctx, input)?,
+                "GetAccountSettings" => self.get_account_settings(ctx)?,
                 "Invoke" => self.invoke(ctx, input).await?,
                 "CreateEventSourceMapping" => self.create_event_source_mapping(ctx, input)?,
                 "GetEventSourceMapping" => self.get_event_source_mapping(input)?,
@@ -197,6 +210,12 @@ impl Service for Lambda {
                 "ListFunctionEventInvokeConfigs" => {
                     self.list_function_event_invoke_configs(ctx, input)?
                 }
+                "CreateFunctionUrlConfig" => self.create_function_url_config(ctx, input)?,
+                "GetFunctionUrlConfig" => self.get_function_url_config(ctx, input)?,
+                "UpdateFunctionUrlConfig" => self.update_function_url_config(ctx, input)?,
+                "DeleteFunctionUrlConfig" => self.delete_function_url_config(ctx, input)?,
+                "ListFunctionUrlConfigs" => self.list_function_url_configs(ctx, input)?,
+                "InvokeFunctionUrl" => return self.invoke_function_url(ctx, &request).await,
                 other => return Err(AwsError::not_implemented(other)),
             };
             Ok(Response::new(output))

@@ -2,18 +2,28 @@
 //!
 //! One trait, chosen with `--lambda-executor`:
 //! - [`process`] (the default) starts the runtime as a local process that speaks the Lambda
-//!   Runtime API, served by Roto on a loopback port of its own for each instance; instances
-//!   stay warm, run one invocation at a time and are reaped when idle.
+//!   Runtime API, served by Roto on a loopback port of its own for each instance.
+//! - [`docker`] runs the runtime in a container of the public Lambda base image, through
+//!   the Docker Engine API ([`engine`]).
 //! - [`none`] keeps functions stored and refuses every invocation with a clear error.
+//!
+//! The process and docker executors share [`sandbox`]: instances stay warm, run one
+//! invocation at a time and are reaped when idle.
 
+mod docker;
+mod engine;
 mod none;
 mod process;
+mod sandbox;
 
 use std::collections::BTreeMap;
 use std::io;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use roto_core::{AwsError, AwsResult, BoxFuture, Env};
+
+use crate::lambda::zip;
 
 /// What an instance of a function needs to start and to identify itself.
 #[derive(Debug, Clone)]
@@ -30,6 +40,8 @@ pub struct Spec {
     pub version: String,
     /// The runtime (`python3.12`, `nodejs20.x`, `provided.al2023`).
     pub runtime: String,
+    /// The instruction set (`x86_64`, `arm64`).
+    pub architecture: String,
     /// The handler (`app.handler`).
     pub handler: String,
     /// The timeout, in seconds.
@@ -77,6 +89,9 @@ pub struct Outcome {
     pub init_ms: Option<f64>,
     /// The peak memory of the instance's process, in MB, where known.
     pub max_memory_mb: Option<i64>,
+    /// How the invocation failed outside the handler, for the `REPORT` line's `Status`
+    /// (`timeout`; `error` and the error type when the runtime exited).
+    pub status: Option<String>,
 }
 
 /// Where functions run.
@@ -98,14 +113,64 @@ pub fn build(env: &Arc<Env>, name: &str) -> io::Result<Arc<dyn Executor>> {
     match name {
         "none" => Ok(Arc::new(none::NoExecutor)),
         "process" => Ok(Arc::new(process::ProcessExecutor::new(env.clone())?)),
-        "docker" => {
-            tracing::warn!(
-                "the docker Lambda executor is not built yet: functions run as local processes"
-            );
-            Ok(Arc::new(process::ProcessExecutor::new(env.clone())?))
-        }
+        "docker" => Ok(Arc::new(docker::DockerExecutor::new(env.clone())?)),
         other => Err(io::Error::other(format!("unknown Lambda executor {other}"))),
     }
+}
+
+/// Where an instance's pieces are, as its runtime is told.
+pub struct Paths<'a> {
+    /// `host:port` of its Runtime API.
+    pub api: &'a str,
+    /// `LAMBDA_TASK_ROOT`.
+    pub task_root: &'a str,
+    /// `LAMBDA_RUNTIME_DIR`.
+    pub runtime_dir: &'a str,
+    /// `AWS_LAMBDA_LOG_STREAM_NAME`.
+    pub log_stream: &'a str,
+    /// `AWS_ENDPOINT_URL`: Roto, as the runtime reaches it.
+    pub endpoint: &'a str,
+}
+
+/// Unpacks a function's code into `dir/task` and its layers, in order, into `dir/opt`.
+pub fn unpack(env: &Env, spec: &Spec, dir: &Path) -> AwsResult<(PathBuf, PathBuf)> {
+    let task = dir.join("task");
+    std::fs::create_dir_all(&task)?;
+    zip::extract(&crate::lambda::read_blob(env, &spec.code_blob)?, &task)?;
+    let opt = dir.join("opt");
+    std::fs::create_dir_all(&opt)?;
+    for layer in &spec.layers {
+        zip::extract(&crate::lambda::read_blob(env, layer)?, &opt)?;
+    }
+    Ok((task, opt))
+}
+
+/// The environment Lambda gives a runtime: the function's own variables, overridden by the
+/// standard ones (the function cannot set those: CreateFunction refuses them).
+pub fn standard_environment(spec: &Spec, paths: &Paths<'_>) -> BTreeMap<String, String> {
+    let mut env = spec.environment.clone();
+    let standard = [
+        ("AWS_LAMBDA_RUNTIME_API", paths.api.to_string()),
+        ("_HANDLER", spec.handler.clone()),
+        ("LAMBDA_TASK_ROOT", paths.task_root.to_string()),
+        ("LAMBDA_RUNTIME_DIR", paths.runtime_dir.to_string()),
+        ("AWS_LAMBDA_FUNCTION_NAME", spec.name.clone()),
+        ("AWS_LAMBDA_FUNCTION_VERSION", spec.version.clone()),
+        ("AWS_LAMBDA_FUNCTION_MEMORY_SIZE", spec.memory.to_string()),
+        ("AWS_LAMBDA_LOG_GROUP_NAME", spec.log_group.clone()),
+        ("AWS_LAMBDA_LOG_STREAM_NAME", paths.log_stream.to_string()),
+        ("AWS_LAMBDA_INITIALIZATION_TYPE", "on-demand".to_string()),
+        ("AWS_EXECUTION_ENV", format!("AWS_Lambda_{}", spec.runtime)),
+        ("AWS_REGION", spec.region.clone()),
+        ("AWS_DEFAULT_REGION", spec.region.clone()),
+        ("AWS_ACCESS_KEY_ID", spec.account.clone()),
+        ("AWS_SECRET_ACCESS_KEY", "roto".to_string()),
+        ("AWS_SESSION_TOKEN", "roto".to_string()),
+        ("AWS_ENDPOINT_URL", paths.endpoint.to_string()),
+        ("TZ", ":UTC".to_string()),
+    ];
+    env.extend(standard.map(|(k, v)| (k.to_string(), v)));
+    env
 }
 
 /// The error for an invocation no executor can run.
