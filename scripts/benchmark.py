@@ -30,6 +30,9 @@ Method (see scripts/BENCHMARK.md for the full definitions)
   sts_get_caller_identity, each response validated; per-request latency and per-run rate.
 * Optional comparison targets: a minimal fixed-body HTTP server (``--floor-binary``) and
   peer emulators (``--peer NAME=COMMAND``), measured the same way in the same session.
+* Optional extra runs, each on one more fresh server: ``--sqs``, ``--sns``, ``--s3-scale``,
+  ``--dynamodb-scale`` and ``--lambda`` (cold and warm invoke latency of a Python and a
+  Node handler, and Roto's RSS with 10 warm instances).
 
 Run ``python3 scripts/benchmark.py --help`` for the options.
 """
@@ -1399,6 +1402,14 @@ def build_parser():
                         help="also measure SNS Publish -> SQS ReceiveMessage latency")
     parser.add_argument("--sns-messages", type=int, default=200, metavar="N",
                         help="messages published for the --sns measurement")
+    parser.add_argument("--lambda", dest="lambda_run", action="store_true",
+                        help="also measure Lambda cold and warm invoke latency for a Python and "
+                             "a Node handler, and Roto's RSS with 10 warm instances (off by "
+                             "default)")
+    parser.add_argument("--lambda-cold", type=int, default=10, metavar="N",
+                        help="cold invocations per runtime for --lambda (each a new function)")
+    parser.add_argument("--lambda-invocations", type=int, default=200, metavar="N",
+                        help="measured warm invocations per runtime for --lambda")
     return parser
 
 
@@ -1414,6 +1425,8 @@ def validate_args(parser, args):
         parser.error("--settle-seconds must not be negative")
     if args.startup_timeout <= 0 or args.stop_timeout <= 0:
         parser.error("--startup-timeout and --stop-timeout must be positive")
+    if args.lambda_cold < 1 or args.lambda_invocations < 1:
+        parser.error("--lambda-cold and --lambda-invocations must be at least 1")
     if not re.fullmatch(r"\d{12}", args.account_id):
         parser.error("--account-id must be 12 digits")
     names = [name for name, _ in args.peer]
@@ -1672,11 +1685,12 @@ def start_messaging_server(args, tmpdir):
 
 
 def latency_summary(samples_ns):
-    """p50/p95/p99/max in milliseconds of a list of nanosecond samples."""
+    """p50/p90/p95/p99/max in milliseconds of a list of nanosecond samples."""
     ordered = sorted(samples_ns)
     return {
         "count": len(ordered),
         "p50_ms": rounded(ns_to_ms(percentile(ordered, 50))),
+        "p90_ms": rounded(ns_to_ms(percentile(ordered, 90))),
         "p95_ms": rounded(ns_to_ms(percentile(ordered, 95))),
         "p99_ms": rounded(ns_to_ms(percentile(ordered, 99))),
         "max_ms": rounded(ns_to_ms(ordered[-1])),
@@ -2029,6 +2043,168 @@ def print_ddb_scale_report(scale, items):
         rss(large["rss_kib_after_fill"])))
 
 
+# --------------------------------------------------------------------------------------
+# Lambda benchmark (--lambda): off by default
+# --------------------------------------------------------------------------------------
+
+# Each runtime: (Lambda runtime, handler, file name, source of an echo handler).
+LAMBDA_RUNTIMES = {
+    "python": ("python3.12", "app.handler", "app.py",
+               "def handler(event, context):\n    return event\n"),
+    "node": ("nodejs20.x", "index.handler", "index.js",
+             "exports.handler = async (event) => event;\n"),
+}
+LAMBDA_WARM_INSTANCES = 10
+LAMBDA_WARMUP = 20
+
+
+def lambda_call(client, method, path, payload, expect):
+    """One Lambda REST call; returns (response, body) or raises ValidationError."""
+    headers = aws_headers("lambda", {"Content-Type": "application/json"})
+    body = b"" if payload is None else json.dumps(payload).encode()
+    status, response, data = client.request(method, path, body, headers)
+    if status != expect:
+        raise ValidationError("Lambda {} {}: {}".format(method, path,
+                                                        describe_response(status, data)))
+    return response, data
+
+
+def lambda_create(client, name, runtime, account):
+    """Creates function `name` with the echo handler of `runtime`."""
+    import base64
+    import io
+    import zipfile
+    runtime_name, handler, filename, source = LAMBDA_RUNTIMES[runtime]
+    archive = io.BytesIO()
+    with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr(filename, source)
+    lambda_call(client, "POST", "/2015-03-31/functions", {
+        "FunctionName": name, "Runtime": runtime_name, "Handler": handler,
+        "Role": "arn:aws:iam::{}:role/roto-benchmark".format(account),
+        "Code": {"ZipFile": base64.b64encode(archive.getvalue()).decode()},
+    }, 201)
+
+
+def lambda_delete(client, name):
+    """Deletes function `name` (which stops its instances)."""
+    lambda_call(client, "DELETE", "/2015-03-31/functions/" + name, None, 204)
+
+
+def lambda_invoke(client, name, n):
+    """One synchronous invocation; returns its latency in ns after checking the echo."""
+    event = {"n": n}
+    start = time.perf_counter_ns()
+    response, data = lambda_call(client, "POST",
+                                 "/2015-03-31/functions/{}/invocations".format(name), event, 200)
+    elapsed = time.perf_counter_ns() - start
+    failure = response.getheader("X-Amz-Function-Error")
+    if failure or json.loads(data or b"null") != event:
+        raise ValidationError("Lambda {} answered {} {!r}".format(name, failure or "", data[:200]))
+    return elapsed
+
+
+def lambda_rss(pid):
+    """The median of five RSS samples of the server and of its process tree, 100 ms apart."""
+    samples = []
+    for _ in range(RSS_SAMPLES):
+        samples.append(sample_rss(pid))
+        time.sleep(RSS_INTERVAL_S)
+    def median(key):
+        values = [s[key] for s in samples if s[key] is not None]
+        return statistics.median(values) if values else None
+    return {"rss_kib": median("rss_kib"), "tree_rss_kib": median("tree_rss_kib"),
+            "tree_processes": samples[-1]["tree_processes"]}
+
+
+def lambda_runtime_latency(args, client, runtime):
+    """Cold invocations (each the first of a new function) and warm ones of one function."""
+    cold = []
+    for i in range(args.lambda_cold):
+        name = "cold-{}-{}".format(runtime, i)
+        lambda_create(client, name, runtime, args.account_id)
+        cold.append(lambda_invoke(client, name, i))
+        lambda_delete(client, name)
+    name = "warm-" + runtime
+    lambda_create(client, name, runtime, args.account_id)
+    for i in range(LAMBDA_WARMUP):
+        lambda_invoke(client, name, i)
+    gc.collect()
+    gc.disable()
+    try:
+        warm = [lambda_invoke(client, name, i) for i in range(args.lambda_invocations)]
+    finally:
+        gc.enable()
+    lambda_delete(client, name)
+    return {"runtime": LAMBDA_RUNTIMES[runtime][0], "cold": latency_summary(cold),
+            "warm": latency_summary(warm)}
+
+
+def lambda_benchmark(args):
+    """Invoke latency per runtime, and RSS with 10 warm instances, on one fresh server."""
+    results = {"skipped": []}
+    runtimes = []
+    for runtime, interpreter in (("python", "python3"), ("node", "node")):
+        if shutil.which(interpreter):
+            runtimes.append(runtime)
+        else:
+            results["skipped"].append({"runtime": runtime, "reason": interpreter + " not on PATH"})
+            log("Lambda: skipping {}: {} is not on PATH".format(runtime, interpreter))
+    if not runtimes:
+        raise BenchmarkError("Lambda: neither python3 nor node is on PATH")
+    with tempfile.TemporaryDirectory(prefix="roto-bench-lambda-") as tmpdir:
+        server, port = start_messaging_server(args, tmpdir)
+        client = Client(args.host, port)
+        try:
+            time.sleep(args.settle_seconds)
+            idle = lambda_rss(server.pid)
+            names = ["rss-{}".format(i) for i in range(LAMBDA_WARM_INSTANCES)]
+            for i, name in enumerate(names):
+                lambda_create(client, name, runtimes[i % len(runtimes)], args.account_id)
+                lambda_invoke(client, name, i)
+            time.sleep(args.settle_seconds)
+            warm = lambda_rss(server.pid)
+            for name in names:
+                lambda_delete(client, name)
+            results["rss"] = {
+                "warm_instances": LAMBDA_WARM_INSTANCES,
+                "instances_by_runtime": {r: len(names[i::len(runtimes)])
+                                         for i, r in enumerate(runtimes)},
+                "idle_kib": idle["rss_kib"],
+                "with_warm_instances_kib": warm["rss_kib"],
+                "added_kib": (warm["rss_kib"] - idle["rss_kib"])
+                if None not in (warm["rss_kib"], idle["rss_kib"]) else None,
+                "tree_with_warm_instances_kib": warm["tree_rss_kib"],
+                "tree_processes": warm["tree_processes"],
+            }
+            for runtime in runtimes:
+                log("Lambda: timing {} invocations ...".format(runtime))
+                results[runtime] = lambda_runtime_latency(args, client, runtime)
+        finally:
+            client.close()
+            server.stop()
+    return results
+
+
+def print_lambda_report(results):
+    """Prints the Lambda figures."""
+    for runtime in LAMBDA_RUNTIMES:
+        row = results.get(runtime)
+        if not row:
+            continue
+        cold, warm = row["cold"], row["warm"]
+        print("Lambda {:<12} cold p50 {:8.2f} ms, p90 {:8.2f} ms ({} invocations); warm p50 "
+              "{:.3f} ms, p90 {:.3f} ms ({} invocations)".format(
+                  row["runtime"], cold["p50_ms"], cold["p90_ms"], cold["count"],
+                  warm["p50_ms"], warm["p90_ms"], warm["count"]))
+    rss = results["rss"]
+    mib = lambda kib: kib / 1024 if kib is not None else float("nan")
+    print("Lambda RSS of roto-server: {:.1f} MiB idle, {:.1f} MiB with {} warm instances "
+          "(+{:.1f} MiB; the runtimes' processes excluded; with them {:.1f} MiB over {} "
+          "processes)".format(mib(rss["idle_kib"]), mib(rss["with_warm_instances_kib"]),
+                              rss["warm_instances"], mib(rss["added_kib"]),
+                              mib(rss["tree_with_warm_instances_kib"]), rss["tree_processes"]))
+
+
 def main(argv=None):
     """Entry point: parse options, run, report, write JSON; return the exit status."""
     parser = build_parser()
@@ -2049,6 +2225,9 @@ def main(argv=None):
         if args.dynamodb_scale:
             results["dynamodb_scale"] = ddb_scale_benchmark(args)
             print_ddb_scale_report(results["dynamodb_scale"], args.dynamodb_scale_items)
+        if args.lambda_run:
+            results["lambda"] = lambda_benchmark(args)
+            print_lambda_report(results["lambda"])
         write_json(args.output, results)
         log("raw results written to " + args.output)
         return 0
