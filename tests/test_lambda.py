@@ -373,11 +373,13 @@ def test_python_handler_runs_and_stays_warm(lam, py_fn):
     assert again["count"] == out["count"] + 1  # the same warm process served it
 
 
-def test_python_error_is_unhandled_with_the_real_document(lam, py_fn):
+def test_python_error_is_unhandled_with_the_real_document(lam, logs, py_fn):
     resp, out = invoke(lam, py_fn, {"fail": "bad input"})
     assert resp["StatusCode"] == 200 and resp["FunctionError"] == "Unhandled"
     assert out["errorType"] == "ValueError" and out["errorMessage"] == "boom: bad input"
     assert any("raise ValueError" in frame for frame in out["stackTrace"])
+    request_id = resp["ResponseMetadata"]["RequestId"]
+    assert wait_for(lambda: any(m.startswith("REPORT") for m in logged_lines(logs, py_fn, request_id)))
     _, ok = invoke(lam, py_fn, {})
     assert ok["echo"] == {}  # the instance survived its handler's exception
 
@@ -529,6 +531,15 @@ def handler(event, context):
             failures.append({"itemIdentifier": r["messageId"]})
     return {"batchItemFailures": failures}
 '''
+
+
+def logged_lines(logs, function, term):
+    """The log lines of `function` containing `term` ([] while its log group is missing)."""
+    try:
+        events = logs.filter_log_events(logGroupName=f"/aws/lambda/{function}", filterPattern=f'"{term}"')["events"]
+    except ClientError:
+        return []
+    return [e["message"] for e in events]
 
 
 def wait_for(predicate, timeout=10.0):

@@ -272,7 +272,7 @@ impl Runner {
     }
 
     /// Delivers a destination record through the dispatcher, tracing the outcome.
-    async fn send_to_destination(
+    pub(super) async fn send_to_destination(
         &self,
         ctx: &Context,
         destination: &str,
@@ -417,9 +417,12 @@ async fn write_logs(env: &Env, known: &mut std::collections::HashSet<String>, ba
         "{}/{}/{}/{}",
         ctx.account, ctx.region, batch.group, batch.stream
     );
+    // PutLogEvents refuses a batch holding an empty message (a blank line a handler
+    // printed, the newline ending a traceback): those lines are left out.
     let events: Vec<Value> = batch
         .lines
         .into_iter()
+        .filter(|(_, message)| !message.is_empty())
         .map(|(ts, message)| Value::map().with("timestamp", ts).with("message", message))
         .collect();
     let put = Value::map()

@@ -12,7 +12,7 @@
 //! - [`invoke`]: Invoke (RequestResponse, Event, DryRun), logs to CloudWatch Logs.
 //! - [`layers`]: layer versions, unpacked into `opt` for the process executor.
 //! - [`settings`]: resource policies and asynchronous invocation configuration.
-//! - [`mappings`]: event source mappings from SQS queues.
+//! - [`mappings`]: event source mappings from SQS queues and DynamoDB streams.
 //! - [`urls`]: function URLs, answered on Roto's port.
 //! - [`zip`]: the archive reader.
 
@@ -68,6 +68,13 @@ CREATE TABLE IF NOT EXISTS lambda_mappings (
     function TEXT NOT NULL,
     source TEXT NOT NULL,
     config TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS lambda_stream_positions (
+    uuid TEXT NOT NULL,
+    shard TEXT NOT NULL,
+    sequence TEXT,
+    iterator TEXT,
+    PRIMARY KEY (uuid, shard)
 );
 CREATE TABLE IF NOT EXISTS lambda_layers (
     account TEXT NOT NULL,
@@ -181,7 +188,7 @@ impl Service for Lambda {
                 "DeleteFunctionConcurrency" => self.delete_function_concurrency(ctx, input)?,
                 "GetAccountSettings" => self.get_account_settings(ctx)?,
                 "Invoke" => self.invoke(ctx, input).await?,
-                "CreateEventSourceMapping" => self.create_event_source_mapping(ctx, input)?,
+                "CreateEventSourceMapping" => self.create_event_source_mapping(ctx, input).await?,
                 "GetEventSourceMapping" => self.get_event_source_mapping(input)?,
                 "UpdateEventSourceMapping" => self.update_event_source_mapping(ctx, input)?,
                 "DeleteEventSourceMapping" => self.delete_event_source_mapping(input)?,

@@ -1,0 +1,676 @@
+//! DynamoDB Streams event source mappings.
+//!
+//! A poller reads each shard of the stream through the `dynamodbstreams` service's own
+//! DescribeStream, GetShardIterator and GetRecords (never DynamoDB's tables), from
+//! `StartingPosition` (`TRIM_HORIZON`, or `LATEST` as it was when the mapping was created),
+//! and invokes the function with up to `BatchSize` records in the event Lambda builds
+//! (`{"Records": [{eventID, eventName, eventVersion, eventSource, awsRegion, dynamodb,
+//! eventSourceARN}]}`), waiting up to `MaximumBatchingWindowInSeconds` to fill a batch.
+//! What it has handled is checkpointed per shard (`lambda_stream_positions`), so a restart
+//! with a persistent store resumes after it. A batch whose invocation fails is retried, in
+//! order, after 1 s doubling to a minute on the server clock, `MaximumRetryAttempts` times
+//! (`-1`: until its records are too old); with `ReportBatchItemFailures` only the records
+//! from the first reported failure on are retried. A batch given up on, or records older
+//! than `MaximumRecordAgeInSeconds`, go to the `OnFailure` destination with their
+//! `DDBStreamBatchInfo`, and the poller moves past them. `BisectBatchOnFunctionError`,
+//! `ParallelizationFactor`, `TumblingWindowInSeconds` and `FilterCriteria` are stored, not
+//! applied.
+
+use std::collections::{HashMap, HashSet};
+use std::time::Duration;
+
+use base64::Engine;
+use roto_core::timestamp::{self, now_millis, TimestampFormat};
+use roto_core::trace::{TraceEntry, TraceKind};
+use roto_core::{AwsError, AwsResult, Context, Value};
+use rusqlite::{params, OptionalExtension};
+use serde_json::{json, Value as Json};
+
+use super::{context_of, invalid_parameter, reports_item_failures, DEFAULT_STREAM_BATCH};
+use crate::lambda::executor::Invocation;
+use crate::lambda::Lambda;
+
+/// How long a poller waits before reading a shard that had nothing new.
+const POLL_INTERVAL: Duration = Duration::from_secs(1);
+/// How often a poller looks for more records while a batching window is open.
+const WINDOW_POLL: Duration = Duration::from_millis(200);
+/// The most records one GetRecords returns.
+const MAX_GET_RECORDS: usize = 1000;
+/// The first and the longest wait before retrying a failed batch.
+const RETRY_FIRST_DELAY: Duration = Duration::from_secs(1);
+const RETRY_MAX_DELAY: Duration = Duration::from_secs(60);
+
+/// Whether an ARN names a DynamoDB stream (`arn:aws:dynamodb:<region>:<account>:table/<table>/stream/<label>`).
+pub(super) fn is_stream_arn(arn: &str) -> bool {
+    let parts: Vec<&str> = arn.splitn(6, ':').collect();
+    matches!(parts.as_slice(), ["arn", _, "dynamodb", _, _, resource]
+        if resource
+            .strip_prefix("table/")
+            .and_then(|r| r.split_once("/stream/"))
+            .is_some_and(|(table, label)| !table.is_empty() && !label.is_empty()))
+}
+
+/// The `StartingPosition` of a stream mapping, which must name one DynamoDB supports.
+pub(super) fn starting_position<'a>(input: &'a Value, arn: &str) -> AwsResult<&'a str> {
+    match input.str("StartingPosition") {
+        None => Err(invalid_parameter(
+            "1 validation error detected: Value null at 'startingPosition' failed to satisfy constraint: Member must not be null.",
+        )),
+        Some(p @ ("TRIM_HORIZON" | "LATEST")) => Ok(p),
+        Some(_) => Err(invalid_parameter(format!(
+            "Unsupported starting position for arn type: {arn}"
+        ))),
+    }
+}
+
+/// Where a poller is in the stream: the shards, and the iterator to read next per shard.
+#[derive(Default)]
+pub(super) struct Cursor {
+    shards: Option<Vec<String>>,
+    iterators: HashMap<String, String>,
+    closed: HashSet<String>,
+}
+
+/// A record as the function receives it: the GetRecords record, with timestamps in epoch
+/// seconds, binary attributes in base64, and the stream's ARN.
+fn event_record(record: &Value, arn: &str) -> Json {
+    let mut json = event_json(record);
+    json["eventSourceARN"] = arn.into();
+    json
+}
+
+fn event_json(value: &Value) -> Json {
+    match value {
+        Value::Timestamp(ms) if ms % 1000 == 0 => Json::from(ms / 1000),
+        Value::Timestamp(ms) => Json::from(*ms as f64 / 1000.0),
+        Value::Blob(bytes) => base64::engine::general_purpose::STANDARD
+            .encode(bytes)
+            .into(),
+        Value::List(items) => items.iter().map(event_json).collect(),
+        Value::Map(map) => map
+            .iter()
+            .map(|(k, v)| (k.clone(), event_json(v)))
+            .collect::<serde_json::Map<_, _>>()
+            .into(),
+        other => crate::lambda::to_json(other),
+    }
+}
+
+/// A record's sequence number.
+fn sequence_of(record: &Value) -> &str {
+    record
+        .get("dynamodb")
+        .and_then(|d| d.str("SequenceNumber"))
+        .unwrap_or_default()
+}
+
+/// When a record was written, in epoch milliseconds.
+fn created_of(record: &Value) -> i64 {
+    match record
+        .get("dynamodb")
+        .and_then(|d| d.get("ApproximateCreationDateTime"))
+    {
+        Some(Value::Timestamp(ms)) => *ms,
+        _ => 0,
+    }
+}
+
+/// The index of the first record a `batchItemFailures` answer reports (an identifier that
+/// names no record of the batch fails the whole batch, as in AWS); `None` when none failed.
+fn first_failure(payload: &[u8], records: &[Value]) -> Option<usize> {
+    let answer: Json = serde_json::from_slice(payload).ok()?;
+    let failures = answer.get("batchItemFailures")?.as_array()?;
+    failures
+        .iter()
+        .map(|f| {
+            let id = f
+                .get("itemIdentifier")
+                .and_then(Json::as_str)
+                .unwrap_or_default();
+            records
+                .iter()
+                .position(|r| !id.is_empty() && sequence_of(r) == id)
+                .unwrap_or(0)
+        })
+        .min()
+}
+
+/// Records a poller gives up on, and why.
+struct GivenUp<'a> {
+    records: &'a [Value],
+    /// `RetryAttemptsExhausted` or `RecordAgeExceeded`.
+    condition: &'static str,
+    attempts: i64,
+    /// The last invocation's request id and response context, where there was one.
+    last: Option<(String, Json)>,
+}
+
+/// A time as the destination record's batch info writes it (`2024-01-01T00:00:00Z`).
+fn arrival(ms: i64) -> String {
+    timestamp::format(ms, TimestampFormat::Iso8601).replace(".000Z", "Z")
+}
+
+impl Lambda {
+    /// Checks that the stream exists (DescribeStream) and, for `LATEST`, records where each
+    /// of its shards ends now, so records written before the poller's first read are not
+    /// taken for older ones.
+    pub(super) async fn open_stream(
+        &self,
+        ctx: &Context,
+        uuid: &str,
+        config: &Value,
+    ) -> AwsResult<()> {
+        let dispatcher = self
+            .env
+            .dispatcher()
+            .ok_or_else(|| AwsError::internal("the dispatcher is not running"))?;
+        let arn = config.str("EventSourceArn").unwrap_or_default();
+        let description = dispatcher
+            .call(
+                ctx,
+                "dynamodbstreams",
+                "DescribeStream",
+                Value::map().with("StreamArn", arn),
+            )
+            .await
+            .map_err(|_| invalid_parameter(format!("Stream not found: {arn}")))?;
+        if config.str("StartingPosition") != Some("LATEST") {
+            return Ok(());
+        }
+        for shard in shard_ids(&description) {
+            let iterator = dispatcher
+                .call(
+                    ctx,
+                    "dynamodbstreams",
+                    "GetShardIterator",
+                    Value::map()
+                        .with("StreamArn", arn)
+                        .with("ShardId", shard.as_str())
+                        .with("ShardIteratorType", "LATEST"),
+                )
+                .await?;
+            let iterator = iterator.str("ShardIterator").unwrap_or_default();
+            self.env.store.with(|c| {
+                c.execute(
+                    "INSERT OR REPLACE INTO lambda_stream_positions (uuid, shard, sequence, iterator) VALUES (?1, ?2, NULL, ?3)",
+                    params![uuid, shard, iterator],
+                )
+                .map_err(AwsError::from)
+            })?;
+        }
+        Ok(())
+    }
+
+    /// The checkpoint of a shard, and the iterator pinned at creation (taken, so it is
+    /// used once).
+    fn take_position(
+        &self,
+        uuid: &str,
+        shard: &str,
+    ) -> AwsResult<(Option<String>, Option<String>)> {
+        self.env.store.with(|c| {
+            let row: Option<(Option<String>, Option<String>)> = c
+                .prepare_cached(
+                    "SELECT sequence, iterator FROM lambda_stream_positions WHERE uuid = ?1 AND shard = ?2",
+                )?
+                .query_row(params![uuid, shard], |r| Ok((r.get(0)?, r.get(1)?)))
+                .optional()?;
+            if row.as_ref().is_some_and(|(_, it)| it.is_some()) {
+                c.prepare_cached(
+                    "UPDATE lambda_stream_positions SET iterator = NULL WHERE uuid = ?1 AND shard = ?2",
+                )?
+                .execute(params![uuid, shard])?;
+            }
+            Ok::<_, AwsError>(row.unwrap_or_default())
+        })
+    }
+
+    /// Checkpoints a shard after `sequence`.
+    fn save_position(&self, uuid: &str, shard: &str, sequence: &str) -> AwsResult<()> {
+        self.env.store.with(|c| {
+            c.execute(
+                "INSERT OR REPLACE INTO lambda_stream_positions (uuid, shard, sequence, iterator) VALUES (?1, ?2, ?3, NULL)",
+                params![uuid, shard, sequence],
+            )
+            .map_err(AwsError::from)
+        })?;
+        Ok(())
+    }
+
+    /// An iterator for a shard: after its checkpoint, else the pinned `LATEST`, else the
+    /// mapping's starting position (the horizon when the checkpoint was trimmed away).
+    async fn shard_iterator(
+        &self,
+        ctx: &Context,
+        uuid: &str,
+        config: &Value,
+        shard: &str,
+    ) -> AwsResult<String> {
+        let dispatcher = self
+            .env
+            .dispatcher()
+            .ok_or_else(|| AwsError::internal("the dispatcher is not running"))?;
+        let arn = config.str("EventSourceArn").unwrap_or_default();
+        let (sequence, pinned) = self.take_position(uuid, shard)?;
+        if let (None, Some(pinned)) = (&sequence, pinned) {
+            return Ok(pinned);
+        }
+        let request = |kind: &str| {
+            Value::map()
+                .with("StreamArn", arn)
+                .with("ShardId", shard)
+                .with("ShardIteratorType", kind)
+        };
+        let first = match &sequence {
+            Some(seq) => request("AFTER_SEQUENCE_NUMBER").with("SequenceNumber", seq.as_str()),
+            None => request(config.str("StartingPosition").unwrap_or("TRIM_HORIZON")),
+        };
+        let answer = match dispatcher
+            .call(ctx, "dynamodbstreams", "GetShardIterator", first)
+            .await
+        {
+            Err(e) if e.code == "TrimmedDataAccessException" => {
+                dispatcher
+                    .call(
+                        ctx,
+                        "dynamodbstreams",
+                        "GetShardIterator",
+                        request("TRIM_HORIZON"),
+                    )
+                    .await?
+            }
+            other => other?,
+        };
+        Ok(answer.str("ShardIterator").unwrap_or_default().to_string())
+    }
+
+    /// Reads what is new on every shard of the stream and hands it to the function; rests
+    /// when nothing was.
+    pub(super) async fn poll_stream(
+        &self,
+        uuid: &str,
+        account: &str,
+        region: &str,
+        config: &Value,
+        cursor: &mut Cursor,
+    ) -> AwsResult<()> {
+        let ctx = context_of(self, account, region)
+            .ok_or_else(|| AwsError::internal("the dispatcher is not running"))?;
+        if cursor.shards.is_none() {
+            let dispatcher = self
+                .env
+                .dispatcher()
+                .ok_or_else(|| AwsError::internal("the dispatcher is not running"))?;
+            let description = dispatcher
+                .call(
+                    &ctx,
+                    "dynamodbstreams",
+                    "DescribeStream",
+                    Value::map().with(
+                        "StreamArn",
+                        config.str("EventSourceArn").unwrap_or_default(),
+                    ),
+                )
+                .await?;
+            cursor.shards = Some(shard_ids(&description));
+        }
+        let mut read = false;
+        for shard in cursor.shards.clone().unwrap_or_default() {
+            read |= self.poll_shard(&ctx, uuid, config, &shard, cursor).await?;
+        }
+        if !read {
+            tokio::time::sleep(POLL_INTERVAL).await;
+        }
+        Ok(())
+    }
+
+    /// Reads one batch from a shard (waiting out the batching window) and delivers it;
+    /// returns whether there was one.
+    async fn poll_shard(
+        &self,
+        ctx: &Context,
+        uuid: &str,
+        config: &Value,
+        shard: &str,
+        cursor: &mut Cursor,
+    ) -> AwsResult<bool> {
+        if cursor.closed.contains(shard) {
+            return Ok(false);
+        }
+        let dispatcher = self
+            .env
+            .dispatcher()
+            .ok_or_else(|| AwsError::internal("the dispatcher is not running"))?;
+        let batch = usize::try_from(config.int("BatchSize").unwrap_or(DEFAULT_STREAM_BATCH))
+            .unwrap_or(1)
+            .max(1);
+        let window = Duration::from_secs(
+            u64::try_from(config.int("MaximumBatchingWindowInSeconds").unwrap_or(0)).unwrap_or(0),
+        );
+        let started = tokio::time::Instant::now();
+        let mut iterator = match cursor.iterators.remove(shard) {
+            Some(iterator) => iterator,
+            None => self.shard_iterator(ctx, uuid, config, shard).await?,
+        };
+        let mut records: Vec<Value> = Vec::new();
+        let (next, closed) = loop {
+            let want = (batch - records.len()).min(MAX_GET_RECORDS);
+            let answer = dispatcher
+                .call(
+                    ctx,
+                    "dynamodbstreams",
+                    "GetRecords",
+                    Value::map()
+                        .with("ShardIterator", iterator.as_str())
+                        .with("Limit", want),
+                )
+                .await;
+            let answer = match answer {
+                Ok(answer) => answer,
+                Err(e)
+                    if e.code == "ExpiredIteratorException"
+                        || e.code == "TrimmedDataAccessException" =>
+                {
+                    break (None, false);
+                }
+                Err(e) => return Err(e),
+            };
+            let got = answer
+                .get("Records")
+                .and_then(Value::as_list)
+                .unwrap_or_default()
+                .to_vec();
+            let full_page = got.len() == want;
+            records.extend(got);
+            let Some(next) = answer.str("NextShardIterator").map(str::to_string) else {
+                break (None, true);
+            };
+            if records.len() >= batch
+                || (!full_page && (records.is_empty() || started.elapsed() >= window))
+            {
+                break (Some(next), false);
+            }
+            if !full_page {
+                let left = window.saturating_sub(started.elapsed());
+                tokio::time::sleep(left.min(WINDOW_POLL)).await;
+            }
+            iterator = next;
+        };
+        let keep = |cursor: &mut Cursor| match next {
+            Some(next) => {
+                cursor.iterators.insert(shard.to_string(), next);
+            }
+            None if closed => {
+                cursor.closed.insert(shard.to_string());
+            }
+            None => {}
+        };
+        if records.is_empty() {
+            keep(cursor);
+            return Ok(false);
+        }
+        if self
+            .deliver_stream_batch(ctx, uuid, config, shard, records)
+            .await?
+        {
+            keep(cursor);
+        }
+        Ok(true)
+    }
+
+    /// Invokes the function with a batch until it succeeds, its retries run out or its
+    /// records are too old, checkpointing what is done; returns false when the mapping was
+    /// disabled or deleted meanwhile (the rest is read again from the checkpoint).
+    async fn deliver_stream_batch(
+        &self,
+        ctx: &Context,
+        uuid: &str,
+        config: &Value,
+        shard: &str,
+        mut records: Vec<Value>,
+    ) -> AwsResult<bool> {
+        let arn = config.str("EventSourceArn").unwrap_or_default();
+        let function_arn = config.str("FunctionArn").unwrap_or_default();
+        let max_retries = config.int("MaximumRetryAttempts").unwrap_or(-1);
+        let max_age = config.int("MaximumRecordAgeInSeconds").unwrap_or(-1);
+        let mut attempts = 0;
+        let mut delay = RETRY_FIRST_DELAY;
+        loop {
+            if max_age >= 0 {
+                let cutoff = now_millis() - max_age * 1000;
+                let too_old = records
+                    .iter()
+                    .take_while(|r| created_of(r) < cutoff)
+                    .count();
+                if too_old > 0 {
+                    let old: Vec<Value> = records.drain(..too_old).collect();
+                    let given_up = GivenUp {
+                        records: &old,
+                        condition: "RecordAgeExceeded",
+                        attempts,
+                        last: None,
+                    };
+                    self.give_up(ctx, uuid, config, shard, given_up).await?;
+                    if records.is_empty() {
+                        return Ok(true);
+                    }
+                }
+            }
+            attempts += 1;
+            let function = self.mapped_function(ctx, config)?;
+            let event = json!({ "Records": records.iter().map(|r| event_record(r, arn)).collect::<Vec<_>>() });
+            let invocation = Invocation {
+                request_id: crate::lambda::revision_id(),
+                payload: event.to_string().into_bytes(),
+                invoked_arn: function_arn.to_string(),
+                client_context: None,
+            };
+            let request_id = invocation.request_id.clone();
+            let started = std::time::Instant::now();
+            let result = self.runner.run(ctx, &function, invocation).await;
+            let failed_at = match &result {
+                Ok(o) if o.function_error.is_none() => reports_item_failures(config)
+                    .then(|| first_failure(&o.payload, &records))
+                    .flatten(),
+                _ => Some(0),
+            };
+            let exhausted = failed_at.is_some() && max_retries >= 0 && attempts > max_retries;
+            let mut entry = TraceEntry::request(&ctx.account, &ctx.region, "lambda", "Invoke");
+            entry.kind = TraceKind::Delivery;
+            entry.source = Some(arn.to_string());
+            entry.target = Some(function_arn.to_string());
+            entry.attempt = Some(u32::try_from(attempts).unwrap_or(u32::MAX));
+            entry.duration_ms = started.elapsed().as_secs_f64() * 1000.0;
+            entry.outcome = Some(
+                match (failed_at, exhausted) {
+                    (None, _) => "delivered",
+                    (Some(_), true) => "failed",
+                    (Some(_), false) => "retrying",
+                }
+                .into(),
+            );
+            entry.error_code = match &result {
+                Ok(o) => o
+                    .function_error
+                    .clone()
+                    .or_else(|| failed_at.map(|_| "BatchItemFailures".into())),
+                Err(e) => Some(e.code.to_string()),
+            };
+            entry.detail = Some(format!("{} records", records.len()));
+            self.env.trace.record(entry);
+            let Some(failed_at) = failed_at else {
+                self.save_position(uuid, shard, sequence_of(&records[records.len() - 1]))?;
+                return Ok(true);
+            };
+            if failed_at > 0 {
+                self.save_position(uuid, shard, sequence_of(&records[failed_at - 1]))?;
+                records.drain(..failed_at);
+            }
+            if exhausted {
+                let response = match &result {
+                    Ok(o) => json!({"statusCode": 200, "executedVersion": function.version_name(),
+                                    "functionError": o.function_error.as_deref().unwrap_or("Unhandled")}),
+                    Err(e) => {
+                        json!({"statusCode": e.status.unwrap_or(500), "executedVersion": function.version_name(),
+                                     "functionError": e.code.to_string()})
+                    }
+                };
+                let given_up = GivenUp {
+                    records: &records,
+                    condition: "RetryAttemptsExhausted",
+                    attempts,
+                    last: Some((request_id, response)),
+                };
+                self.give_up(ctx, uuid, config, shard, given_up).await?;
+                return Ok(true);
+            }
+            timestamp::sleep(delay).await;
+            delay = (delay * 2).min(RETRY_MAX_DELAY);
+            if !self.mapping_enabled(uuid) {
+                return Ok(false);
+            }
+        }
+    }
+
+    /// Moves past records given up on, sending them first to the mapping's `OnFailure`
+    /// destination where it has one.
+    async fn give_up(
+        &self,
+        ctx: &Context,
+        uuid: &str,
+        config: &Value,
+        shard: &str,
+        given_up: GivenUp<'_>,
+    ) -> AwsResult<()> {
+        let GivenUp {
+            records,
+            condition,
+            attempts,
+            last,
+        } = given_up;
+        let (Some(first), Some(end)) = (records.first(), records.last()) else {
+            return Ok(());
+        };
+        self.save_position(uuid, shard, sequence_of(end))?;
+        let Some(destination) = config
+            .get("DestinationConfig")
+            .and_then(|d| d.get("OnFailure"))
+            .and_then(|d| d.str("Destination"))
+        else {
+            return Ok(());
+        };
+        let (request_id, response) =
+            last.unwrap_or_else(|| (crate::lambda::revision_id(), Json::Null));
+        let mut record = json!({
+            "requestContext": {
+                "requestId": request_id,
+                "functionArn": config.str("FunctionArn").unwrap_or_default(),
+                "condition": condition,
+                "approximateInvokeCount": attempts,
+            },
+            "version": "1.0",
+            "timestamp": timestamp::format(now_millis(), TimestampFormat::Iso8601),
+            "DDBStreamBatchInfo": {
+                "shardId": shard,
+                "startSequenceNumber": sequence_of(first),
+                "endSequenceNumber": sequence_of(end),
+                "approximateArrivalOfFirstRecord": arrival(created_of(first)),
+                "approximateArrivalOfLastRecord": arrival(created_of(end)),
+                "batchSize": records.len(),
+                "streamArn": config.str("EventSourceArn").unwrap_or_default(),
+            },
+        });
+        if !response.is_null() {
+            record["responseContext"] = response;
+        }
+        self.runner
+            .send_to_destination(ctx, destination, &record)
+            .await;
+        Ok(())
+    }
+}
+
+/// The shard ids of a DescribeStream answer.
+fn shard_ids(description: &Value) -> Vec<String> {
+    description
+        .get("StreamDescription")
+        .and_then(|d| d.get("Shards"))
+        .and_then(Value::as_list)
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|s| s.str("ShardId").map(str::to_string))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(seq: &str, created: i64) -> Value {
+        Value::map().with("eventName", "INSERT").with(
+            "dynamodb",
+            Value::map()
+                .with("SequenceNumber", seq)
+                .with("ApproximateCreationDateTime", Value::Timestamp(created))
+                .with(
+                    "NewImage",
+                    Value::map().with("b", Value::map().with("B", Value::Blob(b"foobar".to_vec()))),
+                ),
+        )
+    }
+
+    #[test]
+    fn stream_arns_are_told_from_table_and_other_arns() {
+        assert!(is_stream_arn(
+            "arn:aws:dynamodb:us-east-1:000000000000:table/t/stream/2026-01-01T00:00:00.000"
+        ));
+        assert!(!is_stream_arn(
+            "arn:aws:dynamodb:us-east-1:000000000000:table/t"
+        ));
+        assert!(!is_stream_arn(
+            "arn:aws:kinesis:us-east-1:000000000000:stream/s"
+        ));
+    }
+
+    #[test]
+    fn records_reach_the_function_in_lambdas_shape() {
+        let json = event_record(&record("100000000000000000001", 1_700_000_000_000), "arn:s");
+        assert_eq!(json["eventSourceARN"], "arn:s");
+        assert_eq!(
+            json["dynamodb"]["ApproximateCreationDateTime"],
+            1_700_000_000i64
+        );
+        assert_eq!(json["dynamodb"]["NewImage"]["b"]["B"], "Zm9vYmFy");
+        assert_eq!(json["dynamodb"]["SequenceNumber"], "100000000000000000001");
+        assert_eq!(arrival(1_700_000_000_000), "2023-11-14T22:13:20Z");
+    }
+
+    #[test]
+    fn batch_item_failures_name_the_first_record_to_retry() {
+        let records = [record("1", 0), record("2", 0), record("3", 0)];
+        let answer = |items: &str| format!(r#"{{"batchItemFailures": [{items}]}}"#);
+        assert_eq!(first_failure(answer("").as_bytes(), &records), None);
+        assert_eq!(
+            first_failure(
+                answer(r#"{"itemIdentifier":"3"},{"itemIdentifier":"2"}"#).as_bytes(),
+                &records
+            ),
+            Some(1)
+        );
+        assert_eq!(
+            first_failure(answer(r#"{"itemIdentifier":"9"}"#).as_bytes(), &records),
+            Some(0)
+        );
+        assert_eq!(first_failure(b"null", &records), None);
+        let missing = Value::map();
+        assert!(starting_position(&missing, "arn")
+            .unwrap_err()
+            .message
+            .contains("'startingPosition'"));
+        let at = Value::map().with("StartingPosition", "AT_TIMESTAMP");
+        assert_eq!(
+            starting_position(&at, "arn:x").unwrap_err().message,
+            "Unsupported starting position for arn type: arn:x"
+        );
+    }
+}
