@@ -6,7 +6,7 @@ use rusqlite::{params, OptionalExtension};
 
 use super::{
     conflict, from_json_text, function_arn, function_not_found, invalid_parameter, revision_id,
-    revision_mismatch, target_of, to_json, Lambda,
+    revision_mismatch, target_of, Lambda,
 };
 
 /// The version number of a version name (`$LATEST` is 0), if it is one.
@@ -120,7 +120,7 @@ impl Lambda {
                     ctx.region,
                     function,
                     alias.str("Name").unwrap_or_default(),
-                    to_json(alias).to_string()
+                    alias.to_json().to_string()
                 ],
             )
             .map_err(AwsError::from)

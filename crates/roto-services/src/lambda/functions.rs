@@ -19,7 +19,7 @@ use sha2::{Digest, Sha256};
 
 use super::{
     conflict, from_json_text, function_arn, function_not_found, invalid_parameter, revision_id,
-    revision_mismatch, split_function_name, target_of, to_json, zip, Lambda,
+    revision_mismatch, split_function_name, target_of, zip, Lambda,
 };
 
 /// Environment variables Lambda sets itself and refuses from callers.
@@ -378,7 +378,7 @@ impl Lambda {
                     ctx.region,
                     f.name,
                     f.version,
-                    to_json(&f.config).to_string(),
+                    f.config.to_json().to_string(),
                     f.code_blob,
                     tags,
                     f.reserved

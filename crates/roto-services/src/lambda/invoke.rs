@@ -530,7 +530,7 @@ impl Lambda {
             .map_err(|e| e.message)?;
         let invocation = Invocation {
             request_id: ctx.request_id.clone(),
-            payload: super::to_json(&event.payload).to_string().into_bytes(),
+            payload: event.payload.to_json().to_string().into_bytes(),
             invoked_arn: event.target.clone(),
             client_context: None,
         };

@@ -9,7 +9,7 @@ use roto_core::timestamp::now_millis;
 use roto_core::{AwsError, AwsResult, Context, Env, Value};
 use rusqlite::{params, OptionalExtension};
 
-use super::{from_json_text, invalid_parameter, to_json, Lambda};
+use super::{from_json_text, invalid_parameter, Lambda};
 
 fn layer_arn(ctx: &Context, name: &str) -> String {
     format!("arn:aws:lambda:{}:{}:layer:{name}", ctx.region, ctx.account)
@@ -146,7 +146,7 @@ impl Lambda {
         self.env.store.with(|c| {
             c.execute(
                 "INSERT INTO lambda_layers (account, region, name, version, config, code_blob) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-                params![ctx.account, ctx.region, name, version, to_json(&config).to_string(), blob],
+                params![ctx.account, ctx.region, name, version, config.to_json().to_string(), blob],
             )
             .map_err(AwsError::from)
         })?;

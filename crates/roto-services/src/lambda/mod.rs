@@ -305,21 +305,6 @@ fn target_of(input: &Value) -> AwsResult<(String, Option<String>)> {
     }
 }
 
-/// A shaped value as JSON, for the configuration documents kept in the store.
-fn to_json(value: &Value) -> serde_json::Value {
-    use serde_json::Value as Json;
-    match value {
-        Value::Bool(b) => Json::Bool(*b),
-        Value::Integer(i) => Json::from(*i),
-        Value::Float(f) => serde_json::Number::from_f64(*f).map_or(Json::Null, Json::Number),
-        Value::String(s) => Json::String(s.clone()),
-        Value::Blob(_) | Value::Null => Json::Null,
-        Value::Timestamp(t) => Json::from(*t),
-        Value::List(l) => Json::Array(l.iter().map(to_json).collect()),
-        Value::Map(m) => Json::Object(m.iter().map(|(k, v)| (k.clone(), to_json(v))).collect()),
-    }
-}
-
 /// A stored JSON document as a shaped value.
 fn from_json_text(text: &str) -> Value {
     serde_json::from_str(text).map_or_else(|_| Value::map(), |j| Value::from_json(&j))

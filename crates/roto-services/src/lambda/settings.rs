@@ -242,13 +242,7 @@ impl Lambda {
         Self::check_destinations(&config)?;
         config.insert("FunctionArn", format!("{}:{q}", function_arn(ctx, &name)));
         config.insert("LastModified", Value::Float(now_millis() as f64 / 1000.0));
-        self.put_setting(
-            ctx,
-            &name,
-            &q,
-            INVOKE_CONFIG,
-            Some(&super::to_json(&config)),
-        )?;
+        self.put_setting(ctx, &name, &q, INVOKE_CONFIG, Some(&config.to_json()))?;
         Ok(config)
     }
 

@@ -20,7 +20,7 @@ use roto_core::{AwsError, AwsResult, Context, Request, Response, Value};
 use rusqlite::{params, OptionalExtension};
 
 use super::executor::Invocation;
-use super::{conflict, from_json_text, function_arn, target_of, to_json, Lambda};
+use super::{conflict, from_json_text, function_arn, target_of, Lambda};
 
 /// The characters of a URL id (32 of them, as AWS's).
 const URL_ID_ALPHABET: &[u8] = b"abcdefghijklmnopqrstuvwxyz0123456789";
@@ -369,7 +369,7 @@ impl Lambda {
             c.execute(
                 "INSERT OR REPLACE INTO lambda_urls (url_id, account, region, function, qualifier, config)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-                params![url_id, ctx.account, ctx.region, function, qualifier, to_json(config).to_string()],
+                params![url_id, ctx.account, ctx.region, function, qualifier, config.to_json().to_string()],
             )
             .map_err(AwsError::from)
         })?;

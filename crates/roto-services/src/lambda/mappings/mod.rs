@@ -129,7 +129,7 @@ impl Lambda {
                     ctx.region,
                     config.str("FunctionArn").unwrap_or_default(),
                     config.str("EventSourceArn").unwrap_or_default(),
-                    super::to_json(config).to_string()
+                    config.to_json().to_string()
                 ],
             )
             .map_err(AwsError::from)

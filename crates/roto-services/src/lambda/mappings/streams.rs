@@ -19,7 +19,6 @@
 use std::collections::{HashMap, HashSet};
 use std::time::Duration;
 
-use base64::Engine;
 use roto_core::timestamp::{self, now_millis, TimestampFormat};
 use roto_core::trace::{TraceEntry, TraceKind};
 use roto_core::{AwsError, AwsResult, Context, Value};
@@ -72,7 +71,8 @@ pub(super) struct Cursor {
 }
 
 /// A record as the function receives it: the GetRecords record, with timestamps in epoch
-/// seconds, binary attributes in base64, and the stream's ARN.
+/// seconds (binary attributes in base64, as `Value::to_json` writes them), and the
+/// stream's ARN.
 fn event_record(record: &Value, arn: &str) -> Json {
     let mut json = event_json(record);
     json["eventSourceARN"] = arn.into();
@@ -83,16 +83,13 @@ fn event_json(value: &Value) -> Json {
     match value {
         Value::Timestamp(ms) if ms % 1000 == 0 => Json::from(ms / 1000),
         Value::Timestamp(ms) => Json::from(*ms as f64 / 1000.0),
-        Value::Blob(bytes) => base64::engine::general_purpose::STANDARD
-            .encode(bytes)
-            .into(),
         Value::List(items) => items.iter().map(event_json).collect(),
         Value::Map(map) => map
             .iter()
             .map(|(k, v)| (k.clone(), event_json(v)))
             .collect::<serde_json::Map<_, _>>()
             .into(),
-        other => crate::lambda::to_json(other),
+        other => other.to_json(),
     }
 }
 
