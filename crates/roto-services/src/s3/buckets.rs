@@ -236,15 +236,7 @@ impl S3 {
             Some(s @ ("Enabled" | "Suspended")) => s,
             _ => return Err(errors::malformed_xml()),
         };
-        let locked: bool = self.env.store.with(|c| {
-            c.query_row(
-                "SELECT object_lock FROM s3_buckets WHERE name = ?1",
-                [&bucket.name],
-                |r| r.get(0),
-            )
-            .map_err(AwsError::from)
-        })?;
-        if locked && status == "Suspended" {
+        if bucket.object_lock && status == "Suspended" {
             return Err(AwsError::new(
                 "InvalidBucketState",
                 "An Object Lock configuration is present on this bucket, so the versioning state cannot be changed.",

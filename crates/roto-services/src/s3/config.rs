@@ -1,6 +1,7 @@
 //! Bucket configurations that S3 stores and returns: policy, CORS, lifecycle, tagging,
 //! encryption, ownership controls, public access block, website, notifications, logging,
-//! accelerate, request payment, replication, object lock, ACLs.
+//! accelerate, request payment, replication, ACLs (the Object Lock configuration, which
+//! changes how objects behave, is `lock.rs`'s).
 //!
 //! Every configuration is one row of `s3_bucket_config` (bucket, kind, the input payload as
 //! JSON), driven by the [`CONFIGS`] table: which operations put, get and delete it, which
@@ -216,18 +217,6 @@ const CONFIGS: &[Config] = &[
             "The replication configuration was not found",
         ),
     },
-    Config {
-        kind: "object-lock",
-        put: "PutObjectLockConfiguration",
-        get: "GetObjectLockConfiguration",
-        delete: None,
-        member: "ObjectLockConfiguration",
-        shape: Shape::Wrapped("ObjectLockConfiguration"),
-        missing: Missing::Error(
-            "ObjectLockConfigurationNotFoundError",
-            "Object Lock configuration does not exist for this bucket",
-        ),
-    },
 ];
 
 /// A value as JSON, timestamps kept as `{"$t": millis}` so they read back as timestamps.
@@ -373,11 +362,7 @@ impl S3 {
                     (None, Missing::Default(default, ..)) => default(),
                     (Some(None), Missing::Default(_, code, message))
                     | (_, Missing::Error(code, message)) => {
-                        if config.kind == "object-lock" && self.object_lock_enabled(&bucket)? {
-                            Value::map().with("ObjectLockEnabled", "Enabled")
-                        } else {
-                            return Err(error(code, message, &bucket.name));
-                        }
+                        return Err(error(code, message, &bucket.name));
                     }
                     (_, Missing::Empty) => Value::map(),
                 };
@@ -387,17 +372,6 @@ impl S3 {
                 }))
             }
         }
-    }
-
-    fn object_lock_enabled(&self, bucket: &Bucket) -> AwsResult<bool> {
-        self.env.store.with(|c| {
-            c.query_row(
-                "SELECT object_lock FROM s3_buckets WHERE name = ?1",
-                [&bucket.name],
-                |r| r.get(0),
-            )
-            .map_err(AwsError::from)
-        })
     }
 
     /// The checks AWS makes on a configuration before storing it.
@@ -467,11 +441,6 @@ impl S3 {
                     "Versioning must be 'Enabled' on the bucket to apply a replication configuration",
                 ))
             }
-            "object-lock" if !self.object_lock_enabled(bucket)? => Err(AwsError::new(
-                "InvalidBucketState",
-                "Object Lock configuration cannot be enabled on existing buckets",
-            )
-            .with_status(409)),
             _ => Ok(()),
         }
     }

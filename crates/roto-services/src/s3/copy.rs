@@ -132,6 +132,15 @@ impl S3 {
                 "This copy request is illegal because it is trying to copy an object to itself without changing the object's metadata, storage class, website redirect location or encryption attributes.",
             ));
         }
+        let headers = self.lock_headers(
+            &bucket,
+            input,
+            &if replace_metadata {
+                stored_headers(input)
+            } else {
+                opened.row.headers.clone()
+            },
+        )?;
         let algorithm = input
             .str("ChecksumAlgorithm")
             .and_then(ChecksumAlgorithm::from_name)
@@ -161,11 +170,7 @@ impl S3 {
             etag: format!("\"{}\"", upload.md5_hex),
             last_modified: now_millis() / 1000 * 1000,
             seq: self.next_seq(),
-            headers: if replace_metadata {
-                stored_headers(input)
-            } else {
-                source_row.headers.clone()
-            },
+            headers,
             metadata: if replace_metadata {
                 metadata_json(input)
             } else {

@@ -88,6 +88,11 @@ pub fn invalid_request(message: impl Into<String>) -> AwsError {
     AwsError::new("InvalidRequest", message).with_status(400)
 }
 
+/// `InvalidRequest` (400) for an operation sent without `Content-MD5` or a checksum.
+pub fn missing_content_md5() -> AwsError {
+    invalid_request("Missing required header for this request: Content-MD5")
+}
+
 /// `InvalidDigest` (400): a `Content-MD5` that is not base64 of 16 bytes.
 pub fn invalid_digest(content_md5: &str) -> AwsError {
     AwsError::new(

@@ -5,7 +5,8 @@
 //! CORS, lifecycle, tagging, encryption, ...), `objects.rs` (Put/Get/Head/Delete object,
 //! DeleteObjects, GetObjectAttributes), `conditions.rs` (conditional requests and ranges),
 //! `copy.rs` (CopyObject), `tagging.rs` (object tags), `multipart.rs` (multipart uploads),
-//! `versions.rs` (the version chain every write goes through), `list.rs` (ListObjects v1
+//! `versions.rs` (the version chain every write goes through), `lock.rs` (Object Lock:
+//! retention, legal holds, and the deletions they refuse), `list.rs` (ListObjects v1
 //! and v2, ListObjectVersions), `body.rs` (request bodies streamed into blob files,
 //! `aws-chunked` decoding, digests; response bodies streamed from them), `errors.rs` (the
 //! AWS errors). Bucket names are global across accounts, as in AWS; everything else is
@@ -20,6 +21,7 @@ mod copy;
 mod cors;
 mod errors;
 mod list;
+mod lock;
 mod multipart;
 mod notifications;
 mod objects;
@@ -139,6 +141,8 @@ pub(crate) struct Bucket {
     pub versioning: Option<String>,
     /// Whether it has a notification configuration (so writes look it up).
     pub notifies: bool,
+    /// Whether Object Lock is enabled (so writes look up its default retention).
+    pub object_lock: bool,
 }
 
 /// S3.
@@ -179,7 +183,8 @@ impl S3 {
             c.prepare_cached(
                 "SELECT name, account, region, versioning,
                     EXISTS (SELECT 1 FROM s3_bucket_config
-                            WHERE bucket = name AND kind = 'notification')
+                            WHERE bucket = name AND kind = 'notification'),
+                    object_lock
                  FROM s3_buckets WHERE name = ?1",
             )?
             .query_row([name], |r| {
@@ -189,6 +194,7 @@ impl S3 {
                     region: r.get(2)?,
                     versioning: r.get(3)?,
                     notifies: r.get(4)?,
+                    object_lock: r.get(5)?,
                 })
             })
             .optional()
@@ -299,6 +305,12 @@ impl S3 {
             "PutBucketNotificationConfiguration" => {
                 self.put_bucket_notification(ctx, input).await?
             }
+            "PutObjectLockConfiguration" => self.put_object_lock_configuration(&request)?,
+            "GetObjectLockConfiguration" => self.get_object_lock_configuration(input)?,
+            "PutObjectRetention" => self.put_object_retention(&request)?,
+            "GetObjectRetention" => self.get_object_retention(input)?,
+            "PutObjectLegalHold" => self.put_object_legal_hold(&request)?,
+            "GetObjectLegalHold" => self.get_object_legal_hold(input)?,
             "AbortMultipartUpload" => self.abort_multipart_upload(input)?,
             "ListParts" => self.list_parts(input)?,
             "ListMultipartUploads" => self.list_multipart_uploads(input)?,

@@ -147,7 +147,7 @@ impl S3 {
         check_key(key)?;
         let (alg, kind) = checksum_choice(input)?;
         let template = Template {
-            headers: stored_headers(input),
+            headers: self.lock_headers(&bucket, input, &stored_headers(input))?,
             metadata: metadata_json(input),
             storage_class: storage_class(input)?,
             tags: tagging::from_header(input.str("Tagging"))?,

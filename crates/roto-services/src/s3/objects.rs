@@ -15,12 +15,14 @@ use roto_core::{AwsError, AwsResult, Context, Request, Response, Value};
 use super::body::{self, FileBody, Upload};
 use super::conditions::{self, ByteRange};
 use super::errors;
+use super::lock;
 use super::tagging;
 use super::versions::{self, Deleted, Found, ObjectRow};
 use super::{input_str, Bucket, S3};
 
-/// The input members stored with an object and returned as they were on GET and HEAD.
-const STORED_HEADERS: [&str; 14] = [
+/// The input members stored with an object and returned as they were on GET and HEAD
+/// (the Object Lock members are stored too, once checked: see `lock.rs`).
+const STORED_HEADERS: [&str; 12] = [
     "ContentType",
     "ContentEncoding",
     "ContentDisposition",
@@ -33,8 +35,6 @@ const STORED_HEADERS: [&str; 14] = [
     "BucketKeyEnabled",
     "SSECustomerAlgorithm",
     "SSECustomerKeyMD5",
-    "ObjectLockMode",
-    "ObjectLockLegalHoldStatus",
 ];
 
 /// The largest single PutObject (5 GiB).
@@ -97,9 +97,19 @@ pub(crate) fn stored_headers(input: &Value) -> String {
             map.insert(member.to_string(), v);
         }
     }
-    if let Some(Value::Timestamp(t)) = input.get("ObjectLockRetainUntilDate") {
-        map.insert("ObjectLockRetainUntilDate".into(), (*t).into());
-    }
+    serde_json::Value::Object(map).to_string()
+}
+
+/// Stored headers with some members changed (timestamps are stored as epoch millis).
+pub(crate) fn edit_headers(
+    headers: &str,
+    edit: impl FnOnce(&mut serde_json::Map<String, serde_json::Value>),
+) -> String {
+    let mut map = match serde_json::from_str(headers) {
+        Ok(serde_json::Value::Object(map)) => map,
+        _ => serde_json::Map::new(),
+    };
+    edit(&mut map);
     serde_json::Value::Object(map).to_string()
 }
 
@@ -134,7 +144,7 @@ fn json_members(text: &str) -> BTreeMap<String, Value> {
 }
 
 /// Whether the request declared a checksum of its own (then the output echoes it).
-fn declares_checksum(headers: &http::HeaderMap) -> bool {
+pub(crate) fn declares_checksum(headers: &http::HeaderMap) -> bool {
     ChecksumAlgorithm::ALL
         .iter()
         .any(|a| headers.contains_key(a.header_name()))
@@ -142,20 +152,31 @@ fn declares_checksum(headers: &http::HeaderMap) -> bool {
         || headers.contains_key("x-amz-sdk-checksum-algorithm")
 }
 
+/// Whether a request that must carry `Content-MD5` or a checksum (its integrity on the
+/// wire) lacks both. A call through the in-process dispatcher has no wire, and no headers.
+pub(crate) fn lacks_digest(headers: &http::HeaderMap) -> bool {
+    !headers.is_empty() && !headers.contains_key("content-md5") && !declares_checksum(headers)
+}
+
 /// The version id header a write or read shows: none in a bucket never versioned.
 pub(crate) fn version_header(bucket: &Bucket, row: &ObjectRow) -> Option<String> {
     bucket.versioning.as_ref().map(|_| row.version_label())
 }
 
-/// A row for a new object from a finished upload and the input's headers.
-pub(crate) fn new_row(input: &Value, upload: &Upload, seq: i64) -> AwsResult<ObjectRow> {
+/// A row for a new object from a finished upload, its stored headers and the input.
+pub(crate) fn new_row(
+    input: &Value,
+    upload: &Upload,
+    seq: i64,
+    headers: String,
+) -> AwsResult<ObjectRow> {
     Ok(ObjectRow {
         blob: Some(upload.blob.clone()),
         size: i64::try_from(upload.size).unwrap_or(i64::MAX),
         etag: format!("\"{}\"", upload.md5_hex),
         last_modified: now_millis() / 1000 * 1000,
         seq,
-        headers: stored_headers(input),
+        headers,
         metadata: metadata_json(input),
         checksum_algorithm: Some(upload.checksum.0.name().to_string()),
         checksum: Some(upload.checksum.1.clone()),
@@ -201,19 +222,21 @@ impl S3 {
         input: &Value,
         row: &mut ObjectRow,
     ) -> AwsResult<()> {
-        let committed = self.env.store.transaction(|tx| {
-            let versioning: Option<Option<String>> =
-                rusqlite::OptionalExtension::optional(tx.query_row(
-                    "SELECT versioning FROM s3_buckets WHERE name = ?1",
-                    [&bucket.name],
-                    |r| r.get(0),
-                ))?;
-            let Some(versioning) = versioning else {
-                return Err(errors::no_such_bucket(&bucket.name));
-            };
-            let current = versions::current(tx, &bucket.name, key)?;
-            conditions::check_write(input, key, current.as_ref().map(|r| r.etag.as_str()))?;
-            versions::put_current(tx, &bucket.name, key, versioning.as_deref(), row)
+        let committed = self.apply_default_retention(bucket, row).and_then(|()| {
+            self.env.store.transaction(|tx| {
+                let versioning: Option<Option<String>> =
+                    rusqlite::OptionalExtension::optional(tx.query_row(
+                        "SELECT versioning FROM s3_buckets WHERE name = ?1",
+                        [&bucket.name],
+                        |r| r.get(0),
+                    ))?;
+                let Some(versioning) = versioning else {
+                    return Err(errors::no_such_bucket(&bucket.name));
+                };
+                let current = versions::current(tx, &bucket.name, key)?;
+                conditions::check_write(input, key, current.as_ref().map(|r| r.etag.as_str()))?;
+                versions::put_current(tx, &bucket.name, key, versioning.as_deref(), row)
+            })
         });
         match committed {
             Ok(garbage) => {
@@ -232,13 +255,14 @@ impl S3 {
     }
 
     pub(crate) async fn put_object(&self, ctx: &Context, request: Request) -> AwsResult<Value> {
+        let bucket = self.bucket(input_str(&request.input, "Bucket"))?;
+        self.check_put_lock(&bucket, &request)?;
         let Request {
             input,
             body,
             headers,
         } = request;
         let key = input_str(&input, "Key").to_string();
-        let bucket = self.bucket(input_str(&input, "Bucket"))?;
         check_key(&key)?;
         if let Some(len) = input.int("ContentLength").filter(|l| *l > MAX_PUT) {
             return Err(AwsError::new(
@@ -251,6 +275,7 @@ impl S3 {
         }
         storage_class(&input)?;
         tagging::from_header(input.str("Tagging"))?;
+        let stored = self.lock_headers(&bucket, &input, &stored_headers(&input))?;
         if input.get("IfNoneMatch").is_some() || input.get("IfMatch").is_some() {
             let current = self
                 .env
@@ -272,7 +297,7 @@ impl S3 {
             ChecksumAlgorithm::Crc64Nvme,
         )
         .await?;
-        let mut row = match new_row(&input, &upload, self.next_seq()) {
+        let mut row = match new_row(&input, &upload, self.next_seq(), stored) {
             Ok(row) => row,
             Err(e) => {
                 self.env.store.remove_blob(&upload.blob);
@@ -390,23 +415,30 @@ impl S3 {
         Ok(response)
     }
 
-    /// Deletes one key (or one version), in its own transaction.
+    /// Deletes one key (or one version), in its own transaction; a version Object Lock
+    /// protects (unless `bypass` overrides its governance retention) is refused.
     pub(crate) fn delete_one(
         &self,
         bucket: &Bucket,
         key: &str,
         version: Option<&str>,
+        bypass: bool,
     ) -> AwsResult<Deleted> {
         let seq = self.next_seq();
+        let now = now_millis();
+        let protect = |row: &ObjectRow| match bucket.object_lock {
+            true => lock::protect(row, bypass, now),
+            false => Ok(()),
+        };
         let deleted = self.env.store.transaction(|tx| match version {
-            Some(v) => versions::delete_version(tx, &bucket.name, key, v),
+            Some(v) => versions::delete_version(tx, &bucket.name, key, v, &protect),
             None => versions::delete_latest(
                 tx,
                 &bucket.name,
                 key,
                 bucket.versioning.as_deref(),
                 seq,
-                now_millis() / 1000 * 1000,
+                now / 1000 * 1000,
             ),
         })?;
         for blob in &deleted.garbage {
@@ -419,7 +451,8 @@ impl S3 {
         let key = input_str(input, "Key");
         let bucket = self.bucket(input_str(input, "Bucket"))?;
         let version = input.str("VersionId");
-        let deleted = self.delete_one(&bucket, key, version)?;
+        let bypass = lock::bypass(&bucket, input)?;
+        let deleted = self.delete_one(&bucket, key, version, bypass)?;
         self.notify_deleted(ctx, &bucket, key, &deleted, version.is_some());
         Ok(Value::map()
             .with_opt("DeleteMarker", deleted.delete_marker.then_some(true))
@@ -453,15 +486,10 @@ impl S3 {
     pub(crate) fn delete_objects(&self, ctx: &Context, request: &Request) -> AwsResult<Value> {
         let input = &request.input;
         let bucket = self.bucket(input_str(input, "Bucket"))?;
-        let has_digest = request.headers.contains_key("content-md5")
-            || ChecksumAlgorithm::ALL
-                .iter()
-                .any(|a| request.headers.contains_key(a.header_name()));
-        if !has_digest {
-            return Err(errors::invalid_request(
-                "Missing required header for this request: Content-MD5",
-            ));
+        if lacks_digest(&request.headers) {
+            return Err(errors::missing_content_md5());
         }
+        let bypass = lock::bypass(&bucket, input)?;
         let delete = input.get("Delete").ok_or_else(errors::malformed_xml)?;
         let objects = delete
             .get("Objects")
@@ -475,7 +503,8 @@ impl S3 {
         for object in objects {
             let key = input_str(object, "Key");
             let version = object.str("VersionId");
-            let result = check_key(key).and_then(|_| self.delete_one(&bucket, key, version));
+            let result =
+                check_key(key).and_then(|_| self.delete_one(&bucket, key, version, bypass));
             match result {
                 Ok(deleted) => {
                     self.notify_deleted(ctx, &bucket, key, &deleted, version.is_some());

@@ -15,7 +15,7 @@ use roto_core::{AwsError, AwsResult, Context, Request, Response, Value};
 use super::body;
 use super::cors::path_bucket;
 use super::errors;
-use super::objects::{new_row, version_header};
+use super::objects::{new_row, stored_headers, version_header};
 use super::{input_str, S3};
 
 /// A parsed form: fields (names lower-cased) and the file.
@@ -258,7 +258,7 @@ impl S3 {
             ChecksumAlgorithm::Crc64Nvme,
         )
         .await?;
-        let mut row = match new_row(&input, &upload, self.next_seq()) {
+        let mut row = match new_row(&input, &upload, self.next_seq(), stored_headers(&input)) {
             Ok(row) => row,
             Err(e) => {
                 self.env.store.remove_blob(&upload.blob);

@@ -135,12 +135,16 @@ impl S3 {
         let bucket = self.bucket(input_str(input, "Bucket"))?;
         let json = to_json(tags);
         let row = self.env.store.transaction(|tx| {
-            versions::set_tags(
+            versions::update_version(
                 tx,
                 &bucket.name,
                 key,
                 input.str("VersionId"),
-                json.as_deref(),
+                "PUT",
+                |row| {
+                    row.tags = json;
+                    Ok(())
+                },
             )
         })?;
         Ok(Value::map().with_opt("VersionId", version_header(&bucket, &row)))

@@ -317,12 +317,14 @@ pub(crate) fn delete_latest(
 }
 
 /// Permanently deletes one version (or delete marker); the newest remaining version
-/// becomes current if it is an object. A version that does not exist is no error.
+/// becomes current if it is an object. A version that does not exist is no error; an
+/// object version `protect` refuses (Object Lock) is kept and the refusal returned.
 pub(crate) fn delete_version(
     c: &Connection,
     bucket: &str,
     key: &str,
     version: &str,
+    protect: &dyn Fn(&ObjectRow) -> AwsResult<()>,
 ) -> AwsResult<Deleted> {
     let id = version_param(version);
     let mut out = Deleted {
@@ -330,71 +332,86 @@ pub(crate) fn delete_version(
         ..Deleted::default()
     };
     if let Some(row) = current(c, bucket, key)?.filter(|r| r.version_id.as_deref() == id) {
+        protect(&row)?;
         c.prepare_cached("DELETE FROM s3_objects WHERE bucket = ?1 AND key = ?2")?
             .execute([bucket, key])?;
         out.garbage.extend(row.blob);
         out.removed_object = true;
-        if let Some(next) = newest_noncurrent(c, bucket, key)?.filter(|r| !r.delete_marker) {
-            c.prepare_cached(
-                "DELETE FROM s3_versions WHERE bucket = ?1 AND key = ?2 AND seq = ?3",
-            )?
-            .execute(rusqlite::params![bucket, key, next.seq])?;
-            next.insert(c, "s3_objects", bucket, key)?;
-        }
+        promote_newest(c, bucket, key)?;
         return Ok(out);
     }
-    let removed: Option<(Option<String>, bool)> = c
-        .prepare_cached(
-            "DELETE FROM s3_versions WHERE bucket = ?1 AND key = ?2 AND version_id IS ?3
-             RETURNING blob, delete_marker",
-        )?
+    let sql = format!(
+        "SELECT {COLUMNS}, delete_marker FROM s3_versions
+         WHERE bucket = ?1 AND key = ?2 AND version_id IS ?3"
+    );
+    let row = c
+        .prepare_cached(&sql)?
         .query_row(rusqlite::params![bucket, key, id], |r| {
-            Ok((r.get(0)?, r.get(1)?))
+            let mut row = ObjectRow::read(r, 0)?;
+            row.delete_marker = r.get(14)?;
+            Ok(row)
         })
         .optional()?;
-    let Some((blob, marker)) = removed else {
+    let Some(row) = row else {
         if id.is_some() && !plausible_version_id(version) {
             return Err(errors::invalid_version_id(version));
         }
         return Ok(out);
     };
-    out.garbage.extend(blob);
-    out.delete_marker = marker;
-    out.removed_object = !marker;
-    if marker && current(c, bucket, key)?.is_none() {
-        if let Some(next) = newest_noncurrent(c, bucket, key)?.filter(|r| !r.delete_marker) {
-            c.prepare_cached(
-                "DELETE FROM s3_versions WHERE bucket = ?1 AND key = ?2 AND seq = ?3",
-            )?
-            .execute(rusqlite::params![bucket, key, next.seq])?;
-            next.insert(c, "s3_objects", bucket, key)?;
-        }
+    if !row.delete_marker {
+        protect(&row)?;
+    }
+    c.prepare_cached("DELETE FROM s3_versions WHERE bucket = ?1 AND key = ?2 AND seq = ?3")?
+        .execute(rusqlite::params![bucket, key, row.seq])?;
+    out.garbage.extend(row.blob);
+    out.delete_marker = row.delete_marker;
+    out.removed_object = !row.delete_marker;
+    if row.delete_marker && current(c, bucket, key)?.is_none() {
+        promote_newest(c, bucket, key)?;
     }
     Ok(out)
 }
 
-/// Replaces the tags of one version of a key.
-pub(crate) fn set_tags(
+/// Makes the newest noncurrent version of a key current, if it is an object.
+fn promote_newest(c: &Connection, bucket: &str, key: &str) -> AwsResult<()> {
+    if let Some(next) = newest_noncurrent(c, bucket, key)?.filter(|r| !r.delete_marker) {
+        c.prepare_cached("DELETE FROM s3_versions WHERE bucket = ?1 AND key = ?2 AND seq = ?3")?
+            .execute(rusqlite::params![bucket, key, next.seq])?;
+        next.insert(c, "s3_objects", bucket, key)?;
+    }
+    Ok(())
+}
+
+/// Changes one version of a key (its tags or stored headers) in place: `change` gets the
+/// row and may refuse; a delete marker is `MethodNotAllowed` for `method`. Returns the
+/// changed row.
+pub(crate) fn update_version(
     c: &Connection,
     bucket: &str,
     key: &str,
     version: Option<&str>,
-    tags: Option<&str>,
+    method: &str,
+    change: impl FnOnce(&mut ObjectRow) -> AwsResult<()>,
 ) -> AwsResult<ObjectRow> {
-    let row = match find(c, bucket, key, version)? {
+    let mut row = match find(c, bucket, key, version)? {
         Found::Object(row) => row,
-        Found::DeleteMarker(row) => return Err(errors::delete_marker_method(&row, "PUT")),
+        Found::DeleteMarker(row) => return Err(errors::delete_marker_method(&row, method)),
     };
-    let n = c
-        .prepare_cached(
-            "UPDATE s3_objects SET tags = ?4 WHERE bucket = ?1 AND key = ?2 AND seq = ?3",
-        )?
-        .execute(rusqlite::params![bucket, key, row.seq, tags])?;
-    if n == 0 {
-        c.prepare_cached(
-            "UPDATE s3_versions SET tags = ?4 WHERE bucket = ?1 AND key = ?2 AND seq = ?3",
-        )?
-        .execute(rusqlite::params![bucket, key, row.seq, tags])?;
+    change(&mut row)?;
+    for table in ["s3_objects", "s3_versions"] {
+        let sql = format!(
+            "UPDATE {table} SET tags = ?4, headers = ?5 WHERE bucket = ?1 AND key = ?2 AND seq = ?3"
+        );
+        let n = c.prepare_cached(&sql)?.execute(rusqlite::params![
+            bucket,
+            key,
+            row.seq,
+            row.tags,
+            row.headers
+        ])?;
+        if n > 0 {
+            break;
+        }
     }
     Ok(row)
 }
