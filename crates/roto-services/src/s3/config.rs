@@ -8,7 +8,12 @@
 //! member carries it, and what a bucket without one answers (the `NoSuch*` error AWS
 //! sends, or the default AWS applies to every new bucket). A deleted configuration that
 //! has a default is kept as a `null` row, so that it reads as missing, as in AWS.
+//!
+//! Analytics, inventory, metrics and intelligent-tiering configurations are many per
+//! bucket, each named by its `Id`: their rows' kind is `<kind>/<id>`, so that a List
+//! operation pages through them in `Id` order with one range scan.
 
+use base64::Engine;
 use roto_core::{AwsError, AwsResult, Value};
 use rusqlite::OptionalExtension;
 
@@ -36,6 +41,15 @@ enum Missing {
     Default(fn() -> Value, &'static str, &'static str),
 }
 
+/// A configuration a bucket holds many of, each named by its `Id`.
+struct Listed {
+    /// The List operation, and the member of its output that lists them.
+    operation: &'static str,
+    member: &'static str,
+    /// The error for a configuration whose `Id` is not the one the request names.
+    id_mismatch: fn() -> AwsError,
+}
+
 /// One kind of configuration.
 struct Config {
     kind: &'static str,
@@ -46,6 +60,45 @@ struct Config {
     member: &'static str,
     shape: Shape,
     missing: Missing,
+    listed: Option<Listed>,
+}
+
+/// What an operation does with its configuration.
+#[derive(Clone, Copy, PartialEq)]
+enum Verb {
+    Put,
+    Get,
+    Delete,
+    List,
+}
+
+/// The most configurations of one kind a bucket holds, by `Id`.
+const MAX_LISTED: i64 = 1000;
+
+/// A List page.
+const LIST_PAGE: usize = 100;
+
+/// What a bucket without the named configuration (by `Id`) answers.
+const NO_SUCH_CONFIGURATION: Missing = Missing::Error(
+    "NoSuchConfiguration",
+    "The specified configuration does not exist.",
+);
+
+fn inventory_id_mismatch() -> AwsError {
+    AwsError::new(
+        "IdMismatch",
+        "Document ID does not match the specified configuration ID.",
+    )
+    .with_status(400)
+}
+
+/// A configuration by `Id`, listed by `operation` under `member`.
+const fn listed(operation: &'static str, member: &'static str) -> Option<Listed> {
+    Some(Listed {
+        operation,
+        member,
+        id_mismatch: errors::malformed_xml,
+    })
 }
 
 fn default_encryption() -> Value {
@@ -84,6 +137,7 @@ const CONFIGS: &[Config] = &[
         member: "Policy",
         shape: Shape::Wrapped("Policy"),
         missing: Missing::Error("NoSuchBucketPolicy", "The bucket policy does not exist"),
+        listed: None,
     },
     Config {
         kind: "cors",
@@ -96,6 +150,7 @@ const CONFIGS: &[Config] = &[
             "NoSuchCORSConfiguration",
             "The CORS configuration does not exist",
         ),
+        listed: None,
     },
     Config {
         kind: "lifecycle",
@@ -108,6 +163,7 @@ const CONFIGS: &[Config] = &[
             "NoSuchLifecycleConfiguration",
             "The lifecycle configuration does not exist",
         ),
+        listed: None,
     },
     Config {
         kind: "tagging",
@@ -117,6 +173,7 @@ const CONFIGS: &[Config] = &[
         member: "Tagging",
         shape: Shape::Members,
         missing: Missing::Error("NoSuchTagSet", "The TagSet does not exist"),
+        listed: None,
     },
     Config {
         kind: "encryption",
@@ -130,6 +187,7 @@ const CONFIGS: &[Config] = &[
             "ServerSideEncryptionConfigurationNotFoundError",
             "The server side encryption configuration was not found",
         ),
+        listed: None,
     },
     Config {
         kind: "ownership",
@@ -143,6 +201,7 @@ const CONFIGS: &[Config] = &[
             "OwnershipControlsNotFoundError",
             "The bucket ownership controls were not found",
         ),
+        listed: None,
     },
     Config {
         kind: "public-access-block",
@@ -156,6 +215,7 @@ const CONFIGS: &[Config] = &[
             "NoSuchPublicAccessBlockConfiguration",
             "The public access block configuration was not found",
         ),
+        listed: None,
     },
     Config {
         kind: "website",
@@ -168,6 +228,7 @@ const CONFIGS: &[Config] = &[
             "NoSuchWebsiteConfiguration",
             "The specified bucket does not have a website configuration",
         ),
+        listed: None,
     },
     Config {
         kind: "notification",
@@ -177,6 +238,7 @@ const CONFIGS: &[Config] = &[
         member: "NotificationConfiguration",
         shape: Shape::Members,
         missing: Missing::Empty,
+        listed: None,
     },
     Config {
         kind: "logging",
@@ -186,6 +248,7 @@ const CONFIGS: &[Config] = &[
         member: "BucketLoggingStatus",
         shape: Shape::Members,
         missing: Missing::Empty,
+        listed: None,
     },
     Config {
         kind: "accelerate",
@@ -195,6 +258,7 @@ const CONFIGS: &[Config] = &[
         member: "AccelerateConfiguration",
         shape: Shape::Members,
         missing: Missing::Empty,
+        listed: None,
     },
     Config {
         kind: "request-payment",
@@ -204,6 +268,7 @@ const CONFIGS: &[Config] = &[
         member: "RequestPaymentConfiguration",
         shape: Shape::Members,
         missing: Missing::Default(|| Value::map().with("Payer", "BucketOwner"), "", ""),
+        listed: None,
     },
     Config {
         kind: "replication",
@@ -215,6 +280,60 @@ const CONFIGS: &[Config] = &[
         missing: Missing::Error(
             "ReplicationConfigurationNotFoundError",
             "The replication configuration was not found",
+        ),
+        listed: None,
+    },
+    Config {
+        kind: "analytics",
+        put: "PutBucketAnalyticsConfiguration",
+        get: "GetBucketAnalyticsConfiguration",
+        delete: Some("DeleteBucketAnalyticsConfiguration"),
+        member: "AnalyticsConfiguration",
+        shape: Shape::Wrapped("AnalyticsConfiguration"),
+        missing: NO_SUCH_CONFIGURATION,
+        listed: listed(
+            "ListBucketAnalyticsConfigurations",
+            "AnalyticsConfigurationList",
+        ),
+    },
+    Config {
+        kind: "inventory",
+        put: "PutBucketInventoryConfiguration",
+        get: "GetBucketInventoryConfiguration",
+        delete: Some("DeleteBucketInventoryConfiguration"),
+        member: "InventoryConfiguration",
+        shape: Shape::Wrapped("InventoryConfiguration"),
+        missing: NO_SUCH_CONFIGURATION,
+        listed: Some(Listed {
+            operation: "ListBucketInventoryConfigurations",
+            member: "InventoryConfigurationList",
+            id_mismatch: inventory_id_mismatch,
+        }),
+    },
+    Config {
+        kind: "metrics",
+        put: "PutBucketMetricsConfiguration",
+        get: "GetBucketMetricsConfiguration",
+        delete: Some("DeleteBucketMetricsConfiguration"),
+        member: "MetricsConfiguration",
+        shape: Shape::Wrapped("MetricsConfiguration"),
+        missing: NO_SUCH_CONFIGURATION,
+        listed: listed(
+            "ListBucketMetricsConfigurations",
+            "MetricsConfigurationList",
+        ),
+    },
+    Config {
+        kind: "intelligent-tiering",
+        put: "PutBucketIntelligentTieringConfiguration",
+        get: "GetBucketIntelligentTieringConfiguration",
+        delete: Some("DeleteBucketIntelligentTieringConfiguration"),
+        member: "IntelligentTieringConfiguration",
+        shape: Shape::Wrapped("IntelligentTieringConfiguration"),
+        missing: NO_SUCH_CONFIGURATION,
+        listed: listed(
+            "ListBucketIntelligentTieringConfigurations",
+            "IntelligentTieringConfigurationList",
         ),
     },
 ];
@@ -246,6 +365,49 @@ pub(crate) fn from_json(json: &serde_json::Value) -> Value {
         }
         serde_json::Value::Array(a) => Value::List(a.iter().map(from_json).collect()),
         other => Value::from_json(other),
+    }
+}
+
+/// A query over the rows of configurations by `Id` of one kind: those whose kind lies
+/// after `?2` (`<kind>/`, or the last one listed) and before `?3` (`<kind>0`: `0` is the
+/// character after `/`).
+fn by_id_sql(select: &str) -> String {
+    format!(
+        "SELECT {select} FROM s3_bucket_config
+         WHERE bucket = ?1 AND kind > ?2 AND kind < ?3"
+    )
+}
+
+/// The fields an inventory report may add.
+const INVENTORY_FIELDS: [&str; 13] = [
+    "Size",
+    "LastModifiedDate",
+    "StorageClass",
+    "ETag",
+    "IsMultipartUploaded",
+    "ReplicationStatus",
+    "EncryptionStatus",
+    "ObjectLockRetainUntilDate",
+    "ObjectLockMode",
+    "ObjectLockLegalHoldStatus",
+    "IntelligentTieringAccessTier",
+    "BucketKeyStatus",
+    "ChecksumAlgorithm",
+];
+
+/// `MalformedXML` unless `member` is one of `allowed`.
+fn one_of(value: &Value, member: &str, allowed: &[&str]) -> AwsResult<()> {
+    match value.str(member) {
+        Some(v) if allowed.contains(&v) => Ok(()),
+        _ => Err(errors::malformed_xml()),
+    }
+}
+
+/// A configuration as its Get operation answers it.
+fn shaped(config: &Config, value: Value) -> Value {
+    match config.shape {
+        Shape::Members => value,
+        Shape::Wrapped(member) => Value::map().with(member, value),
     }
 }
 
@@ -328,34 +490,38 @@ impl S3 {
             _ => {}
         }
         let Some((config, verb)) = CONFIGS.iter().find_map(|c| {
-            if c.put == operation {
-                Some((c, "put"))
-            } else if c.get == operation {
-                Some((c, "get"))
-            } else if c.delete == Some(operation) {
-                Some((c, "delete"))
-            } else {
-                None
-            }
+            let verb = match operation {
+                op if op == c.put => Verb::Put,
+                op if op == c.get => Verb::Get,
+                op if Some(op) == c.delete => Verb::Delete,
+                op if c.listed.as_ref().is_some_and(|l| l.operation == op) => Verb::List,
+                _ => return None,
+            };
+            Some((c, verb))
         }) else {
             return Ok(None);
         };
         let bucket = self.bucket(input_str(input, "Bucket"))?;
+        if let Some(listed) = &config.listed {
+            return self
+                .config_by_id(config, listed, verb, &bucket, input)
+                .map(Some);
+        }
         match verb {
-            "put" => {
+            Verb::Put => {
                 let value = input.get(config.member).ok_or_else(errors::malformed_xml)?;
-                self.check_config(config.kind, &bucket, value)?;
-                self.store_config(&bucket.name, config.kind, Some(value))?;
+                let value = self.checked_config(config.kind, &bucket, value)?;
+                self.store_config(&bucket.name, config.kind, Some(&value))?;
                 Ok(Some(Value::map()))
             }
-            "delete" => {
+            Verb::Delete => {
                 match config.missing {
                     Missing::Default(..) => self.store_config(&bucket.name, config.kind, None)?,
                     _ => self.remove_config(&bucket.name, config.kind)?,
                 }
                 Ok(Some(Value::map()))
             }
-            _ => {
+            Verb::Get | Verb::List => {
                 let stored = self.stored_config(&bucket.name, config.kind)?;
                 let value = match (stored, config.missing) {
                     (Some(Some(v)), _) => v,
@@ -366,12 +532,145 @@ impl S3 {
                     }
                     (_, Missing::Empty) => Value::map(),
                 };
-                Ok(Some(match config.shape {
-                    Shape::Members => value,
-                    Shape::Wrapped(member) => Value::map().with(member, value),
-                }))
+                Ok(Some(shaped(config, value)))
             }
         }
+    }
+
+    /// Serves a configuration a bucket holds many of, by `Id`.
+    fn config_by_id(
+        &self,
+        config: &Config,
+        listed: &Listed,
+        verb: Verb,
+        bucket: &Bucket,
+        input: &Value,
+    ) -> AwsResult<Value> {
+        let prefix = format!("{}/", config.kind);
+        if verb == Verb::List {
+            return self.list_configs(listed, &prefix, bucket, input);
+        }
+        let id = input_str(input, "Id");
+        let kind = format!("{prefix}{id}");
+        let missing = || match config.missing {
+            Missing::Error(code, message) => error(code, message, &bucket.name),
+            _ => errors::malformed_xml(),
+        };
+        let stored = self.stored_config(&bucket.name, &kind)?.flatten();
+        match verb {
+            Verb::Put => {
+                let value = input.get(config.member).ok_or_else(errors::malformed_xml)?;
+                let value = self.checked_config(config.kind, bucket, value)?;
+                if value.str("Id") != Some(id) {
+                    return Err((listed.id_mismatch)());
+                }
+                if stored.is_none() && self.count_configs(&bucket.name, &prefix)? >= MAX_LISTED {
+                    return Err(AwsError::new(
+                        "TooManyConfigurations",
+                        "You are attempting to create a new configuration but have already reached the 1,000-configuration limit.",
+                    )
+                    .with_status(400));
+                }
+                self.store_config(&bucket.name, &kind, Some(&value))?;
+                Ok(Value::map())
+            }
+            Verb::Delete => {
+                stored.ok_or_else(missing)?;
+                self.remove_config(&bucket.name, &kind)?;
+                Ok(Value::map())
+            }
+            Verb::Get | Verb::List => Ok(shaped(config, stored.ok_or_else(missing)?)),
+        }
+    }
+
+    fn count_configs(&self, bucket: &str, prefix: &str) -> AwsResult<i64> {
+        let end = format!("{}0", prefix.trim_end_matches('/'));
+        self.env.store.with(|c| {
+            c.prepare_cached(&by_id_sql("count(*)"))?
+                .query_row([bucket, prefix, &end], |r| r.get(0))
+                .map_err(AwsError::from)
+        })
+    }
+
+    /// A page of configurations by `Id`, in `Id` order; the continuation token is the last
+    /// `Id` listed, base64-encoded.
+    fn list_configs(
+        &self,
+        listed: &Listed,
+        prefix: &str,
+        bucket: &Bucket,
+        input: &Value,
+    ) -> AwsResult<Value> {
+        let token = input.str("ContinuationToken");
+        let after = match token {
+            None => String::new(),
+            Some(t) => base64::engine::general_purpose::STANDARD
+                .decode(t)
+                .ok()
+                .and_then(|b| String::from_utf8(b).ok())
+                .filter(|id| !id.is_empty())
+                .ok_or_else(|| {
+                    errors::invalid_argument(
+                        "The continuation token provided is incorrect",
+                        "continuation-token",
+                        t,
+                    )
+                })?,
+        };
+        let start = format!("{prefix}{after}");
+        let end = format!("{}0", prefix.trim_end_matches('/'));
+        let limit = i64::try_from(LIST_PAGE + 1).unwrap_or(i64::MAX);
+        let texts: Vec<String> = self.env.store.with(|c| {
+            let sql = format!("{} ORDER BY kind LIMIT ?4", by_id_sql("value"));
+            let mut stmt = c.prepare_cached(&sql)?;
+            let rows = stmt.query_map(rusqlite::params![bucket.name, start, end, limit], |r| {
+                r.get(0)
+            })?;
+            rows.collect::<Result<_, _>>().map_err(AwsError::from)
+        })?;
+        let truncated = texts.len() > LIST_PAGE;
+        let page: Vec<Value> = texts
+            .iter()
+            .take(LIST_PAGE)
+            .filter_map(|t| serde_json::from_str::<serde_json::Value>(t).ok())
+            .map(|j| from_json(&j))
+            .collect();
+        let next = page
+            .last()
+            .filter(|_| truncated)
+            .and_then(|v| v.str("Id"))
+            .map(|id| base64::engine::general_purpose::STANDARD.encode(id));
+        let mut out = Value::map()
+            .with("IsTruncated", truncated)
+            .with_opt("ContinuationToken", token)
+            .with_opt("NextContinuationToken", next);
+        if !page.is_empty() {
+            out.insert(listed.member, page);
+        }
+        Ok(out)
+    }
+
+    /// The configuration to store: checked as AWS checks it, with the members AWS fills in
+    /// (a replication rule's `ID`).
+    fn checked_config(&self, kind: &str, bucket: &Bucket, value: &Value) -> AwsResult<Value> {
+        self.check_config(kind, bucket, value)?;
+        let mut value = value.clone();
+        if kind == "replication" {
+            if let Some(Value::List(rules)) = value.get("Rules") {
+                let rules: Vec<Value> = rules
+                    .iter()
+                    .map(|rule| match rule.get("ID") {
+                        Some(_) => rule.clone(),
+                        None => {
+                            let id: String = (0..32).map(|_| fastrand::alphanumeric()).collect();
+                            rule.clone().with("ID", id)
+                        }
+                    })
+                    .collect();
+                value.insert("Rules", rules);
+            }
+        }
+        Ok(value)
     }
 
     /// The checks AWS makes on a configuration before storing it.
@@ -440,6 +739,125 @@ impl S3 {
                 Err(errors::invalid_request(
                     "Versioning must be 'Enabled' on the bucket to apply a replication configuration",
                 ))
+            }
+            "replication" => {
+                let rules = value.get("Rules").and_then(Value::as_list).unwrap_or_default();
+                if rules.is_empty() {
+                    return Err(errors::malformed_xml());
+                }
+                for rule in rules {
+                    if !matches!(rule.str("Status"), Some("Enabled" | "Disabled")) {
+                        return Err(errors::malformed_xml());
+                    }
+                    let arn = rule
+                        .get("Destination")
+                        .and_then(|d| d.str("Bucket"))
+                        .ok_or_else(errors::malformed_xml)?;
+                    let name = arn.strip_prefix("arn:aws:s3:::").unwrap_or(arn);
+                    let versioned = self
+                        .find_bucket(name)?
+                        .is_some_and(|b| b.versioning.as_deref() == Some("Enabled"));
+                    if !versioned {
+                        return Err(errors::invalid_request(
+                            "Destination bucket must have versioning enabled.",
+                        ));
+                    }
+                }
+                Ok(())
+            }
+            "logging" => {
+                let Some(enabled) = value.get("LoggingEnabled") else {
+                    return Ok(());
+                };
+                let target = enabled
+                    .str("TargetBucket")
+                    .ok_or_else(errors::malformed_xml)?;
+                let Some(target_bucket) = self
+                    .find_bucket(target)?
+                    .filter(|b| b.account == bucket.account)
+                else {
+                    return Err(AwsError::new(
+                        "InvalidTargetBucketForLogging",
+                        "The target bucket for logging does not exist",
+                    )
+                    .with_status(400)
+                    .with_field("TargetBucket", target));
+                };
+                if target_bucket.region != bucket.region {
+                    let mut e = AwsError::new(
+                        "CrossLocationLoggingProhibitted",
+                        "Cross S3 location logging not allowed. ",
+                    )
+                    .with_status(403);
+                    if bucket.region != "us-east-1" {
+                        e = e.with_field("SourceBucketLocation", &bucket.region);
+                    }
+                    return Err(e.with_field("TargetBucketLocation", &target_bucket.region));
+                }
+                Ok(())
+            }
+            "accelerate" => {
+                if bucket.name.contains('.') {
+                    return Err(errors::invalid_request(
+                        "S3 Transfer Acceleration is not supported for buckets with periods (.) in their names",
+                    ));
+                }
+                one_of(value, "Status", &["Enabled", "Suspended"])
+            }
+            "request-payment" => one_of(value, "Payer", &["Requester", "BucketOwner"]),
+            "analytics" if value.get("StorageClassAnalysis").is_none() => {
+                Err(errors::malformed_xml())
+            }
+            "inventory" => {
+                let destination = value
+                    .get("Destination")
+                    .and_then(|d| d.get("S3BucketDestination"))
+                    .ok_or_else(errors::malformed_xml)?;
+                one_of(destination, "Format", &["CSV", "ORC", "Parquet"])?;
+                one_of(value, "IncludedObjectVersions", &["All", "Current"])?;
+                one_of(
+                    value.get("Schedule").ok_or_else(errors::malformed_xml)?,
+                    "Frequency",
+                    &["Daily", "Weekly"],
+                )?;
+                if value.bool("IsEnabled").is_none() {
+                    return Err(errors::malformed_xml());
+                }
+                let fields = value
+                    .get("OptionalFields")
+                    .and_then(Value::as_list)
+                    .unwrap_or_default();
+                if fields
+                    .iter()
+                    .any(|f| !f.as_str().is_some_and(|f| INVENTORY_FIELDS.contains(&f)))
+                {
+                    return Err(errors::malformed_xml());
+                }
+                if !destination
+                    .str("Bucket")
+                    .is_some_and(|b| b.starts_with("arn:"))
+                {
+                    return Err(AwsError::new("InvalidS3DestinationBucket", "Invalid bucket ARN.")
+                        .with_status(400));
+                }
+                Ok(())
+            }
+            "intelligent-tiering" => {
+                one_of(value, "Status", &["Enabled", "Disabled"])?;
+                let tierings = value
+                    .get("Tierings")
+                    .and_then(Value::as_list)
+                    .unwrap_or_default();
+                if tierings.is_empty() {
+                    return Err(errors::malformed_xml());
+                }
+                for tiering in tierings {
+                    one_of(tiering, "AccessTier", &["ARCHIVE_ACCESS", "DEEP_ARCHIVE_ACCESS"])?;
+                    if tiering.int("Days").is_none() {
+                        return Err(errors::malformed_xml());
+                    }
+                }
+                Ok(())
             }
             _ => Ok(()),
         }
