@@ -1,12 +1,18 @@
 """S3 bucket configurations addressed by Id (analytics, inventory, metrics, intelligent
-tiering: Put/Get/Delete/List with pagination and NoSuchConfiguration), and the checks AWS makes
-on accelerate, request payment, logging and replication configurations."""
+tiering: Put/Get/Delete/List with pagination and NoSuchConfiguration), the checks AWS makes
+on accelerate, request payment, logging and replication configurations, and the deprecated
+lifecycle and notification operations over the same configurations."""
 
 from __future__ import annotations
+
+import json
+import subprocess
+import time
 
 import pytest
 from botocore.exceptions import ClientError
 
+from roto_server import RotoServer, binary
 from s3_helpers import error, status
 
 
@@ -210,3 +216,73 @@ def test_replication_needs_versioning_on_both_buckets(s3, bucket):
         {**config["Rules"][0], "Status": "On"}]}), "MalformedXML", 400)
     s3.delete_bucket_replication(Bucket=bucket)
     fails(lambda: s3.get_bucket_replication(Bucket=bucket), "ReplicationConfigurationNotFoundError", 404)
+
+
+LEGACY_RULE = {"ID": "r", "Prefix": "logs/", "Status": "Enabled",
+               "Transition": {"Days": 30, "StorageClass": "GLACIER"}, "Expiration": {"Days": 365}}
+
+
+def queue_arn(sqs, name):
+    url = sqs.create_queue(QueueName=name)["QueueUrl"]
+    return url, sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+
+
+def test_legacy_lifecycle_operations_share_the_lifecycle_configuration(s3, bucket):
+    s3.put_bucket_lifecycle(Bucket=bucket, LifecycleConfiguration={"Rules": [LEGACY_RULE]})
+    assert s3.get_bucket_lifecycle(Bucket=bucket)["Rules"] == [LEGACY_RULE]
+    [rule] = s3.get_bucket_lifecycle_configuration(Bucket=bucket)["Rules"]
+    assert rule["Transitions"] == [LEGACY_RULE["Transition"]]
+    s3.delete_bucket_lifecycle(Bucket=bucket)
+    fails(lambda: s3.get_bucket_lifecycle(Bucket=bucket), "NoSuchLifecycleConfiguration", 404)
+    fails(lambda: s3.put_bucket_lifecycle(Bucket=bucket, LifecycleConfiguration={"Rules": [
+        {**LEGACY_RULE, "Status": "On"}]}), "MalformedXML", 400)
+
+
+def test_legacy_notification_operations_share_the_notification_configuration(client, s3, bucket):
+    sqs = client("sqs")
+    url, arn = queue_arn(sqs, "legacy-events")
+    s3.put_bucket_notification(Bucket=bucket, NotificationConfiguration={"QueueConfiguration": {
+        "Id": "n", "Events": ["s3:ObjectCreated:*"], "Queue": arn}})
+    legacy = s3.get_bucket_notification(Bucket=bucket)["QueueConfiguration"]
+    assert legacy["Queue"] == arn and legacy["Events"] == ["s3:ObjectCreated:*"]
+    current = s3.get_bucket_notification_configuration(Bucket=bucket)["QueueConfigurations"]
+    assert current == [{"Id": "n", "QueueArn": arn, "Events": ["s3:ObjectCreated:*"]}]
+    s3.put_object(Bucket=bucket, Key="hello", Body=b"x")
+    events, deadline = [], time.time() + 5
+    while not events and time.time() < deadline:
+        for m in sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10, WaitTimeSeconds=1).get("Messages", []):
+            events += [r["eventName"] for r in json.loads(m["Body"]).get("Records", [])]
+    assert events == ["ObjectCreated:Put"]
+    fails(lambda: s3.put_bucket_notification(Bucket=bucket, NotificationConfiguration={"QueueConfiguration": {
+        "Events": ["s3:Nothing"], "Queue": arn}}), "InvalidArgument", 400)
+
+
+def test_setup_scripts_call_the_legacy_operations_in_their_old_shapes(tmp_path):
+    path = tmp_path / "setup.lua"
+    path.write_text("""
+        aws.s3.CreateBucket{Bucket = "legacy"}
+        aws.s3.PutBucketLifecycle{Bucket = "legacy", LifecycleConfiguration = {Rules = {{
+          ID = "r", Prefix = "logs/", Status = "Enabled", Transition = {Days = 30, StorageClass = "GLACIER"},
+        }}}}
+        local rule = aws.s3.GetBucketLifecycle{Bucket = "legacy"}.Rules[1]
+        assert(rule.Transition.StorageClass == "GLACIER" and rule.Transitions == nil)
+        local q = aws.sqs.CreateQueue{QueueName = "legacy-q"}
+        local arn = aws.sqs.GetQueueAttributes{QueueUrl = q.QueueUrl, AttributeNames = {"QueueArn"}}.Attributes.QueueArn
+        aws.s3.PutBucketNotification{Bucket = "legacy", NotificationConfiguration = {
+          QueueConfiguration = {Id = "n", Event = "s3:ObjectRemoved:*", Queue = arn},
+        }}
+        local got = aws.s3.GetBucketNotification{Bucket = "legacy"}.QueueConfiguration
+        assert(got.Queue == arn and got.Event == "s3:ObjectRemoved:*")
+    """)
+    with RotoServer("--ephemeral", "--setup", str(path)) as server:
+        s3 = server.client("s3")
+        [rule] = s3.get_bucket_lifecycle_configuration(Bucket="legacy")["Rules"]
+        assert rule["Transitions"] == [{"Days": 30, "StorageClass": "GLACIER"}]
+        [queue] = s3.get_bucket_notification_configuration(Bucket="legacy")["QueueConfigurations"]
+        assert queue["Events"] == ["s3:ObjectRemoved:*"] and queue["QueueArn"].endswith(":legacy-q")
+    missing = tmp_path / "missing.lua"
+    missing.write_text('aws.s3.CreateBucket{Bucket = "bare"}\naws.s3.GetBucketLifecycle{Bucket = "bare"}\n')
+    proc = subprocess.run([str(binary()), "--ephemeral", "--port", "0", "--setup", str(missing)],
+                          capture_output=True, text=True, timeout=30)
+    assert proc.returncode == 1
+    assert "NoSuchLifecycleConfiguration" in proc.stderr

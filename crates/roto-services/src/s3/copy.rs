@@ -14,8 +14,10 @@ use super::body::{self, Piece};
 use super::conditions::{self, ByteRange};
 use super::errors;
 use super::objects::{
-    check_key, checksum_member, metadata_json, storage_class, stored_headers, version_header,
+    check_key, checksum_member, edit_headers, metadata_json, storage_class, stored_headers,
+    version_header,
 };
+use super::restore;
 use super::tagging;
 use super::versions::{self, Found, ObjectRow};
 use super::{input_str, Bucket, S3};
@@ -88,6 +90,10 @@ impl S3 {
                     ))
                 }
             };
+            restore::check_readable(
+                &row,
+                "Operation is not valid for the source object's storage class",
+            )?;
             let blob = row.blob.clone().unwrap_or_default();
             let reader = self.env.store.open_blob(c, &blob)?;
             Ok((row, reader))
@@ -138,7 +144,9 @@ impl S3 {
             &if replace_metadata {
                 stored_headers(input)
             } else {
-                opened.row.headers.clone()
+                edit_headers(&opened.row.headers, |map| {
+                    map.remove(restore::RESTORE);
+                })
             },
         )?;
         let algorithm = input

@@ -2,16 +2,18 @@
 //!
 //! One file per operation family, as in Garage: `buckets.rs` (Create/Head/List/Delete
 //! bucket, location, versioning), `config.rs` (the stored bucket configurations: policy,
-//! CORS, lifecycle, tagging, encryption, ...), `objects.rs` (Put/Get/Head/Delete object,
+//! CORS, lifecycle, tagging, encryption, ...), `legacy.rs` (the deprecated notification
+//! and lifecycle operations over them), `objects.rs` (Put/Get/Head/Delete object,
 //! DeleteObjects, GetObjectAttributes), `conditions.rs` (conditional requests and ranges),
 //! `copy.rs` (CopyObject), `tagging.rs` (object tags), `multipart.rs` (multipart uploads),
 //! `versions.rs` (the version chain every write goes through), `lock.rs` (Object Lock:
-//! retention, legal holds, and the deletions they refuse), `list.rs` (ListObjects v1
-//! and v2, ListObjectVersions), `body.rs` (request bodies streamed into blob files,
-//! `aws-chunked` decoding, digests; response bodies streamed from them), `errors.rs` (the
-//! AWS errors). Bucket names are global across accounts, as in AWS; everything else is
-//! reached through its bucket. Object bodies live in blob files named by random ids, never
-//! by keys; a row references its blob and is committed only after the blob is complete.
+//! retention, legal holds, and the deletions they refuse), `restore.rs` (archived objects
+//! and RestoreObject), `list.rs` (ListObjects v1 and v2, ListObjectVersions), `body.rs`
+//! (request bodies streamed into blob files, `aws-chunked` decoding, digests; response
+//! bodies streamed from them), `errors.rs` (the AWS errors). Bucket names are global
+//! across accounts, as in AWS; everything else is reached through its bucket. Object
+//! bodies live in blob files named by random ids, never by keys; a row references its
+//! blob and is committed only after the blob is complete.
 
 mod body;
 mod buckets;
@@ -20,12 +22,14 @@ mod config;
 mod copy;
 mod cors;
 mod errors;
+mod legacy;
 mod list;
 mod lock;
 mod multipart;
 mod notifications;
 mod objects;
 mod post;
+mod restore;
 mod tagging;
 mod versions;
 
@@ -292,6 +296,7 @@ impl S3 {
             "GetObject" => return self.get_object(input, false),
             "HeadObject" => return self.get_object(input, true),
             "DeleteObject" => self.delete_object(ctx, input)?,
+            "RestoreObject" => return self.restore_object(ctx, input),
             "DeleteObjects" => self.delete_objects(ctx, &request)?,
             "CopyObject" => self.copy_object(ctx, input).await?,
             "GetObjectAttributes" => self.get_object_attributes(input)?,
@@ -305,6 +310,10 @@ impl S3 {
             "PutBucketNotificationConfiguration" => {
                 self.put_bucket_notification(ctx, input).await?
             }
+            "PutBucketNotification" => self.put_bucket_notification_legacy(ctx, input).await?,
+            "GetBucketNotification" => self.get_bucket_notification_legacy(input)?,
+            "PutBucketLifecycle" => self.put_bucket_lifecycle_legacy(input)?,
+            "GetBucketLifecycle" => self.get_bucket_lifecycle_legacy(input)?,
             "PutObjectLockConfiguration" => self.put_object_lock_configuration(&request)?,
             "GetObjectLockConfiguration" => self.get_object_lock_configuration(input)?,
             "PutObjectRetention" => self.put_object_retention(&request)?,

@@ -16,6 +16,7 @@ use super::body::{self, FileBody, Upload};
 use super::conditions::{self, ByteRange};
 use super::errors;
 use super::lock;
+use super::restore;
 use super::tagging;
 use super::versions::{self, Deleted, Found, ObjectRow};
 use super::{input_str, Bucket, S3};
@@ -355,6 +356,12 @@ impl S3 {
                 ))
             }
         };
+        if !head {
+            restore::check_readable(
+                &row,
+                "The operation is not valid for the object's storage class",
+            )?;
+        }
         conditions::check_read(
             input,
             &conditions::READ,
@@ -637,6 +644,10 @@ fn object_output(bucket: &Bucket, row: &ObjectRow) -> Value {
         .with_opt("VersionId", version_header(bucket, row));
     for (member, value) in json_members(&row.headers) {
         out.insert(member, value);
+    }
+    out.remove(restore::RESTORE);
+    if let Some(restore) = restore::restore_header(row) {
+        out.insert(restore::RESTORE, restore);
     }
     if row.storage_class() != "STANDARD" {
         out.insert("StorageClass", row.storage_class());
