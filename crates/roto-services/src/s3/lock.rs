@@ -244,14 +244,15 @@ impl S3 {
         bucket: &Bucket,
         row: &mut ObjectRow,
     ) -> AwsResult<()> {
-        if Lock::of(row).mode.is_some() {
+        let own = Lock::of(row);
+        if own.mode.is_some() {
             return Ok(());
         }
         if let Some((mode, period)) = self.default_retention(bucket)? {
             let lock = Lock {
                 mode: Some(mode),
                 until: Some(now_millis().saturating_add(period)),
-                ..Lock::of(row)
+                ..own
             };
             row.headers = with_lock(&row.headers, &lock);
         }
@@ -336,16 +337,20 @@ impl S3 {
         }
         let key = input_str(input, "Key");
         let version = input.str("VersionId");
-        let row = self.env.store.transaction(|tx| {
-            versions::update_version(tx, &bucket.name, key, version, method, |row| {
-                if let Some(change) = change {
+        let row = match change {
+            None => self
+                .env
+                .store
+                .with(|c| versions::find_object(c, &bucket.name, key, version, method))?,
+            Some(change) => self.env.store.transaction(|tx| {
+                versions::update_version(tx, &bucket.name, key, version, method, |row| {
                     let mut lock = Lock::of(row);
                     change(&mut lock)?;
                     row.headers = with_lock(&row.headers, &lock);
-                }
-                Ok(())
-            })
-        })?;
+                    Ok(())
+                })
+            })?,
+        };
         Ok(Lock::of(&row))
     }
 

@@ -7,7 +7,7 @@ use roto_core::{AwsResult, Value};
 
 use super::errors;
 use super::objects::version_header;
-use super::versions::{self, Found};
+use super::versions;
 use super::{input_str, S3};
 
 /// A tag set's pairs.
@@ -117,14 +117,10 @@ impl S3 {
     pub(crate) fn get_object_tagging(&self, input: &Value) -> AwsResult<Value> {
         let key = input_str(input, "Key");
         let bucket = self.bucket(input_str(input, "Bucket"))?;
-        let found = self
+        let row = self
             .env
             .store
-            .with(|c| versions::find(c, &bucket.name, key, input.str("VersionId")))?;
-        let row = match found {
-            Found::Object(row) => row,
-            Found::DeleteMarker(row) => return Err(errors::delete_marker_method(&row, "GET")),
-        };
+            .with(|c| versions::find_object(c, &bucket.name, key, input.str("VersionId"), "GET"))?;
         Ok(Value::map()
             .with("TagSet", to_tag_set(&from_json(row.tags.as_deref())))
             .with_opt("VersionId", version_header(&bucket, &row)))

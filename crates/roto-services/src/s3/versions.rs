@@ -382,6 +382,21 @@ fn promote_newest(c: &Connection, bucket: &str, key: &str) -> AwsResult<()> {
     Ok(())
 }
 
+/// Looks a key (or one version) up as [`find`] does, for an operation that needs an
+/// object: a delete marker is `MethodNotAllowed` for `method`.
+pub(crate) fn find_object(
+    c: &Connection,
+    bucket: &str,
+    key: &str,
+    version: Option<&str>,
+    method: &str,
+) -> AwsResult<ObjectRow> {
+    match find(c, bucket, key, version)? {
+        Found::Object(row) => Ok(row),
+        Found::DeleteMarker(row) => Err(errors::delete_marker_method(&row, method)),
+    }
+}
+
 /// Changes one version of a key (its tags or stored headers) in place: `change` gets the
 /// row and may refuse; a delete marker is `MethodNotAllowed` for `method`. Returns the
 /// changed row.
@@ -393,10 +408,7 @@ pub(crate) fn update_version(
     method: &str,
     change: impl FnOnce(&mut ObjectRow) -> AwsResult<()>,
 ) -> AwsResult<ObjectRow> {
-    let mut row = match find(c, bucket, key, version)? {
-        Found::Object(row) => row,
-        Found::DeleteMarker(row) => return Err(errors::delete_marker_method(&row, method)),
-    };
+    let mut row = find_object(c, bucket, key, version, method)?;
     change(&mut row)?;
     for table in ["s3_objects", "s3_versions"] {
         let sql = format!(
