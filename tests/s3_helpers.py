@@ -1,8 +1,9 @@
-"""Helpers the S3 test files share: raw-request auth, error accessors."""
+"""Helpers the S3 test files share: raw-request auth, error accessors, expected failures."""
 
 from __future__ import annotations
 
 import pytest
+from botocore.exceptions import ClientError
 
 AUTH = ("AWS4-HMAC-SHA256 Credential=test/20260101/us-east-1/s3/aws4_request, "
         "SignedHeaders=host, Signature=" + "0" * 64)
@@ -18,3 +19,18 @@ def status(exc: pytest.ExceptionInfo) -> int:
 
 def headers_of(response: dict) -> dict:
     return response["ResponseMetadata"]["HTTPHeaders"]
+
+
+def fails(call, code: str, http_status: int | None = None, message: str | None = None) -> dict:
+    """Runs `call`, which must raise a ClientError with `code` (and the status and message,
+    when given); returns the error."""
+    from botocore.exceptions import ClientError
+
+    with pytest.raises(ClientError) as e:
+        call()
+    assert error(e)["Code"] == code, error(e)
+    if http_status is not None:
+        assert status(e) == http_status
+    if message is not None:
+        assert error(e)["Message"] == message
+    return error(e)

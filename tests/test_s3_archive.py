@@ -10,9 +10,8 @@ import re
 import time
 
 import pytest
-from botocore.exceptions import ClientError
 
-from s3_helpers import error, status
+from s3_helpers import fails
 
 DAY = 86400
 
@@ -29,17 +28,6 @@ def bucket(s3):
     s3.put_object(Bucket="archive-bucket", Key="deep", Body=b"deeper", StorageClass="DEEP_ARCHIVE")
     s3.put_object(Bucket="archive-bucket", Key="warm", Body=b"warm")
     return "archive-bucket"
-
-
-def fails(call, code, http_status=None, message=None):
-    with pytest.raises(ClientError) as e:
-        call()
-    assert error(e)["Code"] == code
-    if http_status is not None:
-        assert status(e) == http_status
-    if message is not None:
-        assert error(e)["Message"] == message
-    return error(e)
 
 
 def restore(s3, bucket, key, days=1):

@@ -10,10 +10,9 @@ import subprocess
 import time
 
 import pytest
-from botocore.exceptions import ClientError
 
 from roto_server import RotoServer, binary
-from s3_helpers import error, status
+from s3_helpers import fails
 
 
 @pytest.fixture
@@ -25,17 +24,6 @@ def s3(client):
 def bucket(s3):
     s3.create_bucket(Bucket="conf-bucket")
     return "conf-bucket"
-
-
-def fails(call, code, http_status=None, message=None):
-    with pytest.raises(ClientError) as e:
-        call()
-    assert error(e)["Code"] == code
-    if http_status is not None:
-        assert status(e) == http_status
-    if message is not None:
-        assert error(e)["Message"] == message
-    return error(e)
 
 
 ANALYTICS = {

@@ -7,9 +7,8 @@ import datetime
 
 import pytest
 from botocore.config import Config
-from botocore.exceptions import ClientError
 
-from s3_helpers import AUTH, error, status
+from s3_helpers import AUTH, fails
 
 PROTECTED = "Access Denied because object protected by object lock."
 DAY = 86400
@@ -45,17 +44,6 @@ def retain(s3, bucket, version, mode="GOVERNANCE", days=1, key="k", **kwargs):
         kwargs["VersionId"] = version
     s3.put_object_retention(Bucket=bucket, Key=key, Retention={"Mode": mode, "RetainUntilDate": later(days)},
                             **kwargs)
-
-
-def fails(call, code, http_status=None, message=None):
-    with pytest.raises(ClientError) as e:
-        call()
-    assert error(e)["Code"] == code
-    if http_status is not None:
-        assert status(e) == http_status
-    if message is not None:
-        assert error(e)["Message"] == message
-    return error(e)
 
 
 def test_lock_bucket_is_versioned_and_has_a_configuration_without_rule(s3, bucket):
