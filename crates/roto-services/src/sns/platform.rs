@@ -12,6 +12,7 @@ use roto_core::dispatch::new_request_id;
 use roto_core::{AwsError, AwsResult, Context, Value};
 use rusqlite::{params, Connection, OptionalExtension};
 
+use super::store::{json_map, to_json};
 use super::{deliveries, invalid, not_found, page, required, string_list, string_map, Sns};
 
 /// The schema, created idempotently at start.
@@ -70,19 +71,11 @@ fn attributes_value(attributes: &Attributes) -> Value {
     )
 }
 
-fn to_json(attributes: &Attributes) -> String {
-    serde_json::to_string(attributes).unwrap_or_default()
-}
-
-fn from_json(text: String) -> Attributes {
-    serde_json::from_str(&text).unwrap_or_default()
-}
-
 fn find_attributes(c: &Connection, table: &str, arn: &str) -> rusqlite::Result<Option<Attributes>> {
     c.prepare_cached(&format!("SELECT attributes FROM {table} WHERE arn = ?1"))?
         .query_row([arn], |r| r.get(0))
         .optional()
-        .map(|a| a.map(from_json))
+        .map(|a| a.map(json_map))
 }
 
 fn set_attributes(
@@ -198,7 +191,7 @@ impl Sns {
             )?;
             let rows = stmt.query_map(
                 params![ctx.account, ctx.region, after, PAGE_SIZE as i64 + 1],
-                |r| Ok((r.get(0)?, from_json(r.get(1)?))),
+                |r| Ok((r.get(0)?, json_map(r.get(1)?))),
             )?;
             rows.collect::<Result<_, _>>().map_err(AwsError::from)
         })?;
@@ -256,7 +249,7 @@ impl Sns {
                  WHERE application_arn = ?1 AND token = ?2",
             )?
             .query_row([application_arn, token], |r| {
-                Ok((r.get(0)?, from_json(r.get(1)?)))
+                Ok((r.get(0)?, json_map(r.get(1)?)))
             })
             .optional()
             .map_err(AwsError::from)
@@ -329,7 +322,7 @@ impl Sns {
             )?;
             let rows = stmt
                 .query_map(params![application_arn, after, PAGE_SIZE as i64 + 1], |r| {
-                    Ok((r.get(0)?, from_json(r.get(1)?)))
+                    Ok((r.get(0)?, json_map(r.get(1)?)))
                 })?;
             rows.collect::<Result<_, _>>().map_err(AwsError::from)
         })?;
@@ -405,7 +398,7 @@ impl Sns {
             )?
             .query_row([&ctx.account, &ctx.region], |r| r.get(0))
             .optional()
-            .map(|a| a.map(from_json).unwrap_or_default())
+            .map(|a| a.map(json_map).unwrap_or_default())
             .map_err(AwsError::from)
         })
     }

@@ -55,11 +55,13 @@ pub struct Topic {
     pub tags: BTreeMap<String, String>,
 }
 
-fn json_map(text: String) -> BTreeMap<String, String> {
+/// A string map as stored (attributes, tags).
+pub(super) fn json_map(text: String) -> BTreeMap<String, String> {
     serde_json::from_str(&text).unwrap_or_default()
 }
 
-fn to_json(map: &BTreeMap<String, String>) -> String {
+/// A string map as JSON text, the inverse of [`json_map`].
+pub(super) fn to_json(map: &BTreeMap<String, String>) -> String {
     serde_json::to_string(map).unwrap_or_default()
 }
 
