@@ -23,7 +23,7 @@ fn key_missing(key: &str) -> AwsError {
 }
 
 /// Who signed a call, as IAM sees it.
-enum Caller {
+pub(super) enum Caller {
     /// An IAM user's access key.
     User(String),
     /// Temporary (STS) credentials.
@@ -35,7 +35,7 @@ enum Caller {
 impl Iam {
     /// Who signed the call: a key IAM issued but no longer has (deleted or inactive) is
     /// refused as AWS refuses it.
-    fn caller(&self, c: &Connection, ctx: &Context) -> AwsResult<Caller> {
+    pub(super) fn caller(&self, c: &Connection, ctx: &Context) -> AwsResult<Caller> {
         let Some(key) = ctx.access_key.as_deref() else {
             return Ok(Caller::Root);
         };
@@ -56,7 +56,12 @@ impl Iam {
     }
 
     /// The user an operation acts on: `UserName`, else the user whose key signed the call.
-    fn user_name(&self, c: &Connection, ctx: &Context, input: &Value) -> AwsResult<String> {
+    pub(super) fn user_name(
+        &self,
+        c: &Connection,
+        ctx: &Context,
+        input: &Value,
+    ) -> AwsResult<String> {
         if let Some(name) = input.str("UserName") {
             return Ok(store::get(c, &ctx.account, Kind::User, name)?.name);
         }

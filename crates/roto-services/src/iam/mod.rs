@@ -1,4 +1,5 @@
-//! IAM: users, groups, roles, managed and inline policies, access keys, instance profiles.
+//! IAM: users, groups, roles, managed and inline policies, access keys, instance profiles,
+//! and a user's other credentials (SSH keys, signing certificates, service-specific ones).
 //!
 //! IAM is global: its state belongs to the account alone, whatever region a call is
 //! signed for, and its ARNs carry no region. Policies are stored and returned, never
@@ -12,6 +13,7 @@
 
 mod account;
 mod certificates;
+mod credentials;
 mod details;
 mod document;
 mod keys;
@@ -21,6 +23,8 @@ mod principals;
 mod profiles;
 mod providers;
 mod report;
+mod signing;
+mod ssh_keys;
 mod store;
 
 use std::io;
@@ -31,7 +35,7 @@ use roto_core::{
     AwsError, AwsResult, BoxFuture, Context, Env, Request, Response, Service, ServiceSpec, Value,
 };
 
-use store::{Entity, Kind};
+use store::{Entity, Family, Kind};
 
 static SPEC: ServiceSpec = ServiceSpec {
     name: "iam",
@@ -130,6 +134,28 @@ impl Iam {
             "UpdateAccessKey" => self.update_access_key(ctx, input),
             "DeleteAccessKey" => self.delete_access_key(ctx, input),
             "GetAccessKeyLastUsed" => self.get_access_key_last_used(a, input),
+            "UploadSSHPublicKey" => self.upload_ssh_public_key(ctx, input),
+            "GetSSHPublicKey" => self.get_ssh_public_key(ctx, input),
+            "ListSSHPublicKeys" => self.list_ssh_public_keys(ctx, input),
+            "UpdateSSHPublicKey" => self.update_credential(ctx, Family::SshKey, input),
+            "DeleteSSHPublicKey" => self.delete_credential(ctx, Family::SshKey, input),
+            "UploadSigningCertificate" => self.upload_signing_certificate(ctx, input),
+            "ListSigningCertificates" => self.list_signing_certificates(ctx, input),
+            "UpdateSigningCertificate" => {
+                self.update_credential(ctx, Family::SigningCertificate, input)
+            }
+            "DeleteSigningCertificate" => {
+                self.delete_credential(ctx, Family::SigningCertificate, input)
+            }
+            "CreateServiceSpecificCredential" => self.create_service_credential(ctx, input),
+            "ListServiceSpecificCredentials" => self.list_service_credentials(ctx, input),
+            "ResetServiceSpecificCredential" => self.reset_service_credential(ctx, input),
+            "UpdateServiceSpecificCredential" => {
+                self.update_credential(ctx, Family::ServiceCredential, input)
+            }
+            "DeleteServiceSpecificCredential" => {
+                self.delete_credential(ctx, Family::ServiceCredential, input)
+            }
             "CreateInstanceProfile" => self.create_principal(a, Kind::InstanceProfile, input),
             "GetInstanceProfile" => self.get_principal(a, Kind::InstanceProfile, input),
             "ListInstanceProfiles" => self.list_principals(a, Kind::InstanceProfile, input),

@@ -5,7 +5,7 @@ use roto_core::{AwsError, AwsResult, Value};
 use rusqlite::Connection;
 
 use super::providers;
-use super::store::{self, Entity, Kind, Relation};
+use super::store::{self, Entity, Family, Kind, Relation};
 use super::{
     check_name, delete_conflict, document, invalid_input, limit_exceeded, listing, now, page,
     path_of, path_prefix, required, tag_values, unique_id, wire_document, Iam,
@@ -371,6 +371,18 @@ impl Iam {
             }
             if !store::access_keys(c, account, name)?.is_empty() {
                 return conflict("delete access keys");
+            }
+            for (family, what) in [
+                (Family::SigningCertificate, "delete signing certificates"),
+                (Family::SshKey, "delete SSH public keys"),
+                (
+                    Family::ServiceCredential,
+                    "delete service specific credentials",
+                ),
+            ] {
+                if !store::credentials(c, account, family, Some(name))?.is_empty() {
+                    return conflict(what);
+                }
             }
             if !store::parents(c, account, Relation::Member, name)?.is_empty() {
                 return conflict("remove user from all groups");

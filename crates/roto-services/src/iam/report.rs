@@ -1,11 +1,11 @@
 //! The credential report: one CSV line per user (and the root) with the state of its
-//! password, MFA and access keys, generated at once and kept until the next generation.
+//! password, MFA, access keys and signing certificates, generated at once and kept until the next generation.
 
 use roto_core::timestamp::{format, TimestampFormat};
 use roto_core::{AwsError, AwsResult, Value};
 use rusqlite::Connection;
 
-use super::store::{self, Kind, Relation};
+use super::store::{self, Family, Kind, Relation};
 use super::{now, Iam};
 
 const HEADER: &str = "user,arn,user_creation_time,password_enabled,password_last_used,password_last_changed,password_next_rotation,mfa_active,access_key_1_active,access_key_1_last_rotated,access_key_1_last_used_date,access_key_1_last_used_region,access_key_1_last_used_service,access_key_2_active,access_key_2_last_rotated,access_key_2_last_used_date,access_key_2_last_used_region,access_key_2_last_used_service,cert_1_active,cert_1_last_rotated,cert_2_active,cert_2_last_rotated";
@@ -47,13 +47,21 @@ fn report(c: &Connection, account: &str) -> AwsResult<String> {
                 None => key_columns.push("false,N/A,N/A,N/A,N/A".to_string()),
             }
         }
+        let certs = store::credentials(c, account, Family::SigningCertificate, Some(&user.name))?;
+        let cert_columns: Vec<String> = (0..2)
+            .map(|slot| match certs.get(slot) {
+                Some(cert) => format!("{},{}", cert.status == "Active", csv_time(cert.created)),
+                None => "false,N/A".to_string(),
+            })
+            .collect();
         lines.push(format!(
-            "{},{},{},{},N/A,{password_changed},N/A,{mfa},{},false,N/A,false,N/A",
+            "{},{},{},{},N/A,{password_changed},N/A,{mfa},{},{}",
             user.name,
             user.arn(account),
             csv_time(user.created),
             password.is_some(),
-            key_columns.join(",")
+            key_columns.join(","),
+            cert_columns.join(",")
         ));
     }
     Ok(lines.join("\n"))

@@ -5,6 +5,8 @@
 //! kind regardless of case, as in IAM. What differs per kind (a role's trust policy, a
 //! policy's versions counter) sits in the `attrs` JSON column. Relations between entities
 //! (group members, attached policies, instance profile roles) are rows of `iam_links`.
+//! A user's SSH public keys, signing certificates and service-specific credentials are
+//! rows of `iam_credentials`, one family each, with their details in `attrs`.
 
 use roto_core::{AwsError, AwsResult};
 use rusqlite::{params, Connection, OptionalExtension};
@@ -56,6 +58,17 @@ CREATE TABLE IF NOT EXISTS iam_access_keys (
     created INTEGER NOT NULL
 );
 CREATE INDEX IF NOT EXISTS iam_access_keys_user ON iam_access_keys (account, user);
+CREATE TABLE IF NOT EXISTS iam_credentials (
+    account TEXT NOT NULL,
+    family TEXT NOT NULL,
+    id TEXT NOT NULL,
+    user TEXT NOT NULL COLLATE NOCASE,
+    status TEXT NOT NULL,
+    created INTEGER NOT NULL,
+    attrs TEXT NOT NULL,
+    PRIMARY KEY (account, family, id)
+);
+CREATE INDEX IF NOT EXISTS iam_credentials_user ON iam_credentials (account, family, user);
 CREATE TABLE IF NOT EXISTS iam_account_settings (
     account TEXT NOT NULL,
     key TEXT NOT NULL,
@@ -522,6 +535,10 @@ pub(super) fn rename_references(
             "UPDATE iam_access_keys SET user = ?3 WHERE account = ?1 AND user = ?2",
             params![account, old, new],
         )?;
+        c.execute(
+            "UPDATE iam_credentials SET user = ?3 WHERE account = ?1 AND user = ?2",
+            params![account, old, new],
+        )?;
     }
     Ok(())
 }
@@ -751,4 +768,125 @@ pub(super) fn delete_setting(c: &Connection, account: &str, key: &str) -> AwsRes
         params![account, key],
     )?;
     Ok(())
+}
+
+/// The families of credentials a user holds besides access keys.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Family {
+    SshKey,
+    SigningCertificate,
+    ServiceCredential,
+}
+
+impl Family {
+    fn as_str(self) -> &'static str {
+        match self {
+            Family::SshKey => "ssh-key",
+            Family::SigningCertificate => "signing-certificate",
+            Family::ServiceCredential => "service-credential",
+        }
+    }
+}
+
+/// One SSH public key, signing certificate or service-specific credential of a user.
+#[derive(Debug, Clone)]
+pub(super) struct Credential {
+    pub id: String,
+    pub user: String,
+    pub status: String,
+    pub created: i64,
+    pub attrs: serde_json::Map<String, Json>,
+}
+
+impl Credential {
+    /// A string attribute.
+    pub fn attr(&self, key: &str) -> Option<&str> {
+        self.attrs.get(key).and_then(Json::as_str)
+    }
+}
+
+fn credential_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Credential> {
+    let attrs: String = r.get(4)?;
+    Ok(Credential {
+        id: r.get(0)?,
+        user: r.get(1)?,
+        status: r.get(2)?,
+        created: r.get(3)?,
+        attrs: match serde_json::from_str(&attrs) {
+            Ok(Json::Object(m)) => m,
+            _ => serde_json::Map::new(),
+        },
+    })
+}
+
+/// Stores a new credential, or writes back an existing one's status and attributes.
+pub(super) fn put_credential(
+    c: &Connection,
+    account: &str,
+    family: Family,
+    cred: &Credential,
+) -> AwsResult<()> {
+    c.execute(
+        "INSERT OR REPLACE INTO iam_credentials (account, family, id, user, status, created, attrs)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+        params![
+            account,
+            family.as_str(),
+            cred.id,
+            cred.user,
+            cred.status,
+            cred.created,
+            Json::Object(cred.attrs.clone()).to_string()
+        ],
+    )?;
+    Ok(())
+}
+
+/// The credentials of `family` in the account, of one user or (`None`) of every user,
+/// oldest first.
+pub(super) fn credentials(
+    c: &Connection,
+    account: &str,
+    family: Family,
+    user: Option<&str>,
+) -> AwsResult<Vec<Credential>> {
+    let mut stmt = c.prepare_cached(
+        "SELECT id, user, status, created, attrs FROM iam_credentials
+         WHERE account = ?1 AND family = ?2 AND (?3 IS NULL OR user = ?3) ORDER BY created, id",
+    )?;
+    let rows = stmt.query_map(params![account, family.as_str(), user], credential_row)?;
+    rows.collect::<rusqlite::Result<Vec<_>>>()
+        .map_err(AwsError::from)
+}
+
+/// A user's credential of `family` with id `id`, if there is one.
+pub(super) fn credential(
+    c: &Connection,
+    account: &str,
+    family: Family,
+    user: &str,
+    id: &str,
+) -> AwsResult<Option<Credential>> {
+    c.prepare_cached(
+        "SELECT id, user, status, created, attrs FROM iam_credentials
+         WHERE account = ?1 AND family = ?2 AND user = ?3 AND id = ?4",
+    )?
+    .query_row(params![account, family.as_str(), user, id], credential_row)
+    .optional()
+    .map_err(AwsError::from)
+}
+
+/// Deletes a user's credential; `false` when the user has no such credential.
+pub(super) fn delete_credential(
+    c: &Connection,
+    account: &str,
+    family: Family,
+    user: &str,
+    id: &str,
+) -> AwsResult<bool> {
+    let n = c.execute(
+        "DELETE FROM iam_credentials WHERE account = ?1 AND family = ?2 AND user = ?3 AND id = ?4",
+        params![account, family.as_str(), user, id],
+    )?;
+    Ok(n > 0)
 }
