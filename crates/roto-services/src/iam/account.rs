@@ -1,11 +1,64 @@
-//! Account-wide settings: the account alias and the password policy.
+//! Account-wide settings: the account alias, the password policy (which the passwords of
+//! login profiles are checked against), the version of the tokens STS's global endpoint
+//! issues, and the account properties.
 //!
-//! Both are single values per account, kept in `iam_account_settings` by name.
+//! Each is a single value per account, kept in `iam_account_settings` by name.
 
-use roto_core::{AwsResult, Value};
+use roto_core::{AwsError, AwsResult, Value};
+use rusqlite::Connection;
+use sha2::{Digest, Sha256};
 
 use super::store;
 use super::{listing, no_such_entity, required, validation_error, Iam};
+
+/// The SHA-256 of a salt and a password, as login profiles keep passwords.
+pub(super) fn password_digest(salt: &str, password: &str) -> String {
+    hex::encode(Sha256::digest(format!("{salt}:{password}")))
+}
+
+/// A kind of character a password policy may require.
+type CharClass = fn(&char) -> bool;
+
+/// `PasswordPolicyViolation` unless `password` satisfies the account's password policy
+/// (IAM's default, six characters of any kind, when there is none).
+pub(super) fn check_password(c: &Connection, account: &str, password: &str) -> AwsResult<()> {
+    let policy: serde_json::Value = store::setting(c, account, "password-policy")?
+        .and_then(|text| serde_json::from_str(&text).ok())
+        .unwrap_or_default();
+    let flag = |member: &str| policy.get(member).and_then(serde_json::Value::as_bool) == Some(true);
+    let min = policy
+        .get("MinimumPasswordLength")
+        .and_then(serde_json::Value::as_i64)
+        .unwrap_or(6);
+    let classes: [(&str, CharClass); 4] = [
+        ("RequireSymbols", |c| c.is_ascii_punctuation()),
+        ("RequireNumbers", |c| c.is_ascii_digit()),
+        ("RequireUppercaseCharacters", |c| c.is_ascii_uppercase()),
+        ("RequireLowercaseCharacters", |c| c.is_ascii_lowercase()),
+    ];
+    let long_enough = i64::try_from(password.chars().count()).unwrap_or(i64::MAX) >= min;
+    if long_enough
+        && classes
+            .iter()
+            .all(|(member, class)| !flag(member) || password.chars().any(|c| class(&c)))
+    {
+        return Ok(());
+    }
+    Err(AwsError::new(
+        "PasswordPolicyViolationException",
+        "Password does not conform to the account password policy.",
+    ))
+}
+
+/// The `GlobalEndpointTokenVersion` `GetAccountSummary` reports: 1, or 2 for `v2Token`.
+pub(super) fn token_version(c: &Connection, account: &str) -> AwsResult<i64> {
+    Ok(
+        match store::setting(c, account, "sts-token-version")?.as_deref() {
+            Some("v2Token") => 2,
+            _ => 1,
+        },
+    )
+}
 
 /// The password policy's members and the values IAM reverts them to when a call omits
 /// them (`None`: not shown until set).
@@ -140,6 +193,53 @@ impl Iam {
     }
 }
 
+impl Iam {
+    /// `SetSecurityTokenServicePreferences`.
+    pub(super) fn set_sts_preferences(&self, account: &str, input: &Value) -> AwsResult<Value> {
+        let version = required(input, "GlobalEndpointTokenVersion");
+        self.env
+            .store
+            .with(|c| store::put_setting(c, account, "sts-token-version", version))?;
+        Ok(Value::map())
+    }
+
+    /// `PutAccountProperties`: sets the given properties, keeping the others.
+    pub(super) fn put_account_properties(&self, account: &str, input: &Value) -> AwsResult<Value> {
+        let given = input
+            .get("Properties")
+            .and_then(Value::as_map)
+            .cloned()
+            .unwrap_or_default();
+        self.env.store.transaction(|c| {
+            let mut properties = account_properties(c, account)?;
+            for (key, value) in given {
+                properties.insert(key, value.as_str().unwrap_or_default().into());
+            }
+            let text = serde_json::Value::Object(properties).to_string();
+            store::put_setting(c, account, "account-properties", &text)
+        })?;
+        Ok(Value::map())
+    }
+
+    /// `GetAccountProperties`.
+    pub(super) fn get_account_properties(&self, account: &str) -> AwsResult<Value> {
+        let properties = self.env.store.with(|c| account_properties(c, account))?;
+        Ok(Value::map().with(
+            "Properties",
+            Value::from_json(&serde_json::Value::Object(properties)),
+        ))
+    }
+}
+
+fn account_properties(
+    c: &Connection,
+    account: &str,
+) -> AwsResult<serde_json::Map<String, serde_json::Value>> {
+    Ok(store::setting(c, account, "account-properties")?
+        .and_then(|text| serde_json::from_str(&text).ok())
+        .unwrap_or_default())
+}
+
 fn no_password_policy(account: &str) -> roto_core::AwsError {
     no_such_entity(format!(
         "The Password Policy with domain name {account} cannot be found."
@@ -149,6 +249,13 @@ fn no_password_policy(account: &str) -> roto_core::AwsError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn password_digests_depend_on_salt_and_password() {
+        assert_eq!(password_digest("s", "p"), password_digest("s", "p"));
+        assert_ne!(password_digest("s", "p"), password_digest("t", "p"));
+        assert_eq!(password_digest("s", "p").len(), 64);
+    }
 
     #[test]
     fn aliases_follow_iam_rules() {

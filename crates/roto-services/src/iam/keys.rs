@@ -12,7 +12,8 @@ use rusqlite::Connection;
 use super::principals::View;
 use super::store::{self, Kind};
 use super::{
-    already_exists, limit_exceeded, listing, no_such_entity, now, page, validation_error, Iam,
+    account, already_exists, limit_exceeded, listing, no_such_entity, now, page, required,
+    validation_error, Iam,
 };
 
 /// How many access keys one user may have.
@@ -20,6 +21,13 @@ const MAX_KEYS: usize = 2;
 
 fn key_missing(key: &str) -> AwsError {
     no_such_entity(format!("The Access Key with id {key} cannot be found."))
+}
+
+/// Keeps a new password in a login profile as a fresh salt and its digest.
+fn set_password(profile: &mut serde_json::Value, password: &str) {
+    let salt = hex::encode(fastrand::u64(..).to_be_bytes());
+    profile["Digest"] = account::password_digest(&salt, password).into();
+    profile["Salt"] = salt.into();
 }
 
 /// Who signed a call, as IAM sees it.
@@ -172,7 +180,8 @@ impl Iam {
     }
 
     /// `CreateLoginProfile`, `GetLoginProfile`, `UpdateLoginProfile`, `DeleteLoginProfile`:
-    /// the user's console password (kept as the fact that it exists, never the password).
+    /// the user's console password (kept as a salted digest, checked against the account's
+    /// password policy).
     pub(super) fn login_profile(
         &self,
         ctx: &Context,
@@ -185,7 +194,7 @@ impl Iam {
             let mut user = store::get(c, account, Kind::User, &name)?;
             let existing = user.attrs.get("LoginProfile").cloned();
             let reset = input.bool("PasswordResetRequired");
-            let profile = match (operation, existing) {
+            let mut profile = match (operation, existing) {
                 ("CreateLoginProfile", Some(_)) => {
                     return Err(already_exists(format!(
                         "Login Profile for user {name} already exists."
@@ -211,6 +220,12 @@ impl Iam {
                     profile
                 }
             };
+            if let (Some(password), "CreateLoginProfile" | "UpdateLoginProfile") =
+                (input.str("Password"), operation)
+            {
+                account::check_password(c, account, password)?;
+                set_password(&mut profile, password);
+            }
             user.attrs.insert("LoginProfile".into(), profile.clone());
             store::update(c, account, &name, &user)?;
             if operation == "UpdateLoginProfile" {
@@ -227,6 +242,41 @@ impl Iam {
                         profile["Reset"].as_bool().unwrap_or(false),
                     ),
             ))
+        })
+    }
+
+    /// `ChangePassword`: an IAM user's own console password, given the current one.
+    pub(super) fn change_password(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
+        let account = &ctx.account;
+        self.env.store.transaction(|c| {
+            let Caller::User(name) = self.caller(c, ctx)? else {
+                return Err(AwsError::new(
+                    "InvalidUserTypeException",
+                    "Only IAM users can change their own password with ChangePassword.",
+                ));
+            };
+            let mut user = store::get(c, account, Kind::User, &name)?;
+            let Some(mut profile) = user.attrs.get("LoginProfile").cloned() else {
+                return Err(no_such_entity(format!(
+                    "Login Profile for User {name} cannot be found."
+                )));
+            };
+            let stored = (profile["Salt"].as_str(), profile["Digest"].as_str());
+            if let (Some(salt), Some(digest)) = stored {
+                if account::password_digest(salt, required(input, "OldPassword")) != digest {
+                    return Err(AwsError::new(
+                        "InvalidUserTypeException",
+                        "The old password is incorrect.",
+                    ));
+                }
+            }
+            let new = required(input, "NewPassword");
+            account::check_password(c, account, new)?;
+            set_password(&mut profile, new);
+            profile["Reset"] = false.into();
+            user.attrs.insert("LoginProfile".into(), profile);
+            store::update(c, account, &name, &user)?;
+            Ok(Value::map())
         })
     }
 

@@ -2,9 +2,10 @@
 //!
 //! A device's serial number is its ARN (`arn:aws:iam::<account>:mfa/<path><name>`). The
 //! seed is random base32 text, returned only at creation; the `QRCodePNG` Roto returns is a
-//! valid one-pixel PNG, not a QR code. Authentication codes are accepted, never checked.
+//! valid one-pixel PNG, not a QR code. Authentication codes are accepted unchecked (a resync
+//! only needs its two codes to differ).
 
-use roto_core::{AwsResult, Value};
+use roto_core::{AwsError, AwsResult, Value};
 use rusqlite::Connection;
 
 use super::principals::new_entity;
@@ -103,6 +104,61 @@ impl Iam {
                 return Err(Kind::User.not_found(required(input, "UserName")));
             }
             store::unlink(c, account, Relation::UserMfa, &user, &device.name)?;
+            Ok(Value::map())
+        })
+    }
+
+    /// The user a device is enabled for, and when; `NoSuchEntity` when it is enabled for
+    /// no one, or (given `user`) for someone else.
+    fn enabled_for(
+        &self,
+        c: &Connection,
+        account: &str,
+        serial: &str,
+        user: Option<&str>,
+    ) -> AwsResult<(String, i64)> {
+        let device = self.device(c, account, serial)?;
+        match self.assignment(c, account, &device)? {
+            Some((owner, enabled)) if user.is_none_or(|u| u.eq_ignore_ascii_case(&owner)) => {
+                Ok((owner, enabled))
+            }
+            _ => Err(no_such_entity(format!(
+                "MFA Device with serial number {serial} does not exist."
+            ))),
+        }
+    }
+
+    /// `GetMFADevice`: the user a device is enabled for.
+    pub(super) fn get_mfa_device(&self, account: &str, input: &Value) -> AwsResult<Value> {
+        let serial = required(input, "SerialNumber");
+        self.env.store.with(|c| {
+            if let Some(user) = input.str("UserName") {
+                store::get(c, account, Kind::User, user)?;
+            }
+            let (user, enabled) = self.enabled_for(c, account, serial, input.str("UserName"))?;
+            Ok(Value::map()
+                .with("UserName", user)
+                .with("SerialNumber", serial)
+                .with("EnableDate", Value::Timestamp(enabled)))
+        })
+    }
+
+    /// `ResyncMFADevice`: the two codes must be two successive ones, so they must differ.
+    pub(super) fn resync_mfa_device(&self, account: &str, input: &Value) -> AwsResult<Value> {
+        self.env.store.with(|c| {
+            let user = store::get(c, account, Kind::User, required(input, "UserName"))?;
+            self.enabled_for(
+                c,
+                account,
+                required(input, "SerialNumber"),
+                Some(&user.name),
+            )?;
+            if required(input, "AuthenticationCode1") == required(input, "AuthenticationCode2") {
+                return Err(AwsError::new(
+                    "InvalidAuthenticationCodeException",
+                    "Authentication code for device is not valid.",
+                ));
+            }
             Ok(Value::map())
         })
     }

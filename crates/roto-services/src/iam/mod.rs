@@ -171,6 +171,8 @@ impl Iam {
             "DeactivateMFADevice" => self.deactivate_mfa_device(a, input),
             "DeleteVirtualMFADevice" => self.delete_virtual_mfa_device(a, input),
             "ListMFADevices" => self.list_mfa_devices(a, input),
+            "GetMFADevice" => self.get_mfa_device(a, input),
+            "ResyncMFADevice" => self.resync_mfa_device(a, input),
             "ListVirtualMFADevices" => self.list_virtual_mfa_devices(a, input),
             "TagMFADevice" => self.tag(a, Kind::MfaDevice, input),
             "UntagMFADevice" => self.untag(a, Kind::MfaDevice, input),
@@ -192,6 +194,10 @@ impl Iam {
             "DeleteAccountPasswordPolicy" => self.delete_password_policy(a),
             "CreateLoginProfile" | "GetLoginProfile" | "UpdateLoginProfile"
             | "DeleteLoginProfile" => self.login_profile(ctx, operation, input),
+            "ChangePassword" => self.change_password(ctx, input),
+            "SetSecurityTokenServicePreferences" => self.set_sts_preferences(a, input),
+            "GetAccountProperties" => self.get_account_properties(a),
+            "PutAccountProperties" => self.put_account_properties(a, input),
             "PutUserPermissionsBoundary" => self.set_boundary(a, Kind::User, input, true),
             "PutRolePermissionsBoundary" => self.set_boundary(a, Kind::Role, input, true),
             "DeleteUserPermissionsBoundary" => self.set_boundary(a, Kind::User, input, false),
@@ -200,6 +206,7 @@ impl Iam {
             "GetOpenIDConnectProvider" => self.get_oidc_provider(a, input),
             "ListOpenIDConnectProviders" => self.list_providers(a, Kind::OidcProvider),
             "DeleteOpenIDConnectProvider" => self.delete_provider(a, Kind::OidcProvider, input),
+            "UpdateOpenIDConnectProvider" => self.update_oidc_provider(a, input),
             "AddClientIDToOpenIDConnectProvider"
             | "RemoveClientIDFromOpenIDConnectProvider"
             | "UpdateOpenIDConnectProviderThumbprint" => {

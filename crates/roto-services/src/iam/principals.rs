@@ -666,6 +666,10 @@ impl Iam {
             for (key, quota) in QUOTAS {
                 summary.insert(*key, *quota);
             }
+            summary.insert(
+                "GlobalEndpointTokenVersion",
+                super::account::token_version(c, account)?,
+            );
             Ok(Value::map().with("SummaryMap", summary))
         })
     }
@@ -695,7 +699,6 @@ const QUOTAS: &[(&str, i64)] = &[
     ("AccountSigningCertificatesPresent", 0),
     ("ServerCertificates", 0),
     ("PolicyVersionsInUse", 0),
-    ("GlobalEndpointTokenVersion", 1),
 ];
 
 fn validation_not_service_linked(name: &str) -> AwsError {

@@ -44,6 +44,36 @@ fn string_list(e: &Entity, attr: &str) -> Vec<Value> {
         .unwrap_or_default()
 }
 
+/// A `ContextProvider` (strings, and a list of source and target keys) as stored.
+fn context_provider_json(provider: &Value) -> Json {
+    let mut out = serde_json::Map::new();
+    for member in [
+        "SubjectSourceKey",
+        "SubjectTypeValue",
+        "SubjectTypeSourceKey",
+    ] {
+        if let Some(text) = provider.str(member) {
+            out.insert(member.into(), text.into());
+        }
+    }
+    if let Some(keys) = provider.get("KeyDefinitionList").and_then(Value::as_list) {
+        let keys: Vec<Json> = keys
+            .iter()
+            .map(|key| {
+                let mut pair = serde_json::Map::new();
+                for member in ["SourceKey", "TargetKey"] {
+                    if let Some(text) = key.str(member) {
+                        pair.insert(member.into(), text.into());
+                    }
+                }
+                Json::Object(pair)
+            })
+            .collect();
+        out.insert("KeyDefinitionList".into(), keys.into());
+    }
+    Json::Object(out)
+}
+
 /// The `validUntil` a SAML metadata document declares, if any.
 fn valid_until(metadata: &str) -> Option<i64> {
     let (_, rest) = metadata.split_once("validUntil=")?;
@@ -118,7 +148,44 @@ impl Iam {
                 .with("ClientIDList", string_list(&e, "ClientIDList"))
                 .with("ThumbprintList", string_list(&e, "ThumbprintList"))
                 .with("CreateDate", Value::Timestamp(e.created))
-                .with("Tags", tag_values(&e)))
+                .with("Tags", tag_values(&e))
+                .with_opt(
+                    "ContextProvider",
+                    e.attrs.get("ContextProvider").map(Value::from_json),
+                )
+                .with_opt(
+                    "IdentityCenterInstanceArn",
+                    e.attr("IdentityCenterInstanceArn"),
+                ))
+        })
+    }
+
+    /// `UpdateOpenIDConnectProvider`: sets or removes the provider's context provider and
+    /// Identity Center instance.
+    pub(super) fn update_oidc_provider(&self, account: &str, input: &Value) -> AwsResult<Value> {
+        self.env.store.transaction(|c| {
+            let mut e = self.provider(
+                c,
+                account,
+                Kind::OidcProvider,
+                required(input, "OpenIDConnectProviderArn"),
+            )?;
+            if let Some(provider) = input.get("ContextProvider") {
+                e.attrs
+                    .insert("ContextProvider".into(), context_provider_json(provider));
+            }
+            if let Some(arn) = input.str("IdentityCenterInstanceArn") {
+                e.attrs
+                    .insert("IdentityCenterInstanceArn".into(), arn.into());
+            }
+            if input.bool("RemoveContextProvider") == Some(true) {
+                e.attrs.remove("ContextProvider");
+            }
+            if input.bool("RemoveIdentityCenterInstance") == Some(true) {
+                e.attrs.remove("IdentityCenterInstanceArn");
+            }
+            store::update(c, account, &e.name.clone(), &e)?;
+            Ok(Value::map())
         })
     }
 
