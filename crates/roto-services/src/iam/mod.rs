@@ -3,7 +3,7 @@
 //!
 //! IAM is global: its state belongs to the account alone, whatever region a call is
 //! signed for, and its ARNs carry no region. Policies are stored and returned, never
-//! enforced. Access keys made by `CreateAccessKey` carry their account in the key id (see
+//! enforced; the policy simulator evaluates them (`evaluate.rs`, `simulate.rs`). Access keys made by `CreateAccessKey` carry their account in the key id (see
 //! `roto_core::identity`), so calls signed with them route to the creating account; STS
 //! learns which user a key belongs to by calling `GetUser` without a user name through the
 //! dispatcher, the way AWS resolves the caller from the signing key.
@@ -16,6 +16,7 @@ mod certificates;
 mod credentials;
 mod details;
 mod document;
+mod evaluate;
 mod keys;
 mod mfa;
 mod policies;
@@ -24,6 +25,8 @@ mod profiles;
 mod providers;
 mod report;
 mod signing;
+mod simulate;
+mod spanned;
 mod ssh_keys;
 mod store;
 
@@ -177,6 +180,12 @@ impl Iam {
             "TagMFADevice" => self.tag(a, Kind::MfaDevice, input),
             "UntagMFADevice" => self.untag(a, Kind::MfaDevice, input),
             "ListMFADeviceTags" => self.list_tags(a, Kind::MfaDevice, input),
+            "SimulateCustomPolicy" => self.simulate_custom_policy(ctx, input),
+            "SimulatePrincipalPolicy" => self.simulate_principal_policy(ctx, input),
+            "GetContextKeysForCustomPolicy" => self.get_context_keys_for_custom_policy(input),
+            "GetContextKeysForPrincipalPolicy" => {
+                self.get_context_keys_for_principal_policy(a, input)
+            }
             "GetAccountAuthorizationDetails" => self.get_account_authorization_details(a, input),
             "UploadServerCertificate" => self.upload_server_certificate(a, input),
             "GetServerCertificate" => self.get_server_certificate(a, input),
