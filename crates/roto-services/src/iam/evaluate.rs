@@ -42,6 +42,48 @@ impl Policy {
         })
     }
 
+    /// The service namespaces the policy's `Allow` statements name outright (`s3` of
+    /// `s3:Get*`; wildcard prefixes name none).
+    pub fn named_namespaces(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for statement in self.allows() {
+            for action in statement
+                .get("Action")
+                .map(Node::strings)
+                .unwrap_or_default()
+            {
+                if let Some((namespace, _)) = action.split_once(':') {
+                    if !namespace.contains(['*', '?']) {
+                        merge_keys(&mut out, vec![namespace.to_lowercase()]);
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// Whether an `Allow` statement grants some action of the service `namespace`
+    /// (`NotAction` statements grant every service they do not exclude whole).
+    pub fn grants_namespace(&self, namespace: &str) -> bool {
+        let whole = format!("{namespace}:*");
+        self.allows().any(
+            |statement| match (statement.get("Action"), statement.get("NotAction")) {
+                (Some(actions), _) => actions.strings().iter().any(|a| {
+                    let prefix = a.split(':').next().unwrap_or_default();
+                    a == "*" || glob(prefix, namespace, true)
+                }),
+                (None, Some(excluded)) => !excluded.strings().iter().any(|a| glob(a, &whole, true)),
+                (None, None) => false,
+            },
+        )
+    }
+
+    fn allows(&self) -> impl Iterator<Item = &Node> {
+        self.statements
+            .iter()
+            .filter(|s| effect(s) == Some(Effect::Allow))
+    }
+
     /// The context keys the policy refers to, in order of appearance: condition keys and
     /// the variables (`${aws:username}`) in resources and condition values.
     pub fn context_keys(&self) -> Vec<String> {
@@ -886,6 +928,20 @@ mod tests {
             r#"{"Statement":{"Effect":"Allow","Action":"dynamodb:*","Resource":"arn:aws:dynamodb:us-west-2:1:table/${aws:username}","Condition":{"DateGreaterThan":{"aws:CurrentTime":"2015-08-16T12:00:00Z"}}}}"#,
         );
         assert_eq!(p.context_keys(), ["aws:username", "aws:CurrentTime"]);
+    }
+
+    #[test]
+    fn namespaces_granted_by_allows() {
+        let p = policy(
+            r#"{"Statement":[{"Effect":"Allow","Action":["s3:Get*","SQS:send*","*:Describe*"],"Resource":"*"},{"Effect":"Deny","Action":"kms:*","Resource":"*"}]}"#,
+        );
+        assert_eq!(p.named_namespaces(), ["s3", "sqs"]);
+        assert!(p.grants_namespace("s3") && p.grants_namespace("ec2"));
+        let all_but_iam =
+            policy(r#"{"Statement":{"Effect":"Allow","NotAction":"iam:*","Resource":"*"}}"#);
+        assert!(all_but_iam.grants_namespace("kms") && !all_but_iam.grants_namespace("iam"));
+        let only_s3 = policy(r#"{"Statement":{"Effect":"Allow","Action":"s3:*","Resource":"*"}}"#);
+        assert!(!only_s3.grants_namespace("sqs"));
     }
 
     #[test]

@@ -11,6 +11,7 @@
 //! Users, groups, roles, instance profiles and managed policies share one table of
 //! entities (`store.rs`); the files beside this one hold each family's operations.
 
+mod access;
 mod account;
 mod certificates;
 mod credentials;
@@ -185,6 +186,14 @@ impl Iam {
             "GetContextKeysForCustomPolicy" => self.get_context_keys_for_custom_policy(input),
             "GetContextKeysForPrincipalPolicy" => {
                 self.get_context_keys_for_principal_policy(a, input)
+            }
+            "GenerateServiceLastAccessedDetails" => self.generate_service_last_accessed(a, input),
+            "GetServiceLastAccessedDetails" => self.get_service_last_accessed(a, input),
+            "GetServiceLastAccessedDetailsWithEntities" => {
+                self.get_service_last_accessed_with_entities(a, input)
+            }
+            "ListPoliciesGrantingServiceAccess" => {
+                self.list_policies_granting_service_access(a, input)
             }
             "GetAccountAuthorizationDetails" => self.get_account_authorization_details(a, input),
             "UploadServerCertificate" => self.upload_server_certificate(a, input),

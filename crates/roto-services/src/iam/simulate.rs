@@ -25,12 +25,12 @@ const KNOWN_AWS_POLICIES: &[(&str, &str)] = &[(
     r#"{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":"*","Resource":"*"}]}"#,
 )];
 
-/// One of a principal's policies, with what `PolicyExclusionList` names it by.
-struct Source {
-    policy: Policy,
-    /// The managed policy's ARN, or the inline policy's owner kind and name.
-    arn: Option<String>,
-    owner: Option<(Kind, String)>,
+/// One of a principal's policies, with what names it: a managed policy's ARN, or an
+/// inline policy's owner (kind and name).
+pub(super) struct Source {
+    pub policy: Policy,
+    pub arn: Option<String>,
+    pub owner: Option<(Kind, String)>,
 }
 
 fn strings(input: &Value, member: &str) -> Vec<String> {
@@ -177,7 +177,7 @@ fn simulate(
 
 impl Iam {
     /// The user, group or role an ARN names.
-    fn principal(&self, c: &Connection, account: &str, arn: &str) -> AwsResult<Entity> {
+    pub(super) fn principal(&self, c: &Connection, account: &str, arn: &str) -> AwsResult<Entity> {
         let invalid = || invalid_input(format!("ARN {arn} is not valid."));
         let resource = arn
             .strip_prefix(&format!("arn:aws:iam::{account}:"))
@@ -196,7 +196,7 @@ impl Iam {
     }
 
     /// The default version's document of a managed policy, if Roto knows it.
-    fn managed_document(
+    pub(super) fn managed_document(
         &self,
         c: &Connection,
         account: &str,
@@ -216,7 +216,7 @@ impl Iam {
     }
 
     /// A principal's policies: its own inline and attached ones, then its groups'.
-    fn principal_sources(
+    pub(super) fn principal_sources(
         &self,
         c: &Connection,
         account: &str,
