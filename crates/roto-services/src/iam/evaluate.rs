@@ -269,8 +269,18 @@ fn applying(policies: &[Policy], request: &Request, resource_policy: bool) -> Ap
             let Some(effect) = effect(statement) else {
                 continue;
             };
-            if !action_matches(statement, request.action)
-                || !resource_matches(statement, request)
+            if !action_matches(statement, request.action) {
+                continue;
+            }
+            let unset: Vec<String> = ["Resource", "NotResource"]
+                .iter()
+                .filter_map(|member| statement.get(member))
+                .flat_map(Node::strings)
+                .flat_map(|pattern| variables(&pattern))
+                .filter(|name| request.value(name).is_none())
+                .collect();
+            merge_keys(&mut out.missing, unset);
+            if !resource_matches(statement, request)
                 || (resource_policy && !principal_matches(statement, request.caller))
             {
                 continue;
