@@ -44,36 +44,6 @@ fn string_list(e: &Entity, attr: &str) -> Vec<Value> {
         .unwrap_or_default()
 }
 
-/// A `ContextProvider` (strings, and a list of source and target keys) as stored.
-fn context_provider_json(provider: &Value) -> Json {
-    let mut out = serde_json::Map::new();
-    for member in [
-        "SubjectSourceKey",
-        "SubjectTypeValue",
-        "SubjectTypeSourceKey",
-    ] {
-        if let Some(text) = provider.str(member) {
-            out.insert(member.into(), text.into());
-        }
-    }
-    if let Some(keys) = provider.get("KeyDefinitionList").and_then(Value::as_list) {
-        let keys: Vec<Json> = keys
-            .iter()
-            .map(|key| {
-                let mut pair = serde_json::Map::new();
-                for member in ["SourceKey", "TargetKey"] {
-                    if let Some(text) = key.str(member) {
-                        pair.insert(member.into(), text.into());
-                    }
-                }
-                Json::Object(pair)
-            })
-            .collect();
-        out.insert("KeyDefinitionList".into(), keys.into());
-    }
-    Json::Object(out)
-}
-
 /// The `validUntil` a SAML metadata document declares, if any.
 fn valid_until(metadata: &str) -> Option<i64> {
     let (_, rest) = metadata.split_once("validUntil=")?;
@@ -171,8 +141,7 @@ impl Iam {
                 required(input, "OpenIDConnectProviderArn"),
             )?;
             if let Some(provider) = input.get("ContextProvider") {
-                e.attrs
-                    .insert("ContextProvider".into(), context_provider_json(provider));
+                e.attrs.insert("ContextProvider".into(), provider.to_json());
             }
             if let Some(arn) = input.str("IdentityCenterInstanceArn") {
                 e.attrs
