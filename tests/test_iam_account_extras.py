@@ -4,6 +4,8 @@ preferences and account properties."""
 
 from __future__ import annotations
 
+import datetime
+
 import boto3
 import pytest
 from botocore.config import Config
@@ -43,7 +45,14 @@ def test_change_password_needs_the_old_password(server, iam):
     with pytest.raises(ClientError) as e:
         own.change_password(OldPassword="first-Pass1", NewPassword="third-Pass3")
     assert error_of(e)[0] == "InvalidUserType"
+    server.advance_clock(3600)
     own.change_password(OldPassword="second-Pass2", NewPassword="third-Pass3")
+    iam.generate_credential_report()
+    lines = iam.get_credential_report()["Content"].decode().splitlines()
+    row = dict(zip(lines[0].split(","), next(r for r in lines if r.startswith("dev,")).split(",")))
+    created = iam.get_login_profile(UserName="dev")["LoginProfile"]["CreateDate"]
+    changed = datetime.datetime.fromisoformat(row["password_last_changed"])
+    assert changed - created >= datetime.timedelta(seconds=3600)
 
 
 def test_change_password_is_for_iam_users_with_a_login_profile(server, iam):

@@ -23,11 +23,13 @@ fn key_missing(key: &str) -> AwsError {
     no_such_entity(format!("The Access Key with id {key} cannot be found."))
 }
 
-/// Keeps a new password in a login profile as a fresh salt and its digest.
+/// Keeps a new password in a login profile as a fresh salt and its digest, and when it
+/// was set (the credential report's `password_last_changed`).
 fn set_password(profile: &mut serde_json::Value, password: &str) {
     let salt = hex::encode(fastrand::u64(..).to_be_bytes());
     profile["Digest"] = account::password_digest(&salt, password).into();
     profile["Salt"] = salt.into();
+    profile["Changed"] = now().into();
 }
 
 /// Who signed a call, as IAM sees it.

@@ -30,7 +30,7 @@ fn report(c: &Connection, account: &str) -> AwsResult<String> {
     for user in users {
         let password = user.attrs.get("LoginProfile");
         let password_changed = password
-            .and_then(|p| p.get("Created"))
+            .and_then(|p| p.get("Changed").or_else(|| p.get("Created")))
             .and_then(serde_json::Value::as_i64)
             .map_or("N/A".to_string(), csv_time);
         let mfa = !store::children(c, account, Relation::UserMfa, &user.name)?.is_empty();
