@@ -306,3 +306,12 @@ def test_service_specific_credential_errors(iam, user):
     with pytest.raises(ClientError) as e:
         iam.update_service_specific_credential(UserName=user, ServiceSpecificCredentialId=cred_id, Status="Invalid")
     assert error_of(e)[0] == "ValidationError"
+
+
+def test_root_credentials_list_no_keys_certificates_or_service_credentials(iam, user):
+    iam.upload_ssh_public_key(UserName=user, SSHPublicKeyBody=openssh(rsa_public()))
+    iam.upload_signing_certificate(UserName=user, CertificateBody=certificate())
+    iam.create_service_specific_credential(UserName=user, ServiceName="codecommit.amazonaws.com")
+    assert iam.list_ssh_public_keys()["SSHPublicKeys"] == []
+    assert iam.list_signing_certificates()["Certificates"] == []
+    assert iam.list_service_specific_credentials()["ServiceSpecificCredentials"] == []

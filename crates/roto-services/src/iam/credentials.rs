@@ -263,9 +263,13 @@ impl Iam {
     ) -> AwsResult<Value> {
         let service = input.str("ServiceName");
         self.env.store.with(|c| {
-            let user = match input.bool("AllUsers").unwrap_or(false) {
+            let all_users = input.bool("AllUsers").unwrap_or(false);
+            let user = match all_users {
                 true => None,
-                false => Some(self.user_name(c, ctx, input)?),
+                false => match self.listed_user(c, ctx, input)? {
+                    Some(user) => Some(user),
+                    None => return Ok(listing("ServiceSpecificCredentials", Vec::new(), None)),
+                },
             };
             if let Some(service) = service {
                 service_kind(service)?;

@@ -83,6 +83,20 @@ impl Iam {
         }
     }
 
+    /// The user a list of credentials is for: `UserName`, else the caller's; `None` for
+    /// the root, whose credentials IAM lists as none.
+    pub(super) fn listed_user(
+        &self,
+        c: &Connection,
+        ctx: &Context,
+        input: &Value,
+    ) -> AwsResult<Option<String>> {
+        if input.get("UserName").is_none() && matches!(self.caller(c, ctx)?, Caller::Root) {
+            return Ok(None);
+        }
+        self.user_name(c, ctx, input).map(Some)
+    }
+
     /// `GetUser`: the named user, or the caller's (the root user for root credentials).
     pub(super) fn get_user(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
         let account = &ctx.account;
@@ -136,10 +150,9 @@ impl Iam {
     /// `ListAccessKeys`.
     pub(super) fn list_access_keys(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
         self.env.store.with(|c| {
-            if input.get("UserName").is_none() && matches!(self.caller(c, ctx)?, Caller::Root) {
+            let Some(user) = self.listed_user(c, ctx, input)? else {
                 return Ok(listing("AccessKeyMetadata", Vec::new(), None));
-            }
-            let user = self.user_name(c, ctx, input)?;
+            };
             let keys = store::access_keys(c, &ctx.account, &user)?;
             let (keys, next) = page(keys, |(k, _, created)| format!("{created:020}{k}"), input)?;
             let values = keys

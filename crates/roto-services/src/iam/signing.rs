@@ -147,7 +147,9 @@ impl Iam {
         input: &Value,
     ) -> AwsResult<Value> {
         self.env.store.with(|c| {
-            let user = self.user_name(c, ctx, input)?;
+            let Some(user) = self.listed_user(c, ctx, input)? else {
+                return Ok(listing("Certificates", Vec::new(), None));
+            };
             let certs =
                 store::credentials(c, &ctx.account, Family::SigningCertificate, Some(&user))?;
             let (certs, next) = page(certs, |k| format!("{:020}{}", k.created, k.id), input)?;

@@ -171,7 +171,9 @@ impl Iam {
     /// `ListSSHPublicKeys`: the user's (or the caller's) keys, without their bodies.
     pub(super) fn list_ssh_public_keys(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
         self.env.store.with(|c| {
-            let user = self.user_name(c, ctx, input)?;
+            let Some(user) = self.listed_user(c, ctx, input)? else {
+                return Ok(listing("SSHPublicKeys", Vec::new(), None));
+            };
             let keys = store::credentials(c, &ctx.account, Family::SshKey, Some(&user))?;
             let (keys, next) = page(keys, |k| format!("{:020}{}", k.created, k.id), input)?;
             Ok(listing(
