@@ -168,3 +168,15 @@ def test_account_properties_are_merged_and_read_back(iam):
     iam.put_account_properties(Properties={"Team": "core", "Stage": "dev"})
     iam.put_account_properties(Properties={"Stage": "prod"})
     assert iam.get_account_properties()["Properties"] == {"Team": "core", "Stage": "prod"}
+
+
+def test_account_summary_counts_mfa_devices_certificates_and_providers(iam):
+    iam.create_user(UserName="dev")
+    serial = iam.create_virtual_mfa_device(VirtualMFADeviceName="phone")["VirtualMFADevice"]["SerialNumber"]
+    iam.create_virtual_mfa_device(VirtualMFADeviceName="spare")
+    iam.enable_mfa_device(UserName="dev", SerialNumber=serial, AuthenticationCode1="123456",
+                          AuthenticationCode2="654321")
+    iam.create_open_id_connect_provider(Url="https://token.example.com", ThumbprintList=["a" * 40])
+    summary = iam.get_account_summary()["SummaryMap"]
+    assert (summary["MFADevices"], summary["MFADevicesInUse"], summary["Providers"]) == (2, 1, 1)
+    assert summary["ServerCertificates"] == 0

@@ -650,7 +650,8 @@ impl Iam {
         })
     }
 
-    /// `GetAccountSummary`: the account's entity counts and IAM's default quotas.
+    /// `GetAccountSummary`: the account's entity counts (MFA devices in use, identity
+    /// providers included) and IAM's default quotas.
     pub(super) fn get_account_summary(&self, account: &str) -> AwsResult<Value> {
         self.env.store.with(|c| {
             let mut summary = Value::map();
@@ -660,9 +661,21 @@ impl Iam {
                 ("Roles", Kind::Role),
                 ("Policies", Kind::Policy),
                 ("InstanceProfiles", Kind::InstanceProfile),
+                ("MFADevices", Kind::MfaDevice),
+                ("ServerCertificates", Kind::ServerCertificate),
             ] {
                 summary.insert(key, store::count(c, account, kind)?);
             }
+            let providers = store::count(c, account, Kind::OidcProvider)?
+                + store::count(c, account, Kind::SamlProvider)?;
+            summary.insert("Providers", providers);
+            let mut in_use = 0i64;
+            for device in store::list(c, account, Kind::MfaDevice, "/")? {
+                if !store::parents(c, account, Relation::UserMfa, &device.name)?.is_empty() {
+                    in_use += 1;
+                }
+            }
+            summary.insert("MFADevicesInUse", in_use);
             for (key, quota) in QUOTAS {
                 summary.insert(*key, *quota);
             }
@@ -692,12 +705,9 @@ const QUOTAS: &[(&str, i64)] = &[
     ("VersionsPerPolicyQuota", 5),
     ("ServerCertificatesQuota", 20),
     ("SigningCertificatesPerUserQuota", 2),
-    ("MFADevices", 0),
-    ("MFADevicesInUse", 0),
     ("AccountMFAEnabled", 0),
     ("AccountAccessKeysPresent", 0),
     ("AccountSigningCertificatesPresent", 0),
-    ("ServerCertificates", 0),
     ("PolicyVersionsInUse", 0),
 ];
 
