@@ -15,7 +15,7 @@ use bytes::Bytes;
 use http_body_util::combinators::BoxBody;
 
 use crate::error::{AwsError, AwsResult};
-use crate::events::{Event, EventBus};
+use crate::events::{DeliveryError, Event, EventBus};
 use crate::model::{model, Model};
 use crate::protocol::Protocol;
 use crate::store::Store;
@@ -157,10 +157,11 @@ pub trait Service: Send + Sync + 'static {
     ) -> BoxFuture<'a, AwsResult<Response>>;
 
     /// Accepts an asynchronous delivery from the event bus (an SQS queue receiving an S3
-    /// notification). `Err` carries why it failed; the bus retries and traces it.
-    fn deliver<'a>(&'a self, event: &'a Event) -> BoxFuture<'a, Result<(), String>> {
+    /// notification). `Err` carries why it failed and whether a retry could help; the bus
+    /// retries (while attempts remain) and traces it.
+    fn deliver<'a>(&'a self, event: &'a Event) -> BoxFuture<'a, Result<(), DeliveryError>> {
         let _ = event;
-        Box::pin(async { Err(format!("{} accepts no deliveries", self.spec().name)) })
+        Box::pin(async { Err(format!("{} accepts no deliveries", self.spec().name).into()) })
     }
 
     /// Hears that an event this service published has failed for good (its last attempt

@@ -44,6 +44,36 @@ pub struct Event {
     pub max_attempts: u32,
 }
 
+/// Why one delivery attempt failed, and whether another attempt could succeed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeliveryError {
+    /// What went wrong, as the trace's `detail` shows it.
+    pub message: String,
+    /// False when trying again cannot help (an HTTP endpoint answered 400): the bus then
+    /// records the attempt as the last one, whatever attempts remain.
+    pub retryable: bool,
+}
+
+impl DeliveryError {
+    /// A failure no retry can fix.
+    pub fn permanent(message: impl Into<String>) -> DeliveryError {
+        DeliveryError {
+            message: message.into(),
+            retryable: false,
+        }
+    }
+}
+
+/// A failure the bus retries while attempts remain.
+impl From<String> for DeliveryError {
+    fn from(message: String) -> DeliveryError {
+        DeliveryError {
+            message,
+            retryable: true,
+        }
+    }
+}
+
 /// The bus: publishers send, one worker delivers.
 pub struct EventBus {
     tx: UnboundedSender<Event>,
@@ -116,7 +146,10 @@ async fn deliver(dispatcher: Weak<Dispatcher>, event: Event) {
         let started = Instant::now();
         let result = match d.service(&event.target_service) {
             Some(service) => service.deliver(&event).await,
-            None => Err(format!("no service named {}", event.target_service)),
+            None => Err(DeliveryError::from(format!(
+                "no service named {}",
+                event.target_service
+            ))),
         };
         let mut entry = TraceEntry::request(
             &event.account,
@@ -129,7 +162,7 @@ async fn deliver(dispatcher: Weak<Dispatcher>, event: Event) {
         entry.source = Some(event.source.clone());
         entry.target = Some(event.target.clone());
         entry.attempt = Some(attempt);
-        let retry = result.is_err() && attempt < attempts;
+        let retry = result.as_ref().is_err_and(|e| e.retryable) && attempt < attempts;
         entry.outcome = Some(
             match (&result, retry) {
                 (Ok(()), _) => "delivered",
@@ -138,11 +171,11 @@ async fn deliver(dispatcher: Weak<Dispatcher>, event: Event) {
             }
             .into(),
         );
-        entry.detail = result.as_ref().err().cloned();
+        entry.detail = result.as_ref().err().map(|e| e.message.clone());
         d.env.trace.record(entry);
         if !retry {
             if let (Err(error), Some(source)) = (&result, d.service(&event.source_service)) {
-                source.delivery_failed(&event, error);
+                source.delivery_failed(&event, &error.message);
             }
             return;
         }
@@ -173,10 +206,11 @@ mod tests {
         validate_input: false,
     };
 
-    /// A target that fails its first `failures` deliveries, and the source of the events
-    /// it receives, hearing which of them failed for good.
+    /// A target that fails its first `failures` deliveries (for good when `permanent`),
+    /// and the source of the events it receives, hearing which of them failed for good.
     struct Sink {
         failures: u32,
+        permanent: bool,
         attempts: AtomicU32,
         failed_for_good: std::sync::Mutex<Vec<String>>,
     }
@@ -195,13 +229,14 @@ mod tests {
             Box::pin(async move { Err(AwsError::not_implemented(op)) })
         }
 
-        fn deliver<'a>(&'a self, _event: &'a Event) -> BoxFuture<'a, Result<(), String>> {
+        fn deliver<'a>(&'a self, _event: &'a Event) -> BoxFuture<'a, Result<(), DeliveryError>> {
             Box::pin(async move {
                 let n = self.attempts.fetch_add(1, Ordering::SeqCst) + 1;
-                if n <= self.failures {
-                    Err(format!("attempt {n} refused"))
-                } else {
-                    Ok(())
+                let message = format!("attempt {n} refused");
+                match n <= self.failures {
+                    true if self.permanent => Err(DeliveryError::permanent(message)),
+                    true => Err(message.into()),
+                    false => Ok(()),
                 }
             })
         }
@@ -232,6 +267,7 @@ mod tests {
     /// the source heard failed for good.
     async fn deliveries(
         failures: u32,
+        permanent: bool,
         max_attempts: u32,
     ) -> (Vec<crate::trace::TraceEntry>, Vec<String>) {
         let env = Arc::new(Env::new(
@@ -244,6 +280,7 @@ mod tests {
         env.bus.set_retry_delay(Duration::from_millis(1));
         let sink = Arc::new(Sink {
             failures,
+            permanent,
             attempts: AtomicU32::new(0),
             failed_for_good: std::sync::Mutex::new(Vec::new()),
         });
@@ -270,7 +307,7 @@ mod tests {
 
     #[tokio::test]
     async fn failed_deliveries_are_retried_and_every_attempt_traced() {
-        let (entries, failed_for_good) = deliveries(2, 3).await;
+        let (entries, failed_for_good) = deliveries(2, false, 3).await;
         let outcomes: Vec<_> = entries
             .iter()
             .map(|e| (e.attempt, e.outcome.clone()))
@@ -290,9 +327,20 @@ mod tests {
 
     #[tokio::test]
     async fn deliveries_that_keep_failing_end_as_failed_and_tell_their_source() {
-        let (entries, failed_for_good) = deliveries(5, 2).await;
+        let (entries, failed_for_good) = deliveries(5, false, 2).await;
         assert_eq!(entries.len(), 2);
         assert_eq!(entries[1].outcome.as_deref(), Some("failed"));
         assert_eq!(failed_for_good, ["arn:sink: attempt 2 refused"]);
+    }
+
+    #[tokio::test]
+    async fn permanent_failures_end_at_their_first_attempt() {
+        let (entries, failed_for_good) = deliveries(5, true, 3).await;
+        let outcomes: Vec<_> = entries
+            .iter()
+            .map(|e| (e.attempt, e.outcome.clone()))
+            .collect();
+        assert_eq!(outcomes, [(Some(1), Some("failed".into()))]);
+        assert_eq!(failed_for_good, ["arn:sink: attempt 1 refused"]);
     }
 }

@@ -378,17 +378,43 @@ impl Events {
             .with_opt("NextToken", next))
     }
 
-    /// The connection an API destination names by ARN must exist in this account.
-    fn check_connection_arn(&self, ctx: &Context, arn: &str) -> AwsResult<()> {
+    /// The connection or API destination `arn` names (`<resource>/<name>/<id>`), which
+    /// must exist in this account under that very ARN.
+    fn find_by_arn(&self, ctx: &Context, kind: Kind, arn: &str) -> AwsResult<Stored> {
         let name = arn
-            .split_once(":connection/")
+            .split_once(&format!(":{}/", kind.resource()))
             .and_then(|(_, rest)| rest.split('/').next())
             .unwrap_or(arn);
-        let stored = self.find(ctx, Kind::Connection, name)?;
-        if stored.document.str("ConnectionArn") != Some(arn) {
-            return Err(Kind::Connection.not_found(name));
+        let stored = self.find(ctx, kind, name)?;
+        if stored.document.str(kind.arn_member()) != Some(arn) {
+            return Err(kind.not_found(name));
         }
-        Ok(())
+        Ok(stored)
+    }
+
+    /// The connection an API destination names by ARN must exist in this account.
+    fn check_connection_arn(&self, ctx: &Context, arn: &str) -> AwsResult<()> {
+        self.find_by_arn(ctx, Kind::Connection, arn).map(drop)
+    }
+
+    /// The API destination `arn` names and its connection (credentials included), as a
+    /// delivery to it needs them: `(destination, connection, connection's last change)`.
+    pub(super) fn api_destination_target(
+        &self,
+        ctx: &Context,
+        arn: &str,
+    ) -> AwsResult<(Value, Value, i64)> {
+        let destination = self.find_by_arn(ctx, Kind::ApiDestination, arn)?;
+        let connection_arn = destination
+            .document
+            .str("ConnectionArn")
+            .unwrap_or_default();
+        let connection = self.find_by_arn(ctx, Kind::Connection, connection_arn)?;
+        Ok((
+            destination.document,
+            connection.document,
+            connection.modified,
+        ))
     }
 
     /// An API destination as DescribeApiDestination answers it.
@@ -504,7 +530,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn secrets_are_removed_at_any_depth() {
+    fn secret_values_are_removed_at_any_depth() {
         let auth = Value::from_json(&serde_json::json!({
             "BasicAuthParameters": {"Username": "u", "Password": "p"},
             "OAuthParameters": {
@@ -522,6 +548,7 @@ mod tests {
                 "OAuthParameters": {
                     "ClientParameters": {"ClientID": "id"},
                     "OAuthHttpParameters": {"BodyParameters": [
+                        {"Key": "grant", "IsValueSecret": true},
                         {"Key": "scope", "Value": "read", "IsValueSecret": false}
                     ]}
                 }

@@ -14,19 +14,23 @@
 //!   DescribeReplay, CancelReplay, ListReplays.
 //! - [`connections`]: Create/Describe/Update/Delete/List/DeauthorizeConnection and
 //!   Create/Describe/Update/Delete/ListApiDestinations (stored; credentials never returned).
+//! - [`invoke`]: the HTTP request an API destination target receives, with its
+//!   connection's authorization (OAuth tokens fetched and cached) and parameters.
 //! - [`schedule`]: rate and cron expressions, and the background task that fires due
 //!   scheduled rules on the service's clock.
 //!
 //! Deliveries go through the event bus: SQS targets are events for `sqs` (payload: a
 //! SendMessage input); SNS, Lambda, CloudWatch Logs and other-bus targets are events for
 //! `events` itself, whose [`Service::deliver`] makes the calls (`Publish`, `Invoke`,
-//! `PutLogEvents`, `PutEvents`) through the dispatcher, so each attempt is traced. Other
+//! `PutLogEvents`, `PutEvents`) through the dispatcher, so each attempt is traced; API
+//! destination targets are events for `events` too, whose attempts are HTTP requests. Other
 //! services put events on a bus the same way: S3's EventBridge notifications are events for
 //! `events` whose one call is PutEvents.
 
 mod archives;
 mod buses;
 mod connections;
+mod invoke;
 mod put_events;
 mod rules;
 mod schedule;
@@ -35,7 +39,7 @@ use std::io;
 use std::sync::{Arc, OnceLock};
 
 use roto_core::dispatch::new_request_id;
-use roto_core::events::Event;
+use roto_core::events::{DeliveryError, Event};
 use roto_core::timestamp::now_millis;
 use roto_core::value::EpochMillis;
 use roto_core::{
@@ -162,6 +166,7 @@ pub struct EventBridge {
 struct Events {
     env: Arc<Env>,
     clock: fn() -> EpochMillis,
+    tokens: invoke::Tokens,
 }
 
 impl EventBridge {
@@ -175,7 +180,11 @@ impl EventBridge {
     pub fn with_clock(env: Arc<Env>, clock: fn() -> EpochMillis) -> io::Result<EventBridge> {
         env.store.migrate(SCHEMA)?;
         Ok(EventBridge {
-            events: Arc::new(Events { env, clock }),
+            events: Arc::new(Events {
+                env,
+                clock,
+                tokens: invoke::Tokens::default(),
+            }),
             scheduler: OnceLock::new(),
         })
     }
@@ -253,8 +262,14 @@ impl Service for EventBridge {
         })
     }
 
-    fn deliver<'a>(&'a self, event: &'a Event) -> BoxFuture<'a, Result<(), String>> {
-        Box::pin(self.events.run_calls(event))
+    fn deliver<'a>(&'a self, event: &'a Event) -> BoxFuture<'a, Result<(), DeliveryError>> {
+        Box::pin(async move {
+            if event.payload.get(invoke::API_DESTINATION_CALL).is_some() {
+                self.events.call_api_destination(event).await
+            } else {
+                Ok(self.events.run_calls(event).await?)
+            }
+        })
     }
 }
 
@@ -267,13 +282,7 @@ impl Events {
             .env
             .dispatcher()
             .ok_or_else(|| "the dispatcher is not running".to_string())?;
-        let ctx = Context {
-            account: event.account.clone(),
-            region: event.region.clone(),
-            access_key: None,
-            request_id: new_request_id(),
-            host: String::new(),
-        };
+        let ctx = delivery_context(event);
         let calls = event
             .payload
             .get("Calls")
@@ -294,6 +303,17 @@ impl Events {
             }
         }
         Ok(())
+    }
+}
+
+/// The context a delivery acts in: the target's account and region.
+fn delivery_context(event: &Event) -> Context {
+    Context {
+        account: event.account.clone(),
+        region: event.region.clone(),
+        access_key: None,
+        request_id: new_request_id(),
+        host: String::new(),
     }
 }
 

@@ -7,6 +7,7 @@ use roto_core::value::EpochMillis;
 use roto_core::{AwsError, AwsResult, Context, Value};
 use serde_json::{json, Value as Json};
 
+use super::invoke::API_DESTINATION_CALL;
 use super::rules::{parse_pattern, Rule};
 use super::{bus_name, new_id, Events};
 
@@ -358,6 +359,15 @@ fn delivery(rule: &Rule, target: &Value, input: String, event: &Json) -> Option<
                 calls(vec![create, call("logs", "PutLogEvents", put)]),
             )
         }
+        "events" if resource.starts_with("api-destination/") => (
+            "events",
+            Value::map().with(
+                API_DESTINATION_CALL,
+                Value::map()
+                    .with("Body", input)
+                    .with_opt("HttpParameters", target.get("HttpParameters").cloned()),
+            ),
+        ),
         "events" => {
             let bus = resource.strip_prefix("event-bus/")?;
             let entry = Value::map()

@@ -385,7 +385,11 @@ mod tests {
             "us-east-1".into(),
             "localhost".into(),
         ));
-        let events = Events { env, clock };
+        let events = Events {
+            env,
+            clock,
+            tokens: Default::default(),
+        };
         let ctx = Context {
             account: "000000000000".into(),
             region: "us-east-1".into(),

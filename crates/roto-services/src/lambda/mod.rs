@@ -30,7 +30,7 @@ use std::io;
 use std::sync::Arc;
 use std::time::Duration;
 
-use roto_core::events::Event;
+use roto_core::events::{DeliveryError, Event};
 use roto_core::store::BlobReader;
 use roto_core::{
     AwsError, AwsResult, BoxFuture, Context, Env, Request, Response, Service, ServiceSpec, Value,
@@ -229,8 +229,8 @@ impl Service for Lambda {
         })
     }
 
-    fn deliver<'a>(&'a self, event: &'a Event) -> BoxFuture<'a, Result<(), String>> {
-        Box::pin(async move { self.accept_delivery(event) })
+    fn deliver<'a>(&'a self, event: &'a Event) -> BoxFuture<'a, Result<(), DeliveryError>> {
+        Box::pin(async move { Ok(self.accept_delivery(event)?) })
     }
 }
 

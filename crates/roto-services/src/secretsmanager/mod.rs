@@ -15,7 +15,7 @@
 use std::io;
 use std::sync::Arc;
 
-use roto_core::events::Event;
+use roto_core::events::{DeliveryError, Event};
 use roto_core::timestamp::now_millis;
 use roto_core::{
     AwsError, AwsResult, BoxFuture, Context, Env, Request, Response, Service, ServiceSpec, Value,
@@ -277,15 +277,12 @@ impl Service for SecretsManager {
         })
     }
 
-    fn deliver<'a>(&'a self, event: &'a Event) -> BoxFuture<'a, Result<(), String>> {
+    fn deliver<'a>(&'a self, event: &'a Event) -> BoxFuture<'a, Result<(), DeliveryError>> {
         Box::pin(async move {
             if event.kind != rotation::ROTATION_EVENT {
-                return Err(format!(
-                    "secretsmanager accepts no {} deliveries",
-                    event.kind
-                ));
+                return Err(format!("secretsmanager accepts no {} deliveries", event.kind).into());
             }
-            self.run_rotation(event).await
+            Ok(self.run_rotation(event).await?)
         })
     }
 }

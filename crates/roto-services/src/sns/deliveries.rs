@@ -2,20 +2,14 @@
 //! messages it records in the trace rather than sends.
 //!
 //! An HTTP delivery is an event with `target_service` `sns`, the endpoint URL as target and
-//! `{Body, Headers}` as payload; [`deliver`] POSTs it with a minimal hyper client, and any
-//! answer outside 2xx is a failure the bus retries and traces. HTTPS endpoints are reached
-//! over plain HTTP on the same host and port (Roto carries no TLS client), which serves the
-//! local test endpoints they are used with. An email or SMS "delivery" is a trace entry of
+//! `{Body, Headers}` as payload; [`deliver`] POSTs it with [`crate::http_client`] (which
+//! reaches `https://` endpoints over plain HTTP), and any answer outside 2xx is a failure
+//! the bus retries and traces. An email or SMS "delivery" is a trace entry of
 //! kind `delivery` whose `detail` is the message as JSON (`{"Subject", "Message"}`), so a
 //! test reads it from `GET /_roto/traces?service=sns&kind=delivery`.
 
-use std::time::Duration;
-
 use base64::Engine;
-use bytes::Bytes;
-use http_body_util::{BodyExt, Full};
-use hyper_util::rt::TokioIo;
-use roto_core::events::Event;
+use roto_core::events::{DeliveryError, Event};
 use roto_core::timestamp::{format, TimestampFormat};
 use roto_core::trace::{TraceEntry, TraceKind};
 use roto_core::value::EpochMillis;
@@ -23,9 +17,7 @@ use roto_core::{Context, Env, Value};
 use sha2::{Digest, Sha256};
 
 use super::store::{Subscription, Topic};
-
-/// How long one HTTP attempt may take.
-const HTTP_TIMEOUT: Duration = Duration::from_secs(5);
+use crate::http_client::{self, HttpRequest};
 
 /// Attempts per HTTP delivery (AWS's default healthy retry policy: 3 retries).
 const HTTP_ATTEMPTS: u32 = 4;
@@ -149,64 +141,23 @@ pub fn record_direct(
     env.trace.record(entry);
 }
 
-/// Runs an HTTP delivery off the bus.
-pub async fn deliver(event: &Event) -> Result<(), String> {
-    let body = event.payload.str("Body").unwrap_or_default().to_string();
-    let headers = event.payload.get("Headers").and_then(Value::as_map);
-    match tokio::time::timeout(HTTP_TIMEOUT, post(&event.target, headers, body)).await {
-        Ok(result) => result,
-        Err(_) => Err(format!("no answer from {} within 5 s", event.target)),
-    }
-}
-
-/// POSTs `body` to an `http://` or `https://` URL and wants a 2xx answer.
-async fn post(
-    url: &str,
-    headers: Option<&std::collections::BTreeMap<String, Value>>,
-    body: String,
-) -> Result<(), String> {
-    let rest = url
-        .strip_prefix("http://")
-        .or_else(|| url.strip_prefix("https://"))
-        .ok_or_else(|| format!("not an HTTP URL: {url}"))?;
-    let (authority, path) = match rest.find('/') {
-        Some(i) => (&rest[..i], &rest[i..]),
-        None => (rest, "/"),
-    };
-    let default_port = if url.starts_with("https://") { 443 } else { 80 };
-    let address = if authority
-        .rsplit_once(':')
-        .is_some_and(|(_, p)| p.parse::<u16>().is_ok())
-    {
-        authority.to_string()
-    } else {
-        format!("{authority}:{default_port}")
-    };
-    let stream = tokio::net::TcpStream::connect(&address)
-        .await
-        .map_err(|e| format!("cannot connect to {address}: {e}"))?;
-    let (mut sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
-        .await
-        .map_err(|e| format!("HTTP handshake with {address} failed: {e}"))?;
-    tokio::spawn(connection);
-    let mut request = http::Request::post(path).header(http::header::HOST, authority);
-    for (name, value) in headers.into_iter().flatten() {
-        if let Some(v) = value.as_str() {
-            request = request.header(name.as_str(), v);
-        }
-    }
-    let request = request
-        .body(Full::new(Bytes::from(body)))
-        .map_err(|e| format!("bad request for {url}: {e}"))?;
-    let response = sender
-        .send_request(request)
-        .await
-        .map_err(|e| format!("POST {url} failed: {e}"))?;
-    let status = response.status();
-    let _ = response.into_body().collect().await;
-    if status.is_success() {
+/// Runs an HTTP delivery off the bus: a POST that wants a 2xx answer; anything else is a
+/// failure the bus retries.
+pub async fn deliver(event: &Event) -> Result<(), DeliveryError> {
+    let mut request = HttpRequest::new("POST", &event.target);
+    request.body = event.payload.str("Body").unwrap_or_default().into();
+    request.headers = event
+        .payload
+        .get("Headers")
+        .and_then(Value::as_map)
+        .into_iter()
+        .flatten()
+        .filter_map(|(name, value)| Some((name.clone(), value.as_str()?.to_string())))
+        .collect();
+    let response = http_client::send(&request).await?;
+    if response.status.is_success() {
         Ok(())
     } else {
-        Err(format!("POST {url} answered {status}"))
+        Err(format!("POST {} answered {}", event.target, response.status).into())
     }
 }

@@ -34,7 +34,7 @@ use std::collections::HashMap;
 use std::io;
 use std::sync::{Arc, Mutex};
 
-use roto_core::events::Event;
+use roto_core::events::{DeliveryError, Event};
 use roto_core::timestamp::now_millis;
 use roto_core::value::EpochMillis;
 use roto_core::{
@@ -136,7 +136,7 @@ impl Service for Sns {
         })
     }
 
-    fn deliver<'a>(&'a self, event: &'a Event) -> BoxFuture<'a, Result<(), String>> {
+    fn deliver<'a>(&'a self, event: &'a Event) -> BoxFuture<'a, Result<(), DeliveryError>> {
         Box::pin(deliveries::deliver(event))
     }
 

@@ -34,7 +34,7 @@ use std::collections::HashMap;
 use std::io;
 use std::sync::{Arc, Mutex};
 
-use roto_core::events::Event;
+use roto_core::events::{DeliveryError, Event};
 use roto_core::timestamp::now_millis;
 use roto_core::value::EpochMillis;
 use roto_core::{
@@ -176,8 +176,8 @@ impl Service for Sqs {
         })
     }
 
-    fn deliver<'a>(&'a self, event: &'a Event) -> BoxFuture<'a, Result<(), String>> {
-        Box::pin(async move { self.accept_delivery(event) })
+    fn deliver<'a>(&'a self, event: &'a Event) -> BoxFuture<'a, Result<(), DeliveryError>> {
+        Box::pin(async move { Ok(self.accept_delivery(event)?) })
     }
 }
 
