@@ -10,6 +10,9 @@
 //! - [`secrets`]: create, describe, list, update, delete/restore, tags, resource policies.
 //! - [`rotation`]: RotateSecret, CancelRotateSecret, and running the rotation function.
 //! - [`versions`]: values (get, put, batch get), version listing and stage moves.
+//! - [`replication`]: replicas in other regions (ReplicateSecretToRegions,
+//!   RemoveRegionsFromReplication, StopReplicationToReplica): real secrets there, kept in
+//!   line with their primary after every write to it, and refusing writes of their own.
 //! - [`password`]: GetRandomPassword, from the operating system generator.
 
 use std::io;
@@ -23,6 +26,7 @@ use roto_core::{
 use rusqlite::OptionalExtension;
 
 mod password;
+mod replication;
 mod rotation;
 mod secrets;
 mod stages;
@@ -61,6 +65,19 @@ CREATE TABLE IF NOT EXISTS sm_secrets (
     PRIMARY KEY (account, region, name)
 );
 CREATE UNIQUE INDEX IF NOT EXISTS sm_secrets_arn ON sm_secrets (arn);
+CREATE TABLE IF NOT EXISTS sm_replicas (
+    account TEXT NOT NULL,
+    region TEXT NOT NULL,
+    name TEXT NOT NULL,
+    replica_region TEXT NOT NULL,
+    kms_key_id TEXT,
+    status TEXT NOT NULL,
+    message TEXT NOT NULL,
+    replicated INTEGER NOT NULL,
+    seq INTEGER NOT NULL,
+    PRIMARY KEY (account, region, name, replica_region)
+);
+CREATE INDEX IF NOT EXISTS sm_replicas_replica ON sm_replicas (account, replica_region, name);
 CREATE TABLE IF NOT EXISTS sm_versions (
     account TEXT NOT NULL,
     region TEXT NOT NULL,
@@ -97,11 +114,20 @@ pub(crate) struct Secret {
     last_rotated: Option<i64>,
     tags: Vec<(String, String)>,
     policy: Option<String>,
+    /// The primary's region, for a replica.
+    primary_region: Option<String>,
+    /// Whether the secret is a primary with replicas (or failed replications) recorded.
+    has_replicas: bool,
 }
 
+/// The columns [`secret_from_row`] reads, the last two from the replica records.
 const SECRET_COLUMNS: &str = "name, arn, created, changed, accessed, description, kms_key_id,
     deleted, rotation_enabled, rotation_lambda, rotation_rules, last_rotated, tags, policy,
-    deletion_date";
+    deletion_date,
+    (SELECT r.region FROM sm_replicas r WHERE r.account = sm_secrets.account
+     AND r.replica_region = sm_secrets.region AND r.name = sm_secrets.name AND r.replicated),
+    EXISTS (SELECT 1 FROM sm_replicas r WHERE r.account = sm_secrets.account
+     AND r.region = sm_secrets.region AND r.name = sm_secrets.name)";
 
 fn secret_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<(Secret, Option<i64>)> {
     let tags: String = r.get(12)?;
@@ -121,6 +147,8 @@ fn secret_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<(Secret, Option<i6
             last_rotated: r.get(11)?,
             tags: serde_json::from_str(&tags).unwrap_or_default(),
             policy: r.get(13)?,
+            primary_region: r.get(15)?,
+            has_replicas: r.get(16)?,
         },
         r.get(14)?,
     ))
@@ -141,11 +169,60 @@ fn invalid_request(message: impl Into<String>) -> AwsError {
     AwsError::new("InvalidRequestException", message)
 }
 
+impl Secret {
+    /// The `PrimaryRegion` AWS shows: the primary's for a replica, `region` (the secret's
+    /// own) for a primary with replicas, none for a secret that is not replicated.
+    fn shown_primary_region<'s>(&'s self, region: &'s str) -> Option<&'s str> {
+        match (&self.primary_region, self.has_replicas) {
+            (Some(primary), _) => Some(primary),
+            (None, true) => Some(region),
+            (None, false) => None,
+        }
+    }
+}
+
+/// What a replica answers to a write of its own.
+fn not_permitted_on_replica() -> AwsError {
+    invalid_parameter(
+        "Operation not permitted on a replica secret. Call must be made in primary secret's region.",
+    )
+}
+
 fn marked_for_deletion() -> AwsError {
     invalid_request(
         "You can't perform this operation on the secret because it was marked for deletion.",
     )
 }
+
+/// Operations a replica refuses: it changes only with its primary.
+const PRIMARY_ONLY: &[&str] = &[
+    "PutSecretValue",
+    "UpdateSecret",
+    "UpdateSecretVersionStage",
+    "RotateSecret",
+    "CancelRotateSecret",
+    "TagResource",
+    "UntagResource",
+    "PutResourcePolicy",
+    "DeleteResourcePolicy",
+    "DeleteSecret",
+    "RestoreSecret",
+    "ReplicateSecretToRegions",
+    "RemoveRegionsFromReplication",
+];
+
+/// Operations that change a secret its replicas mirror (values, labels, metadata).
+const MIRRORED_WRITES: &[&str] = &[
+    "PutSecretValue",
+    "UpdateSecret",
+    "UpdateSecretVersionStage",
+    "RotateSecret",
+    "CancelRotateSecret",
+    "TagResource",
+    "UntagResource",
+    "PutResourcePolicy",
+    "DeleteResourcePolicy",
+];
 
 /// The date part of a time, as AWS reports `LastAccessedDate`.
 fn day_of(millis: i64) -> i64 {
@@ -201,9 +278,11 @@ impl SecretsManager {
         Ok(secret)
     }
 
+    /// Removes a secret, its versions, and the replica records it is part of (as the
+    /// primary or as a replica).
     fn purge(&self, ctx: &Context, name: &str) -> AwsResult<()> {
         self.env.store.transaction(|tx| {
-            for table in ["sm_secrets", "sm_versions"] {
+            for table in ["sm_secrets", "sm_versions", "sm_replicas"] {
                 tx.execute(
                     &format!(
                         "DELETE FROM {table} WHERE account = ?1 AND region = ?2 AND name = ?3"
@@ -211,6 +290,10 @@ impl SecretsManager {
                     [&ctx.account, &ctx.region, name],
                 )?;
             }
+            tx.execute(
+                "DELETE FROM sm_replicas WHERE account = ?1 AND replica_region = ?2 AND name = ?3",
+                [&ctx.account, &ctx.region, name],
+            )?;
             Ok::<_, AwsError>(())
         })
     }
@@ -250,6 +333,14 @@ impl Service for SecretsManager {
     ) -> BoxFuture<'a, AwsResult<Response>> {
         Box::pin(async move {
             let input = &request.input;
+            let secret_id = input.str("SecretId").unwrap_or_default();
+            if PRIMARY_ONLY.contains(&operation) {
+                if let Some(secret) = self.find(ctx, secret_id)? {
+                    if secret.primary_region.is_some() {
+                        return Err(not_permitted_on_replica());
+                    }
+                }
+            }
             let output = match operation {
                 "CreateSecret" => self.create_secret(ctx, input).await?,
                 "DescribeSecret" => self.describe_secret(ctx, input)?,
@@ -271,8 +362,16 @@ impl Service for SecretsManager {
                 "ListSecretVersionIds" => self.list_secret_version_ids(ctx, input)?,
                 "UpdateSecretVersionStage" => self.update_secret_version_stage(ctx, input)?,
                 "GetRandomPassword" => password::get_random_password(input)?,
+                "ReplicateSecretToRegions" => self.replicate_secret_to_regions(ctx, input).await?,
+                "RemoveRegionsFromReplication" => {
+                    self.remove_regions_from_replication(ctx, input)?
+                }
+                "StopReplicationToReplica" => self.stop_replication_to_replica(ctx, input)?,
                 other => return Err(AwsError::not_implemented(other)),
             };
+            if MIRRORED_WRITES.contains(&operation) {
+                self.mirror(ctx, secret_id).await?;
+            }
             Ok(Response::new(output))
         })
     }

@@ -4,7 +4,8 @@
 //! through the dispatcher for each of AWS's four steps (`createSecret`, `setSecret`,
 //! `testSecret`, `finishSecret`), as AWS does after RotateSecret returns. The function
 //! itself moves the labels with PutSecretValue and UpdateSecretVersionStage; once it
-//! finishes, the `AWSPENDING` label is taken off and `LastRotatedDate` set.
+//! finishes, the `AWSPENDING` label is taken off, `LastRotatedDate` set, and the secret's
+//! replicas brought in line.
 
 use roto_core::dispatch::new_request_id;
 use roto_core::events::Event;
@@ -149,6 +150,8 @@ impl SecretsManager {
                 )
             })
             .map_err(|e| e.to_string())?;
-        Ok(())
+        self.mirror(&ctx, &secret.name)
+            .await
+            .map_err(|e| e.to_string())
     }
 }

@@ -4,6 +4,7 @@
 use roto_core::timestamp::now_millis;
 use roto_core::{AwsError, AwsResult, Context, Value};
 
+use super::replication::replica_regions;
 use super::stages::CURRENT;
 use super::versions::SecretValue;
 use super::{invalid_parameter, invalid_request, Secret, SecretsManager, SECRET_COLUMNS};
@@ -95,7 +96,7 @@ fn filter_matches(secret: &Secret, region: &str, filter: &Value) -> bool {
         "description" => vec![description],
         "tag-key" => tag_keys,
         "tag-value" => tag_values,
-        "primary-region" => vec![region],
+        "primary-region" => secret.shown_primary_region(region).into_iter().collect(),
         "owning-service" => vec![],
         _ => [
             vec![secret.name.as_str(), description],
@@ -168,6 +169,7 @@ impl SecretsManager {
                 Self::next_rotation(secret).map(Value::Timestamp),
             )
             .with_opt("RotationLambdaARN", secret.rotation_lambda.as_deref())
+            .with_opt("PrimaryRegion", secret.shown_primary_region(&ctx.region))
             .with(stages_member, self.stage_map(ctx, &secret.name)?);
         if secret.rotation_enabled || secret.rotation_lambda.is_some() {
             out.insert("RotationEnabled", secret.rotation_enabled);
@@ -198,6 +200,7 @@ impl SecretsManager {
         let name = input.str("Name").unwrap_or_default();
         check_name(name)?;
         let value = SecretValue::of(input)?;
+        let replica_regions = replica_regions(ctx, input)?;
         let token = input.str("ClientRequestToken");
         if let Some(existing) = self.find(ctx, name)? {
             if existing.deleted.is_some() {
@@ -245,6 +248,8 @@ impl SecretsManager {
             last_rotated: None,
             tags: tag_pairs(input),
             policy: None,
+            primary_region: None,
+            has_replicas: false,
         };
         let inserted = self.env.store.with(|c| {
             c.execute(
@@ -284,12 +289,24 @@ impl SecretsManager {
                 }
             }
         }
+        if !replica_regions.is_empty() {
+            let force = input.bool("ForceOverwriteReplicaSecret").unwrap_or(false);
+            let status = self
+                .add_replicas(ctx, &secret, replica_regions, force)
+                .await?;
+            out.insert("ReplicationStatus", Value::List(status));
+        }
         Ok(out)
     }
 
     pub(super) fn describe_secret(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
         let secret = self.secret(ctx, input)?;
-        self.summary(ctx, &secret, "VersionIdsToStages")
+        let mut out = self.summary(ctx, &secret, "VersionIdsToStages")?;
+        if secret.has_replicas {
+            let status = self.replication_status(ctx, &secret.name)?;
+            out.insert("ReplicationStatus", Value::List(status));
+        }
+        Ok(out)
     }
 
     pub(super) fn list_secrets(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
@@ -350,6 +367,7 @@ impl SecretsManager {
 
     pub(super) fn delete_secret(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
         let secret = self.secret(ctx, input)?;
+        self.check_no_replicas(ctx, &secret)?;
         let force = input.bool("ForceDeleteWithoutRecovery").unwrap_or(false);
         let window = input.int("RecoveryWindowInDays");
         if force && window.is_some() {

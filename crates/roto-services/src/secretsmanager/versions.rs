@@ -157,6 +157,96 @@ impl SecretsManager {
         })
     }
 
+    /// `bytes` encrypted as version `version_id` of `secret`: under its key, in its
+    /// account and region, with its ARN and the version id as encryption context.
+    async fn seal_value(
+        &self,
+        ctx: &Context,
+        secret: &Secret,
+        version_id: &str,
+        bytes: &[u8],
+    ) -> AwsResult<Vec<u8>> {
+        let key = secret.kms_key_id.as_deref().unwrap_or(DEFAULT_KEY);
+        envelope::seal(
+            &self.env,
+            ctx,
+            key,
+            encryption_context(&secret.arn, version_id),
+            bytes,
+        )
+        .await
+        .map_err(|e| {
+            AwsError::new(
+                "EncryptionFailure",
+                format!(
+                    "Secrets Manager can't encrypt the protected secret text using the provided KMS key: {}",
+                    e.message
+                ),
+            )
+        })
+    }
+
+    /// Makes the versions of `to` (in `to_ctx`'s region) those of `from`: the same ids,
+    /// labels and values, each value encrypted anew for `to` (its key, its ARN) unless `to`
+    /// already holds it under that key. A replica's own access dates are kept.
+    pub(super) async fn copy_versions(
+        &self,
+        ctx: &Context,
+        from: &Secret,
+        to_ctx: &Context,
+        to: &Secret,
+    ) -> AwsResult<()> {
+        let held = self.versions(to_ctx, &to.name)?;
+        let mut copies = Vec::new();
+        for v in self.versions(ctx, &from.name)? {
+            let kept = held
+                .iter()
+                .find(|h| h.id == v.id && h.kind == v.kind && h.kms_key_id == to.kms_key_id);
+            let ciphertext = match kept {
+                Some(h) => h.ciphertext.clone(),
+                None if v.kind == PLACEHOLDER => Vec::new(),
+                None => {
+                    let value = self.decrypt_version(ctx, from, &v).await?;
+                    self.seal_value(to_ctx, to, &v.id, &value.bytes).await?
+                }
+            };
+            let accessed = held.iter().find(|h| h.id == v.id).and_then(|h| h.accessed);
+            copies.push(Version {
+                ciphertext,
+                accessed,
+                kms_key_id: to.kms_key_id.clone(),
+                ..v
+            });
+        }
+        self.env.store.transaction(|tx| {
+            tx.execute(
+                "DELETE FROM sm_versions WHERE account = ?1 AND region = ?2 AND name = ?3",
+                [&to_ctx.account, &to_ctx.region, &to.name],
+            )?;
+            let mut st = tx.prepare_cached(
+                "INSERT INTO sm_versions (account, region, name, version_id, seq, created,
+                    accessed, kind, ciphertext, stages, kms_key_id)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+            )?;
+            for (seq, v) in copies.iter().enumerate() {
+                st.execute(rusqlite::params![
+                    to_ctx.account,
+                    to_ctx.region,
+                    to.name,
+                    v.id,
+                    seq as i64 + 1,
+                    v.created,
+                    v.accessed,
+                    v.kind,
+                    v.ciphertext,
+                    serde_json::to_string(&v.stages).unwrap_or_else(|_| "[]".into()),
+                    v.kms_key_id
+                ])?;
+            }
+            Ok::<_, AwsError>(())
+        })
+    }
+
     /// Stores `value` as a new version labelled `labels` (moving them from other versions),
     /// or, when `token` names an existing version with the same value, changes nothing.
     /// Returns the version id and its labels.
@@ -187,24 +277,9 @@ impl SecretsManager {
                 "You can't modify an existing version, you can only create a new version.",
             ));
         }
-        let key = secret.kms_key_id.as_deref().unwrap_or(DEFAULT_KEY);
-        let ciphertext = envelope::seal(
-            &self.env,
-            ctx,
-            key,
-            encryption_context(&secret.arn, &version_id),
-            &value.bytes,
-        )
-        .await
-        .map_err(|e| {
-            AwsError::new(
-                "EncryptionFailure",
-                format!(
-                    "Secrets Manager can't encrypt the protected secret text using the provided KMS key: {}",
-                    e.message
-                ),
-            )
-        })?;
+        let ciphertext = self
+            .seal_value(ctx, secret, &version_id, &value.bytes)
+            .await?;
         let now = now_millis();
         let stages = self.env.store.transaction(|tx| {
             let seq: i64 = tx.query_row(
