@@ -1,6 +1,7 @@
 //! KMS's cryptography, all of it from RustCrypto crates: key material generation, AES-256-GCM
-//! for symmetric keys, RSA-OAEP, RSA and ECDSA signatures, HMAC, and the DER encodings
-//! (PKCS #8 private keys, SubjectPublicKeyInfo public keys) that KMS returns.
+//! for symmetric keys, RSA-OAEP, RSA and ECDSA signatures, HMAC, the unwrapping of imported
+//! key material (RSA-OAEP and RSA-AES key wrap), and the DER encodings (PKCS #8 private keys,
+//! SubjectPublicKeyInfo public keys) that KMS returns.
 //!
 //! Material is kept in the store as raw bytes for symmetric and HMAC keys and as PKCS #8
 //! DER for asymmetric keys, so this module is the only place that knows the key types.
@@ -12,6 +13,7 @@ use hmac::{Hmac, Mac};
 use rand_core::{OsRng, RngCore};
 use roto_core::{AwsError, AwsResult};
 use rsa::pkcs8::{DecodePrivateKey, DecodePublicKey, EncodePrivateKey, EncodePublicKey};
+use rsa::traits::PublicKeyParts;
 use rsa::{Oaep, Pkcs1v15Sign, Pss, RsaPrivateKey, RsaPublicKey};
 use sha2::{Digest, Sha224, Sha256, Sha384, Sha512};
 
@@ -183,8 +185,9 @@ pub fn open(key: &[u8], aad: &[u8], sealed: &[u8]) -> Option<Vec<u8>> {
         .ok()
 }
 
+/// The OAEP padding of an encryption or wrapping algorithm, by its hash suffix.
 fn oaep(algorithm: &str) -> Oaep {
-    if algorithm == "RSAES_OAEP_SHA_1" {
+    if algorithm.ends_with("SHA_1") {
         Oaep::new::<sha1::Sha1>()
     } else {
         Oaep::new::<Sha256>()
@@ -208,6 +211,76 @@ pub fn rsa_decrypt(
     ciphertext: &[u8],
 ) -> AwsResult<Option<Vec<u8>>> {
     Ok(rsa_key(material)?.decrypt(oaep(algorithm), ciphertext).ok())
+}
+
+/// Unwraps key material that a caller wrapped for import under the public half of the RSA
+/// wrapping key `wrapping` (PKCS #8 DER): `RSAES_OAEP_SHA_*` wraps the material itself,
+/// `RSA_AES_KEY_WRAP_SHA_*` an AES-256 key (RSA-OAEP, as long as the modulus) followed by the
+/// material under that key with AES key wrap with padding (RFC 5649). `None` when it does not
+/// unwrap.
+pub fn unwrap_imported(
+    wrapping: &[u8],
+    algorithm: &str,
+    wrapped: &[u8],
+) -> AwsResult<Option<Vec<u8>>> {
+    let key = rsa_key(wrapping)?;
+    if algorithm.starts_with("RSAES_OAEP") {
+        return Ok(key.decrypt(oaep(algorithm), wrapped).ok());
+    }
+    if wrapped.len() <= key.size() {
+        return Ok(None);
+    }
+    let (wrapped_aes, wrapped_material) = wrapped.split_at(key.size());
+    let Ok(aes) = key.decrypt(oaep(algorithm), wrapped_aes) else {
+        return Ok(None);
+    };
+    let Ok(kek) = aes_kw::KekAes256::try_from(aes.as_slice()) else {
+        return Ok(None);
+    };
+    Ok(kek.unwrap_with_padding_vec(wrapped_material).ok())
+}
+
+/// Imported key material as it is stored, or `None` when it does not fit the key: 256 bits
+/// for a symmetric key, the spec's range of lengths for an HMAC key (28-64 bytes for
+/// HMAC_224, up to 128 for HMAC_384 and HMAC_512), a PKCS #8 DER private key of the key's
+/// type and size for an asymmetric one, re-encoded so that the same key always stores the
+/// same bytes.
+pub fn imported_material(family: Family, material: &[u8]) -> Option<Vec<u8>> {
+    let der = match family {
+        Family::Symmetric => return (material.len() == 32).then(|| material.to_vec()),
+        Family::Hmac(min) => {
+            let max = if min <= 32 { 64 } else { 128 };
+            return (min..=max)
+                .contains(&material.len())
+                .then(|| material.to_vec());
+        }
+        Family::Rsa(bits) => {
+            let key = RsaPrivateKey::from_pkcs8_der(material).ok()?;
+            if key.size() * 8 != bits {
+                return None;
+            }
+            key.to_pkcs8_der().ok()?
+        }
+        Family::P256 => p256::SecretKey::from_pkcs8_der(material)
+            .ok()?
+            .to_pkcs8_der()
+            .ok()?,
+        Family::P384 => p384::SecretKey::from_pkcs8_der(material)
+            .ok()?
+            .to_pkcs8_der()
+            .ok()?,
+    };
+    Some(der.as_bytes().to_vec())
+}
+
+/// The id of a key's material (`KeyMaterialId`, 64 hex digits): derived from the key id and
+/// the material, as KMS derives it, without revealing the material.
+pub fn material_id(key_id: &str, material: &[u8]) -> AwsResult<String> {
+    Ok(hex::encode(mac(
+        "HMAC_SHA_256",
+        material,
+        key_id.as_bytes(),
+    )?))
 }
 
 /// The digest a signing algorithm signs, by its suffix.
@@ -397,6 +470,56 @@ mod tests {
             assert!(!verify(family, &material, alg, &other, &sig).unwrap());
             assert!(!verify(family, &material, alg, &d, b"junk").unwrap());
         }
+    }
+
+    #[test]
+    fn rsa_aes_key_wrap_unwraps_and_other_wrappings_do_not() {
+        let (wrapping, _) = key_pair(Family::Rsa(2048)).unwrap();
+        let public = RsaPublicKey::from(rsa_key(&wrapping).unwrap());
+        let aes = random_bytes(32);
+        let material = random_bytes(40);
+        for algorithm in ["RSA_AES_KEY_WRAP_SHA_1", "RSA_AES_KEY_WRAP_SHA_256"] {
+            let mut wrapped = public.encrypt(&mut OsRng, oaep(algorithm), &aes).unwrap();
+            let kek = aes_kw::KekAes256::try_from(aes.as_slice()).unwrap();
+            wrapped.extend(kek.wrap_with_padding_vec(&material).unwrap());
+            assert_eq!(
+                unwrap_imported(&wrapping, algorithm, &wrapped).unwrap(),
+                Some(material.clone())
+            );
+            let other = if algorithm.ends_with("SHA_1") {
+                "RSA_AES_KEY_WRAP_SHA_256"
+            } else {
+                "RSA_AES_KEY_WRAP_SHA_1"
+            };
+            assert_eq!(unwrap_imported(&wrapping, other, &wrapped).unwrap(), None);
+            assert_eq!(
+                unwrap_imported(&wrapping, algorithm, &wrapped[..200]).unwrap(),
+                None
+            );
+        }
+    }
+
+    #[test]
+    fn imported_material_must_fit_the_key_spec() {
+        assert!(imported_material(Family::Symmetric, &[0; 32]).is_some());
+        assert!(imported_material(Family::Symmetric, &[0; 16]).is_none());
+        assert!(imported_material(Family::Hmac(28), &[0; 64]).is_some());
+        assert!(imported_material(Family::Hmac(28), &[0; 65]).is_none());
+        assert!(imported_material(Family::Hmac(64), &[0; 128]).is_some());
+        assert!(imported_material(Family::Hmac(64), &[0; 63]).is_none());
+        let p256 = generate(Family::P256).unwrap();
+        assert_eq!(imported_material(Family::P256, &p256), Some(p256.clone()));
+        assert!(imported_material(Family::P384, &p256).is_none());
+        assert!(imported_material(Family::Rsa(2048), &p256).is_none());
+    }
+
+    #[test]
+    fn material_ids_depend_on_key_and_material() {
+        let a = material_id("k1", b"material").unwrap();
+        assert_eq!(a.len(), 64);
+        assert_eq!(a, material_id("k1", b"material").unwrap());
+        assert_ne!(a, material_id("k2", b"material").unwrap());
+        assert_ne!(a, material_id("k1", b"other").unwrap());
     }
 
     #[test]

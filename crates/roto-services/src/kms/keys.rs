@@ -5,7 +5,7 @@ use roto_core::timestamp::now_millis;
 use roto_core::{AwsError, AwsResult, Context, Value};
 
 use super::crypto::{self, Family};
-use super::{check_usable, invalid_state, key_arn, new_key_id, Key, Kms};
+use super::{check_usable, invalid_state, key_arn, new_key_id, wrong_state, Key, Kms};
 use crate::paging::page;
 
 const DAY_MS: i64 = 86_400_000;
@@ -28,6 +28,20 @@ fn default_policy(account: &str) -> String {
   }} ]
 }}"#
     )
+}
+
+/// Fails unless KMS made the key's material: rotation is for such keys only.
+fn check_generated(key: &Key) -> AwsResult<()> {
+    if key.origin == "AWS_KMS" {
+        return Ok(());
+    }
+    Err(AwsError::new(
+        "UnsupportedOperationException",
+        format!(
+            "{} origin is {} which is not valid for this operation.",
+            key.arn, key.origin
+        ),
+    ))
 }
 
 fn validation_range(value: i64, member: &str, min: i64, max: i64) -> AwsResult<()> {
@@ -87,7 +101,7 @@ fn tags_json(tags: &[(String, String)]) -> String {
 }
 
 /// The `KeyMetadata` structure AWS returns for a key.
-pub(super) fn metadata(key: &Key) -> Value {
+pub(super) fn metadata(key: &Key) -> AwsResult<Value> {
     let mut m = Value::map()
         .with("AWSAccountId", key.account.as_str())
         .with("KeyId", key.id.as_str())
@@ -121,6 +135,18 @@ pub(super) fn metadata(key: &Key) -> Value {
     if let Some(days) = key.pending_days {
         m.insert("PendingDeletionWindowInDays", days);
     }
+    if let Some(model) = &key.expiration_model {
+        m.insert("ExpirationModel", model.as_str());
+    }
+    if let Some(valid_to) = key.valid_to {
+        m.insert("ValidTo", Value::Timestamp(valid_to));
+    }
+    if key.family == Family::Symmetric && !key.material.is_empty() {
+        m.insert(
+            "CurrentKeyMaterialId",
+            crypto::material_id(&key.id, &key.material)?,
+        );
+    }
     if key.multi_region {
         m.insert(
             "MultiRegionConfiguration",
@@ -135,7 +161,7 @@ pub(super) fn metadata(key: &Key) -> Value {
                 .with("ReplicaKeys", Value::List(Vec::new())),
         );
     }
-    m
+    Ok(m)
 }
 
 impl Kms {
@@ -150,8 +176,8 @@ impl Kms {
         tx.execute(
             "INSERT INTO kms_keys (account, region, key_id, created, description, key_spec,
                 key_usage, state, origin, manager, multi_region, rotation_period, policy, tags,
-                material)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
+                material, material_id)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
             rusqlite::params![
                 ctx.account,
                 ctx.region,
@@ -168,11 +194,13 @@ impl Kms {
                 policy,
                 tags_json(tags),
                 key.material,
+                key.material_id,
             ],
         )?;
         Ok(())
     }
 
+    /// A new key in the caller's region, enabled, without material yet.
     fn new_key(
         ctx: &Context,
         spec: &str,
@@ -181,13 +209,13 @@ impl Kms {
         description: &str,
         manager: &str,
         multi_region: bool,
-    ) -> AwsResult<Key> {
+    ) -> Key {
         let id = if multi_region {
             format!("mrk-{}", hex::encode(crypto::random_bytes(16)))
         } else {
             new_key_id()
         };
-        Ok(Key {
+        Key {
             arn: key_arn(&ctx.region, &ctx.account, &id),
             id,
             account: ctx.account.clone(),
@@ -203,9 +231,12 @@ impl Kms {
             manager: manager.to_string(),
             multi_region,
             rotation_period: (manager == "AWS").then_some(365),
-            material: crypto::generate(family)?,
+            material: Vec::new(),
             generation: 0,
-        })
+            expiration_model: None,
+            valid_to: None,
+            material_id: None,
+        }
     }
 
     pub(super) fn create_key(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
@@ -231,7 +262,7 @@ impl Kms {
             )));
         }
         let origin = input.str("Origin").unwrap_or("AWS_KMS");
-        if origin != "AWS_KMS" {
+        if !["AWS_KMS", "EXTERNAL"].contains(&origin) {
             return Err(AwsError::new(
                 "UnsupportedOperationException",
                 format!("Origin {origin} is not supported by Roto."),
@@ -245,7 +276,7 @@ impl Kms {
             None => default_policy(&ctx.account),
         };
         let multi_region = input.bool("MultiRegion").unwrap_or(false);
-        let key = Self::new_key(
+        let mut key = Self::new_key(
             ctx,
             spec,
             family,
@@ -253,12 +284,18 @@ impl Kms {
             input.str("Description").unwrap_or_default(),
             "CUSTOMER",
             multi_region,
-        )?;
+        );
+        if origin == "EXTERNAL" {
+            key.origin = origin.to_string();
+            key.state = "PendingImport".into();
+        } else {
+            key.material = crypto::generate(family)?;
+        }
         let tags = tag_pairs(input);
         self.env
             .store
             .transaction(|tx| self.insert_key(tx, ctx, &key, &policy, &tags))?;
-        Ok(Value::map().with("KeyMetadata", metadata(&key)))
+        Ok(Value::map().with("KeyMetadata", metadata(&key)?))
     }
 
     /// Creates the AWS managed key behind `alias` (`alias/aws/<service>`) unless another
@@ -269,7 +306,7 @@ impl Kms {
         alias: &str,
         description: &str,
     ) -> AwsResult<String> {
-        let key = Self::new_key(
+        let mut key = Self::new_key(
             ctx,
             "SYMMETRIC_DEFAULT",
             Family::Symmetric,
@@ -277,7 +314,8 @@ impl Kms {
             description,
             "AWS",
             false,
-        )?;
+        );
+        key.material = crypto::generate(Family::Symmetric)?;
         self.env.store.transaction(|tx| {
             let existing: Option<String> = rusqlite::OptionalExtension::optional(tx.query_row(
                 "SELECT key_id FROM kms_aliases WHERE account = ?1 AND region = ?2 AND name = ?3",
@@ -299,7 +337,7 @@ impl Kms {
 
     pub(super) fn describe_key(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
         let key = self.find_key(ctx, input.str("KeyId").unwrap_or_default())?;
-        Ok(Value::map().with("KeyMetadata", metadata(&key)))
+        Ok(Value::map().with("KeyMetadata", metadata(&key)?))
     }
 
     pub(super) fn list_keys(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
@@ -332,6 +370,9 @@ impl Kms {
         enabled: bool,
     ) -> AwsResult<Value> {
         let key = self.mutable_key(ctx, input.str("KeyId").unwrap_or_default())?;
+        if key.state == "PendingImport" {
+            return Err(wrong_state(&key));
+        }
         let state = if enabled { "Enabled" } else { "Disabled" };
         self.set_column(ctx, &key, "state", &state)?;
         Ok(Value::map())
@@ -366,7 +407,8 @@ impl Kms {
         }
         self.env.store.with(|c| {
             c.execute(
-                "UPDATE kms_keys SET state = 'Disabled', deletion_date = NULL, pending_days = NULL
+                "UPDATE kms_keys SET deletion_date = NULL, pending_days = NULL,
+                    state = CASE WHEN length(material) = 0 THEN 'PendingImport' ELSE 'Disabled' END
                  WHERE account = ?1 AND region = ?2 AND key_id = ?3",
                 [&ctx.account, &ctx.region, &key.id],
             )
@@ -393,6 +435,7 @@ impl Kms {
     ) -> AwsResult<Value> {
         let key = self.find_key(ctx, input.str("KeyId").unwrap_or_default())?;
         check_usable(&key)?;
+        check_generated(&key)?;
         if key.family != Family::Symmetric {
             return Err(AwsError::new(
                 "UnsupportedOperationException",
@@ -446,6 +489,7 @@ impl Kms {
     pub(super) fn rotate_key_on_demand(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
         let key = self.mutable_key(ctx, input.str("KeyId").unwrap_or_default())?;
         check_usable(&key)?;
+        check_generated(&key)?;
         if key.family != Family::Symmetric || key.manager == "AWS" {
             return Err(AwsError::new(
                 "UnsupportedOperationException",

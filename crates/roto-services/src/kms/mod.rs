@@ -12,6 +12,8 @@
 //!   policies, tags.
 //! - [`aliases`]: CreateAlias, UpdateAlias, DeleteAlias, ListAliases.
 //! - [`grants`]: CreateGrant, ListGrants, RevokeGrant, RetireGrant, ListRetirableGrants.
+//! - [`imports`]: imported key material (GetParametersForImport, ImportKeyMaterial,
+//!   DeleteImportedKeyMaterial) and its expiry.
 //! - [`ops`]: Encrypt, Decrypt, ReEncrypt, data keys, Sign/Verify, MACs, GetPublicKey,
 //!   DeriveSharedSecret.
 
@@ -27,6 +29,7 @@ use rusqlite::OptionalExtension;
 mod aliases;
 pub(crate) mod crypto;
 mod grants;
+mod imports;
 mod keys;
 mod ops;
 
@@ -62,7 +65,20 @@ CREATE TABLE IF NOT EXISTS kms_keys (
     policy TEXT NOT NULL,
     tags TEXT NOT NULL DEFAULT '[]',
     material BLOB NOT NULL,
+    expiration_model TEXT,
+    valid_to INTEGER,
+    material_id TEXT,
     PRIMARY KEY (account, region, key_id)
+);
+CREATE TABLE IF NOT EXISTS kms_import_tokens (
+    account TEXT NOT NULL,
+    region TEXT NOT NULL,
+    token TEXT NOT NULL,
+    key_id TEXT NOT NULL,
+    algorithm TEXT NOT NULL,
+    wrapping_key BLOB NOT NULL,
+    valid_to INTEGER NOT NULL,
+    PRIMARY KEY (account, region, token)
 );
 CREATE TABLE IF NOT EXISTS kms_materials (
     account TEXT NOT NULL,
@@ -94,6 +110,14 @@ CREATE TABLE IF NOT EXISTS kms_grants (
     PRIMARY KEY (account, region, grant_id)
 );
 ";
+
+/// Columns `kms_keys` gained after its first release: stores made before them get them by
+/// `ALTER TABLE` when KMS starts.
+const ADDED_KEY_COLUMNS: &[(&str, &str)] = &[
+    ("expiration_model", "TEXT"),
+    ("valid_to", "INTEGER"),
+    ("material_id", "TEXT"),
+];
 
 /// The AWS managed keys KMS creates on first use of their alias, with their descriptions.
 const AWS_MANAGED: &[(&str, &str)] = &[
@@ -150,12 +174,20 @@ pub(crate) struct Key {
     multi_region: bool,
     rotation_period: Option<i64>,
     /// The current material: generation 0 is the key's own, later ones come from rotations.
+    /// Empty while an `EXTERNAL` key waits for its material.
     material: Vec<u8>,
     generation: u32,
+    /// For imported material: whether and when it expires.
+    expiration_model: Option<String>,
+    valid_to: Option<i64>,
+    /// The id of the material imported into an `EXTERNAL` key, kept after the material is
+    /// deleted or expires, since only the same material may be imported again.
+    material_id: Option<String>,
 }
 
 const KEY_COLUMNS: &str = "key_id, created, description, key_spec, key_usage, state, deletion_date,
-    pending_days, origin, manager, multi_region, rotation_period, material, account, region";
+    pending_days, origin, manager, multi_region, rotation_period, material, account, region,
+    expiration_model, valid_to, material_id";
 
 fn key_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Key> {
     let id: String = r.get(0)?;
@@ -180,6 +212,9 @@ fn key_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Key> {
         rotation_period: r.get(11)?,
         material: r.get(12)?,
         generation: 0,
+        expiration_model: r.get(15)?,
+        valid_to: r.get(16)?,
+        material_id: r.get(17)?,
     })
 }
 
@@ -259,6 +294,9 @@ impl Kms {
     /// Creates KMS's tables.
     pub fn new(env: Arc<Env>) -> io::Result<Kms> {
         env.store.migrate(SCHEMA)?;
+        env.store
+            .with(add_missing_key_columns)
+            .map_err(|e| io::Error::other(e.to_string()))?;
         Ok(Kms { env })
     }
 
@@ -271,10 +309,15 @@ impl Kms {
             .optional()
             .map_err(AwsError::from)
         })?;
+        let now = now_millis();
         match key {
-            Some(k) if k.deletion_date.is_some_and(|d| d <= now_millis()) => {
+            Some(k) if k.deletion_date.is_some_and(|d| d <= now) => {
                 self.purge_key(ctx, &k.id)?;
                 Ok(None)
+            }
+            Some(k) if k.valid_to.is_some_and(|v| v <= now) => {
+                self.delete_material(ctx, &k.id)?;
+                self.load_key(ctx, id)
             }
             Some(mut k) => {
                 let rotated: Option<(u32, Vec<u8>)> = self.env.store.with(|c| {
@@ -302,7 +345,13 @@ impl Kms {
     /// Removes a key whose deletion window has passed, with its aliases and grants.
     fn purge_key(&self, ctx: &Context, id: &str) -> AwsResult<()> {
         self.env.store.transaction(|tx| {
-            for table in ["kms_keys", "kms_materials", "kms_aliases", "kms_grants"] {
+            for table in [
+                "kms_keys",
+                "kms_materials",
+                "kms_aliases",
+                "kms_grants",
+                "kms_import_tokens",
+            ] {
                 tx.execute(
                     &format!(
                         "DELETE FROM {table} WHERE account = ?1 AND region = ?2 AND key_id = ?3"
@@ -393,7 +442,7 @@ impl Kms {
     fn mutable_key(&self, ctx: &Context, key_id: &str) -> AwsResult<Key> {
         let key = self.find_key(ctx, key_id)?;
         if key.state == "PendingDeletion" {
-            return Err(invalid_state(format!("{} is pending deletion.", key.arn)));
+            return Err(wrong_state(&key));
         }
         Ok(key)
     }
@@ -418,6 +467,36 @@ impl Kms {
     }
 }
 
+/// Adds the [`ADDED_KEY_COLUMNS`] a store made before them lacks.
+fn add_missing_key_columns(c: &rusqlite::Connection) -> rusqlite::Result<()> {
+    let existing = c
+        .prepare("SELECT name FROM pragma_table_info('kms_keys')")?
+        .query_map([], |r| r.get::<_, String>(0))?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    for (column, kind) in ADDED_KEY_COLUMNS {
+        if !existing.iter().any(|e| e == column) {
+            c.execute_batch(&format!("ALTER TABLE kms_keys ADD COLUMN {column} {kind}"))?;
+        }
+    }
+    Ok(())
+}
+
+/// The `KMSInvalidStateException` for a key whose state does not allow the operation, in
+/// AWS's words (`<arn> is pending import.`).
+fn wrong_state(key: &Key) -> AwsError {
+    let state = match key.state.as_str() {
+        "Enabled" => "enabled",
+        "Disabled" => "disabled",
+        "PendingDeletion" => "pending deletion",
+        "PendingImport" => "pending import",
+        "PendingReplicaDeletion" => "pending replica deletion",
+        "Creating" => "creating",
+        "Updating" => "updating",
+        _ => "unavailable",
+    };
+    invalid_state(format!("{} is {state}.", key.arn))
+}
+
 /// Fails unless the key is enabled, with the error AWS gives for its state.
 fn check_usable(key: &Key) -> AwsResult<()> {
     match key.state.as_str() {
@@ -426,8 +505,7 @@ fn check_usable(key: &Key) -> AwsResult<()> {
             "DisabledException",
             format!("{} is disabled.", key.arn),
         )),
-        "PendingDeletion" => Err(invalid_state(format!("{} is pending deletion.", key.arn))),
-        other => Err(invalid_state(format!("{} is {other}.", key.arn))),
+        _ => Err(wrong_state(key)),
     }
 }
 
@@ -524,6 +602,9 @@ impl Service for Kms {
                 "VerifyMac" => self.verify_mac(ctx, input)?,
                 "GetPublicKey" => self.get_public_key(ctx, input)?,
                 "DeriveSharedSecret" => self.derive_shared_secret(ctx, input)?,
+                "GetParametersForImport" => self.get_parameters_for_import(ctx, input)?,
+                "ImportKeyMaterial" => self.import_key_material(ctx, input)?,
+                "DeleteImportedKeyMaterial" => self.delete_imported_key_material(ctx, input)?,
                 other => return Err(AwsError::not_implemented(other)),
             };
             if input.bool("DryRun") == Some(true) {
@@ -559,6 +640,25 @@ mod tests {
             Some(KeyRef::Alias("alias/app"))
         ));
         assert!(parse_key_ref("arn:aws:kms:us-east-1:123456789012:other/x").is_none());
+    }
+
+    #[test]
+    fn stores_made_before_the_added_columns_gain_them_once() {
+        let c = rusqlite::Connection::open_in_memory().unwrap();
+        c.execute_batch("CREATE TABLE kms_keys (account TEXT, region TEXT, key_id TEXT)")
+            .unwrap();
+        add_missing_key_columns(&c).unwrap();
+        add_missing_key_columns(&c).unwrap();
+        let columns: Vec<String> = c
+            .prepare("SELECT name FROM pragma_table_info('kms_keys')")
+            .unwrap()
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .collect::<rusqlite::Result<_>>()
+            .unwrap();
+        for (column, _) in ADDED_KEY_COLUMNS {
+            assert_eq!(columns.iter().filter(|c| c == column).count(), 1);
+        }
     }
 
     #[test]
