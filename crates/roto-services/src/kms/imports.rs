@@ -3,7 +3,8 @@
 //! that names it (both valid for 24 hours on the server clock), ImportKeyMaterial unwraps the
 //! caller's material with its private half and enables the key. The material may expire
 //! (`ValidTo`) or be deleted, which returns the key to `PendingImport`; the key remembers its
-//! material's id, so only the same material may be imported again.
+//! material's id, so only the same material may be imported again (into each key of a
+//! multi-Region set, once its primary has received it).
 
 use roto_core::timestamp::now_millis;
 use roto_core::{AwsError, AwsResult, Context, Value};
@@ -238,8 +239,20 @@ impl Kms {
             ))
         })?;
         let material_id = crypto::material_id(&key.id, &material)?;
+        if key.is_replica() && key.material_id.is_none() {
+            return Err(unsupported(format!(
+                "{} is a multi-Region replica key; import its key material into its primary key first.",
+                key.arn
+            )));
+        }
         request.check(&key, &material_id)?;
-        self.env.store.with(|c| {
+        self.env.store.transaction(|c| {
+            // Replicas of a multi-Region key accept only the material its primary received.
+            c.execute(
+                "UPDATE kms_keys SET material_id = ?3
+                 WHERE account = ?1 AND key_id = ?2 AND multi_region = 1 AND material_id IS NULL",
+                [&ctx.account, &key.id, &material_id],
+            )?;
             c.execute(
                 "UPDATE kms_keys SET material = ?4, material_id = ?5, expiration_model = ?6,
                     valid_to = ?7,
@@ -254,7 +267,8 @@ impl Kms {
                     request.expiration_model,
                     request.valid_to
                 ],
-            )
+            )?;
+            Ok::<_, AwsError>(())
         })?;
         Ok(Value::map()
             .with("KeyId", key.arn)

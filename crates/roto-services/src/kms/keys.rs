@@ -5,14 +5,15 @@ use roto_core::timestamp::now_millis;
 use roto_core::{AwsError, AwsResult, Context, Value};
 
 use super::crypto::{self, Family};
+use super::multi_region;
 use super::{check_usable, invalid_state, key_arn, new_key_id, wrong_state, Key, Kms};
 use crate::paging::page;
 
-const DAY_MS: i64 = 86_400_000;
+pub(super) const DAY_MS: i64 = 86_400_000;
 
 /// The policy every key gets when CreateKey names none: the account's principals may do
 /// anything with it.
-fn default_policy(account: &str) -> String {
+pub(super) fn default_policy(account: &str) -> String {
     format!(
         r#"{{
   "Version" : "2012-10-17",
@@ -28,6 +29,25 @@ fn default_policy(account: &str) -> String {
   }} ]
 }}"#
     )
+}
+
+/// The rows of `kms_keys` that share a key's material (`?1` account, `?2` region, `?3` key
+/// id): the key itself and, for a multi-Region key, its primary and replicas everywhere.
+const KEY_SET: &str = "account = ?1 AND key_id = ?3 AND (region = ?2 OR multi_region = 1)";
+
+/// Fails for a multi-Region replica: its shared properties change through its primary.
+fn check_not_replica(key: &Key) -> AwsResult<()> {
+    if !key.is_replica() {
+        return Ok(());
+    }
+    Err(AwsError::new(
+        "UnsupportedOperationException",
+        format!(
+            "{} is a multi-Region replica key; change its primary key in {} instead.",
+            key.arn,
+            key.primary_region.as_deref().unwrap_or_default()
+        ),
+    ))
 }
 
 /// Fails unless KMS made the key's material: rotation is for such keys only.
@@ -57,6 +77,17 @@ fn validation_range(value: i64, member: &str, min: i64, max: i64) -> AwsResult<(
     )))
 }
 
+/// The policy a request names, checked, or the default policy.
+pub(super) fn requested_policy(ctx: &Context, input: &Value) -> AwsResult<String> {
+    match input.str("Policy") {
+        Some(p) => {
+            check_policy(p)?;
+            Ok(p.to_string())
+        }
+        None => Ok(default_policy(&ctx.account)),
+    }
+}
+
 fn check_policy(policy: &str) -> AwsResult<()> {
     match serde_json::from_str::<serde_json::Value>(policy) {
         Ok(serde_json::Value::Object(_)) => Ok(()),
@@ -72,7 +103,7 @@ fn read_tags(json: &str) -> Vec<(String, String)> {
     serde_json::from_str(json).unwrap_or_default()
 }
 
-fn tag_pairs(input: &Value) -> Vec<(String, String)> {
+pub(super) fn tag_pairs(input: &Value) -> Vec<(String, String)> {
     input
         .get("Tags")
         .and_then(Value::as_list)
@@ -148,24 +179,13 @@ pub(super) fn metadata(key: &Key) -> AwsResult<Value> {
         );
     }
     if key.multi_region {
-        m.insert(
-            "MultiRegionConfiguration",
-            Value::map()
-                .with("MultiRegionKeyType", "PRIMARY")
-                .with(
-                    "PrimaryKey",
-                    Value::map()
-                        .with("Arn", key.arn.as_str())
-                        .with("Region", key.arn.split(':').nth(3).unwrap_or_default()),
-                )
-                .with("ReplicaKeys", Value::List(Vec::new())),
-        );
+        m.insert("MultiRegionConfiguration", multi_region::configuration(key));
     }
     Ok(m)
 }
 
 impl Kms {
-    fn insert_key(
+    pub(super) fn insert_key(
         &self,
         tx: &rusqlite::Transaction<'_>,
         ctx: &Context,
@@ -176,8 +196,8 @@ impl Kms {
         tx.execute(
             "INSERT INTO kms_keys (account, region, key_id, created, description, key_spec,
                 key_usage, state, origin, manager, multi_region, rotation_period, policy, tags,
-                material, material_id)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
+                material, material_id, primary_region)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
             rusqlite::params![
                 ctx.account,
                 ctx.region,
@@ -195,6 +215,7 @@ impl Kms {
                 tags_json(tags),
                 key.material,
                 key.material_id,
+                key.primary_region,
             ],
         )?;
         Ok(())
@@ -219,6 +240,7 @@ impl Kms {
             arn: key_arn(&ctx.region, &ctx.account, &id),
             id,
             account: ctx.account.clone(),
+            region: ctx.region.clone(),
             created: now_millis(),
             description: description.to_string(),
             spec: spec.to_string(),
@@ -236,6 +258,12 @@ impl Kms {
             expiration_model: None,
             valid_to: None,
             material_id: None,
+            primary_region: multi_region.then(|| ctx.region.clone()),
+            regions: if multi_region {
+                vec![ctx.region.clone()]
+            } else {
+                Vec::new()
+            },
         }
     }
 
@@ -268,13 +296,7 @@ impl Kms {
                 format!("Origin {origin} is not supported by Roto."),
             ));
         }
-        let policy = match input.str("Policy") {
-            Some(p) => {
-                check_policy(p)?;
-                p.to_string()
-            }
-            None => default_policy(&ctx.account),
-        };
+        let policy = requested_policy(ctx, input)?;
         let multi_region = input.bool("MultiRegion").unwrap_or(false);
         let mut key = Self::new_key(
             ctx,
@@ -382,6 +404,19 @@ impl Kms {
         let days = input.int("PendingWindowInDays").unwrap_or(30);
         validation_range(days, "pendingWindowInDays", 7, 30)?;
         let key = self.mutable_key(ctx, input.str("KeyId").unwrap_or_default())?;
+        if self.has_live_replicas(ctx, &key)? {
+            self.env.store.with(|c| {
+                c.execute(
+                    "UPDATE kms_keys SET state = 'PendingReplicaDeletion', pending_days = ?4
+                     WHERE account = ?1 AND region = ?2 AND key_id = ?3",
+                    rusqlite::params![ctx.account, ctx.region, key.id, days],
+                )
+            })?;
+            return Ok(Value::map()
+                .with("KeyId", key.arn)
+                .with("KeyState", "PendingReplicaDeletion")
+                .with("PendingWindowInDays", days));
+        }
         let date = now_millis() + days * DAY_MS;
         self.env.store.with(|c| {
             c.execute(
@@ -399,7 +434,7 @@ impl Kms {
 
     pub(super) fn cancel_key_deletion(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
         let key = self.find_key(ctx, input.str("KeyId").unwrap_or_default())?;
-        if key.state != "PendingDeletion" {
+        if !["PendingDeletion", "PendingReplicaDeletion"].contains(&key.state.as_str()) {
             return Err(invalid_state(format!(
                 "{} is not pending deletion.",
                 key.arn
@@ -454,8 +489,14 @@ impl Kms {
                 ),
             ));
         }
+        check_not_replica(&key)?;
         let period = enabled.then(|| input.int("RotationPeriodInDays").unwrap_or(365));
-        self.set_column(ctx, &key, "rotation_period", &period)?;
+        self.env.store.with(|c| {
+            c.execute(
+                &format!("UPDATE kms_keys SET rotation_period = ?4 WHERE {KEY_SET}"),
+                rusqlite::params![ctx.account, ctx.region, key.id, period],
+            )
+        })?;
         Ok(Value::map())
     }
 
@@ -496,11 +537,14 @@ impl Kms {
                 format!("{} does not support on-demand rotation.", key.arn),
             ));
         }
+        check_not_replica(&key)?;
         let material = crypto::generate(Family::Symmetric)?;
         self.env.store.with(|c| {
             c.execute(
-                "INSERT INTO kms_materials (account, region, key_id, generation, material, rotated, rotation_type)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'ON_DEMAND')",
+                &format!(
+                    "INSERT INTO kms_materials (account, region, key_id, generation, material, rotated, rotation_type)
+                     SELECT account, region, key_id, ?4, ?5, ?6, 'ON_DEMAND' FROM kms_keys WHERE {KEY_SET}"
+                ),
                 rusqlite::params![ctx.account, ctx.region, key.id, key.generation + 1, material, now_millis()],
             )
         })?;

@@ -1,6 +1,7 @@
 //! KMS: keys with real key material, over the json 1.1 protocol.
 //!
-//! Each key's material lives in `kms_keys` beside its metadata, per account and region;
+//! Each key's material lives in `kms_keys` beside its metadata, per account and region (a
+//! multi-Region key has a row in each region that holds a key of its set);
 //! [`crypto`] holds every cryptographic step. Symmetric ciphertext blobs name their key, so
 //! `Decrypt` needs no `KeyId`, and the encryption context is the AES-GCM associated data,
 //! so a mismatched context fails as `InvalidCiphertextException` exactly as in AWS. Other
@@ -10,6 +11,8 @@
 //!
 //! - [`keys`]: CreateKey, DescribeKey, ListKeys, state changes, deletion, rotation,
 //!   policies, tags.
+//! - [`multi_region`]: multi-Region keys: ReplicateKey, UpdatePrimaryRegion, and the
+//!   replicas' shared material and deletion.
 //! - [`aliases`]: CreateAlias, UpdateAlias, DeleteAlias, ListAliases.
 //! - [`grants`]: CreateGrant, ListGrants, RevokeGrant, RetireGrant, ListRetirableGrants.
 //! - [`imports`]: imported key material (GetParametersForImport, ImportKeyMaterial,
@@ -31,6 +34,7 @@ pub(crate) mod crypto;
 mod grants;
 mod imports;
 mod keys;
+mod multi_region;
 mod ops;
 
 use crypto::Family;
@@ -68,6 +72,7 @@ CREATE TABLE IF NOT EXISTS kms_keys (
     expiration_model TEXT,
     valid_to INTEGER,
     material_id TEXT,
+    primary_region TEXT,
     PRIMARY KEY (account, region, key_id)
 );
 CREATE TABLE IF NOT EXISTS kms_import_tokens (
@@ -117,6 +122,7 @@ const ADDED_KEY_COLUMNS: &[(&str, &str)] = &[
     ("expiration_model", "TEXT"),
     ("valid_to", "INTEGER"),
     ("material_id", "TEXT"),
+    ("primary_region", "TEXT"),
 ];
 
 /// The AWS managed keys KMS creates on first use of their alias, with their descriptions.
@@ -161,6 +167,7 @@ pub(crate) struct Key {
     id: String,
     arn: String,
     account: String,
+    region: String,
     created: i64,
     description: String,
     spec: String,
@@ -183,11 +190,24 @@ pub(crate) struct Key {
     /// The id of the material imported into an `EXTERNAL` key, kept after the material is
     /// deleted or expires, since only the same material may be imported again.
     material_id: Option<String>,
+    /// For a multi-Region key: the region of its primary key (its own, for keys made before
+    /// replicas existed), and every region that holds a key of the set.
+    primary_region: Option<String>,
+    regions: Vec<String>,
+}
+
+impl Key {
+    /// Whether this is a multi-Region key whose primary is in another region.
+    fn is_replica(&self) -> bool {
+        self.primary_region
+            .as_deref()
+            .is_some_and(|primary| primary != self.region)
+    }
 }
 
 const KEY_COLUMNS: &str = "key_id, created, description, key_spec, key_usage, state, deletion_date,
     pending_days, origin, manager, multi_region, rotation_period, material, account, region,
-    expiration_model, valid_to, material_id";
+    expiration_model, valid_to, material_id, primary_region";
 
 fn key_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Key> {
     let id: String = r.get(0)?;
@@ -215,11 +235,22 @@ fn key_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Key> {
         expiration_model: r.get(15)?,
         valid_to: r.get(16)?,
         material_id: r.get(17)?,
+        primary_region: r.get(18)?,
+        regions: Vec::new(),
+        region,
     })
 }
 
 fn key_arn(region: &str, account: &str, id: &str) -> String {
     format!("arn:aws:kms:{region}:{account}:key/{id}")
+}
+
+/// The same caller acting in another region (multi-Region keys write their replicas there).
+fn in_region(ctx: &Context, region: &str) -> Context {
+    Context {
+        region: region.to_string(),
+        ..ctx.clone()
+    }
 }
 
 fn alias_arn(ctx: &Context, name: &str) -> String {
@@ -336,6 +367,12 @@ impl Kms {
                     k.generation = generation;
                     k.material = material;
                 }
+                if k.multi_region {
+                    k.regions = self.multi_region_set(ctx, &k.id)?;
+                    if k.state == "PendingReplicaDeletion" {
+                        return self.start_primary_deletion(ctx, k);
+                    }
+                }
                 Ok(Some(k))
             }
             None => Ok(None),
@@ -438,10 +475,11 @@ impl Kms {
         Ok(key)
     }
 
-    /// A key whose settings may change: not pending deletion.
+    /// A key whose settings may change: not pending deletion (nor waiting for its replicas'
+    /// deletion).
     fn mutable_key(&self, ctx: &Context, key_id: &str) -> AwsResult<Key> {
         let key = self.find_key(ctx, key_id)?;
-        if key.state == "PendingDeletion" {
+        if ["PendingDeletion", "PendingReplicaDeletion"].contains(&key.state.as_str()) {
             return Err(wrong_state(&key));
         }
         Ok(key)
@@ -605,6 +643,8 @@ impl Service for Kms {
                 "GetParametersForImport" => self.get_parameters_for_import(ctx, input)?,
                 "ImportKeyMaterial" => self.import_key_material(ctx, input)?,
                 "DeleteImportedKeyMaterial" => self.delete_imported_key_material(ctx, input)?,
+                "ReplicateKey" => self.replicate_key(ctx, input)?,
+                "UpdatePrimaryRegion" => self.update_primary_region(ctx, input)?,
                 other => return Err(AwsError::not_implemented(other)),
             };
             if input.bool("DryRun") == Some(true) {
