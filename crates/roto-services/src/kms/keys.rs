@@ -166,6 +166,15 @@ pub(super) fn metadata(key: &Key) -> AwsResult<Value> {
     if let Some(days) = key.pending_days {
         m.insert("PendingDeletionWindowInDays", days);
     }
+    if let Some(store) = &key.custom_key_store_id {
+        m.insert("CustomKeyStoreId", store.as_str());
+    }
+    if let Some(cluster) = &key.cloud_hsm_cluster_id {
+        m.insert("CloudHsmClusterId", cluster.as_str());
+    }
+    if let Some(xks) = &key.xks_key_id {
+        m.insert("XksKeyConfiguration", Value::map().with("Id", xks.as_str()));
+    }
     if let Some(model) = &key.expiration_model {
         m.insert("ExpirationModel", model.as_str());
     }
@@ -196,8 +205,9 @@ impl Kms {
         tx.execute(
             "INSERT INTO kms_keys (account, region, key_id, created, description, key_spec,
                 key_usage, state, origin, manager, multi_region, rotation_period, policy, tags,
-                material, material_id, primary_region)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
+                material, material_id, primary_region, custom_key_store_id, xks_key_id)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,
+                ?18, ?19)",
             rusqlite::params![
                 ctx.account,
                 ctx.region,
@@ -216,6 +226,8 @@ impl Kms {
                 key.material,
                 key.material_id,
                 key.primary_region,
+                key.custom_key_store_id,
+                key.xks_key_id,
             ],
         )?;
         Ok(())
@@ -264,6 +276,9 @@ impl Kms {
             } else {
                 Vec::new()
             },
+            custom_key_store_id: None,
+            cloud_hsm_cluster_id: None,
+            xks_key_id: None,
         }
     }
 
@@ -290,14 +305,9 @@ impl Kms {
             )));
         }
         let origin = input.str("Origin").unwrap_or("AWS_KMS");
-        if !["AWS_KMS", "EXTERNAL"].contains(&origin) {
-            return Err(AwsError::new(
-                "UnsupportedOperationException",
-                format!("Origin {origin} is not supported by Roto."),
-            ));
-        }
-        let policy = requested_policy(ctx, input)?;
         let multi_region = input.bool("MultiRegion").unwrap_or(false);
+        let store = self.requested_key_store(ctx, input, origin, spec, multi_region)?;
+        let policy = requested_policy(ctx, input)?;
         let mut key = Self::new_key(
             ctx,
             spec,
@@ -307,17 +317,90 @@ impl Kms {
             "CUSTOMER",
             multi_region,
         );
+        key.origin = origin.to_string();
         if origin == "EXTERNAL" {
-            key.origin = origin.to_string();
             key.state = "PendingImport".into();
         } else {
             key.material = crypto::generate(family)?;
+        }
+        if let Some((store_id, cluster)) = store {
+            key.custom_key_store_id = Some(store_id);
+            key.cloud_hsm_cluster_id = cluster;
+            key.xks_key_id = input.str("XksKeyId").map(str::to_string);
         }
         let tags = tag_pairs(input);
         self.env
             .store
             .transaction(|tx| self.insert_key(tx, ctx, &key, &policy, &tags))?;
         Ok(Value::map().with("KeyMetadata", metadata(&key)?))
+    }
+
+    /// The custom key store CreateKey puts the key in, with its CloudHSM cluster: a connected
+    /// store of the type `origin` names, for a single-Region symmetric key (with an external key
+    /// of its own in an external key store).
+    fn requested_key_store(
+        &self,
+        ctx: &Context,
+        input: &Value,
+        origin: &str,
+        spec: &str,
+        multi_region: bool,
+    ) -> AwsResult<Option<(String, Option<String>)>> {
+        let in_store = ["AWS_CLOUDHSM", "EXTERNAL_KEY_STORE"].contains(&origin);
+        let xks_key = input.str("XksKeyId");
+        let Some(store_id) = input.str("CustomKeyStoreId") else {
+            if in_store {
+                return Err(AwsError::validation(format!(
+                    "CustomKeyStoreId is required when Origin is {origin}."
+                )));
+            }
+            if xks_key.is_some() {
+                return Err(AwsError::validation(
+                    "XksKeyId is valid only when Origin is EXTERNAL_KEY_STORE.",
+                ));
+            }
+            return Ok(None);
+        };
+        if !in_store {
+            return Err(AwsError::validation(format!(
+                "CustomKeyStoreId is not valid when Origin is {origin}."
+            )));
+        }
+        if spec != "SYMMETRIC_DEFAULT" || multi_region {
+            return Err(AwsError::new(
+                "UnsupportedOperationException",
+                "Custom key stores hold only single-Region symmetric encryption keys.",
+            ));
+        }
+        let cluster = self.connected_key_store(ctx, store_id, origin)?;
+        if origin == "EXTERNAL_KEY_STORE" {
+            let Some(xks_key) = xks_key else {
+                return Err(AwsError::validation(
+                    "XksKeyId is required when Origin is EXTERNAL_KEY_STORE.",
+                ));
+            };
+            let used: i64 = self.env.store.with(|c| {
+                c.query_row(
+                    "SELECT count(*) FROM kms_keys WHERE account = ?1 AND region = ?2
+                     AND custom_key_store_id = ?3 AND xks_key_id = ?4",
+                    [&ctx.account, &ctx.region, store_id, xks_key],
+                    |r| r.get(0),
+                )
+            })?;
+            if used > 0 {
+                return Err(AwsError::new(
+                    "XksKeyAlreadyInUseException",
+                    format!(
+                        "External key {xks_key} is already used by another KMS key in {store_id}."
+                    ),
+                ));
+            }
+        } else if xks_key.is_some() {
+            return Err(AwsError::validation(
+                "XksKeyId is valid only when Origin is EXTERNAL_KEY_STORE.",
+            ));
+        }
+        Ok(Some((store_id.to_string(), cluster)))
     }
 
     /// Creates the AWS managed key behind `alias` (`alias/aws/<service>`) unless another

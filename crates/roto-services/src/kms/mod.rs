@@ -13,12 +13,14 @@
 //!   policies, tags.
 //! - [`multi_region`]: multi-Region keys: ReplicateKey, UpdatePrimaryRegion, and the
 //!   replicas' shared material and deletion.
+//! - [`key_stores`]: custom key stores (CloudHSM and external), their connection states and
+//!   the keys they hold.
 //! - [`aliases`]: CreateAlias, UpdateAlias, DeleteAlias, ListAliases.
 //! - [`grants`]: CreateGrant, ListGrants, RevokeGrant, RetireGrant, ListRetirableGrants.
 //! - [`imports`]: imported key material (GetParametersForImport, ImportKeyMaterial,
 //!   DeleteImportedKeyMaterial) and its expiry.
 //! - [`ops`]: Encrypt, Decrypt, ReEncrypt, data keys, Sign/Verify, MACs, GetPublicKey,
-//!   DeriveSharedSecret.
+//!   DeriveSharedSecret, and each key's last use (GetKeyLastUsage).
 
 use std::io;
 use std::sync::Arc;
@@ -33,6 +35,7 @@ mod aliases;
 pub(crate) mod crypto;
 mod grants;
 mod imports;
+mod key_stores;
 mod keys;
 mod multi_region;
 mod ops;
@@ -73,6 +76,26 @@ CREATE TABLE IF NOT EXISTS kms_keys (
     valid_to INTEGER,
     material_id TEXT,
     primary_region TEXT,
+    custom_key_store_id TEXT,
+    xks_key_id TEXT,
+    PRIMARY KEY (account, region, key_id)
+);
+CREATE TABLE IF NOT EXISTS kms_key_stores (
+    account TEXT NOT NULL,
+    region TEXT NOT NULL,
+    store_id TEXT NOT NULL,
+    state TEXT NOT NULL,
+    created INTEGER NOT NULL,
+    entry TEXT NOT NULL,
+    PRIMARY KEY (account, region, store_id)
+);
+CREATE TABLE IF NOT EXISTS kms_key_usage (
+    account TEXT NOT NULL,
+    region TEXT NOT NULL,
+    key_id TEXT NOT NULL,
+    operation TEXT NOT NULL,
+    used INTEGER NOT NULL,
+    request_id TEXT NOT NULL,
     PRIMARY KEY (account, region, key_id)
 );
 CREATE TABLE IF NOT EXISTS kms_import_tokens (
@@ -123,6 +146,8 @@ const ADDED_KEY_COLUMNS: &[(&str, &str)] = &[
     ("valid_to", "INTEGER"),
     ("material_id", "TEXT"),
     ("primary_region", "TEXT"),
+    ("custom_key_store_id", "TEXT"),
+    ("xks_key_id", "TEXT"),
 ];
 
 /// The AWS managed keys KMS creates on first use of their alias, with their descriptions.
@@ -161,6 +186,25 @@ const AWS_MANAGED: &[(&str, &str)] = &[
 /// full and then report the dry run, since they change nothing.
 const DRY_RUN_CHECKED: &[&str] = &["CreateGrant", "RetireGrant", "RevokeGrant"];
 
+/// The cryptographic operations GetKeyLastUsage reports, recorded for the keys their outputs
+/// name.
+const USAGE_TRACKED: &[&str] = &[
+    "Decrypt",
+    "DeriveSharedSecret",
+    "Encrypt",
+    "GenerateDataKey",
+    "GenerateDataKeyPair",
+    "GenerateDataKeyPairWithoutPlaintext",
+    "GenerateDataKeyWithoutPlaintext",
+    "GenerateMac",
+    "ReEncrypt",
+    "Sign",
+    "Verify",
+    "VerifyMac",
+    "Encapsulate",
+    "Decapsulate",
+];
+
 /// A key as stored.
 #[derive(Debug, Clone)]
 pub(crate) struct Key {
@@ -194,6 +238,10 @@ pub(crate) struct Key {
     /// replicas existed), and every region that holds a key of the set.
     primary_region: Option<String>,
     regions: Vec<String>,
+    /// For a key in a custom key store: the store, its CloudHSM cluster or the external key.
+    custom_key_store_id: Option<String>,
+    cloud_hsm_cluster_id: Option<String>,
+    xks_key_id: Option<String>,
 }
 
 impl Key {
@@ -207,7 +255,7 @@ impl Key {
 
 const KEY_COLUMNS: &str = "key_id, created, description, key_spec, key_usage, state, deletion_date,
     pending_days, origin, manager, multi_region, rotation_period, material, account, region,
-    expiration_model, valid_to, material_id, primary_region";
+    expiration_model, valid_to, material_id, primary_region, custom_key_store_id, xks_key_id";
 
 fn key_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Key> {
     let id: String = r.get(0)?;
@@ -237,6 +285,9 @@ fn key_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Key> {
         material_id: r.get(17)?,
         primary_region: r.get(18)?,
         regions: Vec::new(),
+        custom_key_store_id: r.get(19)?,
+        cloud_hsm_cluster_id: None,
+        xks_key_id: r.get(20)?,
         region,
     })
 }
@@ -367,6 +418,16 @@ impl Kms {
                     k.generation = generation;
                     k.material = material;
                 }
+                if let Some(store) = &k.custom_key_store_id {
+                    if let Some((state, cluster)) = self.key_store_of_key(ctx, store)? {
+                        if state != "CONNECTED"
+                            && ["Enabled", "Disabled"].contains(&k.state.as_str())
+                        {
+                            k.state = "Unavailable".into();
+                        }
+                        k.cloud_hsm_cluster_id = cluster;
+                    }
+                }
                 if k.multi_region {
                     k.regions = self.multi_region_set(ctx, &k.id)?;
                     if k.state == "PendingReplicaDeletion" {
@@ -388,6 +449,7 @@ impl Kms {
                 "kms_aliases",
                 "kms_grants",
                 "kms_import_tokens",
+                "kms_key_usage",
             ] {
                 tx.execute(
                     &format!(
@@ -633,7 +695,7 @@ impl Service for Kms {
                 "GenerateDataKeyPairWithoutPlaintext" => {
                     self.generate_data_key_pair(ctx, input, false)?
                 }
-                "GenerateRandom" => ops::generate_random(input)?,
+                "GenerateRandom" => self.generate_random(ctx, input)?,
                 "Sign" => self.sign(ctx, input)?,
                 "Verify" => self.verify(ctx, input)?,
                 "GenerateMac" => self.generate_mac(ctx, input)?,
@@ -645,6 +707,13 @@ impl Service for Kms {
                 "DeleteImportedKeyMaterial" => self.delete_imported_key_material(ctx, input)?,
                 "ReplicateKey" => self.replicate_key(ctx, input)?,
                 "UpdatePrimaryRegion" => self.update_primary_region(ctx, input)?,
+                "CreateCustomKeyStore" => self.create_custom_key_store(ctx, input)?,
+                "DescribeCustomKeyStores" => self.describe_custom_key_stores(ctx, input)?,
+                "UpdateCustomKeyStore" => self.update_custom_key_store(ctx, input)?,
+                "DeleteCustomKeyStore" => self.delete_custom_key_store(ctx, input)?,
+                "ConnectCustomKeyStore" => self.set_key_store_connected(ctx, input, true)?,
+                "DisconnectCustomKeyStore" => self.set_key_store_connected(ctx, input, false)?,
+                "GetKeyLastUsage" => self.get_key_last_usage(ctx, input)?,
                 other => return Err(AwsError::not_implemented(other)),
             };
             if input.bool("DryRun") == Some(true) {
@@ -652,6 +721,9 @@ impl Service for Kms {
                     "DryRunOperationException",
                     "The request would have succeeded, but the DryRun option is set.",
                 ));
+            }
+            if USAGE_TRACKED.contains(&operation) {
+                self.record_usage(ctx, operation, &output)?;
             }
             Ok(Response::new(output))
         })

@@ -6,10 +6,12 @@
 //! associated data: Decrypt finds the key and the key material (rotated keys keep their old
 //! material) from the blob, and a different context fails authentication.
 
+use roto_core::timestamp::now_millis;
 use roto_core::{AwsError, AwsResult, Context, Value};
+use rusqlite::OptionalExtension;
 
 use super::crypto::{self, Family};
-use super::{check_algorithm, check_usage, Key, Kms};
+use super::{check_algorithm, check_usage, parse_key_ref, Key, KeyRef, Kms};
 
 const BLOB_VERSION: u8 = 1;
 
@@ -54,18 +56,80 @@ fn strings(list: &[&str]) -> Value {
     Value::List(list.iter().map(|s| Value::from(*s)).collect())
 }
 
-/// Generates `NumberOfBytes` random bytes.
-pub(super) fn generate_random(input: &Value) -> AwsResult<Value> {
-    let n = input.int("NumberOfBytes").ok_or_else(|| {
-        AwsError::validation(
-            "1 validation error detected: Value null at 'numberOfBytes' failed to satisfy constraint: Member must not be null",
-        )
-    })?;
-    let n = usize::try_from(n).unwrap_or_default();
-    Ok(Value::map().with("Plaintext", Value::Blob(crypto::random_bytes(n))))
-}
-
 impl Kms {
+    /// Generates `NumberOfBytes` random bytes (from a connected CloudHSM key store when
+    /// `CustomKeyStoreId` names one).
+    pub(super) fn generate_random(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
+        let n = input.int("NumberOfBytes").ok_or_else(|| {
+            AwsError::validation(
+                "1 validation error detected: Value null at 'numberOfBytes' failed to satisfy constraint: Member must not be null",
+            )
+        })?;
+        if let Some(store) = input.str("CustomKeyStoreId") {
+            self.check_random_source(ctx, store)?;
+        }
+        let n = usize::try_from(n).unwrap_or_default();
+        Ok(Value::map().with("Plaintext", Value::Blob(crypto::random_bytes(n))))
+    }
+
+    /// Records a successful cryptographic operation as the last use of the keys its output
+    /// names (ReEncrypt's source and destination both).
+    pub(super) fn record_usage(
+        &self,
+        ctx: &Context,
+        operation: &str,
+        output: &Value,
+    ) -> AwsResult<()> {
+        let now = now_millis();
+        for member in ["KeyId", "SourceKeyId"] {
+            let Some(KeyRef::Key(id)) = output.str(member).and_then(parse_key_ref) else {
+                continue;
+            };
+            self.env.store.with(|c| {
+                c.execute(
+                    "INSERT OR REPLACE INTO kms_key_usage (account, region, key_id, operation, used, request_id)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                    rusqlite::params![ctx.account, ctx.region, id, operation, now, ctx.request_id],
+                )
+            })?;
+        }
+        Ok(())
+    }
+
+    /// GetKeyLastUsage: the last successful cryptographic operation with a key (named by key
+    /// id or ARN; aliases are not accepted), tracked since the key was created.
+    pub(super) fn get_key_last_usage(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
+        let key_id = input.str("KeyId").unwrap_or_default();
+        if matches!(parse_key_ref(key_id), Some(KeyRef::Alias(_))) {
+            return Err(AwsError::new(
+                "NotFoundException",
+                format!("Invalid keyId '{key_id}'"),
+            ));
+        }
+        let key = self.find_key(ctx, key_id)?;
+        let last: Option<(String, i64, String)> = self.env.store.with(|c| {
+            c.query_row(
+                "SELECT operation, used, request_id FROM kms_key_usage
+                 WHERE account = ?1 AND region = ?2 AND key_id = ?3",
+                [&ctx.account, &ctx.region, &key.id],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+            )
+            .optional()
+        })?;
+        let usage = match last {
+            Some((operation, used, request_id)) => Value::map()
+                .with("Operation", operation)
+                .with("Timestamp", Value::Timestamp(used))
+                .with("KmsRequestId", request_id),
+            None => Value::map(),
+        };
+        Ok(Value::map()
+            .with("KeyId", key.id.as_str())
+            .with("KeyLastUsage", usage)
+            .with("TrackingStartDate", Value::Timestamp(key.created))
+            .with("KeyCreationDate", Value::Timestamp(key.created)))
+    }
+
     /// Encrypts under an enabled encryption key with `algorithm`.
     fn encrypt_with(
         key: &Key,
