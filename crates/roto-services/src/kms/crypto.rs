@@ -1,17 +1,25 @@
 //! KMS's cryptography, all of it from RustCrypto crates: key material generation, AES-256-GCM
-//! for symmetric keys, RSA-OAEP, RSA and ECDSA signatures, HMAC, the unwrapping of imported
-//! key material (RSA-OAEP and RSA-AES key wrap), and the DER encodings (PKCS #8 private keys,
-//! SubjectPublicKeyInfo public keys) that KMS returns.
+//! for symmetric keys, RSA-OAEP, RSA and ECDSA signatures, HMAC, ML-KEM (FIPS 203) key
+//! encapsulation, the unwrapping of imported key material (RSA-OAEP and RSA-AES key wrap),
+//! and the DER encodings (PKCS #8 private keys, SubjectPublicKeyInfo public keys) that KMS
+//! returns.
 //!
-//! Material is kept in the store as raw bytes for symmetric and HMAC keys and as PKCS #8
-//! DER for asymmetric keys, so this module is the only place that knows the key types.
+//! Material is kept in the store as raw bytes for symmetric and HMAC keys, as PKCS #8 DER for
+//! RSA and ECC keys, and for ML-KEM keys as the expanded decapsulation key followed by the
+//! encapsulation key, so this module is the only place that knows the key types.
 
 use aes_gcm::aead::{Aead, KeyInit, Payload};
 use aes_gcm::{Aes256Gcm, Nonce};
 use ecdsa::signature::hazmat::{PrehashSigner, PrehashVerifier};
 use hmac::{Hmac, Mac};
+use ml_kem::array::typenum::Unsigned;
+use ml_kem::kem::{Decapsulate, Encapsulate};
+use ml_kem::{Ciphertext, Encoded, EncodedSizeUser, KemCore, MlKem1024, MlKem512, MlKem768};
 use rand_core::{OsRng, RngCore};
 use roto_core::{AwsError, AwsResult};
+use rsa::pkcs8::der::asn1::BitStringRef;
+use rsa::pkcs8::der::Encode;
+use rsa::pkcs8::spki::{AlgorithmIdentifierRef, ObjectIdentifier, SubjectPublicKeyInfoRef};
 use rsa::pkcs8::{DecodePrivateKey, DecodePublicKey, EncodePrivateKey, EncodePublicKey};
 use rsa::traits::PublicKeyParts;
 use rsa::{Oaep, Pkcs1v15Sign, Pss, RsaPrivateKey, RsaPublicKey};
@@ -33,6 +41,8 @@ pub enum Family {
     P384,
     /// HMAC with a key of a size in bytes.
     Hmac(usize),
+    /// ML-KEM of a parameter set (512, 768 or 1024).
+    MlKem(u16),
 }
 
 impl Family {
@@ -49,6 +59,9 @@ impl Family {
             "HMAC_256" => Family::Hmac(32),
             "HMAC_384" => Family::Hmac(48),
             "HMAC_512" => Family::Hmac(64),
+            "ML_KEM_512" => Family::MlKem(512),
+            "ML_KEM_768" => Family::MlKem(768),
+            "ML_KEM_1024" => Family::MlKem(1024),
             _ => return None,
         })
     }
@@ -60,6 +73,7 @@ impl Family {
             Family::Rsa(_) => &["ENCRYPT_DECRYPT", "SIGN_VERIFY"],
             Family::P256 | Family::P384 => &["SIGN_VERIFY", "KEY_AGREEMENT"],
             Family::Hmac(_) => &["GENERATE_VERIFY_MAC"],
+            Family::MlKem(_) => &["ENCAPSULATE_DECAPSULATE"],
         }
     }
 
@@ -131,6 +145,9 @@ pub fn generate(family: Family) -> AwsResult<Vec<u8>> {
             .map_err(internal)?
             .as_bytes()
             .to_vec()),
+        Family::MlKem(512) => Ok(ml_kem_generate::<MlKem512>()),
+        Family::MlKem(768) => Ok(ml_kem_generate::<MlKem768>()),
+        Family::MlKem(_) => Ok(ml_kem_generate::<MlKem1024>()),
     }
 }
 
@@ -146,11 +163,100 @@ pub fn public_key_der(family: Family, material: &[u8]) -> AwsResult<Vec<u8>> {
             .map_err(internal)?
             .public_key()
             .to_public_key_der(),
+        Family::MlKem(level) => {
+            let (oid, encapsulation_key) = match level {
+                512 => (ML_KEM_512_OID, ml_kem_split::<MlKem512>(material)?.1),
+                768 => (ML_KEM_768_OID, ml_kem_split::<MlKem768>(material)?.1),
+                _ => (ML_KEM_1024_OID, ml_kem_split::<MlKem1024>(material)?.1),
+            };
+            let info = SubjectPublicKeyInfoRef {
+                algorithm: AlgorithmIdentifierRef {
+                    oid,
+                    parameters: None,
+                },
+                subject_public_key: BitStringRef::from_bytes(encapsulation_key)
+                    .map_err(internal)?,
+            };
+            return info.to_der().map_err(internal);
+        }
         Family::Symmetric | Family::Hmac(_) => {
             return Err(internal("no public key for symmetric material"))
         }
     };
     Ok(der.map_err(internal)?.as_bytes().to_vec())
+}
+
+/// The object identifiers of the ML-KEM parameter sets (NIST's `id-alg-ml-kem-*`).
+const ML_KEM_512_OID: ObjectIdentifier = ObjectIdentifier::new_unwrap("2.16.840.1.101.3.4.4.1");
+const ML_KEM_768_OID: ObjectIdentifier = ObjectIdentifier::new_unwrap("2.16.840.1.101.3.4.4.2");
+const ML_KEM_1024_OID: ObjectIdentifier = ObjectIdentifier::new_unwrap("2.16.840.1.101.3.4.4.3");
+
+fn ml_kem_generate<K: KemCore>() -> Vec<u8> {
+    let (decapsulation_key, encapsulation_key) = K::generate(&mut OsRng);
+    [
+        decapsulation_key.as_bytes().as_slice(),
+        encapsulation_key.as_bytes().as_slice(),
+    ]
+    .concat()
+}
+
+/// The decapsulation and encapsulation keys an ML-KEM key's material holds.
+fn ml_kem_split<K: KemCore>(material: &[u8]) -> AwsResult<(&[u8], &[u8])> {
+    let split = <<K::DecapsulationKey as EncodedSizeUser>::EncodedSize as Unsigned>::USIZE;
+    if material.len() <= split {
+        return Err(internal("ML-KEM material is too short"));
+    }
+    Ok(material.split_at(split))
+}
+
+fn ml_kem_encapsulate<K: KemCore>(material: &[u8]) -> AwsResult<(Vec<u8>, Vec<u8>)> {
+    let encoded = Encoded::<K::EncapsulationKey>::try_from(ml_kem_split::<K>(material)?.1)
+        .map_err(internal)?;
+    let (ciphertext, secret) = K::EncapsulationKey::from_bytes(&encoded)
+        .encapsulate(&mut OsRng)
+        .map_err(|_| internal("ML-KEM encapsulation failed"))?;
+    Ok((ciphertext.to_vec(), secret.to_vec()))
+}
+
+fn ml_kem_decapsulate<K: KemCore>(
+    material: &[u8],
+    ciphertext: &[u8],
+) -> AwsResult<Option<Vec<u8>>> {
+    let encoded = Encoded::<K::DecapsulationKey>::try_from(ml_kem_split::<K>(material)?.0)
+        .map_err(internal)?;
+    let Ok(ciphertext) = Ciphertext::<K>::try_from(ciphertext) else {
+        return Ok(None);
+    };
+    let secret = K::DecapsulationKey::from_bytes(&encoded)
+        .decapsulate(&ciphertext)
+        .map_err(|_| internal("ML-KEM decapsulation failed"))?;
+    Ok(Some(secret.to_vec()))
+}
+
+/// A fresh shared secret and its encapsulation (ciphertext) under an ML-KEM key's public half.
+pub fn encapsulate(family: Family, material: &[u8]) -> AwsResult<(Vec<u8>, Vec<u8>)> {
+    match family {
+        Family::MlKem(512) => ml_kem_encapsulate::<MlKem512>(material),
+        Family::MlKem(768) => ml_kem_encapsulate::<MlKem768>(material),
+        Family::MlKem(_) => ml_kem_encapsulate::<MlKem1024>(material),
+        _ => Err(internal("only ML-KEM keys encapsulate")),
+    }
+}
+
+/// The shared secret an encapsulation carries; `None` when the ciphertext's length does not
+/// fit the key (any ciphertext of the right length yields a secret: ML-KEM rejects
+/// implicitly).
+pub fn decapsulate(
+    family: Family,
+    material: &[u8],
+    ciphertext: &[u8],
+) -> AwsResult<Option<Vec<u8>>> {
+    match family {
+        Family::MlKem(512) => ml_kem_decapsulate::<MlKem512>(material, ciphertext),
+        Family::MlKem(768) => ml_kem_decapsulate::<MlKem768>(material, ciphertext),
+        Family::MlKem(_) => ml_kem_decapsulate::<MlKem1024>(material, ciphertext),
+        _ => Err(internal("only ML-KEM keys decapsulate")),
+    }
 }
 
 fn rsa_key(material: &[u8]) -> AwsResult<RsaPrivateKey> {
@@ -269,6 +375,7 @@ pub fn imported_material(family: Family, material: &[u8]) -> Option<Vec<u8>> {
             .ok()?
             .to_pkcs8_der()
             .ok()?,
+        Family::MlKem(_) => return None,
     };
     Some(der.as_bytes().to_vec())
 }
@@ -350,7 +457,9 @@ pub fn sign(family: Family, material: &[u8], algorithm: &str, digest: &[u8]) -> 
             let signature: p384::ecdsa::Signature = key.sign_prehash(digest).map_err(internal)?;
             Ok(signature.to_der().as_bytes().to_vec())
         }
-        Family::Symmetric | Family::Hmac(_) => Err(internal("symmetric material cannot sign")),
+        Family::Symmetric | Family::Hmac(_) | Family::MlKem(_) => {
+            Err(internal("this material cannot sign"))
+        }
     }
 }
 
@@ -387,7 +496,7 @@ pub fn verify(
             p384::ecdsa::Signature::from_der(signature)
                 .is_ok_and(|s| key.verify_prehash(digest, &s).is_ok())
         }
-        Family::Symmetric | Family::Hmac(_) => false,
+        Family::Symmetric | Family::Hmac(_) | Family::MlKem(_) => false,
     })
 }
 
@@ -520,6 +629,32 @@ mod tests {
         assert_eq!(a, material_id("k1", b"material").unwrap());
         assert_ne!(a, material_id("k2", b"material").unwrap());
         assert_ne!(a, material_id("k1", b"other").unwrap());
+    }
+
+    #[test]
+    fn ml_kem_secrets_agree_and_ciphertexts_of_another_length_are_refused() {
+        for (level, ciphertext_len, public_len) in
+            [(512, 768, 800), (768, 1088, 1184), (1024, 1568, 1568)]
+        {
+            let family = Family::MlKem(level);
+            let material = generate(family).unwrap();
+            let (ciphertext, secret) = encapsulate(family, &material).unwrap();
+            assert_eq!((ciphertext.len(), secret.len()), (ciphertext_len, 32));
+            assert_eq!(
+                decapsulate(family, &material, &ciphertext).unwrap(),
+                Some(secret.clone())
+            );
+            let mut tampered = ciphertext.clone();
+            tampered[0] ^= 1;
+            let rejected = decapsulate(family, &material, &tampered).unwrap().unwrap();
+            assert_ne!(rejected, secret);
+            assert_eq!(
+                decapsulate(family, &material, &ciphertext[1..]).unwrap(),
+                None
+            );
+            let public = &material[material.len() - public_len..];
+            assert!(public_key_der(family, &material).unwrap().ends_with(public));
+        }
     }
 
     #[test]

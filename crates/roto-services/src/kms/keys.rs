@@ -158,6 +158,7 @@ pub(super) fn metadata(key: &Key) -> AwsResult<Value> {
             strings(key.family.signing_algorithms()),
         ),
         "KEY_AGREEMENT" => m.insert("KeyAgreementAlgorithms", strings(&["ECDH"])),
+        "ENCAPSULATE_DECAPSULATE" => m.insert("EncapsulationAlgorithms", strings(&["ML_KEM"])),
         _ => m.insert("MacAlgorithms", strings(key.family.mac_algorithms())),
     }
     if let Some(date) = key.deletion_date {

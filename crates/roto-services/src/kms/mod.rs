@@ -20,7 +20,8 @@
 //! - [`imports`]: imported key material (GetParametersForImport, ImportKeyMaterial,
 //!   DeleteImportedKeyMaterial) and its expiry.
 //! - [`ops`]: Encrypt, Decrypt, ReEncrypt, data keys, Sign/Verify, MACs, GetPublicKey,
-//!   DeriveSharedSecret, and each key's last use (GetKeyLastUsage).
+//!   DeriveSharedSecret, Encapsulate/Decapsulate (ML-KEM), and each key's last use
+//!   (GetKeyLastUsage).
 
 use std::io;
 use std::sync::Arc;
@@ -702,6 +703,8 @@ impl Service for Kms {
                 "VerifyMac" => self.verify_mac(ctx, input)?,
                 "GetPublicKey" => self.get_public_key(ctx, input)?,
                 "DeriveSharedSecret" => self.derive_shared_secret(ctx, input)?,
+                "Encapsulate" => self.encapsulate(ctx, input)?,
+                "Decapsulate" => self.decapsulate(ctx, input)?,
                 "GetParametersForImport" => self.get_parameters_for_import(ctx, input)?,
                 "ImportKeyMaterial" => self.import_key_material(ctx, input)?,
                 "DeleteImportedKeyMaterial" => self.delete_imported_key_material(ctx, input)?,

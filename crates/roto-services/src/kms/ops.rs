@@ -1,5 +1,6 @@
 //! The cryptographic operations: Encrypt, Decrypt, ReEncrypt, data keys and data key
-//! pairs, random bytes, Sign/Verify, GenerateMac/VerifyMac and GetPublicKey.
+//! pairs, random bytes, Sign/Verify, GenerateMac/VerifyMac, GetPublicKey, DeriveSharedSecret,
+//! ML-KEM's Encapsulate/Decapsulate, and the record of each key's last use.
 //!
 //! A symmetric ciphertext blob is `0x01 | len | key id | material generation (u32) | nonce |
 //! AES-GCM ciphertext and tag`, with the encryption context, canonically ordered, as the
@@ -508,12 +509,41 @@ impl Kms {
                 strings(key.family.encryption_algorithms()),
             ),
             "KEY_AGREEMENT" => out.insert("KeyAgreementAlgorithms", strings(&["ECDH"])),
+            "ENCAPSULATE_DECAPSULATE" => {
+                out.insert("EncapsulationAlgorithms", strings(&["ML_KEM"]))
+            }
             _ => out.insert(
                 "SigningAlgorithms",
                 strings(key.family.signing_algorithms()),
             ),
         }
         Ok(out)
+    }
+
+    pub(super) fn encapsulate(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
+        let key = self.usable_key(ctx, input.str("KeyId").unwrap_or_default())?;
+        check_usage(&key, "ENCAPSULATE_DECAPSULATE", "Encapsulate")?;
+        let (ciphertext, secret) = crypto::encapsulate(key.family, &key.material)?;
+        Ok(Value::map()
+            .with("KeyId", key.arn)
+            .with("SharedSecret", Value::Blob(secret))
+            .with("SharedSecretCiphertextBlob", Value::Blob(ciphertext))
+            .with("EncapsulationAlgorithm", "ML_KEM"))
+    }
+
+    pub(super) fn decapsulate(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
+        let key = self.usable_key(ctx, input.str("KeyId").unwrap_or_default())?;
+        check_usage(&key, "ENCAPSULATE_DECAPSULATE", "Decapsulate")?;
+        let ciphertext = input
+            .get("SharedSecretCiphertextBlob")
+            .and_then(Value::as_blob)
+            .unwrap_or_default();
+        let secret = crypto::decapsulate(key.family, &key.material, ciphertext)?
+            .ok_or_else(invalid_ciphertext)?;
+        Ok(Value::map()
+            .with("KeyId", key.arn)
+            .with("SharedSecret", Value::Blob(secret))
+            .with("EncapsulationAlgorithm", "ML_KEM"))
     }
 
     pub(super) fn derive_shared_secret(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
