@@ -1,4 +1,5 @@
-//! The `roto` table's Rust functions: fixtures, environment, logging, sleeping and JSON.
+//! The `roto` table's Rust functions: fixtures, environment, logging, sleeping, zip
+//! archives and JSON.
 //!
 //! Each returns `true, results...` or `false, problem`; the prelude lifts them into
 //! functions that raise the problem at the script's line (`roto.wait_for` is written in
@@ -75,6 +76,14 @@ pub(crate) fn table(lua: &Lua, script: &Path, dir: &Path) -> mlua::Result<Table>
             };
             tokio::time::sleep(duration).await;
             reply(&lua, Ok(Ok(LuaValue::Nil)))
+        })?,
+    )?;
+    roto.set(
+        "zip",
+        lua.create_function(|lua, files: LuaValue| {
+            let result = zip_files(&files)
+                .map(|files| lua.create_string(zip_archive(&files)).map(LuaValue::String));
+            reply(lua, result)
         })?,
     )?;
     roto.set("json", json_table(lua)?)?;
@@ -159,4 +168,86 @@ fn read_fixture(dir: &Path, path: &str) -> Result<Vec<u8>, String> {
         return Err(outside());
     }
     std::fs::read(&canonical).map_err(|e| format!("cannot read '{path}' ({}): {e}", full.display()))
+}
+
+/// The `{name = contents}` table of `roto.zip`, sorted by name so archives are reproducible.
+fn zip_files(files: &LuaValue) -> Result<Vec<(String, Vec<u8>)>, String> {
+    let LuaValue::Table(table) = files else {
+        return Err(format!(
+            "the files are a table of name = contents, got {}",
+            describe(files)
+        ));
+    };
+    let mut out = Vec::new();
+    for pair in table.pairs::<LuaValue, LuaValue>() {
+        let (name, contents) = pair.map_err(|e| e.to_string())?;
+        let name = string_arg(&name, "file name")?;
+        let LuaValue::String(contents) = contents else {
+            return Err(format!(
+                "the contents of '{name}' are a string, got {}",
+                describe(&contents)
+            ));
+        };
+        if name.len() > usize::from(u16::MAX) {
+            return Err("a file name is longer than zip's 65,535 bytes".into());
+        }
+        out.push((name, contents.as_bytes().to_vec()));
+    }
+    if out.is_empty() {
+        return Err("the archive needs at least one file".into());
+    }
+    let total: usize = out.iter().map(|(n, c)| 2 * n.len() + c.len() + 76).sum();
+    if out.len() > usize::from(u16::MAX) || u32::try_from(total).is_err() {
+        return Err("the archive would need zip64 (over 65,535 files or 4 GiB)".into());
+    }
+    out.sort();
+    Ok(out)
+}
+
+/// A zip archive of `files`, stored uncompressed, every entry executable (so a `provided`
+/// runtime's `bootstrap` runs) and dated 1980-01-01, the earliest date zip can record.
+fn zip_archive(files: &[(String, Vec<u8>)]) -> Vec<u8> {
+    const VERSION: u16 = 20;
+    const MADE_BY_UNIX: u16 = 3 << 8 | VERSION;
+    const MIDNIGHT: u16 = 0;
+    const JANUARY_FIRST_1980: u16 = 1 << 5 | 1;
+    const EXECUTABLE_FILE: u32 = 0o100_755 << 16;
+    fn u16s(out: &mut Vec<u8>, values: &[u16]) {
+        values.iter().for_each(|v| out.extend(v.to_le_bytes()));
+    }
+    fn u32s(out: &mut Vec<u8>, values: &[u32]) {
+        values.iter().for_each(|v| out.extend(v.to_le_bytes()));
+    }
+    let mut archive = Vec::new();
+    let mut directory = Vec::new();
+    for (name, contents) in files {
+        let offset = archive.len() as u32;
+        let crc = crc32fast::hash(contents);
+        let size = contents.len() as u32;
+        let name_len = name.len() as u16;
+        u32s(&mut archive, &[0x0403_4b50]);
+        u16s(&mut archive, &[VERSION, 0, 0, MIDNIGHT, JANUARY_FIRST_1980]);
+        u32s(&mut archive, &[crc, size, size]);
+        u16s(&mut archive, &[name_len, 0]);
+        archive.extend(name.as_bytes());
+        archive.extend(contents);
+
+        u32s(&mut directory, &[0x0201_4b50]);
+        u16s(
+            &mut directory,
+            &[MADE_BY_UNIX, VERSION, 0, 0, MIDNIGHT, JANUARY_FIRST_1980],
+        );
+        u32s(&mut directory, &[crc, size, size]);
+        u16s(&mut directory, &[name_len, 0, 0, 0, 0]);
+        u32s(&mut directory, &[EXECUTABLE_FILE, offset]);
+        directory.extend(name.as_bytes());
+    }
+    let directory_offset = archive.len() as u32;
+    let count = files.len() as u16;
+    archive.extend(&directory);
+    u32s(&mut archive, &[0x0605_4b50]);
+    u16s(&mut archive, &[0, 0, count, count]);
+    u32s(&mut archive, &[directory.len() as u32, directory_offset]);
+    u16s(&mut archive, &[0]);
+    archive
 }

@@ -9,8 +9,8 @@
 //!   `status`, `service`, `operation`, `script` and `line`. `aws.with{account = ..., region =
 //!   ...}(function() ... end)` and a second argument `{account = ..., region = ...}` choose
 //!   where calls act.
-//! - `roto.read_file`, `roto.env`, `roto.log`, `roto.sleep`, `roto.wait_for` and
-//!   `roto.json.encode/decode/null` (see `docs/setup-scripts.md`).
+//! - `roto.read_file`, `roto.env`, `roto.log`, `roto.sleep`, `roto.wait_for`, `roto.zip`
+//!   and `roto.json.encode/decode/null` (see `docs/setup-scripts.md`).
 //!
 //! Scripts run inside the server's tokio runtime as async Lua: every AWS call and every
 //! `roto.sleep` awaits, so the event bus and other background tasks keep running during

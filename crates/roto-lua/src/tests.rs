@@ -526,3 +526,49 @@ fn a_missing_script_is_reported_as_unreadable() {
         &["setup script /nonexistent/setup.lua failed: cannot read it:"],
     );
 }
+
+#[test]
+fn zip_builds_an_archive_lambda_accepts() {
+    let h = ok(r#"
+        local code = roto.zip{["app.py"] = "def handler(e, c):\n    return e\n", ["lib/util.py"] = ""}
+        assert(code:sub(1, 4) == "PK\3\4")
+        assert(code == roto.zip{["lib/util.py"] = "", ["app.py"] = "def handler(e, c):\n    return e\n"})
+        local f = aws.lambda.CreateFunction{
+          FunctionName = "zipped", Runtime = "python3.12", Handler = "app.handler",
+          Role = "arn:aws:iam::000000000000:role/any", Code = {ZipFile = code},
+        }
+        assert(f.CodeSize == #code, f.CodeSize)
+    "#);
+    let f = h
+        .call(
+            "000000000000",
+            "us-east-1",
+            "lambda",
+            "GetFunctionConfiguration",
+            Value::map().with("FunctionName", "zipped"),
+        )
+        .expect("function exists");
+    assert_eq!(
+        f.get("Handler").and_then(Value::as_str),
+        Some("app.handler")
+    );
+}
+
+#[test]
+fn zip_refuses_what_is_not_a_table_of_strings() {
+    for (files, expected) in [
+        (
+            r#""app.py""#,
+            "the files are a table of name = contents, got",
+        ),
+        ("{}", "the archive needs at least one file"),
+        (
+            r#"{["app.py"] = 1}"#,
+            "the contents of 'app.py' are a string, got",
+        ),
+        (r#"{"unnamed"}"#, "the file name is a string, got"),
+    ] {
+        let message = failure(&format!("\nroto.zip({files})"));
+        assert_contains(&message, &["setup.lua:2: roto.zip: ", expected]);
+    }
+}

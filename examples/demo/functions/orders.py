@@ -1,0 +1,31 @@
+"""The shop's order processor.
+
+Invoked directly with an order, it prices the order and confirms it; subscribed to the
+shop-order-events topic, it tells customers their order is confirmed. Standard library
+only, so it starts in milliseconds.
+"""
+
+import json
+import os
+
+CURRENCY = os.environ.get("SHOP_CURRENCY", "EUR")
+
+
+def handler(event, context):
+    if "Records" in event:
+        return notify(event["Records"])
+    return confirm(event)
+
+
+def confirm(order):
+    cents = sum(line["quantity"] * line["unitCents"] for line in order["lines"])
+    total = "%d.%02d" % divmod(cents, 100)
+    print("order %s: %d lines, total %s %s" % (order["orderId"], len(order["lines"]), total, CURRENCY))
+    return {"orderId": order["orderId"], "status": "CONFIRMED", "total": total, "currency": CURRENCY}
+
+
+def notify(records):
+    for record in records:
+        message = json.loads(record["Sns"]["Message"])
+        print("emailing %s: order %s is %s" % (message["customerId"], message["orderId"], message["status"]))
+    return {"notified": len(records)}
