@@ -1,25 +1,26 @@
 //! The AWS service models that drive the codecs.
 //!
 //! botocore's `service-2.json` files, trimmed by `scripts/trim-models.py`, are embedded in
-//! the binary and parsed lazily: a model is parsed the first time its service is called, so
-//! start-up never pays for it and does not grow with the number of services. The structures
-//! below keep exactly the traits the codecs read.
+//! the binary and read lazily, in two steps, so that neither start-up nor memory grows with
+//! the size of the models: the first call to a service indexes its model (the name of each
+//! operation and shape, with its slice of the embedded JSON, borrowed, not copied), and each
+//! operation and shape is parsed the first time a codec asks for it. A request touches a few
+//! dozen of a model's hundreds of shapes. The structures below keep exactly the traits the
+//! codecs read.
 
-use std::collections::HashMap;
 use std::sync::OnceLock;
 
-use serde::de::{MapAccess, Visitor};
+use serde::de::{DeserializeOwned, MapAccess, Visitor};
 use serde::{Deserialize, Deserializer};
+use serde_json::value::RawValue;
 
 /// One service's model.
-#[derive(Debug, Deserialize)]
+#[derive(Debug)]
 pub struct Model {
     /// Protocol and naming metadata.
     pub metadata: Metadata,
-    /// Operations by name.
-    pub operations: HashMap<String, Operation>,
-    /// Shapes by name.
-    pub shapes: HashMap<String, Shape>,
+    operations: Table<Operation>,
+    shapes: Table<Shape>,
 }
 
 /// The model's `metadata` block.
@@ -250,7 +251,98 @@ impl<'de> Deserialize<'de> for Members {
     }
 }
 
+/// Named entries of a model, sorted by name, each parsed from its JSON on first use.
+#[derive(Debug)]
+struct Table<T> {
+    entries: Vec<Entry<T>>,
+}
+
+#[derive(Debug)]
+struct Entry<T> {
+    name: &'static str,
+    json: &'static RawValue,
+    parsed: OnceLock<Box<T>>,
+}
+
+impl<T: DeserializeOwned> Table<T> {
+    fn new(mut index: Vec<(&'static str, &'static RawValue)>) -> Table<T> {
+        index.sort_unstable_by_key(|(name, _)| *name);
+        let entries = index
+            .into_iter()
+            .map(|(name, json)| Entry {
+                name,
+                json,
+                parsed: OnceLock::new(),
+            })
+            .collect();
+        Table { entries }
+    }
+
+    fn get(&self, name: &str) -> Option<&T> {
+        let at = self.entries.binary_search_by(|e| e.name.cmp(name)).ok()?;
+        Some(self.parsed(&self.entries[at]))
+    }
+
+    fn parsed<'a>(&self, entry: &'a Entry<T>) -> &'a T {
+        entry.parsed.get_or_init(|| {
+            serde_json::from_str(entry.json.get()).unwrap_or_else(|e| {
+                panic!("embedded model entry {} does not parse: {e}", entry.name)
+            })
+        })
+    }
+
+    fn names(&self) -> impl Iterator<Item = &'static str> + '_ {
+        self.entries.iter().map(|e| e.name)
+    }
+
+    fn all(&self) -> impl Iterator<Item = (&'static str, &T)> {
+        self.entries.iter().map(|e| (e.name, self.parsed(e)))
+    }
+}
+
+/// A JSON object's members as borrowed slices of the embedded text, in model order.
+struct Index(Vec<(&'static str, &'static RawValue)>);
+
+impl<'de: 'static> Deserialize<'de> for Index {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Index, D::Error> {
+        struct IndexVisitor;
+        impl<'de: 'static> Visitor<'de> for IndexVisitor {
+            type Value = Index;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a map of named entries")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Index, A::Error> {
+                let mut entries = Vec::new();
+                while let Some(entry) = map.next_entry::<&'de str, &'de RawValue>()? {
+                    entries.push(entry);
+                }
+                Ok(Index(entries))
+            }
+        }
+        deserializer.deserialize_map(IndexVisitor)
+    }
+}
+
+/// The top level of a model, indexed but not parsed.
+#[derive(Deserialize)]
+#[serde(bound(deserialize = "'de: 'static"))]
+struct IndexedModel {
+    metadata: Metadata,
+    operations: Index,
+    shapes: Index,
+}
+
 impl Model {
+    /// Indexes a model's JSON; operations and shapes are parsed when first asked for.
+    fn index(json: &'static str) -> serde_json::Result<Model> {
+        let indexed: IndexedModel = serde_json::from_str(json)?;
+        Ok(Model {
+            metadata: indexed.metadata,
+            operations: Table::new(indexed.operations.0),
+            shapes: Table::new(indexed.shapes.0),
+        })
+    }
+
     /// The shape named `name`; every reference in an embedded model resolves.
     pub fn shape(&self, name: &str) -> &Shape {
         match self.shapes.get(name) {
@@ -267,6 +359,21 @@ impl Model {
     /// The operation named `name`.
     pub fn operation(&self, name: &str) -> Option<&Operation> {
         self.operations.get(name)
+    }
+
+    /// The names of every operation, in name order, without parsing them.
+    pub fn operation_names(&self) -> impl Iterator<Item = &'static str> + '_ {
+        self.operations.names()
+    }
+
+    /// Every operation, in name order (parses those not parsed yet).
+    pub fn operations(&self) -> impl Iterator<Item = &Operation> {
+        self.operations.all().map(|(_, op)| op)
+    }
+
+    /// Every shape with its name, in name order (parses those not parsed yet).
+    pub fn shapes(&self) -> impl Iterator<Item = (&'static str, &Shape)> {
+        self.shapes.all()
     }
 
     /// The exception shape for an error code, if the model defines one.
@@ -300,9 +407,9 @@ embedded_models!(
     "sts",
 );
 
-static PARSED: [OnceLock<Model>; EMBEDDED.len()] = [const { OnceLock::new() }; EMBEDDED.len()];
+static INDEXED: [OnceLock<Model>; EMBEDDED.len()] = [const { OnceLock::new() }; EMBEDDED.len()];
 
-/// The embedded model named `name` (`s3`, `dynamodb`, ...), parsed on first use.
+/// The embedded model named `name` (`s3`, `dynamodb`, ...), indexed on first use.
 ///
 /// Panics if no such model is embedded: the set is fixed at build time and the unit tests
 /// parse every one of them.
@@ -311,8 +418,8 @@ pub fn model(name: &str) -> &'static Model {
         .iter()
         .position(|(n, _)| *n == name)
         .unwrap_or_else(|| panic!("no embedded model named {name}"));
-    PARSED[index].get_or_init(|| {
-        serde_json::from_str(EMBEDDED[index].1)
+    INDEXED[index].get_or_init(|| {
+        Model::index(EMBEDDED[index].1)
             .unwrap_or_else(|e| panic!("embedded model {name} does not parse: {e}"))
     })
 }
@@ -325,13 +432,13 @@ mod tests {
     fn every_embedded_model_parses_and_resolves_every_reference() {
         for (name, _) in EMBEDDED {
             let m = model(name);
-            assert!(!m.operations.is_empty(), "{name} has operations");
-            for op in m.operations.values() {
+            assert!(m.operations().next().is_some(), "{name} has operations");
+            for op in m.operations() {
                 for r in op.input.iter().chain(op.output.iter()).chain(&op.errors) {
                     m.resolve(r);
                 }
             }
-            for shape in m.shapes.values() {
+            for (_, shape) in m.shapes() {
                 for (_, r) in shape.members.iter() {
                     m.resolve(r);
                 }
@@ -343,6 +450,45 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn indexing_parses_nothing_and_a_lookup_parses_only_its_entry() {
+        let (_, json) = EMBEDDED.iter().find(|(n, _)| *n == "sts").expect("sts");
+        let m = Model::index(json).expect("indexes");
+        let parsed = |t: &Table<Shape>| {
+            t.entries
+                .iter()
+                .filter(|e| e.parsed.get().is_some())
+                .count()
+        };
+        assert_eq!(parsed(&m.shapes), 0);
+        assert_eq!(m.metadata.protocol, "query");
+        let shape = m.shape("GetCallerIdentityResponse");
+        assert_eq!(shape.kind, ShapeKind::Structure);
+        assert_eq!(parsed(&m.shapes), 1);
+        assert!(std::ptr::eq(shape, m.shape("GetCallerIdentityResponse")));
+        assert!(m.operation("NoSuchOperation").is_none());
+        assert!(m.error_shape("GetCallerIdentityResponse").is_none());
+        assert!(m
+            .error_shape("ExpiredTokenException")
+            .is_some_and(|s| s.exception));
+    }
+
+    #[test]
+    fn operation_names_are_sorted_and_match_the_operations() {
+        let m = model("sqs");
+        let names: Vec<_> = m.operation_names().collect();
+        assert!(names.windows(2).all(|w| w[0] < w[1]));
+        assert!(names.contains(&"SendMessage"));
+        let parsed: Vec<_> = m.operations().map(|op| op.name.as_str()).collect();
+        assert_eq!(names, parsed);
+    }
+
+    #[test]
+    #[should_panic(expected = "model references unknown shape NoSuchShape")]
+    fn an_unknown_shape_is_a_bug_in_the_model() {
+        model("sts").shape("NoSuchShape");
     }
 
     #[test]

@@ -76,8 +76,7 @@ pub(crate) fn check_operation(lua: &Lua, dispatcher: Arc<Dispatcher>) -> mlua::R
 }
 
 fn unknown_operation(model: &Model, service: &str, name: &str) -> String {
-    let mut names: Vec<&str> = model.operations.keys().map(String::as_str).collect();
-    names.sort_unstable();
+    let names: Vec<&str> = model.operation_names().collect();
     match closest(name, &names) {
         Some(guess) => format!("aws.{service}.{name}: no such operation; did you mean '{guess}'?"),
         None => format!(

@@ -200,9 +200,12 @@ fn templates(model: &Model) -> Arc<Vec<Template>> {
     guard
         .entry(key)
         .or_insert_with(|| {
-            let mut ops: Vec<&Operation> = model.operations.values().collect();
-            ops.sort_by(|a, b| a.name.cmp(&b.name));
-            Arc::new(ops.iter().map(|op| Template::parse(op, model)).collect())
+            Arc::new(
+                model
+                    .operations()
+                    .map(|op| Template::parse(op, model))
+                    .collect(),
+            )
         })
         .clone()
 }
