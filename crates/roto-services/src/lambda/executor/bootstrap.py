@@ -4,26 +4,42 @@ Started by Roto's process executor with the standard Lambda environment; imports
 `module.function` from _HANDLER under LAMBDA_TASK_ROOT, then serves invocations one at a
 time. Before posting each result it writes an end marker line, so Roto knows it has read
 all of the invocation's output.
+
+It speaks HTTP/1.1 to the Runtime API over one kept-alive socket itself: http.client would
+import the email package, which costs more than the rest of a cold start put together, and
+traceback is imported only when a handler fails.
 """
 
-import http.client
 import importlib
 import json
 import os
+import socket
 import sys
 import time
-import traceback
 
 END_MARKER = b"\x1eroto-end\n"
 API = os.environ["AWS_LAMBDA_RUNTIME_API"]
 HOST, _, PORT = API.rpartition(":")
-CONN = http.client.HTTPConnection(HOST, int(PORT))
+CONNECTION = socket.create_connection((HOST, int(PORT)))
+RESPONSES = CONNECTION.makefile("rb")
 
 
 def call(method, path, body=None, headers=None):
-    CONN.request(method, "/2018-06-01/runtime/" + path, body=body, headers=headers or {})
-    response = CONN.getresponse()
-    return response, response.read()
+    """One request; returns the response's headers (lower-cased names) and body."""
+    body = body.encode() if isinstance(body, str) else body or b""
+    lines = ["%s /2018-06-01/runtime/%s HTTP/1.1" % (method, path), "Host: " + API,
+             "Content-Length: %d" % len(body)]
+    lines += ["%s: %s" % item for item in (headers or {}).items()]
+    CONNECTION.sendall(("\r\n".join(lines) + "\r\n\r\n").encode() + body)
+    if not RESPONSES.readline():
+        raise ConnectionError("the Runtime API closed the connection")
+    received = {}
+    for line in iter(RESPONSES.readline, b"\r\n"):
+        if not line:
+            raise ConnectionError("the Runtime API closed the connection")
+        name, _, value = line.decode("latin-1").partition(":")
+        received[name.strip().lower()] = value.strip()
+    return received, RESPONSES.read(int(received.get("content-length", 0)))
 
 
 def end():
@@ -33,6 +49,8 @@ def end():
 
 
 def error_document(error, error_type=None, stack=True):
+    import traceback
+
     frames = traceback.extract_tb(error.__traceback__)[1:] if stack else []
     return {
         "errorMessage": str(error),
@@ -94,12 +112,12 @@ def load():
 def main():
     function = load()
     while True:
-        response, body = call("GET", "invocation/next")
-        request_id = response.getheader("Lambda-Runtime-Aws-Request-Id")
-        deadline = int(response.getheader("Lambda-Runtime-Deadline-Ms") or 0)
-        arn = response.getheader("Lambda-Runtime-Invoked-Function-Arn")
-        client_context = response.getheader("Lambda-Runtime-Client-Context")
-        os.environ["_X_AMZN_TRACE_ID"] = response.getheader("Lambda-Runtime-Trace-Id") or ""
+        headers, body = call("GET", "invocation/next")
+        request_id = headers.get("lambda-runtime-aws-request-id")
+        deadline = int(headers.get("lambda-runtime-deadline-ms") or 0)
+        arn = headers.get("lambda-runtime-invoked-function-arn")
+        client_context = headers.get("lambda-runtime-client-context")
+        os.environ["_X_AMZN_TRACE_ID"] = headers.get("lambda-runtime-trace-id") or ""
         context = Context(request_id, deadline, arn, json.loads(client_context) if client_context else None)
         try:
             event = json.loads(body) if body else {}

@@ -215,10 +215,11 @@ fn search_paths(opt: &Path, environment: &BTreeMap<String, String>) -> Vec<(Stri
 }
 
 /// The interpreter `python3` on the PATH runs: version managers (pyenv) put a shell shim
-/// there whose start-up would be paid by every cold start.
+/// there whose start-up would be paid by every cold start. `-S` skips the `site` module
+/// (and the `.pth` files it runs), which can cost more than the rest of the probe.
 fn real_python() -> Option<PathBuf> {
     let out = std::process::Command::new("python3")
-        .args(["-c", "import sys; print(sys.executable)"])
+        .args(["-S", "-c", "import sys; print(sys.executable)"])
         .stdin(Stdio::null())
         .stderr(Stdio::null())
         .output()
