@@ -14,6 +14,7 @@ mod docker;
 mod engine;
 mod none;
 mod process;
+mod python;
 mod sandbox;
 
 use std::collections::BTreeMap;

@@ -72,9 +72,7 @@ impl ProcessExecutor {
     fn command(&self, spec: &Spec, task: &Path) -> AwsResult<(PathBuf, Vec<PathBuf>, Drain)> {
         let runtime = spec.runtime.as_str();
         if runtime.starts_with("python") {
-            let python = self
-                .python
-                .get_or_init(|| real_python().unwrap_or_else(|| "python3".into()));
+            let python = self.python.get_or_init(super::python::interpreter);
             Ok((
                 python.clone(),
                 vec!["-u".into(), self.runtime_dir().join("bootstrap.py")],
@@ -212,21 +210,6 @@ fn search_paths(opt: &Path, environment: &BTreeMap<String, String>) -> Vec<(Stri
         join("NODE_PATH", &["nodejs/node_modules"], None),
         join("LD_LIBRARY_PATH", &["lib"], None),
     ]
-}
-
-/// The interpreter `python3` on the PATH runs: version managers (pyenv) put a shell shim
-/// there whose start-up would be paid by every cold start. `-S` skips the `site` module
-/// (and the `.pth` files it runs), which can cost more than the rest of the probe.
-fn real_python() -> Option<PathBuf> {
-    let out = std::process::Command::new("python3")
-        .args(["-S", "-c", "import sys; print(sys.executable)"])
-        .stdin(Stdio::null())
-        .stderr(Stdio::null())
-        .output()
-        .ok()?;
-    let path = String::from_utf8(out.stdout).ok()?;
-    let path = PathBuf::from(path.trim());
-    path.is_file().then_some(path)
 }
 
 impl Executor for ProcessExecutor {
