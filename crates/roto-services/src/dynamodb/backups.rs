@@ -1,16 +1,27 @@
-//! Continuous backups: DescribeContinuousBackups and UpdateContinuousBackups.
+//! Continuous backups: DescribeContinuousBackups and UpdateContinuousBackups, and the
+//! change log point-in-time restores read.
 //!
-//! Point-in-time recovery is a stored setting (`ddb_backups`); nothing is restored from it.
-//! As in AWS, continuous backups are always `ENABLED`, the change is synchronous and
-//! idempotent, the recovery period defaults to 35 days (and returns to 35 on re-enabling),
-//! and the restorable window opens when recovery is enabled: its earliest point is the
-//! enabling moment or the start of the period, its latest five minutes ago, neither before
-//! the enabling moment.
+//! Point-in-time recovery is a setting (`ddb_backups`). As in AWS, continuous backups are
+//! always `ENABLED`, the change is synchronous and idempotent, the recovery period defaults
+//! to 35 days (and returns to 35 on re-enabling), and the restorable window opens when
+//! recovery is enabled: its earliest point is the enabling moment or the start of the
+//! period, its latest five minutes ago, neither before the enabling moment.
+//!
+//! While recovery is enabled, the one item writer ([`rows`](super::rows)) hands every item
+//! change to [`record`], in the write's own transaction, which keeps the item's previous
+//! image in `ddb_recovery_log` for the recovery period. The table as it was at a moment of
+//! the window is then its current items with every later change undone
+//! ([`changes_after`]), exactly, whatever the table's stream settings. Disabling recovery,
+//! or deleting the table, drops the log, as AWS's window closes then.
 
 use roto_core::timestamp::now_millis;
 use roto_core::{AwsError, AwsResult, Context, Value};
 use rusqlite::{Connection, OptionalExtension};
 
+use std::collections::HashMap;
+
+use super::attr::{item_size, item_to_json, Item};
+use super::key::EncodedKey;
 use super::tables::{load_table, table_name};
 use super::DynamoDb;
 
@@ -24,6 +35,19 @@ CREATE TABLE IF NOT EXISTS ddb_backups (
     enabled_at INTEGER NOT NULL,
     PRIMARY KEY (account, region, table_name)
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS ddb_recovery_log (
+    seq INTEGER PRIMARY KEY,
+    account TEXT NOT NULL,
+    region TEXT NOT NULL,
+    table_name TEXT NOT NULL,
+    at INTEGER NOT NULL,
+    hash_key BLOB NOT NULL,
+    range_key BLOB NOT NULL,
+    old_item TEXT,
+    old_size INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS ddb_recovery_log_by_time
+    ON ddb_recovery_log (account, region, table_name, at);
 ";
 
 /// The recovery period when none is given.
@@ -50,29 +74,122 @@ fn recovery(conn: &Connection, ctx: &Context, table: &str) -> AwsResult<Option<(
         .optional()?)
 }
 
-/// Removes a deleted table's setting.
+/// Removes a table's setting and its change log (recovery disabled, or the table deleted).
 pub fn forget(conn: &Connection, ctx: &Context, table: &str) -> AwsResult<()> {
+    let params = rusqlite::params![ctx.account, ctx.region, table];
     conn.prepare_cached(
         "DELETE FROM ddb_backups WHERE account = ?1 AND region = ?2 AND table_name = ?3",
     )?
-    .execute(rusqlite::params![ctx.account, ctx.region, table])?;
+    .execute(params)?;
+    conn.prepare_cached(
+        "DELETE FROM ddb_recovery_log WHERE account = ?1 AND region = ?2 AND table_name = ?3",
+    )?
+    .execute(params)?;
     Ok(())
+}
+
+/// The restorable window of a setting at `now`: (earliest, latest), epoch millis.
+fn window((days, enabled_at): (i64, i64), now: i64) -> (i64, i64) {
+    (
+        enabled_at.max(now - days * DAY_MILLIS),
+        enabled_at.max(now - LATEST_LAG_MILLIS),
+    )
+}
+
+/// A table's restorable window at `now`, while recovery is enabled.
+pub fn restorable_window(
+    conn: &Connection,
+    ctx: &Context,
+    table: &str,
+    now: i64,
+) -> AwsResult<Option<(i64, i64)>> {
+    Ok(recovery(conn, ctx, table)?.map(|setting| window(setting, now)))
+}
+
+/// Keeps the previous image of an item a write changes, while the table has recovery
+/// enabled, and drops what has aged out of the recovery period.
+pub fn record(
+    conn: &Connection,
+    ctx: &Context,
+    table: &str,
+    key: &EncodedKey,
+    old: Option<&Item>,
+    now: i64,
+) -> AwsResult<()> {
+    let Some((days, _)) = recovery(conn, ctx, table)? else {
+        return Ok(());
+    };
+    conn.prepare_cached(
+        "INSERT INTO ddb_recovery_log
+         (account, region, table_name, at, hash_key, range_key, old_item, old_size)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+    )?
+    .execute(rusqlite::params![
+        ctx.account,
+        ctx.region,
+        table,
+        now,
+        key.0,
+        key.1,
+        old.map(item_to_json),
+        old.map_or(0, |o| i64::try_from(item_size(o)).unwrap_or(i64::MAX))
+    ])?;
+    let cutoff = now - days * DAY_MILLIS;
+    let params = rusqlite::params![ctx.account, ctx.region, table, cutoff];
+    let oldest: Option<i64> = conn
+        .prepare_cached(
+            "SELECT MIN(at) FROM ddb_recovery_log
+             WHERE account = ?1 AND region = ?2 AND table_name = ?3",
+        )?
+        .query_row(rusqlite::params![ctx.account, ctx.region, table], |r| {
+            r.get(0)
+        })?;
+    if oldest.is_some_and(|at| at < cutoff) {
+        conn.prepare_cached(
+            "DELETE FROM ddb_recovery_log
+             WHERE account = ?1 AND region = ?2 AND table_name = ?3 AND at < ?4",
+        )?
+        .execute(params)?;
+    }
+    Ok(())
+}
+
+/// What undoes every change made to a table after `at`: for each key changed since, the
+/// stored item (JSON and size) it held at `at`, or `None` where it held none.
+pub fn changes_after(
+    conn: &Connection,
+    ctx: &Context,
+    table: &str,
+    at: i64,
+) -> AwsResult<HashMap<EncodedKey, Option<(String, i64)>>> {
+    let mut select = conn.prepare(
+        "SELECT hash_key, range_key, old_item, old_size FROM ddb_recovery_log
+         WHERE account = ?1 AND region = ?2 AND table_name = ?3 AND at > ?4
+         ORDER BY at DESC, seq DESC",
+    )?;
+    let mut rows = select.query(rusqlite::params![ctx.account, ctx.region, table, at])?;
+    let mut undo = HashMap::new();
+    // Newest first, so the image each key keeps is the one from its earliest later change.
+    while let Some(row) = rows.next()? {
+        let key: EncodedKey = (row.get(0)?, row.get(1)?);
+        let old: Option<String> = row.get(2)?;
+        let size: i64 = row.get(3)?;
+        undo.insert(key, old.map(|item| (item, size)));
+    }
+    Ok(undo)
 }
 
 /// The `ContinuousBackupsDescription` for a setting at `now`.
 fn description(setting: Option<(i64, i64)>, now: i64) -> Value {
     let recovery = match setting {
-        Some((days, enabled_at)) => Value::map()
-            .with("PointInTimeRecoveryStatus", "ENABLED")
-            .with("RecoveryPeriodInDays", days)
-            .with(
-                "EarliestRestorableDateTime",
-                Value::Timestamp(enabled_at.max(now - days * DAY_MILLIS)),
-            )
-            .with(
-                "LatestRestorableDateTime",
-                Value::Timestamp(enabled_at.max(now - LATEST_LAG_MILLIS)),
-            ),
+        Some(setting) => {
+            let (earliest, latest) = window(setting, now);
+            Value::map()
+                .with("PointInTimeRecoveryStatus", "ENABLED")
+                .with("RecoveryPeriodInDays", setting.0)
+                .with("EarliestRestorableDateTime", Value::Timestamp(earliest))
+                .with("LatestRestorableDateTime", Value::Timestamp(latest))
+        }
         None => Value::map().with("PointInTimeRecoveryStatus", "DISABLED"),
     };
     Value::map().with(

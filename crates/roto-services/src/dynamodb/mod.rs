@@ -11,7 +11,9 @@
 //! - [`streams`]: each table's stream of item changes.
 //! - [`streams_service`]: the `dynamodbstreams` service that reads them.
 //! - [`ttl`]: Time to Live and the sweeper that deletes expired items.
-//! - [`backups`]: continuous backups (point-in-time recovery, stored).
+//! - [`backups`]: continuous backups (point-in-time recovery) and their change log.
+//! - [`on_demand_backups`]: CreateBackup, DescribeBackup, ListBackups, DeleteBackup.
+//! - [`restores`]: RestoreTableFromBackup, RestoreTableToPointInTime.
 //! - [`items`]: PutItem, GetItem, UpdateItem, DeleteItem, conditions, consumed capacity.
 //! - [`expr`]: the expression language (conditions, projections, updates).
 //! - [`batch`]: BatchGetItem, BatchWriteItem, TransactGetItems, TransactWriteItems.
@@ -38,9 +40,11 @@ mod items;
 mod key;
 mod legacy;
 mod number;
+mod on_demand_backups;
 mod partiql;
 mod projection;
 mod queries;
+mod restores;
 mod rows;
 mod streams;
 mod streams_service;
@@ -100,6 +104,7 @@ impl DynamoDb {
             streams::SCHEMA,
             ttl::SCHEMA,
             backups::SCHEMA,
+            on_demand_backups::SCHEMA,
         ] {
             env.store.migrate(schema)?;
         }
@@ -143,6 +148,12 @@ impl Service for DynamoDb {
                 "DescribeTimeToLive" => self.describe_time_to_live(ctx, input)?,
                 "UpdateContinuousBackups" => self.update_continuous_backups(ctx, input)?,
                 "DescribeContinuousBackups" => self.describe_continuous_backups(ctx, input)?,
+                "CreateBackup" => self.create_backup(ctx, input)?,
+                "DescribeBackup" => self.describe_backup(ctx, input)?,
+                "ListBackups" => self.list_backups(ctx, input)?,
+                "DeleteBackup" => self.delete_backup(ctx, input)?,
+                "RestoreTableFromBackup" => self.restore_table_from_backup(ctx, input)?,
+                "RestoreTableToPointInTime" => self.restore_table_to_point_in_time(ctx, input)?,
                 "PutItem" => self.put_item(ctx, input)?,
                 "GetItem" => self.get_item(ctx, input)?,
                 "UpdateItem" => self.update_item(ctx, input)?,

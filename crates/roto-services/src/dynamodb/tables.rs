@@ -83,6 +83,9 @@ impl Table {
         if let Some(summary) = member(&mut out, "TableClassSummary") {
             as_timestamps(summary, &["LastUpdateDateTime"]);
         }
+        if let Some(summary) = member(&mut out, "RestoreSummary") {
+            as_timestamps(summary, &["RestoreDateTime"]);
+        }
         let throughput_times = ["LastIncreaseDateTime", "LastDecreaseDateTime"];
         if let Some(throughput) = member(&mut out, "ProvisionedThroughput") {
             as_timestamps(throughput, &throughput_times);
@@ -175,6 +178,15 @@ fn name_violations(value: &str, member: &str) -> Vec<String> {
     out
 }
 
+/// Checks a name (of a table, index or backup) against DynamoDB's rules, reporting the
+/// violations under `member`.
+pub(super) fn check_name(value: &str, member: &str) -> AwsResult<()> {
+    match validate::message(&name_violations(value, member)) {
+        Some(message) => Err(AwsError::validation(message)),
+        None => Ok(()),
+    }
+}
+
 /// The table name a `TableName` member names (a name, or a table ARN), validated.
 pub fn table_name(input: &Value) -> AwsResult<String> {
     let given = input.str("TableName").unwrap_or_default();
@@ -186,10 +198,8 @@ pub fn table_name(input: &Value) -> AwsResult<String> {
             .unwrap_or(given),
         None => given,
     };
-    match validate::message(&name_violations(name, "tableName")) {
-        Some(message) => Err(AwsError::validation(message)),
-        None => Ok(name.to_string()),
-    }
+    check_name(name, "tableName")?;
+    Ok(name.to_string())
 }
 
 pub(super) fn key_names(key_schema: &Value) -> Vec<String> {
@@ -287,7 +297,7 @@ pub(super) fn sse_description(ctx: &Context, sse: &Value, current: Option<&str>)
 }
 
 /// Validates a CreateTable request and builds the static description.
-fn build_description(ctx: &Context, name: &str, input: &Value) -> AwsResult<Json> {
+pub(super) fn build_description(ctx: &Context, name: &str, input: &Value) -> AwsResult<Json> {
     let (Some(key_schema), Some(definitions)) =
         (input.get("KeySchema"), input.get("AttributeDefinitions"))
     else {
@@ -566,12 +576,34 @@ pub fn load_table(conn: &Connection, ctx: &Context, name: &str) -> AwsResult<Opt
     }))
 }
 
+/// Inserts a new table's record, without items.
+pub(super) fn insert_table(
+    conn: &Connection,
+    ctx: &Context,
+    name: &str,
+    description: &Json,
+    created: i64,
+    tags: &Json,
+) -> AwsResult<()> {
+    conn.execute(
+        "INSERT INTO ddb_tables (account, region, name, description, created, tags)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        rusqlite::params![
+            ctx.account,
+            ctx.region,
+            name,
+            description.to_string(),
+            created,
+            tags.to_string()
+        ],
+    )?;
+    Ok(())
+}
+
 impl DynamoDb {
     pub(super) fn create_table(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
         let given = input.str("TableName").unwrap_or_default();
-        if let Some(message) = validate::message(&name_violations(given, "tableName")) {
-            return Err(AwsError::validation(message));
-        }
+        check_name(given, "tableName")?;
         let mut description = build_description(ctx, given, input)?;
         let tags = (input.get("Tags").unwrap_or(&Value::List(vec![]))).to_json();
         let created = now_millis();
@@ -590,19 +622,7 @@ impl DynamoDb {
             if let Some(view_type) = view_type {
                 streams::open(tx, ctx, given, &mut description, view_type, created)?;
             }
-            tx.execute(
-                "INSERT INTO ddb_tables (account, region, name, description, created, tags)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-                rusqlite::params![
-                    ctx.account,
-                    ctx.region,
-                    given,
-                    description.to_string(),
-                    created,
-                    tags.to_string()
-                ],
-            )?;
-            Ok(())
+            insert_table(tx, ctx, given, &description, created, &tags)
         })?;
         let table = Table {
             name: given.to_string(),
