@@ -14,6 +14,7 @@
 //! - [`backups`]: continuous backups (point-in-time recovery) and their change log.
 //! - [`on_demand_backups`]: CreateBackup, DescribeBackup, ListBackups, DeleteBackup.
 //! - [`restores`]: RestoreTableFromBackup, RestoreTableToPointInTime.
+//! - [`resource_policies`]: Put/Get/DeleteResourcePolicy on tables and streams.
 //! - [`items`]: PutItem, GetItem, UpdateItem, DeleteItem, conditions, consumed capacity.
 //! - [`expr`]: the expression language (conditions, projections, updates).
 //! - [`batch`]: BatchGetItem, BatchWriteItem, TransactGetItems, TransactWriteItems.
@@ -44,6 +45,7 @@ mod on_demand_backups;
 mod partiql;
 mod projection;
 mod queries;
+mod resource_policies;
 mod restores;
 mod rows;
 mod streams;
@@ -105,6 +107,7 @@ impl DynamoDb {
             ttl::SCHEMA,
             backups::SCHEMA,
             on_demand_backups::SCHEMA,
+            resource_policies::SCHEMA,
         ] {
             env.store.migrate(schema)?;
         }
@@ -154,6 +157,9 @@ impl Service for DynamoDb {
                 "DeleteBackup" => self.delete_backup(ctx, input)?,
                 "RestoreTableFromBackup" => self.restore_table_from_backup(ctx, input)?,
                 "RestoreTableToPointInTime" => self.restore_table_to_point_in_time(ctx, input)?,
+                "PutResourcePolicy" => self.put_resource_policy(ctx, input)?,
+                "GetResourcePolicy" => self.get_resource_policy(ctx, input)?,
+                "DeleteResourcePolicy" => self.delete_resource_policy(ctx, input)?,
                 "PutItem" => self.put_item(ctx, input)?,
                 "GetItem" => self.get_item(ctx, input)?,
                 "UpdateItem" => self.update_item(ctx, input)?,

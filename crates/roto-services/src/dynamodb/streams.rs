@@ -67,7 +67,8 @@ pub fn last_seq(conn: &Connection) -> AwsResult<i64> {
         .unwrap_or(0))
 }
 
-fn exists(conn: &Connection, ctx: &Context, arn: &str) -> AwsResult<bool> {
+/// Whether a stream with this ARN exists (enabled, or disabled and still kept).
+pub fn exists(conn: &Connection, ctx: &Context, arn: &str) -> AwsResult<bool> {
     Ok(conn
         .prepare_cached(
             "SELECT 1 FROM ddb_streams WHERE account = ?1 AND region = ?2 AND arn = ?3",

@@ -15,7 +15,7 @@ use serde_json::{json, Map, Value as Json};
 use super::key::KeySchema;
 use super::streams;
 use super::DynamoDb;
-use super::{backups, ttl};
+use super::{backups, resource_policies, ttl};
 
 /// The longest page ListTables returns.
 const LIST_TABLES_MAX: i64 = 100;
@@ -605,6 +605,10 @@ impl DynamoDb {
         let given = input.str("TableName").unwrap_or_default();
         check_name(given, "tableName")?;
         let mut description = build_description(ctx, given, input)?;
+        let policy = input.str("ResourcePolicy");
+        if let Some(policy) = policy {
+            resource_policies::check_policy(policy)?;
+        }
         let tags = (input.get("Tags").unwrap_or(&Value::List(vec![]))).to_json();
         let created = now_millis();
         let view_type = input
@@ -622,7 +626,11 @@ impl DynamoDb {
             if let Some(view_type) = view_type {
                 streams::open(tx, ctx, given, &mut description, view_type, created)?;
             }
-            insert_table(tx, ctx, given, &description, created, &tags)
+            insert_table(tx, ctx, given, &description, created, &tags)?;
+            match policy {
+                Some(policy) => resource_policies::attach_to_new_table(tx, ctx, given, policy),
+                None => Ok(()),
+            }
         })?;
         let table = Table {
             name: given.to_string(),
@@ -701,6 +709,7 @@ impl DynamoDb {
             streams::close(tx, ctx, &table.description, now_millis())?;
             ttl::forget(tx, ctx, &name)?;
             backups::forget(tx, ctx, &name)?;
+            resource_policies::forget(tx, ctx, &name)?;
             Ok(table)
         })?;
         Ok(Value::map().with("TableDescription", table.describe("DELETING")))
