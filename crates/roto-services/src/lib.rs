@@ -14,6 +14,7 @@ use roto_core::{Env, Service};
 pub mod dynamodb;
 mod envelope;
 pub mod events;
+mod gzip;
 mod http_client;
 pub mod iam;
 pub mod kms;

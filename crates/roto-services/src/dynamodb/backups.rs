@@ -11,14 +11,14 @@
 //! change to [`record`], in the write's own transaction, which keeps the item's previous
 //! image in `ddb_recovery_log` for the recovery period. The table as it was at a moment of
 //! the window is then its current items with every later change undone
-//! ([`changes_after`]), exactly, whatever the table's stream settings. Disabling recovery,
+//! ([`items_at`]), exactly, whatever the table's stream settings. Disabling recovery,
 //! or deleting the table, drops the log, as AWS's window closes then.
 
 use roto_core::timestamp::now_millis;
 use roto_core::{AwsError, AwsResult, Context, Value};
 use rusqlite::{Connection, OptionalExtension};
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
 use super::attr::{item_size, item_to_json, Item};
 use super::key::EncodedKey;
@@ -154,9 +154,40 @@ pub fn record(
     Ok(())
 }
 
+/// A table's items as they were at `at`, in key order, as stored (JSON and size): its
+/// current items with every change made since undone.
+pub fn items_at(
+    conn: &Connection,
+    ctx: &Context,
+    table: &str,
+    at: i64,
+) -> AwsResult<Vec<(EncodedKey, String, i64)>> {
+    let mut undo = changes_after(conn, ctx, table, at)?;
+    let mut items = BTreeMap::new();
+    let mut select = conn.prepare(
+        "SELECT hash_key, range_key, item, size FROM ddb_items
+         WHERE account = ?1 AND region = ?2 AND table_name = ?3",
+    )?;
+    let mut rows = select.query(rusqlite::params![ctx.account, ctx.region, table])?;
+    while let Some(row) = rows.next()? {
+        let key: EncodedKey = (row.get(0)?, row.get(1)?);
+        match undo.remove(&key) {
+            Some(Some(old)) => items.insert(key, old),
+            Some(None) => None,
+            None => items.insert(key, (row.get(2)?, row.get(3)?)),
+        };
+    }
+    // Keys deleted since.
+    items.extend(undo.into_iter().filter_map(|(key, old)| Some((key, old?))));
+    Ok(items
+        .into_iter()
+        .map(|(key, (item, size))| (key, item, size))
+        .collect())
+}
+
 /// What undoes every change made to a table after `at`: for each key changed since, the
 /// stored item (JSON and size) it held at `at`, or `None` where it held none.
-pub fn changes_after(
+fn changes_after(
     conn: &Connection,
     ctx: &Context,
     table: &str,

@@ -15,6 +15,8 @@
 //! - [`on_demand_backups`]: CreateBackup, DescribeBackup, ListBackups, DeleteBackup.
 //! - [`restores`]: RestoreTableFromBackup, RestoreTableToPointInTime.
 //! - [`resource_policies`]: Put/Get/DeleteResourcePolicy on tables and streams.
+//! - [`exports`]: ExportTableToPointInTime, DescribeExport, ListExports (to S3).
+//! - [`imports`]: ImportTable, DescribeImport, ListImports (from S3).
 //! - [`items`]: PutItem, GetItem, UpdateItem, DeleteItem, conditions, consumed capacity.
 //! - [`expr`]: the expression language (conditions, projections, updates).
 //! - [`batch`]: BatchGetItem, BatchWriteItem, TransactGetItems, TransactWriteItems.
@@ -36,7 +38,9 @@ pub use streams_service::DynamoDbStreams;
 mod attr;
 mod backups;
 mod batch;
+mod exports;
 mod expr;
+mod imports;
 mod items;
 mod key;
 mod legacy;
@@ -108,6 +112,8 @@ impl DynamoDb {
             backups::SCHEMA,
             on_demand_backups::SCHEMA,
             resource_policies::SCHEMA,
+            exports::SCHEMA,
+            imports::SCHEMA,
         ] {
             env.store.migrate(schema)?;
         }
@@ -160,6 +166,14 @@ impl Service for DynamoDb {
                 "PutResourcePolicy" => self.put_resource_policy(ctx, input)?,
                 "GetResourcePolicy" => self.get_resource_policy(ctx, input)?,
                 "DeleteResourcePolicy" => self.delete_resource_policy(ctx, input)?,
+                "ExportTableToPointInTime" => {
+                    self.export_table_to_point_in_time(ctx, input).await?
+                }
+                "DescribeExport" => self.describe_export(ctx, input)?,
+                "ListExports" => self.list_exports(ctx, input)?,
+                "ImportTable" => self.import_table(ctx, input).await?,
+                "DescribeImport" => self.describe_import(ctx, input)?,
+                "ListImports" => self.list_imports(ctx, input)?,
                 "PutItem" => self.put_item(ctx, input)?,
                 "GetItem" => self.get_item(ctx, input)?,
                 "UpdateItem" => self.update_item(ctx, input)?,

@@ -11,7 +11,7 @@
 //!
 //! The items come in the same transaction: a backup's copied rows, or the source table's
 //! current items with every change made after the restore time undone from its recovery
-//! log ([`backups::changes_after`]), so the restored table holds exactly what the source
+//! log ([`backups::items_at`]), so the restored table holds exactly what the source
 //! held at that moment. Index rows are rebuilt and the counters recounted; no stream
 //! records are written. The response shows the table `CREATING` with `RestoreInProgress`,
 //! as AWS's does; every later DescribeTable finds it `ACTIVE`, the restore finished.
@@ -204,42 +204,21 @@ fn restore(
             )?;
         }
         Items::PointInTime(at) => {
-            tx.execute(
-                "INSERT INTO ddb_items (account, region, table_name, hash_key, range_key, item, size)
-                 SELECT account, region, ?3, hash_key, range_key, item, size FROM ddb_items
-                 WHERE account = ?1 AND region = ?2 AND table_name = ?4",
-                rusqlite::params![ctx.account, ctx.region, target, source.name],
+            let mut insert = tx.prepare_cached(
+                "INSERT INTO ddb_items
+                 (account, region, table_name, hash_key, range_key, item, size)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
             )?;
-            for (key, old) in backups::changes_after(tx, ctx, &source.name, at)? {
-                match old {
-                    Some((item, size)) => tx
-                        .prepare_cached(
-                            "INSERT OR REPLACE INTO ddb_items
-                             (account, region, table_name, hash_key, range_key, item, size)
-                             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-                        )?
-                        .execute(rusqlite::params![
-                            ctx.account,
-                            ctx.region,
-                            target,
-                            key.0,
-                            key.1,
-                            item,
-                            size
-                        ])?,
-                    None => tx
-                        .prepare_cached(
-                            "DELETE FROM ddb_items WHERE account = ?1 AND region = ?2
-                             AND table_name = ?3 AND hash_key = ?4 AND range_key = ?5",
-                        )?
-                        .execute(rusqlite::params![
-                            ctx.account,
-                            ctx.region,
-                            target,
-                            key.0,
-                            key.1
-                        ])?,
-                };
+            for (key, item, size) in backups::items_at(tx, ctx, &source.name, at)? {
+                insert.execute(rusqlite::params![
+                    ctx.account,
+                    ctx.region,
+                    target,
+                    key.0,
+                    key.1,
+                    item,
+                    size
+                ])?;
             }
         }
     }

@@ -11,7 +11,8 @@ use roto_core::timestamp::{format, TimestampFormat};
 use roto_core::{AwsError, AwsResult, Context, Value};
 use rusqlite::{params, OptionalExtension};
 
-use super::subscriptions::gzip;
+use crate::gzip;
+
 use super::{
     document, from_document, invalid, name_of_token, no_group, page_of, Logs, DEFAULT_PAGE,
 };
@@ -132,7 +133,7 @@ impl Logs {
         for (stream, lines) in self.export_lines(ctx, group, stream_prefix, from, to)? {
             let key = format!("{prefix}/{task_id}/{stream}/000000.gz");
             if let Err(e) = self
-                .put_export_object(ctx, bucket, &key, gzip(lines.as_bytes()))
+                .put_export_object(ctx, bucket, &key, gzip::compress(lines.as_bytes()))
                 .await
             {
                 status = ("FAILED", format!("{}: {}", e.code, e.message));

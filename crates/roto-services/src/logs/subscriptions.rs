@@ -12,6 +12,7 @@ use rusqlite::params;
 
 use super::filter::Pattern;
 use super::{from_document, group_arn, invalid, Logs};
+use crate::gzip;
 
 /// How many subscription filters one log group may have.
 const MAX_FILTERS: usize = 2;
@@ -22,30 +23,6 @@ struct Subscription {
     pattern: String,
     destination: String,
     value: Value,
-}
-
-/// A gzip member holding `data` (deflate, then CRC-32 and length, as RFC 1952 lays out).
-pub(super) fn gzip(data: &[u8]) -> Vec<u8> {
-    let mut out = vec![0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff];
-    out.extend(miniz_oxide::deflate::compress_to_vec(data, 6));
-    out.extend_from_slice(&crc32(data).to_le_bytes());
-    out.extend_from_slice(&(data.len() as u32).to_le_bytes());
-    out
-}
-
-fn crc32(data: &[u8]) -> u32 {
-    let mut crc = !0u32;
-    for &b in data {
-        crc ^= u32::from(b);
-        for _ in 0..8 {
-            crc = if crc & 1 == 1 {
-                (crc >> 1) ^ 0xEDB8_8320
-            } else {
-                crc >> 1
-            };
-        }
-    }
-    !crc
 }
 
 impl Logs {
@@ -183,7 +160,7 @@ impl Logs {
                 "logEvents": matched,
             });
             let data = base64::engine::general_purpose::STANDARD
-                .encode(gzip(document.to_string().as_bytes()));
+                .encode(gzip::compress(document.to_string().as_bytes()));
             let service = s
                 .destination
                 .split(':')
@@ -203,22 +180,5 @@ impl Logs {
             });
         }
         Ok(())
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn gzip_members_inflate_back_and_carry_a_standard_crc() {
-        assert_eq!(crc32(b"123456789"), 0xCBF4_3926);
-        let z = gzip(b"hello hello hello");
-        assert_eq!(&z[..3], &[0x1f, 0x8b, 8]);
-        let body = &z[10..z.len() - 8];
-        assert_eq!(
-            miniz_oxide::inflate::decompress_to_vec(body).unwrap(),
-            b"hello hello hello"
-        );
     }
 }
