@@ -17,6 +17,8 @@
 //! - [`resource_policies`]: Put/Get/DeleteResourcePolicy on tables and streams.
 //! - [`exports`]: ExportTableToPointInTime, DescribeExport, ListExports (to S3).
 //! - [`imports`]: ImportTable, DescribeImport, ListImports (from S3).
+//! - [`contributor_insights`]: Describe/Update/ListContributorInsights (stored).
+//! - [`kinesis_destinations`]: Kinesis streaming destinations (none can exist).
 //! - [`items`]: PutItem, GetItem, UpdateItem, DeleteItem, conditions, consumed capacity.
 //! - [`expr`]: the expression language (conditions, projections, updates).
 //! - [`batch`]: BatchGetItem, BatchWriteItem, TransactGetItems, TransactWriteItems.
@@ -38,11 +40,13 @@ pub use streams_service::DynamoDbStreams;
 mod attr;
 mod backups;
 mod batch;
+mod contributor_insights;
 mod exports;
 mod expr;
 mod imports;
 mod items;
 mod key;
+mod kinesis_destinations;
 mod legacy;
 mod number;
 mod on_demand_backups;
@@ -114,6 +118,7 @@ impl DynamoDb {
             resource_policies::SCHEMA,
             exports::SCHEMA,
             imports::SCHEMA,
+            contributor_insights::SCHEMA,
         ] {
             env.store.migrate(schema)?;
         }
@@ -174,6 +179,17 @@ impl Service for DynamoDb {
                 "ImportTable" => self.import_table(ctx, input).await?,
                 "DescribeImport" => self.describe_import(ctx, input)?,
                 "ListImports" => self.list_imports(ctx, input)?,
+                "DescribeContributorInsights" => self.describe_contributor_insights(ctx, input)?,
+                "UpdateContributorInsights" => self.update_contributor_insights(ctx, input)?,
+                "ListContributorInsights" => self.list_contributor_insights(ctx, input)?,
+                "EnableKinesisStreamingDestination"
+                | "DisableKinesisStreamingDestination"
+                | "UpdateKinesisStreamingDestination" => {
+                    self.change_kinesis_streaming_destination(ctx, input)?
+                }
+                "DescribeKinesisStreamingDestination" => {
+                    self.describe_kinesis_streaming_destination(ctx, input)?
+                }
                 "PutItem" => self.put_item(ctx, input)?,
                 "GetItem" => self.get_item(ctx, input)?,
                 "UpdateItem" => self.update_item(ctx, input)?,
