@@ -26,7 +26,7 @@ use super::attr::{parse_stored_item, Attr, Item};
 use super::backups;
 use super::on_demand_backups::table_not_found;
 use super::tables::{load_table, table_name};
-use super::DynamoDb;
+use super::{client_tokens, DynamoDb};
 use crate::gzip;
 
 /// The table this module writes.
@@ -45,8 +45,6 @@ CREATE TABLE IF NOT EXISTS ddb_exports (
 CREATE INDEX IF NOT EXISTS ddb_exports_by_time ON ddb_exports (account, region, created, arn);
 ";
 
-/// How long a `ClientToken` names its export.
-const CLIENT_TOKEN_MILLIS: i64 = 8 * 60 * 60 * 1000;
 /// How much item text one data file holds before the next is begun.
 const DATA_FILE_BYTES: usize = 8 * 1024 * 1024;
 /// The longest ListExports page.
@@ -204,15 +202,6 @@ fn data_file_name() -> String {
 
 fn iso(millis: i64) -> String {
     timestamp::format(millis, TimestampFormat::Iso8601)
-}
-
-/// The request's members that make two requests with one `ClientToken` the same.
-fn request_key(input: &Value) -> String {
-    let mut request = input.to_json();
-    if let Json::Object(members) = &mut request {
-        members.remove("ClientToken");
-    }
-    request.to_string()
 }
 
 /// What an export writes to S3, once its items are read.
@@ -389,35 +378,20 @@ impl DynamoDb {
         let name = table_name(&Value::map().with("TableName", table_arn))
             .map_err(|_| table_not_found(table_arn))?;
         let now = now_millis();
-        let token = input.str("ClientToken");
-        let request = request_key(input);
-        if let Some(token) = token {
-            let earlier: Option<(String, String)> = self.env.store.with(|c| {
-                c.prepare_cached(
-                    "SELECT request, description FROM ddb_exports
-                     WHERE account = ?1 AND region = ?2 AND client_token = ?3 AND created > ?4
-                     ORDER BY created DESC LIMIT 1",
-                )?
-                .query_row(
-                    rusqlite::params![ctx.account, ctx.region, token, now - CLIENT_TOKEN_MILLIS],
-                    |r| Ok((r.get(0)?, r.get(1)?)),
-                )
-                .optional()
-                .map_err(AwsError::from)
-            })?;
-            if let Some((earlier_request, description)) = earlier {
-                if earlier_request != request {
-                    return Err(AwsError::new(
+        let conflict = || {
+            AwsError::new(
                         "ExportConflictException",
                         "There was a conflict when writing to the specified S3 bucket: the client token was used with other parameters.",
-                    )
-                    .with_status(400));
-                }
-                let description: Json = serde_json::from_str(&description)
-                    .map_err(|_| AwsError::internal("a stored DynamoDB export is unreadable"))?;
-                return Ok(Value::map().with("ExportDescription", export_value(&description)));
-            }
+            )
+            .with_status(400)
+        };
+        if let Some(description) =
+            self.replayed_request(ctx, "ddb_exports", input, now, conflict)?
+        {
+            return Ok(Value::map().with("ExportDescription", export_value(&description)));
         }
+        let token = input.str("ClientToken");
+        let request = client_tokens::request_key(input);
         let export_time = match input.get("ExportTime") {
             Some(Value::Timestamp(at)) => *at,
             _ => now,

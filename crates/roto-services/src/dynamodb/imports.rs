@@ -24,7 +24,7 @@ use super::items::check_storable;
 use super::number::Number;
 use super::rows;
 use super::tables::{build_description, check_name, insert_table, load_table, table_arn, Table};
-use super::DynamoDb;
+use super::{client_tokens, DynamoDb};
 use crate::gzip;
 
 /// The table this module writes.
@@ -43,8 +43,6 @@ CREATE TABLE IF NOT EXISTS ddb_imports (
 CREATE INDEX IF NOT EXISTS ddb_imports_by_time ON ddb_imports (account, region, created, arn);
 ";
 
-/// How long a `ClientToken` names its import.
-const CLIENT_TOKEN_MILLIS: i64 = 8 * 60 * 60 * 1000;
 /// The longest ListImports page.
 const LIST_IMPORTS_MAX: i64 = 25;
 /// The message of an import some of whose items were refused.
@@ -195,15 +193,6 @@ fn arn_of_token(token: &str) -> Option<String> {
         bytes.pop();
     }
     String::from_utf8(bytes).ok()
-}
-
-/// The request's members that make two requests with one `ClientToken` the same.
-fn request_key(input: &Value) -> String {
-    let mut request = input.to_json();
-    if let Json::Object(members) = &mut request {
-        members.remove("ClientToken");
-    }
-    request.to_string()
 }
 
 /// Counts of an import's progress.
@@ -433,35 +422,20 @@ impl DynamoDb {
         check_name(&name, "tableCreationParameters.tableName")?;
         let description = build_description(ctx, &name, &parameters)?;
         let now = now_millis();
-        let token = input.str("ClientToken");
-        let request = request_key(input);
-        if let Some(token) = token {
-            let earlier: Option<(String, String)> = self.env.store.with(|c| {
-                c.prepare_cached(
-                    "SELECT request, description FROM ddb_imports
-                     WHERE account = ?1 AND region = ?2 AND client_token = ?3 AND created > ?4
-                     ORDER BY created DESC LIMIT 1",
-                )?
-                .query_row(
-                    rusqlite::params![ctx.account, ctx.region, token, now - CLIENT_TOKEN_MILLIS],
-                    |r| Ok((r.get(0)?, r.get(1)?)),
-                )
-                .optional()
-                .map_err(AwsError::from)
-            })?;
-            if let Some((earlier_request, description)) = earlier {
-                if earlier_request != request {
-                    return Err(AwsError::new(
+        let conflict = || {
+            AwsError::new(
                         "ImportConflictException",
                         "There was a conflict when importing from the specified S3 source. This can occur when the current import conflicts with a previous import request that had the same client token.",
-                    )
-                    .with_status(400));
-                }
-                let description: Json = serde_json::from_str(&description)
-                    .map_err(|_| AwsError::internal("a stored DynamoDB import is unreadable"))?;
-                return Ok(Value::map().with("ImportTableDescription", import_value(&description)));
-            }
+            )
+            .with_status(400)
+        };
+        if let Some(description) =
+            self.replayed_request(ctx, "ddb_imports", input, now, conflict)?
+        {
+            return Ok(Value::map().with("ImportTableDescription", import_value(&description)));
         }
+        let token = input.str("ClientToken");
+        let request = client_tokens::request_key(input);
         if self
             .env
             .store

@@ -40,6 +40,7 @@ pub use streams_service::DynamoDbStreams;
 mod attr;
 mod backups;
 mod batch;
+mod client_tokens;
 mod contributor_insights;
 mod exports;
 mod expr;
