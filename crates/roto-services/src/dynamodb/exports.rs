@@ -19,14 +19,13 @@ use base64::Engine;
 use md5::{Digest, Md5};
 use roto_core::timestamp::{self, now_millis, TimestampFormat};
 use roto_core::{AwsError, AwsResult, Context, Value};
-use rusqlite::OptionalExtension;
 use serde_json::{json, Value as Json};
 
 use super::attr::{parse_stored_item, Attr, Item};
 use super::backups;
 use super::on_demand_backups::table_not_found;
 use super::tables::{load_table, table_name};
-use super::{client_tokens, DynamoDb};
+use super::{task_records, DynamoDb};
 use crate::gzip;
 
 /// The table this module writes.
@@ -321,34 +320,6 @@ impl DynamoDb {
         Ok(())
     }
 
-    fn stored_export(&self, ctx: &Context, arn: &str) -> AwsResult<Option<Json>> {
-        let stored: Option<String> = self.env.store.with(|c| {
-            c.prepare_cached(
-                "SELECT description FROM ddb_exports WHERE account = ?1 AND region = ?2 AND arn = ?3",
-            )?
-            .query_row(rusqlite::params![ctx.account, ctx.region, arn], |r| r.get(0))
-            .optional()
-            .map_err(AwsError::from)
-        })?;
-        stored
-            .map(|s| {
-                serde_json::from_str(&s)
-                    .map_err(|_| AwsError::internal("a stored DynamoDB export is unreadable"))
-            })
-            .transpose()
-    }
-
-    fn save_export(&self, ctx: &Context, arn: &str, description: &Json) -> AwsResult<()> {
-        self.env.store.with(|c| {
-            c.execute(
-                "UPDATE ddb_exports SET description = ?4 WHERE account = ?1 AND region = ?2 AND arn = ?3",
-                rusqlite::params![ctx.account, ctx.region, arn, description.to_string()],
-            )
-            .map_err(AwsError::from)
-        })?;
-        Ok(())
-    }
-
     pub(super) async fn export_table_to_point_in_time(
         &self,
         ctx: &Context,
@@ -391,7 +362,7 @@ impl DynamoDb {
             return Ok(Value::map().with("ExportDescription", export_value(&description)));
         }
         let token = input.str("ClientToken");
-        let request = client_tokens::request_key(input);
+        let request = task_records::request_key(input);
         let export_time = match input.get("ExportTime") {
             Some(Value::Timestamp(at)) => *at,
             _ => now,
@@ -545,14 +516,14 @@ impl DynamoDb {
                 description["FailureMessage"] = e.message.into();
             }
         }
-        self.save_export(ctx, &arn, &description)?;
+        self.save_description(ctx, "ddb_exports", &arn, &description)?;
         Ok(Value::map().with("ExportDescription", export_value(&started)))
     }
 
     pub(super) fn describe_export(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
         let arn = input.str("ExportArn").unwrap_or_default();
         let description = self
-            .stored_export(ctx, arn)?
+            .stored_description(ctx, "ddb_exports", arn)?
             .ok_or_else(|| export_not_found(arn))?;
         Ok(Value::map().with("ExportDescription", export_value(&description)))
     }
@@ -563,7 +534,7 @@ impl DynamoDb {
         let after = input
             .str("NextToken")
             .map(|token| {
-                self.stored_export(ctx, token)?
+                self.stored_description(ctx, "ddb_exports", token)?
                     .and_then(|d| d["StartTime"].as_i64())
                     .map(|created| (created, token.to_string()))
                     .ok_or_else(|| AwsError::validation("Invalid NextToken"))

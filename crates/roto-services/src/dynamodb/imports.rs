@@ -16,7 +16,6 @@ use base64::Engine;
 use http_body_util::BodyExt;
 use roto_core::timestamp::now_millis;
 use roto_core::{AwsError, AwsResult, Context, Request, Value};
-use rusqlite::OptionalExtension;
 use serde_json::{json, Value as Json};
 
 use super::attr::{item_from_json, Attr, Item};
@@ -24,7 +23,7 @@ use super::items::check_storable;
 use super::number::Number;
 use super::rows;
 use super::tables::{build_description, check_name, insert_table, load_table, table_arn, Table};
-use super::{client_tokens, DynamoDb};
+use super::{task_records, DynamoDb};
 use crate::gzip;
 
 /// The table this module writes.
@@ -387,23 +386,6 @@ impl DynamoDb {
         Ok(())
     }
 
-    fn stored_import(&self, ctx: &Context, arn: &str) -> AwsResult<Option<Json>> {
-        let stored: Option<String> = self.env.store.with(|c| {
-            c.prepare_cached(
-                "SELECT description FROM ddb_imports WHERE account = ?1 AND region = ?2 AND arn = ?3",
-            )?
-            .query_row(rusqlite::params![ctx.account, ctx.region, arn], |r| r.get(0))
-            .optional()
-            .map_err(AwsError::from)
-        })?;
-        stored
-            .map(|s| {
-                serde_json::from_str(&s)
-                    .map_err(|_| AwsError::internal("a stored DynamoDB import is unreadable"))
-            })
-            .transpose()
-    }
-
     pub(super) async fn import_table(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
         if input.str("InputFormat") == Some("ION")
             || input.str("InputCompressionType") == Some("ZSTD")
@@ -435,7 +417,7 @@ impl DynamoDb {
             return Ok(Value::map().with("ImportTableDescription", import_value(&description)));
         }
         let token = input.str("ClientToken");
-        let request = client_tokens::request_key(input);
+        let request = task_records::request_key(input);
         if self
             .env
             .store
@@ -502,20 +484,14 @@ impl DynamoDb {
             record["FailureCode"] = code.into();
             record["FailureMessage"] = message.into();
         }
-        self.env.store.with(|c| {
-            c.execute(
-                "UPDATE ddb_imports SET description = ?4 WHERE account = ?1 AND region = ?2 AND arn = ?3",
-                rusqlite::params![ctx.account, ctx.region, arn, record.to_string()],
-            )
-            .map_err(AwsError::from)
-        })?;
+        self.save_description(ctx, "ddb_imports", &arn, &record)?;
         Ok(Value::map().with("ImportTableDescription", import_value(&started)))
     }
 
     pub(super) fn describe_import(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
         let arn = input.str("ImportArn").unwrap_or_default();
         let description = self
-            .stored_import(ctx, arn)?
+            .stored_description(ctx, "ddb_imports", arn)?
             .ok_or_else(|| import_not_found(arn))?;
         Ok(Value::map().with("ImportTableDescription", import_value(&description)))
     }
@@ -527,7 +503,7 @@ impl DynamoDb {
             .str("NextToken")
             .map(|token| {
                 let arn = arn_of_token(token).unwrap_or_default();
-                self.stored_import(ctx, &arn)?
+                self.stored_description(ctx, "ddb_imports", &arn)?
                     .and_then(|d| d["StartTime"].as_i64())
                     .map(|created| (created, arn))
                     .ok_or_else(|| AwsError::validation("Invalid NextToken"))

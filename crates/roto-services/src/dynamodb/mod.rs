@@ -40,7 +40,6 @@ pub use streams_service::DynamoDbStreams;
 mod attr;
 mod backups;
 mod batch;
-mod client_tokens;
 mod contributor_insights;
 mod exports;
 mod expr;
@@ -61,6 +60,7 @@ mod streams;
 mod streams_service;
 mod table_updates;
 mod tables;
+mod task_records;
 mod ttl;
 
 static SPEC: ServiceSpec = ServiceSpec {

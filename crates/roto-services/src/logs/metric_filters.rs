@@ -179,11 +179,25 @@ impl Logs {
     }
 
     pub(super) fn delete_metric_filter(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
+        self.delete_group_filter(ctx, input, "logs_metric_filters", "metric filter")
+    }
+
+    /// Deletes the filter `filterName` of the group `logGroupName` from `table` (metric
+    /// and subscription filters), `ResourceNotFoundException` naming `what` when absent.
+    pub(super) fn delete_group_filter(
+        &self,
+        ctx: &Context,
+        input: &Value,
+        table: &'static str,
+        what: &str,
+    ) -> AwsResult<Value> {
         let group = input.str("logGroupName").unwrap_or_default();
         self.existing_group(ctx, group)?;
         let n = self.env.store.with(|c| {
             c.execute(
-                "DELETE FROM logs_metric_filters WHERE account = ?1 AND region = ?2 AND grp = ?3 AND name = ?4",
+                &format!(
+                    "DELETE FROM {table} WHERE account = ?1 AND region = ?2 AND grp = ?3 AND name = ?4"
+                ),
                 params![ctx.account, ctx.region, group, input.str("filterName").unwrap_or_default()],
             )
             .map_err(AwsError::from)
@@ -191,7 +205,7 @@ impl Logs {
         if n == 0 {
             return Err(AwsError::new(
                 "ResourceNotFoundException",
-                "The specified metric filter does not exist.",
+                format!("The specified {what} does not exist."),
             )
             .with_status(400));
         }

@@ -108,23 +108,7 @@ impl Logs {
         ctx: &Context,
         input: &Value,
     ) -> AwsResult<Value> {
-        let group = input.str("logGroupName").unwrap_or_default();
-        self.existing_group(ctx, group)?;
-        let n = self.env.store.with(|c| {
-            c.execute(
-                "DELETE FROM logs_subscriptions WHERE account = ?1 AND region = ?2 AND grp = ?3 AND name = ?4",
-                params![ctx.account, ctx.region, group, input.str("filterName").unwrap_or_default()],
-            )
-            .map_err(AwsError::from)
-        })?;
-        if n == 0 {
-            return Err(AwsError::new(
-                "ResourceNotFoundException",
-                "The specified subscription filter does not exist.",
-            )
-            .with_status(400));
-        }
-        Ok(Value::map())
+        self.delete_group_filter(ctx, input, "logs_subscriptions", "subscription filter")
     }
 
     /// Sends newly stored events (`(event id, timestamp, message)`) to every subscription
