@@ -95,6 +95,25 @@ impl Response {
         self
     }
 
+    /// The whole payload: the streamed body read to its end, else the output's `Body`
+    /// blob (what an in-process S3 `GetObject` answers), else nothing.
+    pub async fn into_payload(self) -> Result<Vec<u8>, AwsError> {
+        use http_body_util::BodyExt;
+        match self.body {
+            Some(body) => body
+                .collect()
+                .await
+                .map(|c| c.to_bytes().to_vec())
+                .map_err(AwsError::from),
+            None => Ok(self
+                .output
+                .get("Body")
+                .and_then(Value::as_blob)
+                .unwrap_or_default()
+                .to_vec()),
+        }
+    }
+
     /// Overrides the HTTP status.
     pub fn with_status(mut self, status: u16) -> Response {
         self.status = Some(status);

@@ -13,7 +13,6 @@
 //! response says `IN_PROGRESS`, as AWS's does, and DescribeImport finds it finished.
 
 use base64::Engine;
-use http_body_util::BodyExt;
 use roto_core::timestamp::now_millis;
 use roto_core::{AwsError, AwsResult, Context, Request, Value};
 use serde_json::{json, Value as Json};
@@ -267,19 +266,7 @@ impl DynamoDb {
             .ok_or_else(|| AwsError::internal("the dispatcher is not running"))?
             .call_request(ctx, "s3", "GetObject", Request::new(input))
             .await?;
-        match response.body {
-            Some(body) => body
-                .collect()
-                .await
-                .map(|c| c.to_bytes().to_vec())
-                .map_err(AwsError::from),
-            None => Ok(response
-                .output
-                .get("Body")
-                .and_then(Value::as_blob)
-                .unwrap_or_default()
-                .to_vec()),
-        }
+        response.into_payload().await
     }
 
     /// Writes one object's items into the table.

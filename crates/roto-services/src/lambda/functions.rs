@@ -11,7 +11,6 @@
 use std::collections::BTreeMap;
 
 use base64::Engine;
-use http_body_util::BodyExt;
 use roto_core::timestamp::{self, now_millis, TimestampFormat};
 use roto_core::{AwsError, AwsResult, Context, Request, Value};
 use rusqlite::{params, OptionalExtension};
@@ -321,19 +320,7 @@ impl Lambda {
                     e.code, e.message
                 ))
             })?;
-        match response.body {
-            Some(body) => body
-                .collect()
-                .await
-                .map(|c| c.to_bytes().to_vec())
-                .map_err(AwsError::from),
-            None => Ok(response
-                .output
-                .get("Body")
-                .and_then(Value::as_blob)
-                .unwrap_or_default()
-                .to_vec()),
-        }
+        response.into_payload().await
     }
 
     /// Reads, checks and stores a zip; returns its blob id, size and digest.
