@@ -75,7 +75,11 @@ impl ProcessExecutor {
             let python = self.python.get_or_init(super::python::interpreter);
             Ok((
                 python.clone(),
-                vec!["-u".into(), self.runtime_dir().join("bootstrap.py")],
+                vec![
+                    "-u".into(),
+                    "-S".into(),
+                    self.runtime_dir().join("bootstrap.py"),
+                ],
                 Drain::Marker,
             ))
         } else if runtime.starts_with("nodejs") {
