@@ -478,6 +478,34 @@ def test_provided_runtime_runs_the_bootstrap(lam):
     assert "shell handled" in base64.b64decode(resp["LogResult"]).decode()
 
 
+def test_provided_runtime_runs_a_bootstrap_from_a_layer(lam):
+    layer = lam.publish_layer_version(LayerName=unique("runtime"), CompatibleRuntimes=["provided.al2023"],
+                                      Content={"ZipFile": zip_of({"bootstrap": SHELL_BOOTSTRAP}, {"bootstrap": 0o755})})
+    name = unique("layer-shell")
+    lam.create_function(FunctionName=name, Runtime="provided.al2023", Role=ROLE, Handler="unused",
+                        Code={"ZipFile": zip_of({"README": "code without a bootstrap"})},
+                        Layers=[layer["LayerVersionArn"]])
+    assert invoke(lam, name, {"from": "layer"})[1] == {"shell": {"from": "layer"}}
+
+
+@pytest.mark.parametrize("files, modes, reason", [
+    ({"README": "no bootstrap"}, {}, "Couldn't find valid bootstrap(s): [/var/task/bootstrap /opt/bootstrap]"),
+    ({"bootstrap": SHELL_BOOTSTRAP}, {"bootstrap": 0o644}, "fork/exec /var/task/bootstrap: permission denied"),
+    ({"bootstrap": "not a program"}, {"bootstrap": 0o755}, "fork/exec /var/task/bootstrap: exec format error"),
+])
+def test_a_bootstrap_that_cannot_run_is_an_invalid_entrypoint(lam, logs, files, modes, reason):
+    name = unique("bad-entry")
+    lam.create_function(FunctionName=name, Runtime="provided.al2023", Role=ROLE, Handler="unused",
+                        Code={"ZipFile": zip_of(files, modes)})
+    resp, out = invoke(lam, name, {}, LogType="Tail")
+    assert resp["StatusCode"] == 200 and resp["FunctionError"] == "Unhandled"
+    request_id = resp["ResponseMetadata"]["RequestId"]
+    assert out == {"errorType": "Runtime.InvalidEntrypoint", "errorMessage": f"RequestId: {request_id} Error: {reason}"}
+    log = base64.b64decode(resp["LogResult"]).decode()
+    assert f"RequestId: {request_id} Error: {reason}" in log
+    assert "Status: error\tError Type: Runtime.InvalidEntrypoint" in log
+
+
 def test_import_errors_and_missing_handlers(lam):
     broken = create(lam, files={"app.py": "import does_not_exist\n"})
     resp, out = invoke(lam, broken, {})

@@ -336,7 +336,11 @@ aws.sns.Publish{
   TopicArn = topic,
   Subject = "Order " .. order.orderId .. " confirmed",
   Message = json.encode{orderId = order.orderId, customerId = order.customerId, status = priced.status},
-  MessageAttributes = {status = {DataType = "String", StringValue = priced.status}},
+  MessageAttributes = {
+    orderId = {DataType = "String", StringValue = order.orderId},
+    customerId = {DataType = "String", StringValue = order.customerId},
+    status = {DataType = "String", StringValue = priced.status},
+  },
 }
 
 -- 4. The receipt and its signature land in S3 (receipts/ -> receipt events queue).

@@ -5,25 +5,65 @@ Started by Roto's process executor with the standard Lambda environment; imports
 time. Before posting each result it writes an end marker line, so Roto knows it has read
 all of the invocation's output.
 
-It speaks HTTP/1.1 to the Runtime API over one kept-alive socket itself: http.client would
-import the email package, which costs more than the rest of a cold start put together, and
-traceback is imported only when a handler fails. Python starts with -S, because `site` runs
-the `.pth` files of every site-packages directory and those can cost more than the rest of
-a cold start; `add_site_packages` puts the same directories on sys.path without them.
+Every module it imports costs each cold start, so it imports only what the interpreter has
+built in: it speaks HTTP/1.1 to the Runtime API over one kept-alive `_socket` itself
+(http.client would import the email package, socket.py the enum and selectors modules, and
+a host given as text the idna codec), and it reads and writes JSON with the `_json`
+accelerator that the json package wraps, because the json package imports `re`, which
+costs as much as the rest of a cold start. traceback is imported only when a handler fails.
+Python starts with -S, because `site` runs the `.pth` files of every site-packages
+directory and those can cost more than the rest of a cold start; `add_site_packages` puts
+the same directories on sys.path without them.
 """
 
-import importlib
-import json
+import _json
+import _socket
 import os
-import socket
 import sys
 import time
 
 END_MARKER = b"\x1eroto-end\n"
 API = os.environ["AWS_LAMBDA_RUNTIME_API"]
 HOST, _, PORT = API.rpartition(":")
-CONNECTION = socket.create_connection((HOST, int(PORT)))
-RESPONSES = CONNECTION.makefile("rb")
+CONNECTION = _socket.socket(_socket.AF_INET, _socket.SOCK_STREAM)
+CONNECTION.connect((HOST.encode(), int(PORT)))
+RESPONSES = open(CONNECTION.fileno(), "rb", closefd=False)
+
+
+class JsonSyntax:
+    """What `_json.make_scanner` reads from a decoder: the json package's defaults."""
+
+    strict = True
+    object_hook = object_pairs_hook = None
+    parse_float, parse_int = float, int
+    parse_constant = {"NaN": float("nan"), "Infinity": float("inf"), "-Infinity": float("-inf")}.__getitem__
+
+
+SCAN = _json.make_scanner(JsonSyntax)
+
+
+def json_loads(data):
+    """The value of a JSON document, as json.loads gives it."""
+    text = data.decode("utf-8") if isinstance(data, bytes) else data
+    start = len(text) - len(text.lstrip(" \t\n\r"))
+    try:
+        value, end = SCAN(text, start)
+    except StopIteration as stop:
+        raise ValueError("Expecting value: char %d" % stop.value) from None
+    if text[end:].strip(" \t\n\r"):
+        raise ValueError("Extra data: char %d" % end)
+    return value
+
+
+def unserializable(value):
+    raise TypeError("Object of type %s is not JSON serializable" % type(value).__name__)
+
+
+def json_dumps(value):
+    """The JSON text json.dumps gives for `value` (each call marks its own containers, as
+    json.dumps does, to find circular references)."""
+    encode = _json.make_encoder({}, unserializable, _json.encode_basestring_ascii, None, ": ", ", ", False, False, True)
+    return "".join(encode(value, 0))
 
 
 def call(method, path, body=None, headers=None):
@@ -88,7 +128,7 @@ class Context:
 def init_failure(document):
     report(document)
     end()
-    call("POST", "init/error", json.dumps(document), {"Lambda-Runtime-Function-Error-Type": document["errorType"]})
+    call("POST", "init/error", json_dumps(document), {"Lambda-Runtime-Function-Error-Type": document["errorType"]})
     sys.exit(1)
 
 
@@ -119,7 +159,9 @@ def load():
                       "errorType": "Runtime.MalformedHandlerName", "requestId": "", "stackTrace": []})
     sys.path.insert(0, os.environ["LAMBDA_TASK_ROOT"])
     try:
-        module = importlib.import_module(module_name.replace("/", "."))
+        module_name = module_name.replace("/", ".")
+        __import__(module_name)
+        module = sys.modules[module_name]
     except Exception as error:  # noqa: BLE001 - any import failure is the function's
         init_failure({"errorMessage": "Unable to import module '%s': %s" % (module_name, error),
                       "errorType": "Runtime.ImportModuleError", "requestId": "", "stackTrace": []})
@@ -140,25 +182,25 @@ def main():
         arn = headers.get("lambda-runtime-invoked-function-arn")
         client_context = headers.get("lambda-runtime-client-context")
         os.environ["_X_AMZN_TRACE_ID"] = headers.get("lambda-runtime-trace-id") or ""
-        context = Context(request_id, deadline, arn, json.loads(client_context) if client_context else None)
+        context = Context(request_id, deadline, arn, json_loads(client_context) if client_context else None)
         try:
-            event = json.loads(body) if body else {}
+            event = json_loads(body) if body else {}
             result = function(event, context)
         except Exception as error:  # noqa: BLE001 - the function's failure is reported
             document = error_document(error)
             report(document)
             end()
-            call("POST", "invocation/%s/error" % request_id, json.dumps(document),
+            call("POST", "invocation/%s/error" % request_id, json_dumps(document),
                  {"Lambda-Runtime-Function-Error-Type": "Unhandled"})
             continue
         try:
-            payload = json.dumps(result)
+            payload = json_dumps(result)
         except (TypeError, ValueError) as error:
             document = error_document(error, "Runtime.MarshalError", stack=False)
             document["errorMessage"] = "Unable to marshal response: %s" % error
             report(document)
             end()
-            call("POST", "invocation/%s/error" % request_id, json.dumps(document),
+            call("POST", "invocation/%s/error" % request_id, json_dumps(document),
                  {"Lambda-Runtime-Function-Error-Type": "Runtime.MarshalError"})
             continue
         end()

@@ -368,7 +368,9 @@ impl Executor for DockerExecutor {
         spec: Spec,
         invocation: Invocation,
     ) -> BoxFuture<'a, AwsResult<Outcome>> {
-        Box::pin(self.pool.invoke(spec, invocation, |spec| self.start(spec)))
+        Box::pin(self.pool.invoke(spec, invocation, |spec| async {
+            Ok(self.start(spec).await?)
+        }))
     }
 
     fn retire(&self, prefix: &str) {

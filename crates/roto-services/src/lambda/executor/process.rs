@@ -4,8 +4,7 @@
 //! and its own loopback Runtime API listener (see [`super::sandbox`]). python and node
 //! run the small bootstraps Roto ships; `provided.*` runs the zip's `bootstrap`.
 //!
-//! The runtime starts through `sh -c 'exec prog 2>&1'`, so stdout and stderr share one
-//! pipe and lines keep their order; Roto's bootstraps write an end marker before posting
+//! The runtime's stdout and stderr are one pipe, so its lines keep their order; Roto's bootstraps write an end marker before posting
 //! each result, so an invocation's lines are all read before it returns.
 
 use std::collections::BTreeMap;
@@ -18,9 +17,10 @@ use std::time::Duration;
 
 use roto_core::{AwsError, AwsResult, BoxFuture, Env};
 use tokio::io::AsyncBufReadExt;
+use tokio::net::unix::pipe;
 use tokio::sync::oneshot;
 
-use super::sandbox::{self, Api, Drain, Instance, Output, Pool, Started};
+use super::sandbox::{self, Api, Drain, Instance, Output, Pool, StartFailure, Started};
 use super::{
     standard_environment, unpack, unsupported, Executor, Invocation, Outcome, Paths, Spec,
 };
@@ -69,7 +69,12 @@ impl ProcessExecutor {
     }
 
     /// The program and arguments that start a runtime, and whether it writes end markers.
-    fn command(&self, spec: &Spec, task: &Path) -> AwsResult<(PathBuf, Vec<PathBuf>, Drain)> {
+    fn command(
+        &self,
+        spec: &Spec,
+        task: &Path,
+        opt: &Path,
+    ) -> AwsResult<(PathBuf, Vec<PathBuf>, Drain)> {
         let runtime = spec.runtime.as_str();
         if runtime.starts_with("python") {
             let python = self.python.get_or_init(super::python::interpreter);
@@ -89,8 +94,9 @@ impl ProcessExecutor {
                 Drain::Marker,
             ))
         } else if runtime.starts_with("provided") {
+            let in_layer = !task.join("bootstrap").exists() && opt.join("bootstrap").exists();
             Ok((
-                task.join("bootstrap"),
+                if in_layer { opt } else { task }.join("bootstrap"),
                 Vec::new(),
                 Drain::Wait(PROVIDED_DRAIN_WAIT),
             ))
@@ -102,25 +108,23 @@ impl ProcessExecutor {
     }
 
     /// Starts an instance: unpacks the code, binds its Runtime API, spawns the runtime.
-    async fn start(&self, spec: Spec) -> AwsResult<Arc<Instance>> {
+    async fn start(&self, spec: Spec) -> Result<Arc<Instance>, StartFailure> {
         let dir = tempfile::Builder::new()
             .prefix("instance-")
             .tempdir_in(self.root.path())?;
         let (task, opt) = unpack(&self.env, &spec, dir.path())?;
-        let (program, args, drain) = self.command(&spec, &task)?;
+        let (program, args, drain) = self.command(&spec, &task, &opt)?;
         let (api, api_addr, server) =
             Api::serve(SocketAddr::from((Ipv4Addr::LOCALHOST, 0))).await?;
         let log_stream = sandbox::log_stream_name(&spec.version);
-        let mut cmd = tokio::process::Command::new("/bin/sh");
-        cmd.arg("-c")
-            .arg("exec \"$0\" \"$@\" 2>&1")
-            .arg(&program)
-            .args(&args)
+        let (output_reader, output_writer) = io::pipe()?;
+        let mut cmd = tokio::process::Command::new(&program);
+        cmd.args(&args)
             .current_dir(&task)
             .env_clear()
             .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
+            .stdout(output_writer.try_clone()?)
+            .stderr(output_writer)
             .kill_on_drop(true);
         for (k, v) in std::env::vars() {
             if matches!(k.as_str(), "HOME" | "LANG" | "PYENV_ROOT" | "PYENV_VERSION") {
@@ -139,21 +143,34 @@ impl ProcessExecutor {
         cmd.envs(standard_environment(&spec, &paths))
             .envs(search_paths(&opt, &spec.environment))
             .env("PYTHONUNBUFFERED", "1");
-        let mut child = cmd.spawn().map_err(|e| {
-            AwsError::new(
-                "ServiceException",
-                format!(
-                    "Cannot start the {} runtime ({}): {e}",
-                    spec.runtime,
-                    program.display()
-                ),
-            )
-            .with_status(500)
-        })?;
+        let mut child = match cmd.spawn() {
+            Ok(child) => child,
+            Err(e) if spec.runtime.starts_with("provided") => {
+                let lambda_path = if program.starts_with(&opt) {
+                    "/opt/bootstrap"
+                } else {
+                    "/var/task/bootstrap"
+                };
+                return Err(StartFailure::Entrypoint(entrypoint_error(&e, lambda_path)));
+            }
+            Err(e) => {
+                return Err(AwsError::new(
+                    "ServiceException",
+                    format!(
+                        "Cannot start the {} runtime ({}): {e}",
+                        spec.runtime,
+                        program.display()
+                    ),
+                )
+                .with_status(500)
+                .into())
+            }
+        };
         drop(cmd);
         let pid = child.id();
         let output = Arc::new(Output::default());
-        if let Some(stdout) = child.stdout.take() {
+        {
+            let stdout = pipe::Receiver::from_owned_fd(output_reader.into())?;
             let output = output.clone();
             tokio::spawn(async move {
                 let mut reader = tokio::io::BufReader::new(stdout);
@@ -197,6 +214,17 @@ impl ProcessExecutor {
             },
         ))
     }
+}
+
+/// Lambda's words for a `provided` bootstrap that cannot be executed, which Lambda's sandbox
+/// has at `lambda_path`.
+fn entrypoint_error(error: &io::Error, lambda_path: &str) -> String {
+    if error.kind() == io::ErrorKind::NotFound {
+        return "Couldn't find valid bootstrap(s): [/var/task/bootstrap /opt/bootstrap]".into();
+    }
+    let reason = error.to_string();
+    let reason = reason.split(" (os error").next().unwrap_or_default();
+    format!("fork/exec {lambda_path}: {}", reason.to_lowercase())
 }
 
 /// The search paths of a runtime with its layers under `opt`, as Lambda lays out `/opt`:

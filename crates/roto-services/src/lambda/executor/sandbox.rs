@@ -20,7 +20,7 @@ use hyper::body::Incoming;
 use hyper::service::service_fn;
 use hyper_util::rt::TokioIo;
 use roto_core::timestamp::{now_millis, TimestampFormat};
-use roto_core::AwsResult;
+use roto_core::{AwsError, AwsResult};
 use tokio::net::TcpListener;
 use tokio::sync::{mpsc, oneshot, Notify};
 
@@ -34,6 +34,22 @@ const REAP_EVERY: Duration = Duration::from_secs(15);
 const MARKER_WAIT: Duration = Duration::from_millis(200);
 /// The line Roto's bootstraps write before posting a result.
 pub(super) const END_MARKER: &str = "\u{1e}roto-end";
+
+/// Why an instance did not start.
+pub(super) enum StartFailure {
+    /// Roto could not prepare it: the Invoke call fails with this error.
+    Service(AwsError),
+    /// The runtime's entrypoint cannot be executed (a `provided` function's bootstrap is
+    /// missing, not executable, not a program): the invocation fails as the function's,
+    /// with `Runtime.InvalidEntrypoint` and this message, as Lambda reports it.
+    Entrypoint(String),
+}
+
+impl<E: Into<AwsError>> From<E> for StartFailure {
+    fn from(error: E) -> StartFailure {
+        StartFailure::Service(error.into())
+    }
+}
 
 /// A result the runtime posted, or why none will come.
 enum Reply {
@@ -264,15 +280,9 @@ impl Instance {
                     Ok(Reply::Exited(m)) => m,
                     _ => "Runtime exited without providing a reason".into(),
                 };
-                let line = format!("RequestId: {request_id} Error: {message}");
-                self.output.push(line.clone());
-                let status = "error\tError Type: Runtime.ExitError".to_string();
-                (
-                    error_document("Runtime.ExitError", &line),
-                    unhandled,
-                    Some(status),
-                    false,
-                )
+                let failure = RuntimeFailure::new(&request_id, "Runtime.ExitError", &message);
+                self.output.push(failure.line.clone());
+                (failure.document, unhandled, Some(failure.status), false)
             }
             None => {
                 let now = now_millis();
@@ -325,15 +335,35 @@ impl Pool {
     ) -> AwsResult<Outcome>
     where
         F: FnOnce(Spec) -> Fut,
-        Fut: Future<Output = AwsResult<Arc<Instance>>>,
+        Fut: Future<Output = Result<Arc<Instance>, StartFailure>>,
     {
         let (instance, init_ms) = match self.take_idle(&spec.key) {
             Some(instance) => (instance, None),
             None => {
                 self.start_reaper();
                 let started = Instant::now();
-                let instance = start(spec.clone()).await?;
-                (instance, Some(started.elapsed().as_secs_f64() * 1000.0))
+                let init_ms = || Some(started.elapsed().as_secs_f64() * 1000.0);
+                match start(spec.clone()).await {
+                    Ok(instance) => (instance, init_ms()),
+                    Err(StartFailure::Service(error)) => return Err(error),
+                    Err(StartFailure::Entrypoint(message)) => {
+                        let failure = RuntimeFailure::new(
+                            &invocation.request_id,
+                            "Runtime.InvalidEntrypoint",
+                            &message,
+                        );
+                        return Ok(Outcome {
+                            payload: failure.document,
+                            function_error: Some("Unhandled".into()),
+                            lines: vec![(now_millis(), failure.line)],
+                            log_stream: log_stream_name(&spec.version),
+                            duration_ms: 0.0,
+                            init_ms: init_ms(),
+                            max_memory_mb: None,
+                            status: Some(failure.status),
+                        });
+                    }
+                }
             }
         };
         let (outcome, keep) = instance.run(&spec, invocation, init_ms).await;
@@ -411,6 +441,25 @@ pub(super) fn exit_message(code: Option<i64>) -> String {
 }
 
 /// The error document of a failure Roto detects itself (timeouts, exits).
+/// How a runtime that failed outside the handler shows: the line in the function's log,
+/// the error document the invocation returns, and the `REPORT` line's status.
+struct RuntimeFailure {
+    line: String,
+    document: Vec<u8>,
+    status: String,
+}
+
+impl RuntimeFailure {
+    fn new(request_id: &str, error_type: &str, message: &str) -> RuntimeFailure {
+        let line = format!("RequestId: {request_id} Error: {message}");
+        RuntimeFailure {
+            document: error_document(error_type, &line),
+            status: format!("error\tError Type: {error_type}"),
+            line,
+        }
+    }
+}
+
 fn error_document(error_type: &str, message: &str) -> Vec<u8> {
     serde_json::json!({"errorType": error_type, "errorMessage": message})
         .to_string()
