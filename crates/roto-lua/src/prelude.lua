@@ -5,7 +5,7 @@
 local invoke, check_service, check_operation, caller, sleep, clock, roto = ...
 local error, pcall, pairs, setmetatable, rawset, tostring, type =
   error, pcall, pairs, setmetatable, rawset, tostring, type
-local format, pack, unpack = string.format, table.pack, table.unpack
+local format, pack, unpack, min = string.format, table.pack, table.unpack, math.min
 
 -- Raises `problem` at the line of the script that called the caller of `lifted`.
 local function lift(name, f)
@@ -132,6 +132,9 @@ function roto.wait_for(fn, timeout)
     error("roto.wait_for: the timeout is a positive number of seconds, got " .. tostring(timeout), 2)
   end
   local deadline = clock() + timeout
+  -- Deliveries usually land within a millisecond or two: look again soon, then back off
+  -- to every 10 ms.
+  local pause = 0.001
   while true do
     local v = fn()
     if v then
@@ -140,7 +143,8 @@ function roto.wait_for(fn, timeout)
     if clock() >= deadline then
       error(format("roto.wait_for: the condition was still false after %g seconds", timeout), 2)
     end
-    sleep(0.01)
+    sleep(pause)
+    pause = min(pause * 2, 0.01)
   end
 end
 
