@@ -117,7 +117,8 @@ impl ProcessExecutor {
         let (api, api_addr, server) =
             Api::serve(SocketAddr::from((Ipv4Addr::LOCALHOST, 0))).await?;
         let log_stream = sandbox::log_stream_name(&spec.version);
-        let (output_reader, output_writer) = io::pipe()?;
+        let (output_writer, output_reader) = pipe::pipe()?;
+        let output_writer = output_writer.into_blocking_fd()?;
         let mut cmd = tokio::process::Command::new(&program);
         cmd.args(&args)
             .current_dir(&task)
@@ -170,10 +171,9 @@ impl ProcessExecutor {
         let pid = child.id();
         let output = Arc::new(Output::default());
         {
-            let stdout = pipe::Receiver::from_owned_fd(output_reader.into())?;
             let output = output.clone();
             tokio::spawn(async move {
-                let mut reader = tokio::io::BufReader::new(stdout);
+                let mut reader = tokio::io::BufReader::new(output_reader);
                 let mut buf = Vec::new();
                 while matches!(reader.read_until(b'\n', &mut buf).await, Ok(n) if n > 0) {
                     let line = String::from_utf8_lossy(&buf);
