@@ -478,6 +478,22 @@ def test_provided_runtime_runs_the_bootstrap(lam):
     assert "shell handled" in base64.b64decode(resp["LogResult"]).decode()
 
 
+def test_a_stopped_server_leaves_no_runtime_running():
+    handler = "import os\ndef handler(event, context):\n    return os.getpid()\n"
+    with RotoServer("--ephemeral") as s:
+        lam = make_client(s, "lambda")
+        python = create(lam, files={"app.py": handler})
+        node = create(lam, runtime="nodejs20.x", handler="index.handler",
+                      files={"index.js": "exports.handler = async () => process.pid;\n"})
+        pids = [invoke(lam, python, {})[1], invoke(lam, node, {})[1]]
+        for pid in pids:
+            os.kill(pid, 0)
+        assert s.stop() == 0
+    for pid in pids:
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)
+
+
 def test_provided_runtime_runs_a_bootstrap_from_a_layer(lam):
     layer = lam.publish_layer_version(LayerName=unique("runtime"), CompatibleRuntimes=["provided.al2023"],
                                       Content={"ZipFile": zip_of({"bootstrap": SHELL_BOOTSTRAP}, {"bootstrap": 0o755})})

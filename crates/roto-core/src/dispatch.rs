@@ -189,6 +189,12 @@ pub trait Service: Send + Sync + 'static {
     fn delivery_failed(&self, event: &Event, error: &str) {
         let _ = (event, error);
     }
+
+    /// Stops what the service runs beside the server (Lambda's runtime processes) before
+    /// the server exits. Nothing by default.
+    fn stop(&self) -> BoxFuture<'_, ()> {
+        Box::pin(async {})
+    }
 }
 
 /// What every service shares: the store, the bus, the trace, the defaults, and a way back

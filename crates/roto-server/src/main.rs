@@ -2,8 +2,8 @@
 //!
 //! Parses the flags, opens the store, builds the services and the dispatcher, runs the
 //! setup scripts, then listens: one start line on stdout once the port is open, graceful
-//! stop on SIGINT/SIGTERM (stop accepting, finish in-flight requests, flush the store,
-//! exit 0).
+//! stop on SIGINT/SIGTERM (stop accepting, finish in-flight requests, stop the services'
+//! outside work such as Lambda's runtime processes, flush the store, exit 0).
 
 mod cli;
 mod http;
@@ -119,11 +119,15 @@ async fn run(cli: Cli, mode: roto_core::store::StoreMode) -> Result<(), String> 
         );
         let _ = out.flush();
     }
+    let running = services.clone();
     let app = Arc::new(App {
         dispatcher: dispatcher.clone(),
         router: Router::new(services, cli.account_id, cli.region, cli.domain),
     });
     accept_until_signal(listener, app).await;
+    for service in &running {
+        service.stop().await;
+    }
     env.store.flush();
     Ok(())
 }

@@ -232,6 +232,10 @@ impl Service for Lambda {
     fn deliver<'a>(&'a self, event: &'a Event) -> BoxFuture<'a, Result<(), DeliveryError>> {
         Box::pin(async move { Ok(self.accept_delivery(event)?) })
     }
+
+    fn stop(&self) -> BoxFuture<'_, ()> {
+        self.executor.stop()
+    }
 }
 
 /// `ResourceNotFoundException` for a function ARN (qualified where a version was named).

@@ -107,6 +107,13 @@ pub trait Executor: Send + Sync {
     /// Stops the idle instances whose key starts with `prefix` (the function changed or
     /// was deleted); busy ones stop when their invocation ends.
     fn retire(&self, prefix: &str);
+
+    /// Stops the idle instances before the server exits, and waits (briefly) until they are
+    /// gone, so that no runtime outlives the server.
+    fn stop(&self) -> BoxFuture<'_, ()> {
+        self.retire("");
+        Box::pin(async {})
+    }
 }
 
 /// The executor named `name`.

@@ -12,7 +12,7 @@ use std::io;
 use std::net::{Ipv4Addr, SocketAddr};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use roto_core::{AwsError, AwsResult, BoxFuture, Env};
@@ -25,6 +25,9 @@ use super::{
     standard_environment, unpack, unsupported, Executor, Invocation, Outcome, Paths, Spec,
 };
 
+/// How long a stopping server waits for its runtime processes to exit (a busy one is killed
+/// when the server exits).
+const STOP_WAIT: Duration = Duration::from_secs(1);
 /// How long to let a `provided` runtime's last lines arrive (it writes no end marker).
 const PROVIDED_DRAIN_WAIT: Duration = Duration::from_millis(5);
 
@@ -46,6 +49,8 @@ pub struct ProcessExecutor {
     pool: Pool,
     /// The Python interpreter behind `python3`, found on first use.
     python: OnceLock<PathBuf>,
+    /// The tasks that reap the runtime processes (they end when their process has exited).
+    watchers: Mutex<Vec<tokio::task::JoinHandle<()>>>,
 }
 
 impl ProcessExecutor {
@@ -61,6 +66,7 @@ impl ProcessExecutor {
             root,
             pool: Pool::default(),
             python: OnceLock::new(),
+            watchers: Mutex::default(),
         })
     }
 
@@ -185,7 +191,7 @@ impl ProcessExecutor {
         let (kill, killed) = oneshot::channel::<()>();
         {
             let api = api.clone();
-            tokio::spawn(async move {
+            let watcher = tokio::spawn(async move {
                 let message = tokio::select! {
                     status = child.wait() => match status {
                         Ok(s) => sandbox::exit_message(s.code().map(i64::from)),
@@ -198,6 +204,9 @@ impl ProcessExecutor {
                 };
                 api.exited(message);
             });
+            let mut watchers = self.watchers.lock().unwrap_or_else(|p| p.into_inner());
+            watchers.retain(|w| !w.is_finished());
+            watchers.push(watcher);
         }
         Ok(Instance::new(
             &spec.key,
@@ -255,5 +264,19 @@ impl Executor for ProcessExecutor {
 
     fn retire(&self, prefix: &str) {
         self.pool.retire(prefix);
+    }
+
+    fn stop(&self) -> BoxFuture<'_, ()> {
+        self.pool.retire("");
+        let watchers =
+            std::mem::take(&mut *self.watchers.lock().unwrap_or_else(|p| p.into_inner()));
+        Box::pin(async move {
+            let exited = async {
+                for watcher in watchers {
+                    let _ = watcher.await;
+                }
+            };
+            let _ = tokio::time::timeout(STOP_WAIT, exited).await;
+        })
     }
 }
