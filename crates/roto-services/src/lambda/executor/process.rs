@@ -49,6 +49,9 @@ pub struct ProcessExecutor {
     pool: Pool,
     /// The Python interpreter behind `python3`, found on first use.
     python: OnceLock<PathBuf>,
+    /// The `node` on the PATH, found on first use: a program named by its path starts
+    /// through `posix_spawn`, where one the child's PATH must find costs a `fork`.
+    node: OnceLock<PathBuf>,
     /// The tasks that reap the runtime processes (they end when their process has exited).
     watchers: Mutex<Vec<tokio::task::JoinHandle<()>>>,
 }
@@ -66,6 +69,7 @@ impl ProcessExecutor {
             root,
             pool: Pool::default(),
             python: OnceLock::new(),
+            node: OnceLock::new(),
             watchers: Mutex::default(),
         })
     }
@@ -94,8 +98,12 @@ impl ProcessExecutor {
                 Drain::Marker,
             ))
         } else if runtime.starts_with("nodejs") {
+            let node = self.node.get_or_init(|| {
+                super::python::on_path("node", std::env::var_os("PATH").as_deref())
+                    .unwrap_or_else(|| "node".into())
+            });
             Ok((
-                "node".into(),
+                node.clone(),
                 vec![self.runtime_dir().join("bootstrap.js")],
                 Drain::Marker,
             ))

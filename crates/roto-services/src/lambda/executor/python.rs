@@ -25,7 +25,7 @@ pub(super) fn interpreter() -> PathBuf {
 }
 
 /// The first executable file named `program` in the PATH's directories.
-fn on_path(program: &str, path: Option<&std::ffi::OsStr>) -> Option<PathBuf> {
+pub(super) fn on_path(program: &str, path: Option<&std::ffi::OsStr>) -> Option<PathBuf> {
     use std::os::unix::fs::PermissionsExt;
     std::env::split_paths(path?)
         .map(|dir| dir.join(program))
