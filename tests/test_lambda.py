@@ -533,6 +533,30 @@ def test_import_errors_and_missing_handlers(lam):
     assert out["errorType"] == "Runtime.HandlerNotFound"
 
 
+RESULTS_HANDLER = '''
+from decimal import Decimal
+def handler(event, context):
+    if event.get("set"):
+        return {1, 2}
+    return {"price": Decimal("12.5"), "count": Decimal("3"), "name": "caf\u00e9 \u2603"}
+'''
+
+
+@pytest.mark.parametrize("runtime, name", [
+    ("python3.12", '"caf\u00e9 \u2603"'),
+    ("python3.11", '"caf\\u00e9 \\u2603"'),
+])
+def test_results_are_marshalled_as_lambdas_python_runtime_does(lam, runtime, name):
+    fn = create(lam, runtime=runtime, files={"app.py": RESULTS_HANDLER})
+    resp = lam.invoke(FunctionName=fn, Payload=b"{}")
+    assert "FunctionError" not in resp
+    assert resp["Payload"].read().decode() == '{"price": 12.5, "count": 3.0, "name": %s}' % name
+    resp, out = invoke(lam, fn, {"set": True})
+    assert resp["FunctionError"] == "Unhandled"
+    assert out["errorType"] == "Runtime.MarshalError"
+    assert out["errorMessage"] == "Unable to marshal response: Object of type set is not JSON serializable"
+
+
 def test_handler_reaches_roto_through_boto3(server, lam):
     site = next(p for p in sys.path if p.endswith("site-packages"))
     handler = '''

@@ -55,14 +55,32 @@ def json_loads(data):
     return value
 
 
+def runtime_version():
+    _, _, version = os.environ.get("AWS_EXECUTION_ENV", "").rpartition("python")
+    try:
+        return tuple(int(part) for part in version.split("."))
+    except ValueError:
+        return ()
+
+
+# As Lambda's own Python runtime does: from python3.12 on, results keep non-ASCII text as it
+# is rather than as \u escapes.
+ENCODE_TEXT = _json.encode_basestring if runtime_version() >= (3, 12) else _json.encode_basestring_ascii
+
+
 def unserializable(value):
+    """What Lambda's runtime writes for a value json cannot: a Decimal (as DynamoDB's
+    resource API returns numbers) as the number it holds; anything else is an error."""
+    decimal = sys.modules.get("decimal")
+    if decimal is not None and isinstance(value, decimal.Decimal):
+        return float(value)
     raise TypeError("Object of type %s is not JSON serializable" % type(value).__name__)
 
 
 def json_dumps(value):
-    """The JSON text json.dumps gives for `value` (each call marks its own containers, as
-    json.dumps does, to find circular references)."""
-    encode = _json.make_encoder({}, unserializable, _json.encode_basestring_ascii, None, ": ", ", ", False, False, True)
+    """The JSON text of `value`, with json.dumps's separators (each call marks its own
+    containers, as json.dumps does, to find circular references)."""
+    encode = _json.make_encoder({}, unserializable, ENCODE_TEXT, None, ": ", ", ", False, False, True)
     return "".join(encode(value, 0))
 
 
