@@ -379,6 +379,7 @@ def test_python_error_is_unhandled_with_the_real_document(lam, logs, py_fn):
     assert out["errorType"] == "ValueError" and out["errorMessage"] == "boom: bad input"
     assert any("raise ValueError" in frame for frame in out["stackTrace"])
     request_id = resp["ResponseMetadata"]["RequestId"]
+    assert out["requestId"] == request_id
     assert wait_for(lambda: any(m.startswith("REPORT") for m in logged_lines(logs, py_fn, request_id)))
     _, ok = invoke(lam, py_fn, {})
     assert ok["echo"] == {}  # the instance survived its handler's exception
@@ -555,6 +556,7 @@ def test_results_are_marshalled_as_lambdas_python_runtime_does(lam, runtime, nam
     assert resp["FunctionError"] == "Unhandled"
     assert out["errorType"] == "Runtime.MarshalError"
     assert out["errorMessage"] == "Unable to marshal response: Object of type set is not JSON serializable"
+    assert out["requestId"] == resp["ResponseMetadata"]["RequestId"]
 
 
 def test_handler_reaches_roto_through_boto3(server, lam):

@@ -190,6 +190,16 @@ def load():
     return function
 
 
+def invocation_failed(request_id, document, error_type):
+    """Logs an invocation's error and posts its document, which names the request as
+    Lambda's runtime does."""
+    document["requestId"] = request_id
+    report(document)
+    end()
+    call("POST", "invocation/%s/error" % request_id, json_dumps(document),
+         {"Lambda-Runtime-Function-Error-Type": error_type})
+
+
 def main():
     add_site_packages()
     function = load()
@@ -205,21 +215,14 @@ def main():
             event = json_loads(body) if body else {}
             result = function(event, context)
         except Exception as error:  # noqa: BLE001 - the function's failure is reported
-            document = error_document(error)
-            report(document)
-            end()
-            call("POST", "invocation/%s/error" % request_id, json_dumps(document),
-                 {"Lambda-Runtime-Function-Error-Type": "Unhandled"})
+            invocation_failed(request_id, error_document(error), "Unhandled")
             continue
         try:
             payload = json_dumps(result)
         except (TypeError, ValueError) as error:
             document = error_document(error, "Runtime.MarshalError", stack=False)
             document["errorMessage"] = "Unable to marshal response: %s" % error
-            report(document)
-            end()
-            call("POST", "invocation/%s/error" % request_id, json_dumps(document),
-                 {"Lambda-Runtime-Function-Error-Type": "Runtime.MarshalError"})
+            invocation_failed(request_id, document, "Runtime.MarshalError")
             continue
         end()
         call("POST", "invocation/%s/response" % request_id, payload)
