@@ -534,6 +534,30 @@ def test_import_errors_and_missing_handlers(lam):
     assert out["errorType"] == "Runtime.HandlerNotFound"
 
 
+LOGGING_HANDLER = '''
+import logging
+logging.basicConfig(level=logging.DEBUG)  # Lambda's root logger has its handler already
+logger = logging.getLogger()
+logger.setLevel(logging.INFO)
+def handler(event, context):
+    logger.info("processing %s", event["id"])
+    logging.getLogger("app.db").debug("below the level")
+    return "ok"
+'''
+
+
+def test_python_logging_writes_lambdas_log_lines(lam):
+    fn = create(lam, files={"app.py": LOGGING_HANDLER})
+    resp, out = invoke(lam, fn, {"id": 7}, LogType="Tail")
+    assert out == "ok"
+    request_id = resp["ResponseMetadata"]["RequestId"]
+    lines = base64.b64decode(resp["LogResult"]).decode().splitlines()
+    logged = [line for line in lines if "processing 7" in line]
+    assert len(logged) == 1, lines
+    assert re.fullmatch(r"\[INFO\]\t\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z\t%s\tprocessing 7" % request_id, logged[0])
+    assert not any("below the level" in line for line in lines)
+
+
 RESULTS_HANDLER = '''
 from decimal import Decimal
 def handler(event, context):

@@ -190,6 +190,56 @@ def load():
     return function
 
 
+class RequestLog:
+    """The root logger's handler in Lambda's Python runtime, which writes records to the
+    function's log as `[LEVEL]\ttime\trequest id\tmessage`. Importing logging costs a good
+    part of a cold start, so the handler is installed when the function's code first imports
+    logging (this class is a `sys.meta_path` finder for that one module), before that code
+    goes on: its `logging.basicConfig()` then finds the handler and does nothing, as in
+    Lambda."""
+
+    request_id = ""
+
+    @classmethod
+    def find_spec(cls, name, path=None, target=None):
+        if name != "logging":
+            return None
+        sys.meta_path.remove(cls)
+        for finder in sys.meta_path:
+            spec = finder.find_spec(name, path, target) if hasattr(finder, "find_spec") else None
+            if spec is not None and spec.loader is not None:
+                spec.loader = cls.Loader(spec.loader)
+                return spec
+        return None
+
+    class Loader:
+        def __init__(self, loader):
+            self.loader = loader
+
+        def create_module(self, spec):
+            return self.loader.create_module(spec)
+
+        def exec_module(self, module):
+            self.loader.exec_module(module)
+            RequestLog.install(module)
+
+    @classmethod
+    def install(cls, logging):
+        class RequestIdFilter(logging.Filter):
+            def filter(self, record):
+                record.aws_request_id = cls.request_id
+                return True
+
+        formatter = logging.Formatter("[%(levelname)s]\t%(asctime)s.%(msecs)03dZ\t%(aws_request_id)s\t%(message)s\n",
+                                      "%Y-%m-%dT%H:%M:%S")
+        formatter.converter = time.gmtime
+        handler = logging.StreamHandler(sys.stdout)
+        handler.terminator = ""
+        handler.setFormatter(formatter)
+        handler.addFilter(RequestIdFilter())
+        logging.getLogger().addHandler(handler)
+
+
 def invocation_failed(request_id, document, error_type):
     """Logs an invocation's error and posts its document, which names the request as
     Lambda's runtime does."""
@@ -202,6 +252,7 @@ def invocation_failed(request_id, document, error_type):
 
 def main():
     add_site_packages()
+    sys.meta_path.insert(0, RequestLog)
     function = load()
     while True:
         headers, body = call("GET", "invocation/next")
@@ -210,6 +261,7 @@ def main():
         arn = headers.get("lambda-runtime-invoked-function-arn")
         client_context = headers.get("lambda-runtime-client-context")
         os.environ["_X_AMZN_TRACE_ID"] = headers.get("lambda-runtime-trace-id") or ""
+        RequestLog.request_id = request_id or ""
         context = Context(request_id, deadline, arn, json_loads(client_context) if client_context else None)
         try:
             event = json_loads(body) if body else {}
