@@ -558,6 +558,28 @@ def test_python_logging_writes_lambdas_log_lines(lam):
     assert not any("below the level" in line for line in lines)
 
 
+CONTEXT_HANDLER = '''
+def handler(event, context):
+    cc = context.client_context
+    return {"custom": cc and cc.custom, "env": cc and cc.env,
+            "app": cc and cc.client and cc.client.app_title,
+            "identity": [context.identity.cognito_identity_id, context.identity.cognito_identity_pool_id]}
+'''
+
+
+def test_client_context_reaches_the_handler_decoded(lam):
+    fn = create(lam, files={"app.py": CONTEXT_HANDLER})
+    document = {"custom": {"tenant": "t-1"}, "env": {"locale": "en"}, "client": {"app_title": "shop"}}
+    encoded = base64.b64encode(json.dumps(document).encode()).decode()
+    _, out = invoke(lam, fn, {}, ClientContext=encoded)
+    assert out == {"custom": {"tenant": "t-1"}, "env": {"locale": "en"}, "app": "shop", "identity": [None, None]}
+    assert invoke(lam, fn, {})[1] == {"custom": None, "env": None, "app": None, "identity": [None, None]}
+    node = create(lam, runtime="nodejs20.x", handler="index.handler",
+                  files={"index.js": "exports.handler = async (e, context) => context.clientContext ?? null;\n"})
+    assert invoke(lam, node, {}, ClientContext=encoded)[1] == document
+    assert invoke(lam, node, {})[1] is None
+
+
 RESULTS_HANDLER = '''
 from decimal import Decimal
 def handler(event, context):

@@ -594,7 +594,11 @@ impl Lambda {
                 payload
             },
             invoked_arn,
-            client_context: input.str("ClientContext").map(str::to_string),
+            // Lambda passes a client context to synchronous invocations only.
+            client_context: input
+                .str("ClientContext")
+                .filter(|_| invocation_type == "RequestResponse")
+                .and_then(decoded_client_context),
         };
         let runner = self.runner.clone();
         match invocation_type {
@@ -623,6 +627,16 @@ impl Lambda {
         }
         Ok(out)
     }
+}
+
+/// The JSON a `ClientContext` carries base64-encoded, as Lambda hands it to the runtime;
+/// `None` when it is not base64-encoded JSON.
+fn decoded_client_context(encoded: &str) -> Option<String> {
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(encoded.trim())
+        .ok()?;
+    serde_json::from_slice::<serde_json::Value>(&bytes).ok()?;
+    String::from_utf8(bytes).ok()
 }
 
 #[cfg(test)]

@@ -124,6 +124,7 @@ async function main() {
     const deadline = Number(next.headers["lambda-runtime-deadline-ms"] || 0);
     currentRequestId = requestId;
     process.env._X_AMZN_TRACE_ID = next.headers["lambda-runtime-trace-id"] || "";
+    const clientContext = next.headers["lambda-runtime-client-context"];
     const context = {
       awsRequestId: requestId,
       invokedFunctionArn: next.headers["lambda-runtime-invoked-function-arn"],
@@ -132,6 +133,7 @@ async function main() {
       memoryLimitInMB: process.env.AWS_LAMBDA_FUNCTION_MEMORY_SIZE,
       logGroupName: process.env.AWS_LAMBDA_LOG_GROUP_NAME,
       logStreamName: process.env.AWS_LAMBDA_LOG_STREAM_NAME,
+      clientContext: clientContext ? JSON.parse(clientContext) : undefined,
       callbackWaitsForEmptyEventLoop: true,
       getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
     };

@@ -126,6 +126,25 @@ def report(document):
     print("[ERROR] %s: %s%s" % (document["errorType"], document["errorMessage"], tail), file=sys.stderr)
 
 
+class Fields:
+    """An object with the named fields of a JSON object (None where absent), as Lambda's
+    runtime gives `context.client_context` and `context.identity`."""
+
+    def __init__(self, names, values):
+        for name in names:
+            setattr(self, name, values.get(name))
+
+
+def client_context_of(document):
+    if document is None:
+        return None
+    client_context = Fields(("custom", "env", "client"), document)
+    if client_context.client is not None:
+        client_context.client = Fields(("installation_id", "app_title", "app_version_name",
+                                        "app_version_code", "app_package_name"), client_context.client)
+    return client_context
+
+
 class Context:
     def __init__(self, request_id, deadline_ms, arn, client_context):
         self.aws_request_id = request_id
@@ -135,8 +154,8 @@ class Context:
         self.memory_limit_in_mb = os.environ.get("AWS_LAMBDA_FUNCTION_MEMORY_SIZE")
         self.log_group_name = os.environ.get("AWS_LAMBDA_LOG_GROUP_NAME")
         self.log_stream_name = os.environ.get("AWS_LAMBDA_LOG_STREAM_NAME")
-        self.client_context = client_context
-        self.identity = None
+        self.client_context = client_context_of(client_context)
+        self.identity = Fields(("cognito_identity_id", "cognito_identity_pool_id"), {})
         self._deadline_ms = deadline_ms
 
     def get_remaining_time_in_millis(self):
