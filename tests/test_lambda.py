@@ -470,6 +470,17 @@ def test_node_handler_success_and_error(lam):
     assert isinstance(err["trace"], list) and err["trace"][0].startswith("TypeError: node boom")
 
 
+def test_node_console_levels_are_lambdas(lam):
+    handler = ("exports.handler = async () => { console.warn('careful %d', 1); console.error('bad');"
+               " console.debug('dbg'); console.trace('deep'); return 1; };\n")
+    name = create(lam, runtime="nodejs20.x", handler="index.handler", files={"index.js": handler})
+    resp, _ = invoke(lam, name, {}, LogType="Tail")
+    request_id = resp["ResponseMetadata"]["RequestId"]
+    log = base64.b64decode(resp["LogResult"]).decode()
+    for level, message in [("WARN", "careful 1"), ("ERROR", "bad"), ("DEBUG", "dbg"), ("TRACE", "deep")]:
+        assert re.search(r"\d{4}-\d\d-\d\dT[\d:.]+Z\t%s\t%s\t%s\n" % (request_id, level, message), log), log
+
+
 def test_provided_runtime_runs_the_bootstrap(lam):
     name = unique("shell")
     lam.create_function(FunctionName=name, Runtime="provided.al2023", Role=ROLE, Handler="unused",

@@ -34,8 +34,9 @@ function call(method, p, body, headers) {
   });
 }
 
-for (const [name, level] of [["log", "INFO"], ["info", "INFO"], ["warn", "WARN"], ["error", "ERROR"], ["debug", "DEBUG"]]) {
-  const stream = level === "INFO" || level === "DEBUG" ? process.stdout : process.stderr;
+const LEVELS = [["log", "INFO"], ["info", "INFO"], ["warn", "WARN"], ["error", "ERROR"], ["debug", "DEBUG"], ["trace", "TRACE"]];
+for (const [name, level] of LEVELS) {
+  const stream = ["INFO", "DEBUG", "TRACE"].includes(level) ? process.stdout : process.stderr;
   console[name] = (...args) => {
     stream.write(`${new Date().toISOString()}\t${currentRequestId || "undefined"}\t${level}\t${util.format(...args)}\n`);
   };
