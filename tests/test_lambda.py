@@ -543,6 +543,19 @@ def test_import_errors_and_missing_handlers(lam):
     missing = create(lam, handler="app.nope")
     _, out = invoke(lam, missing, {})
     assert out["errorType"] == "Runtime.HandlerNotFound"
+    syntax = create(lam, files={"app.py": "def handler(event, context)\n    return 1\n"})
+    _, out = invoke(lam, syntax, {})
+    assert out["errorType"] == "Runtime.UserCodeSyntaxError"
+    assert out["errorMessage"].startswith("Syntax error in module 'app': ")
+    assert out["stackTrace"][0].startswith('  File "') and " Line 1\n" in out["stackTrace"][0]
+    failing = create(lam, files={"app.py": "raise RuntimeError('no configuration')\n"})
+    resp, out = invoke(lam, failing, {})
+    assert resp["FunctionError"] == "Unhandled"
+    assert out["errorType"] == "RuntimeError" and out["errorMessage"] == "no configuration"
+    builtin = create(lam, handler="sys.handler")
+    _, out = invoke(lam, builtin, {})
+    assert out == {"errorType": "Runtime.BuiltInModuleConflict", "errorMessage": "Cannot use built-in module sys as a handler module",
+                   "requestId": "", "stackTrace": []}
 
 
 LOGGING_HANDLER = '''

@@ -195,13 +195,21 @@ def load():
         init_failure({"errorMessage": "Bad handler '%s': not enough values to unpack (expected 2, got 1)" % handler,
                       "errorType": "Runtime.MalformedHandlerName", "requestId": "", "stackTrace": []})
     sys.path.insert(0, os.environ["LAMBDA_TASK_ROOT"])
+    if module_name.split(".")[0] in sys.builtin_module_names:
+        init_failure({"errorMessage": "Cannot use built-in module %s as a handler module" % module_name,
+                      "errorType": "Runtime.BuiltInModuleConflict", "requestId": "", "stackTrace": []})
     try:
-        module_name = module_name.replace("/", ".")
-        __import__(module_name)
-        module = sys.modules[module_name]
-    except Exception as error:  # noqa: BLE001 - any import failure is the function's
+        __import__(module_name.replace("/", "."))
+        module = sys.modules[module_name.replace("/", ".")]
+    except ImportError as error:
         init_failure({"errorMessage": "Unable to import module '%s': %s" % (module_name, error),
                       "errorType": "Runtime.ImportModuleError", "requestId": "", "stackTrace": []})
+    except SyntaxError as error:
+        init_failure({"errorMessage": "Syntax error in module '%s': %s" % (module_name, error),
+                      "errorType": "Runtime.UserCodeSyntaxError", "requestId": "",
+                      "stackTrace": ['  File "%s" Line %s\n    %s' % (error.filename, error.lineno, error.text)]})
+    except Exception as error:  # noqa: BLE001 - the module's own failure is the function's
+        init_failure(error_document(error))
     function = getattr(module, function_name, None)
     if function is None:
         init_failure({"errorMessage": "Handler '%s' missing on module '%s'" % (function_name, module_name),
