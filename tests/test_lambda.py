@@ -534,6 +534,27 @@ def test_a_bootstrap_that_cannot_run_is_an_invalid_entrypoint(lam, logs, files, 
     assert "Status: error\tError Type: Runtime.InvalidEntrypoint" in log
 
 
+def test_payloads_over_the_invocation_limits_are_refused(lam, py_fn):
+    big = json.dumps("x" * (6 * 1024 * 1024)).encode()
+    with pytest.raises(ClientError) as e:
+        lam.invoke(FunctionName=py_fn, Payload=big)
+    assert error_of(e) == ("RequestTooLargeException", "Request must be smaller than 6291456 bytes for the InvokeFunction operation", 413)
+    event = json.dumps("x" * (1024 * 1024)).encode()
+    with pytest.raises(ClientError) as e:
+        lam.invoke(FunctionName=py_fn, InvocationType="Event", Payload=event)
+    assert error_of(e) == ("RequestTooLargeException",
+                           f"{len(event)} byte payload is too large for the Event invocation type (limit 1048576 bytes)", 413)
+
+
+def test_a_response_over_the_limit_is_a_function_error(lam):
+    fn = create(lam, files={"app.py": "def handler(event, context):\n    return 'x' * event['n']\n"})
+    resp, out = invoke(lam, fn, {"n": 6291556 - 1})  # with its quotes, one byte over
+    assert resp["FunctionError"] == "Unhandled"
+    assert out == {"errorMessage": "Response payload size exceeded maximum allowed payload size (6291556 bytes).",
+                   "errorType": "Function.ResponseSizeTooLarge"}
+    assert invoke(lam, fn, {"n": 6291556 - 2})[1] == "x" * (6291556 - 2)
+
+
 def test_import_errors_and_missing_handlers(lam):
     broken = create(lam, files={"app.py": "import does_not_exist\n"})
     resp, out = invoke(lam, broken, {})

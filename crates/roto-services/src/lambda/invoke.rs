@@ -23,6 +23,9 @@ use super::{function_arn, target_of, Lambda};
 const MAX_SYNC_PAYLOAD: usize = 6 * 1024 * 1024;
 /// The largest asynchronous payload.
 const MAX_ASYNC_PAYLOAD: usize = 1024 * 1024;
+/// The largest response a synchronous invocation returns (Lambda's figure: 100 bytes over
+/// the request limit).
+const MAX_SYNC_RESPONSE: usize = MAX_SYNC_PAYLOAD + 100;
 /// How much of the log `LogType=Tail` returns.
 const TAIL_BYTES: usize = 4096;
 /// How many times a failed asynchronous invocation is retried.
@@ -563,14 +566,19 @@ impl Lambda {
             MAX_SYNC_PAYLOAD
         };
         if payload.len() > limit {
-            return Err(AwsError::new(
-                "RequestTooLargeException",
+            let message = if invocation_type == "Event" {
+                format!(
+                    "{} byte payload is too large for the Event invocation type (limit {limit} bytes)",
+                    payload.len()
+                )
+            } else {
                 format!(
                     "Request must be smaller than {limit} bytes for the InvokeFunction operation"
-                ),
-            )
-            .with_status(413)
-            .with_field("Type", "User"));
+                )
+            };
+            return Err(AwsError::new("RequestTooLargeException", message)
+                .with_status(413)
+                .with_field("Type", "User"));
         }
         if !payload.is_empty() {
             if let Err(e) = serde_json::from_slice::<serde_json::Value>(&payload) {
@@ -611,7 +619,16 @@ impl Lambda {
             _ => {}
         }
         let version = function.version_name();
-        let outcome = runner.run(ctx, &function, invocation).await?;
+        let mut outcome = runner.run(ctx, &function, invocation).await?;
+        if outcome.payload.len() > MAX_SYNC_RESPONSE {
+            outcome.payload = serde_json::json!({
+                "errorMessage": format!("Response payload size exceeded maximum allowed payload size ({MAX_SYNC_RESPONSE} bytes)."),
+                "errorType": "Function.ResponseSizeTooLarge",
+            })
+            .to_string()
+            .into_bytes();
+            outcome.function_error = Some("Unhandled".into());
+        }
         let mut out = Value::map()
             .with("StatusCode", 200i64)
             .with("ExecutedVersion", version)
