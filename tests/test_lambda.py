@@ -534,6 +534,20 @@ def test_a_bootstrap_that_cannot_run_is_an_invalid_entrypoint(lam, logs, files, 
     assert "Status: error\tError Type: Runtime.InvalidEntrypoint" in log
 
 
+@pytest.mark.parametrize("source, error_type, message", [
+    ("exports.handler = async () => {;\n", "Runtime.UserCodeSyntaxError", "SyntaxError: "),
+    ("require('no-such-package');\nexports.handler = async () => 1;\n", "Runtime.ImportModuleError",
+     "Error: Cannot find module 'no-such-package'"),
+    ("throw new TypeError('no configuration');\n", "TypeError", "no configuration"),
+])
+def test_node_init_failures_are_sorted_as_lambda_does(lam, source, error_type, message):
+    fn = create(lam, runtime="nodejs20.x", handler="index.handler", files={"index.js": source})
+    resp, out = invoke(lam, fn, {})
+    assert resp["FunctionError"] == "Unhandled"
+    assert out["errorType"] == error_type
+    assert out["errorMessage"].startswith(message), out
+
+
 def test_payloads_over_the_invocation_limits_are_refused(lam, py_fn):
     big = json.dumps("x" * (6 * 1024 * 1024)).encode()
     with pytest.raises(ClientError) as e:

@@ -90,8 +90,16 @@ async function load() {
       }
     }
   } catch (error) {
+    // As Lambda's runtime sorts them: a syntax error, a module that cannot be found (the
+    // handler's own dependencies), else the module's own exception.
     const doc = errorDocument(error);
-    return initFailure({ errorType: "Runtime.UserCodeSyntaxError", errorMessage: doc.errorMessage, trace: doc.trace });
+    if (error instanceof SyntaxError) {
+      return initFailure({ errorType: "Runtime.UserCodeSyntaxError", errorMessage: String(error), trace: doc.trace });
+    }
+    if (error && ["MODULE_NOT_FOUND", "ERR_MODULE_NOT_FOUND"].includes(error.code)) {
+      return initFailure({ errorType: "Runtime.ImportModuleError", errorMessage: String(error), trace: doc.trace });
+    }
+    return initFailure(doc);
   }
   const fn = mod[functionName] || (mod.default && mod.default[functionName]);
   if (typeof fn !== "function") {
