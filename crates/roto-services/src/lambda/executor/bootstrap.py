@@ -199,8 +199,9 @@ def load():
         init_failure({"errorMessage": "Cannot use built-in module %s as a handler module" % module_name,
                       "errorType": "Runtime.BuiltInModuleConflict", "requestId": "", "stackTrace": []})
     try:
-        __import__(module_name.replace("/", "."))
-        module = sys.modules[module_name.replace("/", ".")]
+        import_name = module_name.replace("/", ".")
+        __import__(import_name)
+        module = sys.modules[import_name]
     except ImportError as error:
         init_failure({"errorMessage": "Unable to import module '%s': %s" % (module_name, error),
                       "errorType": "Runtime.ImportModuleError", "requestId": "", "stackTrace": []})

@@ -74,12 +74,10 @@ fn platform_of(architecture: &str) -> &'static str {
 /// What the container runs: the image's runtime bootstrap, or for `provided.*` the
 /// function's `bootstrap` (in its code, else in a layer), as Lambda looks for it.
 fn entrypoint_of(runtime: &str, task: &Path, opt: &Path) -> &'static str {
-    if !runtime.starts_with("provided") {
-        "/var/runtime/bootstrap"
-    } else if !task.join("bootstrap").exists() && opt.join("bootstrap").exists() {
-        "/opt/bootstrap"
+    if runtime.starts_with("provided") {
+        super::provided_bootstrap(task, opt).1
     } else {
-        "/var/task/bootstrap"
+        "/var/runtime/bootstrap"
     }
 }
 

@@ -116,6 +116,27 @@ pub trait Executor: Send + Sync {
     }
 }
 
+/// The first executable file named `program` in the PATH's directories.
+fn on_path(program: &str, path: Option<&std::ffi::OsStr>) -> Option<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    std::env::split_paths(path?)
+        .map(|dir| dir.join(program))
+        .find(|p| {
+            std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        })
+}
+
+/// Where a `provided` function's `bootstrap` is, as Lambda looks for it: in its code, else
+/// in a layer. Gives the directory of the unpacked code or layers that holds it, and the
+/// path Lambda's sandbox has for it.
+fn provided_bootstrap<'a>(task: &'a Path, opt: &'a Path) -> (&'a Path, &'static str) {
+    if !task.join("bootstrap").exists() && opt.join("bootstrap").exists() {
+        (opt, "/opt/bootstrap")
+    } else {
+        (task, "/var/task/bootstrap")
+    }
+}
+
 /// The executor named `name`.
 pub fn build(env: &Arc<Env>, name: &str) -> io::Result<Arc<dyn Executor>> {
     match name {

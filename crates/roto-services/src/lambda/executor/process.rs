@@ -4,8 +4,9 @@
 //! and its own loopback Runtime API listener (see [`super::sandbox`]). python and node
 //! run the small bootstraps Roto ships; `provided.*` runs the zip's `bootstrap`.
 //!
-//! The runtime's stdout and stderr are one pipe, so its lines keep their order; Roto's bootstraps write an end marker before posting
-//! each result, so an invocation's lines are all read before it returns.
+//! The runtime's stdout and stderr are one pipe, so its lines keep their order; Roto's
+//! bootstraps write an end marker before posting each result, so an invocation's lines are
+//! all read before it returns.
 
 use std::collections::BTreeMap;
 use std::io;
@@ -99,7 +100,7 @@ impl ProcessExecutor {
             ))
         } else if runtime.starts_with("nodejs") {
             let node = self.node.get_or_init(|| {
-                super::python::on_path("node", std::env::var_os("PATH").as_deref())
+                super::on_path("node", std::env::var_os("PATH").as_deref())
                     .unwrap_or_else(|| "node".into())
             });
             Ok((
@@ -108,9 +109,8 @@ impl ProcessExecutor {
                 Drain::Marker,
             ))
         } else if runtime.starts_with("provided") {
-            let in_layer = !task.join("bootstrap").exists() && opt.join("bootstrap").exists();
             Ok((
-                if in_layer { opt } else { task }.join("bootstrap"),
+                super::provided_bootstrap(task, opt).0.join("bootstrap"),
                 Vec::new(),
                 Drain::Wait(PROVIDED_DRAIN_WAIT),
             ))
@@ -161,11 +161,7 @@ impl ProcessExecutor {
         let mut child = match cmd.spawn() {
             Ok(child) => child,
             Err(e) if spec.runtime.starts_with("provided") => {
-                let lambda_path = if program.starts_with(&opt) {
-                    "/opt/bootstrap"
-                } else {
-                    "/var/task/bootstrap"
-                };
+                let (_, lambda_path) = super::provided_bootstrap(&task, &opt);
                 return Err(StartFailure::Entrypoint(entrypoint_error(&e, lambda_path)));
             }
             Err(e) => {

@@ -10,6 +10,8 @@
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
+use super::on_path;
+
 /// The interpreter to run, or plain `python3` when the PATH has none.
 pub(super) fn interpreter() -> PathBuf {
     let Some(found) = on_path("python3", std::env::var_os("PATH").as_deref()) else {
@@ -22,16 +24,6 @@ pub(super) fn interpreter() -> PathBuf {
     pyenv_interpreter(&found, std::env::var("PYENV_VERSION").ok().as_deref(), &cwd)
         .or_else(|| ask(&found))
         .unwrap_or(found)
-}
-
-/// The first executable file named `program` in the PATH's directories.
-pub(super) fn on_path(program: &str, path: Option<&std::ffi::OsStr>) -> Option<PathBuf> {
-    use std::os::unix::fs::PermissionsExt;
-    std::env::split_paths(path?)
-        .map(|dir| dir.join(program))
-        .find(|p| {
-            std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-        })
 }
 
 fn is_script(path: &Path) -> bool {

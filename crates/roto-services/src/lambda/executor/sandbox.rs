@@ -440,7 +440,6 @@ pub(super) fn exit_message(code: Option<i64>) -> String {
     }
 }
 
-/// The error document of a failure Roto detects itself (timeouts, exits).
 /// How a runtime that failed outside the handler shows: the line in the function's log,
 /// the error document the invocation returns, and the `REPORT` line's status.
 struct RuntimeFailure {
@@ -460,6 +459,7 @@ impl RuntimeFailure {
     }
 }
 
+/// The error document of a failure Roto detects itself (timeouts, exits).
 fn error_document(error_type: &str, message: &str) -> Vec<u8> {
     serde_json::json!({"errorType": error_type, "errorMessage": message})
         .to_string()
