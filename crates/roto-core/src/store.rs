@@ -17,6 +17,10 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior};
 
+mod recovery;
+
+pub use recovery::Sweep;
+
 /// The largest blob kept in the database rather than in a file.
 pub const INLINE_LIMIT: usize = 64 * 1024;
 
@@ -51,6 +55,8 @@ pub struct Store {
     conn: Arc<Mutex<Connection>>,
     blobs: PathBuf,
     _temp: Option<tempfile::TempDir>,
+    /// The `(table, column)` pairs that hold blob ids, as services declare them.
+    blob_columns: Mutex<Vec<(String, String)>>,
 }
 
 /// A blob being written; becomes visible under its id once finished.
@@ -239,18 +245,15 @@ impl Store {
                 (conn, temp.path().to_path_buf(), Some(temp))
             }
             StoreMode::Persistent(dir) | StoreMode::Durable(dir) => {
-                std::fs::create_dir_all(dir.join("blobs"))?;
-                let conn = Connection::open(dir.join("roto.db")).map_err(to_io)?;
+                let blobs = recovery::prepare_dir(dir)?;
                 let sync = if matches!(mode, StoreMode::Durable(_)) {
                     "FULL"
                 } else {
                     "NORMAL"
                 };
-                conn.execute_batch(&format!(
-                    "PRAGMA journal_mode=WAL; PRAGMA synchronous={sync}; PRAGMA busy_timeout=5000;"
-                ))
-                .map_err(to_io)?;
-                (conn, dir.join("blobs"), None)
+                let conn = recovery::open_database(dir, sync)?;
+                recovery::check_integrity(dir, &conn)?;
+                (conn, blobs, None)
             }
         };
         conn.execute_batch(
@@ -263,6 +266,7 @@ impl Store {
             conn: Arc::new(Mutex::new(conn)),
             blobs,
             _temp: temp,
+            blob_columns: Mutex::default(),
         })
     }
 
@@ -276,7 +280,7 @@ impl Store {
     /// first (with the column's default, else the zero of its type), so a data directory
     /// written by an earlier build opens with its data intact.
     pub fn migrate(&self, schema: &str) -> io::Result<()> {
-        let to_io = |e: rusqlite::Error| io::Error::other(e.to_string());
+        let to_io = |e| self.describe(e);
         let conn = self.lock();
         if !matches!(self.mode, StoreMode::Ephemeral) {
             add_missing_columns(&conn, schema).map_err(to_io)?;
@@ -308,7 +312,8 @@ impl Store {
         Ok(out)
     }
 
-    /// Starts a new blob.
+    /// Starts a new blob. The column its id is kept in must be declared with
+    /// [`Store::register_blob_column`], or the start-up sweep removes it.
     pub fn create_blob(&self) -> io::Result<BlobWriter> {
         Ok(BlobWriter {
             sink: Sink::Memory(Vec::new()),

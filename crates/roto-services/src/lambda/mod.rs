@@ -130,6 +130,9 @@ impl Lambda {
     /// Creates the service's tables and its executor (`lambda-executor` option).
     pub fn new(env: Arc<Env>) -> io::Result<Lambda> {
         env.store.migrate(SCHEMA)?;
+        env.store
+            .register_blob_column("lambda_functions", "code_blob");
+        env.store.register_blob_column("lambda_layers", "code_blob");
         let executor = executor::build(
             &env,
             env.option("lambda-executor")

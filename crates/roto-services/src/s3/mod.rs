@@ -159,6 +159,9 @@ impl S3 {
     /// Creates the service's tables.
     pub fn new(env: Arc<Env>) -> io::Result<S3> {
         env.store.migrate(SCHEMA)?;
+        for table in ["s3_objects", "s3_versions", "s3_parts"] {
+            env.store.register_blob_column(table, "blob");
+        }
         let last: i64 = env
             .store
             .with(|c| {
