@@ -32,8 +32,11 @@ pub(crate) struct CopySource {
 /// Parses `bucket/key`, `/bucket/key` or either with `?versionId=`, percent-encoded.
 pub(crate) fn parse_copy_source(text: &str) -> AwsResult<CopySource> {
     let (path, query) = text.split_once('?').unwrap_or((text, ""));
+    let encoding =
+        || errors::invalid_argument("Invalid copy source encoding.", "x-amz-copy-source", text);
     let decoded = percent_encoding::percent_decode_str(path.trim_start_matches('/'))
-        .decode_utf8_lossy()
+        .decode_utf8()
+        .map_err(|_| encoding())?
         .into_owned();
     let invalid =
         || errors::invalid_argument("Invalid copy source object key", "x-amz-copy-source", text);
@@ -41,14 +44,15 @@ pub(crate) fn parse_copy_source(text: &str) -> AwsResult<CopySource> {
     if bucket.is_empty() || key.is_empty() {
         return Err(invalid());
     }
-    let version = query
-        .split('&')
-        .find_map(|p| p.strip_prefix("versionId="))
-        .map(|v| {
+    let version = match query.split('&').find_map(|p| p.strip_prefix("versionId=")) {
+        Some(v) => Some(
             percent_encoding::percent_decode_str(v)
-                .decode_utf8_lossy()
-                .into_owned()
-        });
+                .decode_utf8()
+                .map_err(|_| encoding())?
+                .into_owned(),
+        ),
+        None => None,
+    };
     Ok(CopySource {
         bucket: bucket.to_string(),
         key: key.to_string(),

@@ -93,22 +93,30 @@ pub(crate) fn from_header(header: Option<&str>) -> AwsResult<Option<String>> {
     let Some(text) = header.filter(|t| !t.is_empty()) else {
         return Ok(None);
     };
-    let tags: Tags = form_urlencoded_pairs(text);
+    let tags = form_urlencoded_pairs(text).ok_or_else(|| {
+        errors::invalid_argument(
+            "The header 'x-amz-tagging' shall be encoded as UTF-8 then URLEncoded URL query parameters without tag name duplicates.",
+            "x-amz-tagging",
+            text,
+        )
+    })?;
     check(&tags, 10, "Object")?;
     Ok(to_json(&tags))
 }
 
-fn form_urlencoded_pairs(text: &str) -> Tags {
+/// The pairs of a URL-encoded form, or `None` if one does not decode to UTF-8.
+fn form_urlencoded_pairs(text: &str) -> Option<Tags> {
+    let decode = |s: &str| {
+        percent_encoding::percent_decode_str(&s.replace('+', " "))
+            .decode_utf8()
+            .ok()
+            .map(|s| s.into_owned())
+    };
     text.split('&')
         .filter(|p| !p.is_empty())
         .map(|pair| {
             let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
-            let decode = |s: &str| {
-                percent_encoding::percent_decode_str(&s.replace('+', " "))
-                    .decode_utf8_lossy()
-                    .into_owned()
-            };
-            (decode(k), decode(v))
+            Some((decode(k)?, decode(v)?))
         })
         .collect()
 }

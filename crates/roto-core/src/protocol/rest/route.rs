@@ -210,8 +210,33 @@ fn templates(model: &Model) -> Arc<Vec<Template>> {
         .clone()
 }
 
+/// Refuses a path or query whose percent-escapes decode to bytes that are not UTF-8:
+/// decoded lossily, `%FF` and `%FE` would both name U+FFFD and one object would replace
+/// the other.
+fn check_utf8(model: &Model, req: &WireRequest<'_>) -> AwsResult<()> {
+    let utf8 = |s: &str| {
+        percent_encoding::percent_decode_str(s)
+            .decode_utf8()
+            .is_ok()
+    };
+    if utf8(req.path) && req.query.split(['&', '=']).all(utf8) {
+        return Ok(());
+    }
+    Err(match Protocol::of(model) {
+        Protocol::RestXml => {
+            AwsError::new("InvalidURI", "Couldn't parse the specified URI.").with_status(400)
+        }
+        _ => AwsError::new(
+            "ValidationException",
+            "The request URI is not valid UTF-8 once percent-decoded.",
+        )
+        .with_status(400),
+    })
+}
+
 /// Resolves the operation, or the protocol's error for a request no operation serves.
 pub fn resolve<'m>(model: &'m Model, req: &WireRequest<'_>) -> AwsResult<Resolved<'m>> {
+    check_utf8(model, req)?;
     let templates = templates(model);
     let query = query_pairs(req.query);
     let mut path_matched: Option<&Template> = None;
@@ -426,6 +451,24 @@ mod tests {
             ),
             "GetProvisionedConcurrencyConfig"
         );
+    }
+
+    #[test]
+    fn names_that_are_not_utf8_once_decoded_are_refused() {
+        for (path, query) in [("/b/%FF", ""), ("/%FE", ""), ("/b", "prefix=%C3")] {
+            let err = op("s3", Method::PUT, path, query, &HeaderMap::new()).unwrap_err();
+            assert_eq!((err.code.as_ref(), err.status), ("InvalidURI", Some(400)));
+        }
+        let err = op(
+            "lambda",
+            Method::GET,
+            "/2015-03-31/functions/%FF",
+            "",
+            &HeaderMap::new(),
+        )
+        .unwrap_err();
+        assert_eq!(err.code, "ValidationException");
+        assert_eq!(name("s3", Method::PUT, "/b/%E2%82%AC", ""), "PutObject");
     }
 
     fn name_of(path: &str, method: Method) -> String {
