@@ -146,6 +146,8 @@ async fn accept_until_signal(listener: TcpListener, app: Arc<App>) {
                 let service = service_fn(move |req| http::serve(app.clone(), req));
                 let conn = http1::Builder::new()
                     .keep_alive(true)
+                    // S3's 8 KiB of request headers fit 546 of the shortest x-amz-meta- lines.
+                    .max_headers(600)
                     .serve_connection(TokioIo::new(stream), service);
                 let conn = graceful.watch(conn);
                 tokio::spawn(async move {

@@ -9,6 +9,7 @@
 
 mod decode;
 mod encode;
+mod rfc2047;
 mod route;
 
 use crate::error::{AwsError, AwsResult};

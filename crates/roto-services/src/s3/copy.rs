@@ -126,6 +126,7 @@ impl S3 {
         let replace_metadata = directive(input, "MetadataDirective", "metadata")?;
         let replace_tags = directive(input, "TaggingDirective", "tagging")?;
         let class = storage_class(input)?;
+        let metadata = replace_metadata.then(|| metadata_json(input)).transpose()?;
         let (source, opened) = self.open_copy_source(input)?;
         let same_object = source.bucket == bucket.name
             && source.key == key
@@ -183,11 +184,7 @@ impl S3 {
             last_modified: now_millis() / 1000 * 1000,
             seq: self.next_seq(),
             headers,
-            metadata: if replace_metadata {
-                metadata_json(input)
-            } else {
-                source_row.metadata.clone()
-            },
+            metadata: metadata.unwrap_or_else(|| source_row.metadata.clone()),
             checksum_algorithm: Some(algorithm.name().to_string()),
             checksum: Some(upload.checksum.1.clone()),
             checksum_type: Some("FULL_OBJECT".into()),

@@ -148,7 +148,7 @@ impl S3 {
         let (alg, kind) = checksum_choice(input)?;
         let template = Template {
             headers: self.lock_headers(&bucket, input, &stored_headers(input))?,
-            metadata: metadata_json(input),
+            metadata: metadata_json(input)?,
             storage_class: storage_class(input)?,
             tags: tagging::from_header(input.str("Tagging"))?,
             checksum_algorithm: alg.map(|a| a.name().to_string()),

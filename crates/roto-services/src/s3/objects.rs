@@ -114,8 +114,12 @@ pub(crate) fn edit_headers(
     serde_json::Value::Object(map).to_string()
 }
 
-/// User metadata of an input, as a JSON object.
-pub(crate) fn metadata_json(input: &Value) -> String {
+/// The most user metadata an object may carry: the UTF-8 bytes of every key (without
+/// `x-amz-meta-`) and value, summed.
+const MAX_METADATA: usize = 2048;
+
+/// User metadata of an input, as a JSON object; `MetadataTooLarge` past S3's 2 KB.
+pub(crate) fn metadata_json(input: &Value) -> AwsResult<String> {
     let map: serde_json::Map<String, serde_json::Value> = input
         .get("Metadata")
         .and_then(Value::as_map)
@@ -123,7 +127,20 @@ pub(crate) fn metadata_json(input: &Value) -> String {
         .flatten()
         .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.into())))
         .collect();
-    serde_json::Value::Object(map).to_string()
+    let size: usize = map
+        .iter()
+        .map(|(k, v)| k.len() + v.as_str().map_or(0, str::len))
+        .sum();
+    if size > MAX_METADATA {
+        return Err(AwsError::new(
+            "MetadataTooLarge",
+            "Your metadata headers exceed the maximum allowed metadata size.",
+        )
+        .with_status(400)
+        .with_field("Size", size.to_string())
+        .with_field("MaxSizeAllowed", MAX_METADATA.to_string()));
+    }
+    Ok(serde_json::Value::Object(map).to_string())
 }
 
 /// A JSON object column as a map of strings (or booleans and timestamps, for headers).
@@ -178,7 +195,7 @@ pub(crate) fn new_row(
         last_modified: now_millis() / 1000 * 1000,
         seq,
         headers,
-        metadata: metadata_json(input),
+        metadata: metadata_json(input)?,
         checksum_algorithm: Some(upload.checksum.0.name().to_string()),
         checksum: Some(upload.checksum.1.clone()),
         checksum_type: Some("FULL_OBJECT".into()),
@@ -276,6 +293,7 @@ impl S3 {
         }
         storage_class(&input)?;
         tagging::from_header(input.str("Tagging"))?;
+        metadata_json(&input)?;
         let stored = self.lock_headers(&bucket, &input, &stored_headers(&input))?;
         if input.get("IfNoneMatch").is_some() || input.get("IfMatch").is_some() {
             let current = self

@@ -4,6 +4,7 @@ use std::collections::BTreeMap;
 
 use base64::Engine;
 
+use super::rfc2047;
 use super::route::query_pairs;
 use crate::error::{AwsError, AwsResult};
 use crate::model::{Model, Shape, ShapeKind, ShapeRef};
@@ -55,21 +56,7 @@ pub fn decode(
                 Some(text) => Some(header_value(model, member, member_shape, &text)?),
                 None => None,
             },
-            Some("headers") => {
-                let prefix = wire.to_ascii_lowercase();
-                let map: BTreeMap<String, Value> = req
-                    .headers
-                    .iter()
-                    .filter_map(|(k, v)| {
-                        let key = k.as_str().strip_prefix(prefix.as_str())?;
-                        Some((
-                            key.to_string(),
-                            Value::String(String::from_utf8_lossy(v.as_bytes()).into_owned()),
-                        ))
-                    })
-                    .collect();
-                (!map.is_empty()).then_some(Value::Map(map))
-            }
+            Some("headers") => prefix_headers(req, wire),
             _ => None,
         };
         if let Some(v) = value {
@@ -77,6 +64,29 @@ pub fn decode(
         }
     }
     Ok(out)
+}
+
+/// The headers named `prefix*` as a map keyed by the rest of their names, each value read
+/// as S3 reads metadata ([`rfc2047::decode`]); repeated names join with commas, as S3 does.
+fn prefix_headers(req: &WireRequest<'_>, prefix: &str) -> Option<Value> {
+    let prefix = prefix.to_ascii_lowercase();
+    let mut map: BTreeMap<String, Value> = BTreeMap::new();
+    for (name, value) in req.headers.iter() {
+        let Some(key) = name.as_str().strip_prefix(prefix.as_str()) else {
+            continue;
+        };
+        let text = rfc2047::decode(value.as_bytes());
+        match map.get_mut(key) {
+            Some(Value::String(joined)) => {
+                joined.push(',');
+                joined.push_str(&text);
+            }
+            _ => {
+                map.insert(key.to_string(), Value::String(text));
+            }
+        }
+    }
+    (!map.is_empty()).then_some(Value::Map(map))
 }
 
 fn raw_header(req: &WireRequest<'_>, name: &str) -> Option<String> {

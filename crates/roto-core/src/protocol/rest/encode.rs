@@ -3,7 +3,7 @@
 use base64::Engine;
 use http::{HeaderName, HeaderValue, StatusCode};
 
-use super::{default_namespace, header_text};
+use super::{default_namespace, header_text, rfc2047};
 use crate::error::AwsError;
 use crate::model::{Model, Operation, Shape, ShapeKind};
 use crate::protocol::xml::{scalar_text, XmlWriter};
@@ -78,7 +78,7 @@ pub fn encode(
                         None => v.as_str().map(str::to_string),
                     };
                     if let Some(text) = text {
-                        set_header(&mut resp, &format!("{wire}{k}"), &text);
+                        set_header(&mut resp, &format!("{wire}{k}"), &rfc2047::encode(&text));
                     }
                 }
             }
