@@ -63,8 +63,26 @@ fn unsupported_algorithm() -> AwsError {
     )
 }
 
+/// Refuses a body of unknown length (`Transfer-Encoding: chunked` with no `Content-Length`)
+/// unless it is `aws-chunked` with its `x-amz-decoded-content-length`, as S3 does.
+fn check_length_known(headers: &HeaderMap) -> AwsResult<()> {
+    let aws_chunked = ChunkedKind::from_headers(
+        header(headers, "x-amz-content-sha256"),
+        header(headers, "content-encoding"),
+    )
+    .is_some();
+    let declared = ["content-length", "x-amz-decoded-content-length"]
+        .iter()
+        .any(|name| headers.contains_key(*name));
+    if headers.contains_key("transfer-encoding") && !declared && !aws_chunked {
+        return Err(errors::header_not_implemented("Transfer-Encoding"));
+    }
+    Ok(())
+}
+
 impl Expected {
     fn from_headers(headers: &HeaderMap, default: ChecksumAlgorithm) -> AwsResult<Expected> {
+        check_length_known(headers)?;
         let md5 = match header(headers, "content-md5") {
             Some(text) => match base64::engine::general_purpose::STANDARD.decode(text) {
                 Ok(bytes) if bytes.len() == 16 => Some((text.to_string(), bytes)),
