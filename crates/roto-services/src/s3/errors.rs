@@ -193,6 +193,28 @@ pub fn invalid_range(requested: &str, size: i64) -> AwsError {
         .with_header("Content-Range", format!("bytes */{size}"))
 }
 
+/// `EntityTooLarge` (400): an upload over the size allowed.
+pub fn entity_too_large(proposed: impl ToString, max: impl ToString) -> AwsError {
+    AwsError::new(
+        "EntityTooLarge",
+        "Your proposed upload exceeds the maximum allowed size",
+    )
+    .with_status(400)
+    .with_field("ProposedSize", proposed.to_string())
+    .with_field("MaxSizeAllowed", max.to_string())
+}
+
+/// `MetadataTooLarge` (400): user metadata over the size allowed.
+pub fn metadata_too_large(size: usize, max: usize) -> AwsError {
+    AwsError::new(
+        "MetadataTooLarge",
+        "Your metadata headers exceed the maximum allowed metadata size.",
+    )
+    .with_status(400)
+    .with_field("Size", size.to_string())
+    .with_field("MaxSizeAllowed", max.to_string())
+}
+
 /// `NotImplemented` (501) for a header whose functionality S3 does not offer.
 pub fn header_not_implemented(header: &str) -> AwsError {
     AwsError::new(

@@ -132,13 +132,7 @@ pub(crate) fn metadata_json(input: &Value) -> AwsResult<String> {
         .map(|(k, v)| k.len() + v.as_str().map_or(0, str::len))
         .sum();
     if size > MAX_METADATA {
-        return Err(AwsError::new(
-            "MetadataTooLarge",
-            "Your metadata headers exceed the maximum allowed metadata size.",
-        )
-        .with_status(400)
-        .with_field("Size", size.to_string())
-        .with_field("MaxSizeAllowed", MAX_METADATA.to_string()));
+        return Err(errors::metadata_too_large(size, MAX_METADATA));
     }
     Ok(serde_json::Value::Object(map).to_string())
 }
@@ -283,13 +277,7 @@ impl S3 {
         let key = input_str(&input, "Key").to_string();
         check_key(&key)?;
         if let Some(len) = input.int("ContentLength").filter(|l| *l > MAX_PUT) {
-            return Err(AwsError::new(
-                "EntityTooLarge",
-                "Your proposed upload exceeds the maximum allowed size",
-            )
-            .with_status(400)
-            .with_field("ProposedSize", len.to_string())
-            .with_field("MaxSizeAllowed", MAX_PUT.to_string()));
+            return Err(errors::entity_too_large(len, MAX_PUT));
         }
         storage_class(&input)?;
         tagging::from_header(input.str("Tagging"))?;

@@ -135,13 +135,7 @@ fn check_policy(form: &Form, bucket: &str, size: usize) -> AwsResult<()> {
                         let (min, max) = (bound(1).unwrap_or(0), bound(2).unwrap_or(u64::MAX));
                         let size = size as u64;
                         if size > max {
-                            return Err(AwsError::new(
-                                "EntityTooLarge",
-                                "Your proposed upload exceeds the maximum allowed size",
-                            )
-                            .with_status(400)
-                            .with_field("ProposedSize", size.to_string())
-                            .with_field("MaxSizeAllowed", max.to_string()));
+                            return Err(errors::entity_too_large(size, max));
                         }
                         if size < min {
                             return Err(AwsError::new(
