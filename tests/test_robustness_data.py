@@ -115,6 +115,18 @@ def test_copy_sources_and_tag_sets_that_are_not_utf8_are_refused(server, s3, buc
     assert keys == ["src"]
 
 
+def test_post_form_fields_and_file_names_that_are_not_utf8_are_refused(server, s3, bucket):
+    boundary = "rotoboundary"
+    for key, filename in ((b"k\xff", b"f"), (b"up/${filename}", b"\xfe")):
+        body = (f"--{boundary}\r\nContent-Disposition: form-data; name=\"key\"\r\n\r\n".encode() + key
+                + f"\r\n--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"".encode()
+                + filename + f"\"\r\n\r\nbody\r\n--{boundary}--\r\n".encode())
+        status, _, answer = send(server, "POST", f"/{bucket}",
+                                 [("Content-Type", f"multipart/form-data; boundary={boundary}")], body)
+        assert (status, code_of(answer)) == (400, "MalformedPOSTRequest"), answer
+    assert s3.list_objects_v2(Bucket=bucket)["KeyCount"] == 0
+
+
 # --- user metadata -------------------------------------------------------------------------
 
 def head_lines(server, path: str) -> list[bytes]:

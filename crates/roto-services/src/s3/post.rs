@@ -40,7 +40,8 @@ fn find(haystack: &[u8], needle: &[u8], from: usize) -> Option<usize> {
         .map(|i| i + from)
 }
 
-/// Parses a `multipart/form-data` body.
+/// Parses a `multipart/form-data` body; `None` if it is malformed, or if a part's headers or
+/// a field are not UTF-8 (read lossily, two keys or file names could become one).
 fn parse_form(body: &[u8], boundary: &str) -> Option<Form> {
     let delimiter = format!("--{boundary}").into_bytes();
     let mut form = Form {
@@ -54,7 +55,7 @@ fn parse_form(body: &[u8], boundary: &str) -> Option<Form> {
         }
         at += 2; // CRLF after the delimiter
         let headers_end = find(body, b"\r\n\r\n", at)?;
-        let headers = String::from_utf8_lossy(&body[at..headers_end]).into_owned();
+        let headers = std::str::from_utf8(&body[at..headers_end]).ok()?;
         let content_start = headers_end + 4;
         let next = find(body, &delimiter, content_start)?;
         let content = &body[content_start..next.saturating_sub(2).max(content_start)];
@@ -73,7 +74,7 @@ fn parse_form(body: &[u8], boundary: &str) -> Option<Form> {
             form.file = Some((param("filename").unwrap_or_default(), content.to_vec()));
         } else if form.file.is_none() {
             form.fields
-                .insert(name, String::from_utf8_lossy(content).into_owned());
+                .insert(name, String::from_utf8(content.to_vec()).ok()?);
         }
         at = next + delimiter.len();
     }
@@ -321,6 +322,9 @@ mod tests {
         assert_eq!(name, "a.txt");
         assert_eq!(data, b"hello\r\nworld");
         assert!(parse_form(b"garbage", "XX").is_none());
+        let not_utf8 =
+            b"--XX\r\nContent-Disposition: form-data; name=\"key\"\r\n\r\nk\xff\r\n--XX--\r\n";
+        assert!(parse_form(not_utf8, "XX").is_none());
         assert_eq!(
             boundary("multipart/form-data; boundary=\"abc\"").as_deref(),
             Some("abc")
