@@ -6,7 +6,8 @@
 //! service declares its own ([`Store::register_blob_column`]) where it migrates its schema,
 //! and the server runs [`Store::sweep_orphans`] once, after every service is built and
 //! before anything can write a blob: one pass over the blob directory against the set of
-//! referenced ids. A damaged `roto.db` is refused when the store opens (`PRAGMA
+//! referenced ids. Declarations are also kept in the database, so a build that does not
+//! know a newer service's columns still keeps that service's blobs. A damaged `roto.db` is refused when the store opens (`PRAGMA
 //! quick_check`) rather than met later as a 500 or an altered value, and every error about
 //! a data directory names the flag and the path it came from.
 
@@ -125,6 +126,31 @@ fn quote(identifier: &str) -> String {
     format!("\"{}\"", identifier.replace('"', "\"\""))
 }
 
+/// The columns to keep blobs for: this build's declarations, and those any build declared
+/// in this database (kept in `roto_blob_columns`, so that a data directory opened by an
+/// older build keeps the blobs of a service it does not know) that still exist.
+fn declared_columns(
+    conn: &Connection,
+    registered: &[(String, String)],
+) -> rusqlite::Result<Vec<(String, String)>> {
+    conn.execute_batch(
+        "CREATE TABLE IF NOT EXISTS roto_blob_columns
+             (tbl TEXT NOT NULL, col TEXT NOT NULL, PRIMARY KEY (tbl, col))",
+    )?;
+    for (table, column) in registered {
+        conn.execute(
+            "INSERT OR IGNORE INTO roto_blob_columns VALUES (?1, ?2)",
+            [table, column],
+        )?;
+    }
+    conn.prepare(
+        "SELECT tbl, col FROM roto_blob_columns
+         WHERE EXISTS (SELECT 1 FROM pragma_table_info(tbl) WHERE name = col)",
+    )?
+    .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+    .collect()
+}
+
 /// One `SELECT` of every non-null id the declared columns hold.
 fn referenced_ids_sql(columns: &[(String, String)]) -> String {
     columns
@@ -196,12 +222,12 @@ impl Store {
         let (StoreMode::Persistent(dir) | StoreMode::Durable(dir)) = &self.mode else {
             return Ok(Sweep::default());
         };
-        let columns = self
+        let registered = self
             .blob_columns
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .clone();
-        if columns.is_empty() {
+        if registered.is_empty() {
             return Ok(Sweep::default());
         }
         let fail = |e: rusqlite::Error| {
@@ -210,6 +236,9 @@ impl Store {
                 format_args!("cannot sweep {}: {e}", database(dir).display()),
             )
         };
+        let columns = self
+            .with(|c| declared_columns(c, &registered))
+            .map_err(fail)?;
         let referenced = self.with(|c| referenced_files(c, &columns)).map_err(fail)?;
         let mut sweep = sweep_files(&self.blobs, &referenced).map_err(|e| {
             in_dir(
@@ -319,6 +348,27 @@ mod tests {
             (1, 0)
         );
         assert!(!files(&store).contains(&orphan_file));
+    }
+
+    #[test]
+    fn columns_an_earlier_start_declared_keep_their_blobs() {
+        let dir = tempfile::tempdir().unwrap();
+        let id = {
+            let store = on_disk(dir.path());
+            store
+                .migrate("CREATE TABLE IF NOT EXISTS t_newer (blob TEXT)")
+                .unwrap();
+            store.register_blob_column("t_newer", "blob");
+            let id = blob(&store, INLINE_LIMIT + 1);
+            store
+                .with(|c| c.execute("INSERT INTO t_newer VALUES (?1)", [&id]))
+                .unwrap();
+            store.sweep_orphans().unwrap();
+            id
+        };
+        let older = on_disk(dir.path());
+        assert_eq!(older.sweep_orphans().unwrap(), Sweep::default());
+        assert_eq!(files(&older), vec![id]);
     }
 
     #[test]
