@@ -141,7 +141,7 @@ def test_keep_alive_serves_many_requests_on_one_connection(server):
 
 def test_expect_100_continue_is_answered(server):
     with socket.create_connection((server.host, server.port)) as sock:
-        sock.sendall(b"POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\n"
+        sock.sendall(b"POST / HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/x-www-form-urlencoded\r\n"
                      b"Content-Length: %d\r\nExpect: 100-continue\r\n\r\n" % len(IDENTITY))
         first = sock.recv(1024)
         assert first.startswith(b"HTTP/1.1 100 Continue")

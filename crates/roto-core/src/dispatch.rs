@@ -215,6 +215,7 @@ pub struct Env {
     dispatcher: OnceLock<Weak<Dispatcher>>,
     endpoint: OnceLock<String>,
     options: std::sync::Mutex<std::collections::BTreeMap<String, String>>,
+    stopping: tokio::sync::watch::Sender<bool>,
 }
 
 impl Env {
@@ -236,6 +237,21 @@ impl Env {
             dispatcher: OnceLock::new(),
             endpoint: OnceLock::new(),
             options: std::sync::Mutex::new(std::collections::BTreeMap::new()),
+            stopping: tokio::sync::watch::Sender::new(false),
+        }
+    }
+
+    /// Tells everything that waits on a client's behalf (long polls, trace waits) that the
+    /// server is stopping, so each answers now with what it has.
+    pub fn begin_stop(&self) {
+        self.stopping.send_replace(true);
+    }
+
+    /// Resolves once [`Env::begin_stop`] has been called (at once if it already was).
+    pub fn stopping(&self) -> impl Future<Output = ()> + Send + 'static {
+        let mut stopping = self.stopping.subscribe();
+        async move {
+            let _ = stopping.wait_for(|stop| *stop).await;
         }
     }
 

@@ -2,10 +2,13 @@
 //! combination exit 2 before anything starts.
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use clap::builder::BoolishValueParser;
 use clap::{ArgAction, Parser};
 use roto_core::store::StoreMode;
+
+use crate::conn::Timeouts;
 
 /// Roto: a local AWS cloud emulator speaking the real AWS wire protocols on one port.
 #[derive(Debug, Parser)]
@@ -57,6 +60,44 @@ pub struct Cli {
     #[arg(long, env = "ROTO_DOMAIN", default_value = "localhost")]
     pub domain: String,
 
+    /// A Host name to answer besides IP literals, localhost, the --domain, *.amazonaws.com
+    /// and *.localhost.localstack.cloud (repeatable; `*.example.com` covers subdomains;
+    /// `*` answers any name). Other names are refused as DNS rebinding. Listening on a
+    /// non-loopback --host answers any name.
+    #[arg(
+        long = "allow-host",
+        env = "ROTO_ALLOW_HOST",
+        value_name = "NAME",
+        value_delimiter = ','
+    )]
+    pub allow_host: Vec<String>,
+
+    /// A browser origin (`http://localhost:3000`) allowed to reach /_roto/* and to make
+    /// unsigned calls, besides pages on loopback (repeatable; `*` allows every origin).
+    #[arg(
+        long = "allow-origin",
+        env = "ROTO_ALLOW_ORIGIN",
+        value_name = "ORIGIN",
+        value_delimiter = ','
+    )]
+    pub allow_origin: Vec<String>,
+
+    /// Seconds a client may take to send a request's head (from its first byte).
+    #[arg(long, env = "ROTO_HEADER_TIMEOUT", value_name = "SECONDS", default_value_t = 30.0,
+          value_parser = seconds)]
+    pub header_timeout: f64,
+
+    /// Seconds a request body may go without a byte before the request fails (S3:
+    /// 400 RequestTimeout); a slow upload that keeps sending is never cut.
+    #[arg(long, env = "ROTO_BODY_TIMEOUT", value_name = "SECONDS", default_value_t = 20.0,
+          value_parser = seconds)]
+    pub body_timeout: f64,
+
+    /// Seconds a keep-alive connection may stay open with no request and no traffic.
+    #[arg(long, env = "ROTO_IDLE_TIMEOUT", value_name = "SECONDS", default_value_t = 60.0,
+          value_parser = seconds)]
+    pub idle_timeout: f64,
+
     /// How many requests and deliveries the trace keeps.
     #[arg(long, env = "ROTO_TRACE_LIMIT", default_value_t = 10_000)]
     pub trace_limit: usize,
@@ -67,7 +108,26 @@ pub struct Cli {
     pub log_level: String,
 }
 
+/// A timeout flag's value: a positive number of seconds, at most a day.
+fn seconds(value: &str) -> Result<f64, String> {
+    match value.parse::<f64>() {
+        Ok(s) if s > 0.0 && s <= 86_400.0 => Ok(s),
+        _ => Err(format!(
+            "'{value}' is not a number of seconds between 0 and 86400"
+        )),
+    }
+}
+
 impl Cli {
+    /// The connection and body timeouts the flags ask for.
+    pub fn timeouts(&self) -> Timeouts {
+        Timeouts {
+            header: Duration::from_secs_f64(self.header_timeout),
+            body: Duration::from_secs_f64(self.body_timeout),
+            idle: Duration::from_secs_f64(self.idle_timeout),
+        }
+    }
+
     /// The store mode the flags ask for, or the message for an invalid combination.
     pub fn store_mode(&self) -> Result<StoreMode, String> {
         match (self.ephemeral, &self.data_dir, self.durable) {
@@ -128,6 +188,26 @@ mod tests {
             .store_mode()
             .is_err());
         assert!(parse(&["--ephemeral", "--durable"]).store_mode().is_err());
+    }
+
+    #[test]
+    fn timeouts_take_seconds_and_refuse_nonsense() {
+        let cli = parse(&["--header-timeout", "1", "--body-timeout", "0.5"]);
+        assert_eq!(cli.timeouts().header, Duration::from_secs(1));
+        assert_eq!(cli.timeouts().body, Duration::from_millis(500));
+        assert_eq!(cli.timeouts().idle, Duration::from_secs(60));
+        for bad in ["0", "-1", "soon"] {
+            let args = ["roto-server", "--idle-timeout", bad];
+            assert!(Cli::try_parse_from(args).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn allowed_hosts_and_origins_repeat_and_split_on_commas() {
+        let cli = parse(&["--allow-host", "a.test,b.test", "--allow-host", "c.test"]);
+        assert_eq!(cli.allow_host, ["a.test", "b.test", "c.test"]);
+        let cli = parse(&["--allow-origin", "http://localhost:3000"]);
+        assert_eq!(cli.allow_origin, ["http://localhost:3000"]);
     }
 
     #[test]

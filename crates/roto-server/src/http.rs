@@ -5,7 +5,7 @@
 //! Every failure on the way is an AWS error in the protocol the caller speaks; nothing here
 //! panics on input.
 
-use std::convert::Infallible;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -13,15 +13,20 @@ use bytes::Bytes;
 use http::request::Parts;
 use http::{HeaderValue, Method, StatusCode};
 use http_body_util::{BodyExt, Full, Limited};
-use hyper::body::Incoming;
 use roto_core::dispatch::{new_request_id, Body};
 use roto_core::model::{model, Model};
 use roto_core::protocol::{query, Protocol, WireRequest, WireResponse};
 use roto_core::trace::TraceEntry;
 use roto_core::{AwsError, Context, Dispatcher, Request, Service};
 
+use crate::boundary::CatchPanic;
+use crate::conn::{TimedBody, Timeouts};
+use crate::guard::Guard;
 use crate::introspect;
 use crate::router::{host_of, Route, Router};
+
+/// A request body as the front end reads it: failing once the client stops sending.
+type Incoming = TimedBody<hyper::body::Incoming>;
 
 /// The largest non-streamed request body read into memory.
 const MAX_BODY: usize = 64 * 1024 * 1024;
@@ -32,6 +37,10 @@ pub struct App {
     pub dispatcher: Arc<Dispatcher>,
     /// The routing table.
     pub router: Router,
+    /// The browser guard.
+    pub guard: Guard,
+    /// The connection and body timeouts.
+    pub timeouts: Timeouts,
 }
 
 /// A fixed body.
@@ -41,17 +50,56 @@ pub fn full(bytes: impl Into<Bytes>) -> Body {
         .boxed()
 }
 
-/// Serves one request; never fails at the HTTP level.
+/// Serves one request; never fails at the HTTP level, not even when a handler panics.
 pub async fn serve(
     app: Arc<App>,
-    req: hyper::Request<Incoming>,
-) -> Result<hyper::Response<Body>, Infallible> {
-    if req.uri().path().starts_with("/_roto/") {
-        return Ok(introspect::handle(&app, req).await);
+    req: hyper::Request<hyper::body::Incoming>,
+) -> hyper::Response<Body> {
+    match CatchPanic::new(serve_request(app, req)).await {
+        Ok(response) => response,
+        Err(panic) => {
+            let request_id = new_request_id();
+            tracing::error!(%request_id, "request failed with a panic: {panic}");
+            plain_error(internal_error(), &request_id)
+        }
     }
+}
+
+/// One request: the browser guard's host check, then `/_roto/*` or a service call.
+async fn serve_request(
+    app: Arc<App>,
+    req: hyper::Request<hyper::body::Incoming>,
+) -> hyper::Response<Body> {
+    let (parts, body) = req.into_parts();
+    if let Err(error) = app.guard.check_host(&parts) {
+        return plain_error(error, &new_request_id());
+    }
+    if parts.uri.path().starts_with("/_roto/") {
+        return match app.guard.check_introspection(&parts) {
+            Ok(()) => introspect::handle(&app, &parts).await,
+            Err(message) => introspect::forbidden(message),
+        };
+    }
+    let expired = Arc::new(AtomicBool::new(false));
+    let body = TimedBody::new(body, app.timeouts.body, expired.clone());
+    let mut response = serve_call(&app, parts, body, &expired).await;
+    if expired.load(Ordering::Relaxed) {
+        response
+            .headers_mut()
+            .insert(http::header::CONNECTION, HeaderValue::from_static("close"));
+    }
+    response
+}
+
+/// Serves one call to a service: route, guard, run, answer, trace.
+async fn serve_call(
+    app: &App,
+    parts: Parts,
+    body: Incoming,
+    expired: &AtomicBool,
+) -> hyper::Response<Body> {
     let started = Instant::now();
     let request_id = new_request_id();
-    let (parts, body) = req.into_parts();
     let mut pending = Some(body);
     let mut buffered: Option<Bytes> = None;
     let route = match app.router.route(&parts) {
@@ -59,17 +107,17 @@ pub async fn serve(
         None => {
             let bytes = match read_body(&mut pending, &mut buffered).await {
                 Ok(b) => b,
-                Err(e) => return Ok(plain_error(e, &request_id)),
+                Err(e) => return plain_error(e, &request_id),
             };
             let version = form_version(&parts, &bytes);
             match app.router.fallback(&parts, version.as_deref()) {
                 Some(route) => route,
                 None => {
-                    return Ok(plain_error(
+                    return plain_error(
                         AwsError::new("UnknownService", "No service can serve this request")
                             .with_status(400),
                         &request_id,
-                    ))
+                    )
                 }
             }
         }
@@ -78,8 +126,8 @@ pub async fn serve(
     let (protocol, model) = codec(route.service.as_ref(), &parts);
     let mut entry = TraceEntry::request(&route.account, &route.region, spec.name, "");
     let head = parts.method == Method::HEAD;
-    let outcome = run(
-        &app,
+    let caught = CatchPanic::new(run(
+        app,
         &route,
         protocol,
         model,
@@ -88,11 +136,19 @@ pub async fn serve(
         &mut buffered,
         &request_id,
         &mut entry,
-    )
+    ))
     .await;
+    let outcome = caught.unwrap_or_else(|panic| {
+        tracing::error!(service = spec.name, operation = %entry.operation, %request_id,
+            "request failed with a panic: {panic}");
+        Err(internal_error())
+    });
     let mut wire = match outcome {
         Ok(wire) => wire,
         Err(mut error) => {
+            if expired.load(Ordering::Relaxed) {
+                error = request_timeout();
+            }
             entry.error_code = Some(error.code.to_string());
             if protocol == Protocol::Json {
                 fill_query_code(spec.query_model, &mut error);
@@ -114,7 +170,26 @@ pub async fn serve(
     entry.status = Some(wire.response.status.as_u16());
     entry.duration_ms = started.elapsed().as_secs_f64() * 1000.0;
     app.dispatcher.env.trace.record(entry);
-    Ok(into_hyper(wire, head))
+    into_hyper(wire, head)
+}
+
+/// What a request whose handler panicked answers.
+fn internal_error() -> AwsError {
+    AwsError::new(
+        "InternalError",
+        "We encountered an internal error. Please try again.",
+    )
+    .with_status(500)
+}
+
+/// What a request whose body stopped arriving answers (S3's words for it).
+fn request_timeout() -> AwsError {
+    AwsError::new(
+        "RequestTimeout",
+        "Your socket connection to the server was not read from or written to within the \
+         timeout period. Idle connections will be closed.",
+    )
+    .with_status(400)
 }
 
 /// An encoded response and, for streaming payloads, the stream that replaces its body.
@@ -173,6 +248,23 @@ async fn run(
     request_id: &str,
     entry: &mut TraceEntry,
 ) -> Result<Wire, AwsError> {
+    let raw = route
+        .raw_operation
+        .or_else(|| raw_operation(protocol, parts));
+    let function_url = route.raw_operation == Some("InvokeFunctionUrl");
+    app.guard
+        .check_call(
+            parts,
+            route.service.spec().name,
+            raw == Some("PostObject"),
+            function_url,
+        )
+        .map_err(|mut e| {
+            if matches!(protocol, Protocol::Json | Protocol::RestJson) {
+                e.code = "AccessDeniedException".into();
+            }
+            e
+        })?;
     crate::presign::check_now(parts)?;
     let path = match &route.virtual_bucket {
         Some(bucket) => format!("/{bucket}{}", parts.uri.path()),
@@ -187,10 +279,7 @@ async fn run(
         headers: &parts.headers,
         body: &empty,
     };
-    if let Some(operation) = route
-        .raw_operation
-        .or_else(|| raw_operation(protocol, parts))
-    {
+    if let Some(operation) = raw {
         entry.operation = operation.to_string();
         let body = read_body(pending, buffered).await?;
         let input = roto_core::Value::map()
@@ -223,9 +312,7 @@ async fn run(
     let body = if is_rest {
         let resolved = protocol.resolve(model, &probe)?;
         if streams_input(model, resolved.operation) {
-            stream = pending
-                .take()
-                .map(|b| b.map_err(std::io::Error::other).boxed());
+            stream = pending.take().map(BodyExt::boxed);
             empty.clone()
         } else {
             read_body(pending, buffered).await?

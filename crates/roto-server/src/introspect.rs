@@ -3,7 +3,7 @@
 //! - `GET /_roto/health`: version, store mode and services.
 //! - `GET /_roto/traces`: the trace, filtered by `service`, `operation`, `kind`,
 //!   `error_code`, `after` (a sequence number) and `limit`; `wait=SECONDS` blocks until
-//!   at least one entry matches (at most 60 s).
+//!   at least one entry matches (at most 60 s), or the server stops.
 //! - `POST /_roto/reset`: empties every service's state and the trace.
 //! - `GET /_roto/clock`: the clock services read; `POST /_roto/clock?advance=SECONDS`
 //!   moves it forward (never back), waking whatever waits on it (TTL expiry, scheduled
@@ -11,8 +11,8 @@
 
 use std::time::Duration;
 
+use http::request::Parts;
 use http::{Method, StatusCode};
-use hyper::body::Incoming;
 use roto_core::dispatch::Body;
 use roto_core::timestamp::{self, TimestampFormat};
 use roto_core::trace::{TraceFilter, TraceKind};
@@ -37,10 +37,15 @@ fn bad_request(message: String) -> hyper::Response<Body> {
     respond(StatusCode::BAD_REQUEST, json!({ "error": message }))
 }
 
+/// What a `/_roto/` request the browser guard refuses answers.
+pub fn forbidden(message: String) -> hyper::Response<Body> {
+    respond(StatusCode::FORBIDDEN, json!({ "error": message }))
+}
+
 /// Serves one `/_roto/` request.
-pub async fn handle(app: &App, req: hyper::Request<Incoming>) -> hyper::Response<Body> {
+pub async fn handle(app: &App, req: &Parts) -> hyper::Response<Body> {
     let env = &app.dispatcher.env;
-    match (req.method(), req.uri().path()) {
+    match (&req.method, req.uri.path()) {
         (&Method::GET, "/_roto/health") => {
             let services: Vec<&str> = app
                 .dispatcher
@@ -59,12 +64,15 @@ pub async fn handle(app: &App, req: hyper::Request<Incoming>) -> hyper::Response
             )
         }
         (&Method::GET, "/_roto/traces") => {
-            let (filter, wait) = match parse_filter(req.uri().query().unwrap_or_default()) {
+            let (filter, wait) = match parse_filter(req.uri.query().unwrap_or_default()) {
                 Ok(f) => f,
                 Err(message) => return bad_request(message),
             };
             let entries = match wait {
-                Some(wait) => env.trace.wait(&filter, wait).await,
+                Some(wait) => tokio::select! {
+                    entries = env.trace.wait(&filter, wait) => entries,
+                    () = env.stopping() => env.trace.query(&filter),
+                },
                 None => env.trace.query(&filter),
             };
             respond(StatusCode::OK, json!({ "traces": entries }))
@@ -81,7 +89,7 @@ pub async fn handle(app: &App, req: hyper::Request<Incoming>) -> hyper::Response
         },
         (&Method::GET, "/_roto/clock") => respond(StatusCode::OK, clock()),
         (&Method::POST, "/_roto/clock") => {
-            match parse_advance(req.uri().query().unwrap_or_default()) {
+            match parse_advance(req.uri.query().unwrap_or_default()) {
                 Ok(millis) => {
                     timestamp::advance_clock(millis);
                     respond(StatusCode::OK, clock())
@@ -91,7 +99,7 @@ pub async fn handle(app: &App, req: hyper::Request<Incoming>) -> hyper::Response
         }
         (_, path) => respond(
             StatusCode::NOT_FOUND,
-            json!({ "error": format!("no such endpoint: {} {path}", req.method()) }),
+            json!({ "error": format!("no such endpoint: {} {path}", req.method) }),
         ),
     }
 }

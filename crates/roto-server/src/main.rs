@@ -1,11 +1,15 @@
 //! roto-server: the binary.
 //!
 //! Parses the flags, opens the store, builds the services and the dispatcher, runs the
-//! setup scripts, then listens: one start line on stdout once the port is open, graceful
-//! stop on SIGINT/SIGTERM (stop accepting, finish in-flight requests, stop the services'
+//! setup scripts, then listens (HTTP/1.1 and HTTP/2 with prior knowledge on one port): one
+//! start line on stdout once the port is open, graceful stop on SIGINT/SIGTERM (stop
+//! accepting, answer long polls at once, finish in-flight requests, stop the services'
 //! outside work such as Lambda's runtime processes, flush the store, exit 0).
 
+mod boundary;
 mod cli;
+mod conn;
+mod guard;
 mod http;
 mod introspect;
 mod presign;
@@ -18,15 +22,17 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clap::Parser;
-use hyper::server::conn::http1;
 use hyper::service::service_fn;
-use hyper_util::rt::TokioIo;
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::server::conn::auto;
 use hyper_util::server::graceful::GracefulShutdown;
 use roto_core::store::Store;
 use roto_core::{Dispatcher, Env};
-use tokio::net::TcpListener;
+use tokio::net::{TcpListener, TcpStream};
 
 use crate::cli::Cli;
+use crate::conn::{Connections, TrackedIo};
+use crate::guard::Guard;
 use crate::http::App;
 use crate::router::Router;
 
@@ -43,6 +49,8 @@ fn main() -> ExitCode {
         }
     };
     init_logging(&cli.log_level);
+    boundary::install_hook();
+    conn::raise_fd_limit();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -123,6 +131,8 @@ async fn run(cli: Cli, mode: roto_core::store::StoreMode) -> Result<(), String> 
     let running = services.clone();
     let app = Arc::new(App {
         dispatcher: dispatcher.clone(),
+        guard: Guard::new(&cli.host, &cli.domain, &cli.allow_host, &cli.allow_origin),
+        timeouts: cli.timeouts(),
         router: Router::new(services, cli.account_id, cli.region, cli.domain),
     });
     accept_until_signal(listener, app).await;
@@ -135,37 +145,69 @@ async fn run(cli: Cli, mode: roto_core::store::StoreMode) -> Result<(), String> 
 
 async fn accept_until_signal(listener: TcpListener, app: Arc<App>) {
     let graceful = GracefulShutdown::new();
+    let connections = Arc::new(Connections::default());
+    let mut builder = auto::Builder::new(TokioExecutor::new());
+    builder
+        .http1()
+        .keep_alive(true)
+        // S3's 8 KiB of request headers fit 546 of the shortest x-amz-meta- lines.
+        .max_headers(600);
     let stop = shutdown_signal();
     tokio::pin!(stop);
     loop {
         tokio::select! {
-            accepted = listener.accept() => {
-                let Ok((stream, _)) = accepted else { continue };
-                let _ = stream.set_nodelay(true);
-                let app = app.clone();
-                let service = service_fn(move |req| http::serve(app.clone(), req));
-                let conn = http1::Builder::new()
-                    .keep_alive(true)
-                    // S3's 8 KiB of request headers fit 546 of the shortest x-amz-meta- lines.
-                    .max_headers(600)
-                    .serve_connection(TokioIo::new(stream), service);
-                let conn = graceful.watch(conn);
-                tokio::spawn(async move {
-                    if let Err(e) = conn.await {
-                        tracing::debug!(error = %e, "connection ended with an error");
-                    }
-                });
-            }
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => spawn_connection(stream, &app, &builder, &graceful, &connections),
+                Err(error) => connections.after_accept_error(&error).await,
+            },
             () = &mut stop => break,
         }
     }
     drop(listener);
+    app.dispatcher.env.begin_stop();
     if tokio::time::timeout(DRAIN_TIMEOUT, graceful.shutdown())
         .await
         .is_err()
     {
         tracing::warn!("in-flight requests did not finish within {DRAIN_TIMEOUT:?}");
     }
+}
+
+/// Serves one connection on its own task, closed by its watchdog when a request head is
+/// late or the connection has been idle too long.
+fn spawn_connection(
+    stream: TcpStream,
+    app: &Arc<App>,
+    builder: &auto::Builder<TokioExecutor>,
+    graceful: &GracefulShutdown,
+    connections: &Arc<Connections>,
+) {
+    let _ = stream.set_nodelay(true);
+    let tracked = connections.track();
+    let activity = tracked.activity.clone();
+    let io = TokioIo::new(TrackedIo::new(stream, activity.clone()));
+    let timeouts = app.timeouts;
+    let app = app.clone();
+    let service = service_fn(move |req| {
+        let in_flight = activity.begin();
+        let app = app.clone();
+        async move {
+            let response = http::serve(app, req).await;
+            drop(in_flight);
+            Ok::<_, std::convert::Infallible>(response)
+        }
+    });
+    let conn = graceful.watch(builder.serve_connection(io, service).into_owned());
+    tokio::spawn(async move {
+        tokio::select! {
+            ended = conn => if let Err(e) = ended {
+                tracing::debug!(error = %e, "connection ended with an error");
+            },
+            () = conn::watchdog(&tracked.activity, timeouts) => {
+                tracing::debug!("closed a connection whose request head was late or that was idle");
+            }
+        }
+    });
 }
 
 async fn shutdown_signal() {

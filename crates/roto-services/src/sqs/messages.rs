@@ -5,7 +5,8 @@
 //! [`Notify`] (fired by every send, delivery and visibility change), the moment the next
 //! delayed or in-flight message becomes visible on the server clock (which wakes early when
 //! a test advances that clock past it), or the end of its wait time (real time), then looks
-//! again. It returns as soon as there is a message, and never polls.
+//! again. It returns as soon as there is a message, and never polls; when the server stops,
+//! a waiting receive answers at once with no messages, as its wait time running out would.
 //!
 //! Receipt handles are opaque to callers but carry the message id, so any handle SQS ever
 //! issued for a message (a stale one included) deletes it, while a string that is no
@@ -304,6 +305,7 @@ impl Sqs {
                 _ = sent.as_mut() => {}
                 _ = tokio::time::sleep_until(deadline) => {}
                 _ = visible_at(next_visible) => {}
+                () = self.env.stopping() => return Ok(Value::map()),
             }
         }
     }

@@ -1,0 +1,475 @@
+//! Connection hygiene: no client holds a connection, a file descriptor or a request open
+//! for ever.
+//!
+//! Each connection's socket is wrapped in [`TrackedIo`], which records when bytes last
+//! moved and when a request's head began to arrive; the service wrapper records when
+//! requests start and finish ([`Activity`]). A [`watchdog`] beside each connection then
+//! closes it when a request head takes longer than the header timeout (slowloris) or when
+//! no request has been in flight and no byte has moved for the idle timeout. Request bodies
+//! go through [`TimedBody`], which fails a body that sends no byte for the body timeout, so
+//! a slow upload that keeps sending is never cut. [`Connections`] knows every open
+//! connection, so that when `accept` fails for want of file descriptors the listener closes
+//! the connections idle the longest and backs off briefly instead of spinning.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::io;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use http_body::{Body, Frame, SizeHint};
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::sync::Notify;
+use tokio::time::Sleep;
+
+/// The connection and body timeouts.
+#[derive(Debug, Clone, Copy)]
+pub struct Timeouts {
+    /// From a request's first byte to its complete head.
+    pub header: Duration,
+    /// The longest wait for the next byte of a request body.
+    pub body: Duration,
+    /// The longest a connection may stay open with no request in flight and no byte moving.
+    pub idle: Duration,
+}
+
+/// The marker for "no request head is arriving".
+const NO_HEAD: u64 = u64::MAX;
+
+/// The HTTP/2 connection preface a prior-knowledge client opens with.
+const H2_PREFACE: &[u8] = b"PRI * HTTP/2.0";
+
+/// Milliseconds on a monotonic clock shared by every connection.
+fn now_ms() -> u64 {
+    static START: OnceLock<Instant> = OnceLock::new();
+    u64::try_from(START.get_or_init(Instant::now).elapsed().as_millis()).unwrap_or(u64::MAX)
+}
+
+/// What one connection has been doing.
+pub struct Activity {
+    /// When a byte last moved or a response was last produced.
+    last: AtomicU64,
+    /// When the first byte of a request whose head is not complete arrived, or [`NO_HEAD`].
+    head_since: AtomicU64,
+    /// Requests the service is answering.
+    in_flight: AtomicUsize,
+    /// Whether the connection speaks HTTP/2 (whose control frames are no request head).
+    h2: AtomicBool,
+    /// Asks the connection to close if it is idle.
+    shed: Notify,
+}
+
+impl Activity {
+    fn new() -> Activity {
+        Activity {
+            last: AtomicU64::new(now_ms()),
+            head_since: AtomicU64::new(NO_HEAD),
+            in_flight: AtomicUsize::new(0),
+            h2: AtomicBool::new(false),
+            shed: Notify::new(),
+        }
+    }
+
+    fn read(&self, bytes: &[u8], first: bool) {
+        let now = now_ms();
+        self.last.store(now, Ordering::Relaxed);
+        if first && bytes.starts_with(H2_PREFACE) {
+            self.h2.store(true, Ordering::Relaxed);
+        }
+        if !bytes.is_empty()
+            && self.in_flight.load(Ordering::Relaxed) == 0
+            && !self.h2.load(Ordering::Relaxed)
+        {
+            let _ = self.head_since.compare_exchange(
+                NO_HEAD,
+                now,
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            );
+        }
+    }
+
+    fn wrote(&self) {
+        self.last.store(now_ms(), Ordering::Relaxed);
+    }
+
+    /// Marks a request as being answered until the returned guard drops.
+    pub fn begin(self: &Arc<Activity>) -> InFlight {
+        self.in_flight.fetch_add(1, Ordering::Relaxed);
+        self.head_since.store(NO_HEAD, Ordering::Relaxed);
+        InFlight(self.clone())
+    }
+
+    /// When the connection became idle, if it is.
+    fn idle_since(&self) -> Option<u64> {
+        (self.in_flight.load(Ordering::Relaxed) == 0
+            && self.head_since.load(Ordering::Relaxed) == NO_HEAD)
+            .then(|| self.last.load(Ordering::Relaxed))
+    }
+}
+
+/// A request in flight on a connection.
+pub struct InFlight(Arc<Activity>);
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        self.0.in_flight.fetch_sub(1, Ordering::Relaxed);
+        self.0.wrote();
+    }
+}
+
+/// Resolves when the connection should be closed: its request head is late, it has been
+/// idle too long, or it was asked to close while idle.
+pub async fn watchdog(activity: &Activity, timeouts: Timeouts) {
+    loop {
+        let now = now_ms();
+        let head = activity.head_since.load(Ordering::Relaxed);
+        let deadline = if activity.in_flight.load(Ordering::Relaxed) > 0 {
+            now + millis(timeouts.idle.min(timeouts.header))
+        } else if head != NO_HEAD {
+            head.saturating_add(millis(timeouts.header))
+        } else {
+            activity
+                .last
+                .load(Ordering::Relaxed)
+                .saturating_add(millis(timeouts.idle))
+        };
+        if deadline <= now {
+            return;
+        }
+        tokio::select! {
+            () = tokio::time::sleep(Duration::from_millis(deadline - now)) => {}
+            () = activity.shed.notified() => {
+                if activity.idle_since().is_some() {
+                    return;
+                }
+            }
+        }
+    }
+}
+
+fn millis(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
+
+/// Every open connection's activity, by connection number.
+#[derive(Default)]
+pub struct Connections {
+    open: Mutex<HashMap<u64, Arc<Activity>>>,
+    next: AtomicU64,
+}
+
+/// A connection's place in [`Connections`], given up when it drops.
+pub struct Tracked {
+    /// The connection's activity.
+    pub activity: Arc<Activity>,
+    id: u64,
+    connections: Arc<Connections>,
+}
+
+impl Drop for Tracked {
+    fn drop(&mut self) {
+        lock(&self.connections.open).remove(&self.id);
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl Connections {
+    /// Registers a new connection.
+    pub fn track(self: &Arc<Connections>) -> Tracked {
+        let id = self.next.fetch_add(1, Ordering::Relaxed);
+        let activity = Arc::new(Activity::new());
+        lock(&self.open).insert(id, activity.clone());
+        Tracked {
+            activity,
+            id,
+            connections: self.clone(),
+        }
+    }
+
+    /// What the listener does when `accept` fails: out of file descriptors, it closes the
+    /// quarter of idle connections idle the longest (at least one); in every case it waits
+    /// a moment, so a failing `accept` never spins.
+    pub async fn after_accept_error(&self, error: &io::Error) {
+        let exhausted = matches!(
+            error.raw_os_error(),
+            Some(libc::EMFILE | libc::ENFILE | libc::ENOBUFS | libc::ENOMEM)
+        );
+        if exhausted {
+            self.shed_idle();
+        }
+        tracing::warn!(%error, "accept failed");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+
+    fn shed_idle(&self) {
+        let mut idle: Vec<(u64, Arc<Activity>)> = lock(&self.open)
+            .values()
+            .filter_map(|a| a.idle_since().map(|since| (since, a.clone())))
+            .collect();
+        idle.sort_by_key(|(since, _)| *since);
+        let count = (idle.len() / 4).max(1);
+        for (_, activity) in idle.iter().take(count) {
+            activity.shed.notify_one();
+        }
+    }
+}
+
+/// A socket that reports its reads and writes to the connection's [`Activity`].
+pub struct TrackedIo<T> {
+    inner: T,
+    activity: Arc<Activity>,
+    first_read: bool,
+}
+
+impl<T> TrackedIo<T> {
+    /// Wraps a socket.
+    pub fn new(inner: T, activity: Arc<Activity>) -> TrackedIo<T> {
+        TrackedIo {
+            inner,
+            activity,
+            first_read: true,
+        }
+    }
+}
+
+impl<T: AsyncRead + Unpin> AsyncRead for TrackedIo<T> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        let before = buf.filled().len();
+        let this = &mut *self;
+        let polled = Pin::new(&mut this.inner).poll_read(cx, buf);
+        if let Poll::Ready(Ok(())) = polled {
+            this.activity.read(&buf.filled()[before..], this.first_read);
+            this.first_read = false;
+        }
+        polled
+    }
+}
+
+impl<T: AsyncWrite + Unpin> AsyncWrite for TrackedIo<T> {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        let polled = Pin::new(&mut self.inner).poll_write(cx, buf);
+        if let Poll::Ready(Ok(_)) = polled {
+            self.activity.wrote();
+        }
+        polled
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        let polled = Pin::new(&mut self.inner).poll_write_vectored(cx, bufs);
+        if let Poll::Ready(Ok(_)) = polled {
+            self.activity.wrote();
+        }
+        polled
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.inner.is_write_vectored()
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.inner).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.inner).poll_shutdown(cx)
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// A request body that fails once no byte has arrived for the body timeout.
+    pub struct TimedBody<B> {
+        #[pin]
+        inner: B,
+        timeout: Duration,
+        sleep: Option<Pin<Box<Sleep>>>,
+        armed: bool,
+        expired: Arc<AtomicBool>,
+    }
+}
+
+impl<B> TimedBody<B> {
+    /// Wraps a body; `expired` is set if it times out.
+    pub fn new(inner: B, timeout: Duration, expired: Arc<AtomicBool>) -> TimedBody<B> {
+        TimedBody {
+            inner,
+            timeout,
+            sleep: None,
+            armed: false,
+            expired,
+        }
+    }
+}
+
+impl<B> Body for TimedBody<B>
+where
+    B: Body<Data = Bytes>,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    type Data = Bytes;
+    type Error = io::Error;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, io::Error>>> {
+        let this = self.project();
+        if let Poll::Ready(frame) = this.inner.poll_frame(cx) {
+            *this.armed = false;
+            return Poll::Ready(frame.map(|f| f.map_err(io::Error::other)));
+        }
+        let deadline = tokio::time::Instant::now() + *this.timeout;
+        let sleep = this
+            .sleep
+            .get_or_insert_with(|| Box::pin(tokio::time::sleep_until(deadline)));
+        if !*this.armed {
+            sleep.as_mut().reset(deadline);
+            *this.armed = true;
+        }
+        if sleep.as_mut().poll(cx).is_ready() {
+            this.expired.store(true, Ordering::Relaxed);
+            return Poll::Ready(Some(Err(io::Error::new(
+                io::ErrorKind::TimedOut,
+                "no byte of the request body arrived within the body timeout",
+            ))));
+        }
+        Poll::Pending
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.inner.size_hint()
+    }
+}
+
+/// Raises the soft limit on open files to the hard limit, so that many clients (and the
+/// store's blob files) do not run out of descriptors at a low default such as 256 or 1024.
+pub fn raise_fd_limit() {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit and setrlimit only read and write the struct passed to them.
+    unsafe {
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) != 0 || limit.rlim_cur >= limit.rlim_max
+        {
+            return;
+        }
+        limit.rlim_cur = limit.rlim_max;
+        if libc::setrlimit(libc::RLIMIT_NOFILE, &limit) != 0 {
+            tracing::debug!("could not raise the open-file limit");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use http_body_util::BodyExt;
+
+    #[test]
+    fn a_request_head_in_progress_is_not_idle_until_the_request_starts() {
+        let activity = Arc::new(Activity::new());
+        assert!(activity.idle_since().is_some());
+        activity.read(b"GET / HTTP/1.1\r\n", true);
+        assert!(activity.idle_since().is_none());
+        let guard = activity.begin();
+        assert!(activity.idle_since().is_none());
+        drop(guard);
+        assert!(activity.idle_since().is_some());
+    }
+
+    #[test]
+    fn http2_frames_are_no_request_head() {
+        let activity = Activity::new();
+        activity.read(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", true);
+        assert!(activity.idle_since().is_some());
+    }
+
+    #[tokio::test]
+    async fn the_watchdog_closes_a_connection_whose_head_is_late() {
+        let timeouts = Timeouts {
+            header: Duration::from_millis(100),
+            body: Duration::from_secs(60),
+            idle: Duration::from_secs(60),
+        };
+        let activity = Activity::new();
+        activity.read(b"GE", true);
+        let started = Instant::now();
+        tokio::time::timeout(Duration::from_secs(5), watchdog(&activity, timeouts))
+            .await
+            .unwrap();
+        assert!(started.elapsed() >= Duration::from_millis(90));
+    }
+
+    #[tokio::test]
+    async fn shedding_closes_idle_connections_and_spares_busy_ones() {
+        let timeouts = Timeouts {
+            header: Duration::from_secs(60),
+            body: Duration::from_secs(60),
+            idle: Duration::from_secs(60),
+        };
+        let connections = Arc::new(Connections::default());
+        let idle = connections.track();
+        let busy = connections.track();
+        let _request = busy.activity.begin();
+        connections.shed_idle();
+        busy.activity.shed.notify_one();
+        tokio::time::timeout(Duration::from_secs(1), watchdog(&idle.activity, timeouts))
+            .await
+            .unwrap();
+        let busy_watch = watchdog(&busy.activity, timeouts);
+        assert!(tokio::time::timeout(Duration::from_millis(50), busy_watch)
+            .await
+            .is_err());
+    }
+
+    /// A body that yields ten bytes, then never another.
+    struct Stalled(bool);
+
+    impl Body for Stalled {
+        type Data = Bytes;
+        type Error = io::Error;
+
+        fn poll_frame(
+            mut self: Pin<&mut Self>,
+            _: &mut Context<'_>,
+        ) -> Poll<Option<Result<Frame<Bytes>, io::Error>>> {
+            if std::mem::replace(&mut self.0, true) {
+                return Poll::Pending;
+            }
+            Poll::Ready(Some(Ok(Frame::data(Bytes::from_static(b"0123456789")))))
+        }
+    }
+
+    #[tokio::test]
+    async fn a_body_that_stops_sending_fails_and_says_so() {
+        let expired = Arc::new(AtomicBool::new(false));
+        let body = TimedBody::new(Stalled(false), Duration::from_millis(50), expired.clone());
+        let error = body.collect().await.err().unwrap();
+        assert_eq!(error.kind(), io::ErrorKind::TimedOut);
+        assert!(expired.load(Ordering::Relaxed));
+    }
+}
