@@ -61,6 +61,8 @@ pub struct Activity {
     h2: AtomicBool,
     /// Asks the connection to close if it is idle.
     shed: Notify,
+    /// Tells the watchdog that a request head began to arrive.
+    head_started: Notify,
 }
 
 impl Activity {
@@ -71,6 +73,7 @@ impl Activity {
             in_flight: AtomicUsize::new(0),
             h2: AtomicBool::new(false),
             shed: Notify::new(),
+            head_started: Notify::new(),
         }
     }
 
@@ -84,12 +87,15 @@ impl Activity {
             && self.in_flight.load(Ordering::Relaxed) == 0
             && !self.h2.load(Ordering::Relaxed)
         {
-            let _ = self.head_since.compare_exchange(
+            let started = self.head_since.compare_exchange(
                 NO_HEAD,
                 now,
                 Ordering::Relaxed,
                 Ordering::Relaxed,
             );
+            if started.is_ok() {
+                self.head_started.notify_one();
+            }
         }
     }
 
@@ -143,6 +149,7 @@ pub async fn watchdog(activity: &Activity, timeouts: Timeouts) {
         }
         tokio::select! {
             () = tokio::time::sleep(Duration::from_millis(deadline - now)) => {}
+            () = activity.head_started.notified() => {}
             () = activity.shed.notified() => {
                 if activity.idle_since().is_some() {
                     return;

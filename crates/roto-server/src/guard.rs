@@ -18,8 +18,10 @@
 use std::net::IpAddr;
 
 use http::request::Parts;
-use http::{HeaderMap, Method};
+use http::Method;
 use roto_core::AwsError;
+
+use crate::router::host_of;
 
 /// The names and origins the guard lets in.
 #[derive(Debug, Clone, Default)]
@@ -58,11 +60,9 @@ impl Guard {
 
     /// Refuses a request whose `Host` names no name this server answers to.
     pub fn check_host(&self, parts: &Parts) -> Result<(), AwsError> {
-        let Some(host) = parts.headers.get(http::header::HOST) else {
-            return Ok(());
-        };
-        let name = host.to_str().map(strip_port).unwrap_or_default();
-        if self.any_host || self.host_allowed(&name.to_ascii_lowercase()) {
+        let host = host_of(parts);
+        let name = strip_port(&host);
+        if host.is_empty() || self.any_host || self.host_allowed(&name.to_ascii_lowercase()) {
             return Ok(());
         }
         Err(AwsError::new(
@@ -100,11 +100,13 @@ impl Guard {
     }
 
     /// The page a cross-origin browser request comes from, if it is one the guard refuses.
-    fn refused_origin(&self, headers: &HeaderMap) -> Option<String> {
+    fn refused_origin(&self, parts: &Parts) -> Option<String> {
+        let headers = &parts.headers;
         match headers.get(http::header::ORIGIN) {
             Some(origin) => {
                 let origin = origin.to_str().unwrap_or_default();
-                (!self.origin_allowed(origin, headers)).then(|| format!("origin '{origin}'"))
+                (!self.origin_allowed(origin, &host_of(parts)))
+                    .then(|| format!("origin '{origin}'"))
             }
             None => headers
                 .get("sec-fetch-site")
@@ -113,7 +115,7 @@ impl Guard {
         }
     }
 
-    fn origin_allowed(&self, origin: &str, headers: &HeaderMap) -> bool {
+    fn origin_allowed(&self, origin: &str, host: &str) -> bool {
         let origin = origin.trim_end_matches('/').to_ascii_lowercase();
         if self.any_origin || self.origins.contains(&origin) {
             return true;
@@ -124,16 +126,12 @@ impl Guard {
         else {
             return false;
         };
-        let same_origin = headers
-            .get(http::header::HOST)
-            .and_then(|h| h.to_str().ok())
-            .is_some_and(|h| h.eq_ignore_ascii_case(authority));
-        same_origin || is_loopback_name(strip_port(authority))
+        host.eq_ignore_ascii_case(authority) || is_loopback_name(strip_port(authority))
     }
 
     /// Refuses a cross-origin browser request to `/_roto/*`.
     pub fn check_introspection(&self, parts: &Parts) -> Result<(), String> {
-        match self.refused_origin(&parts.headers) {
+        match self.refused_origin(parts) {
             Some(page) => Err(format!(
                 "/_roto/* refuses cross-origin browser requests; {page} is not allowed \
                  (allow it with --allow-origin, ROTO_ALLOW_ORIGIN)"
@@ -160,7 +158,7 @@ impl Guard {
         if browser_reach {
             return Ok(());
         }
-        let Some(page) = self.refused_origin(&parts.headers) else {
+        let Some(page) = self.refused_origin(parts) else {
             return Ok(());
         };
         Err(AwsError::new(

@@ -107,6 +107,9 @@ async fn serve_call(
         None => {
             let bytes = match read_body(&mut pending, &mut buffered).await {
                 Ok(b) => b,
+                Err(_) if expired.load(Ordering::Relaxed) => {
+                    return plain_error(request_timeout(), &request_id)
+                }
                 Err(e) => return plain_error(e, &request_id),
             };
             let version = form_version(&parts, &bytes);
@@ -468,4 +471,113 @@ fn into_hyper(wire: Wire, head: bool) -> hyper::Response<Body> {
         out.headers_mut().remove(http::header::CONTENT_LENGTH);
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use roto_core::dispatch::{BoxFuture, ServiceSpec};
+    use roto_core::store::{Store, StoreMode};
+    use roto_core::trace::TraceFilter;
+    use roto_core::{AwsResult, Env, Response};
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    /// STS's facts, with a handler that panics on every call.
+    struct Panicking;
+
+    static PANICKING: ServiceSpec = ServiceSpec {
+        name: "sts",
+        model: "sts",
+        query_model: None,
+        signing_names: &["sts"],
+        target_prefix: None,
+        query_version: Some("2011-06-15"),
+        crc32_responses: false,
+        validate_input: false,
+    };
+
+    impl Service for Panicking {
+        fn spec(&self) -> &'static ServiceSpec {
+            &PANICKING
+        }
+
+        fn call<'a>(
+            &'a self,
+            _: &'a Context,
+            operation: &'a str,
+            _: Request,
+        ) -> BoxFuture<'a, AwsResult<Response>> {
+            Box::pin(async move { panic!("a bug in {operation}") })
+        }
+    }
+
+    fn app() -> Arc<App> {
+        let env = Arc::new(Env::new(
+            Store::open(StoreMode::Ephemeral).unwrap(),
+            10,
+            "000000000000".into(),
+            "us-east-1".into(),
+            "localhost".into(),
+        ));
+        let services: Vec<Arc<dyn Service>> = vec![Arc::new(Panicking)];
+        Arc::new(App {
+            dispatcher: Dispatcher::start(env, services.clone()),
+            router: Router::new(
+                services,
+                "000000000000".into(),
+                "us-east-1".into(),
+                "localhost".into(),
+            ),
+            guard: Guard::new("127.0.0.1", "localhost", &[], &[]),
+            timeouts: Timeouts {
+                header: std::time::Duration::from_secs(5),
+                body: std::time::Duration::from_secs(5),
+                idle: std::time::Duration::from_secs(5),
+            },
+        })
+    }
+
+    const CALL: &str = "Action=GetCallerIdentity&Version=2011-06-15";
+
+    #[tokio::test]
+    async fn a_panicking_handler_costs_its_request_and_the_connection_goes_on() {
+        let app = app();
+        let (mut client, server) = tokio::io::duplex(64 * 1024);
+        let served = app.clone();
+        let service = hyper::service::service_fn(move |req| {
+            let app = served.clone();
+            async move { Ok::<_, std::convert::Infallible>(serve(app, req).await) }
+        });
+        let conn = hyper::server::conn::http1::Builder::new()
+            .serve_connection(hyper_util::rt::TokioIo::new(server), service);
+        tokio::spawn(conn);
+        for _ in 0..2 {
+            let request = format!(
+                "POST / HTTP/1.1\r\nHost: localhost\r\nContent-Type: \
+                 application/x-www-form-urlencoded\r\nContent-Length: {}\r\n\r\n{CALL}",
+                CALL.len()
+            );
+            client.write_all(request.as_bytes()).await.unwrap();
+            let mut answer = Vec::new();
+            while !answer.ends_with(b"</ErrorResponse>") {
+                let mut chunk = [0u8; 4096];
+                let n = client.read(&mut chunk).await.unwrap();
+                assert!(
+                    n > 0,
+                    "connection closed: {}",
+                    String::from_utf8_lossy(&answer)
+                );
+                answer.extend_from_slice(&chunk[..n]);
+            }
+            let text = String::from_utf8_lossy(&answer);
+            assert!(text.starts_with("HTTP/1.1 500"), "{text}");
+            assert!(text.contains("<Code>InternalError</Code>"), "{text}");
+            assert!(text.contains("<RequestId>"), "{text}");
+        }
+        let traced = app.dispatcher.env.trace.query(&TraceFilter::default());
+        assert_eq!(traced.len(), 2);
+        assert_eq!(traced[0].operation, "GetCallerIdentity");
+        assert_eq!(traced[0].error_code.as_deref(), Some("InternalError"));
+        assert_eq!(traced[0].status, Some(500));
+    }
 }
