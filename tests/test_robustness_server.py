@@ -166,6 +166,26 @@ def test_allow_origin_lets_a_page_in_and_keeps_others_out():
         assert server.request("POST", "/_roto/reset", b"", {"Origin": EVIL})[0] == 200
 
 
+def test_a_browser_app_on_an_allowed_origin_can_call_services_with_an_sdk():
+    with RotoServer("--ephemeral", "--allow-origin", "http://shop.test:3000") as server:
+        for origin in ("http://shop.test:3000", "http://localhost:5173"):
+            status, headers, _ = server.request("OPTIONS", "/", headers={
+                "Origin": origin, "Access-Control-Request-Method": "POST",
+                "Access-Control-Request-Headers": "authorization,content-type,x-amz-date,x-amz-target"})
+            assert status == 200 and headers["access-control-allow-origin"] == origin
+            assert headers["access-control-allow-headers"] == "authorization,content-type,x-amz-date,x-amz-target"
+            status, headers, body = server.request("POST", "/", b"{}", {
+                "Origin": origin, "Content-Type": "application/x-amz-json-1.0",
+                "X-Amz-Target": "DynamoDB_20120810.ListTables",
+                "Authorization": SIGNED_S3.replace("/s3/", "/dynamodb/")})
+            assert status == 200 and json.loads(body) == {"TableNames": []}
+            assert headers["access-control-allow-origin"] == origin
+            assert "x-amzn-requestid" in headers["access-control-expose-headers"]
+        status, headers, _ = server.request("OPTIONS", "/", headers={
+            "Origin": EVIL, "Access-Control-Request-Method": "POST"})
+        assert "access-control-allow-origin" not in headers
+
+
 def test_s3_browser_features_follow_the_bucket_cors(server, client):
     s3 = client("s3")
     s3.create_bucket(Bucket="pages")

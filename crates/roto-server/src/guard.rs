@@ -14,6 +14,10 @@
 //!   that reaches a service other than S3, or an S3 `POST` other than a form upload. S3
 //!   objects, form uploads and preflights follow the bucket's CORS, and Lambda function
 //!   URLs their own, as in AWS.
+//!
+//! Pages the guard lets in also get CORS answers from the other services (preflights and
+//! `Access-Control-Allow-Origin`), so a web app under development can call them with a
+//! browser SDK; AWS answers such calls from any origin, Roto only from allowed ones.
 
 use std::net::IpAddr;
 
@@ -172,6 +176,54 @@ impl Guard {
     }
 }
 
+impl Guard {
+    /// The page's origin, when it is one the guard lets in: those get CORS answers from
+    /// the services S3's bucket rules and function URLs' own do not cover.
+    fn allowed_origin<'a>(&self, parts: &'a Parts) -> Option<&'a str> {
+        let origin = parts.headers.get(http::header::ORIGIN)?.to_str().ok()?;
+        self.origin_allowed(origin, &host_of(parts))
+            .then_some(origin)
+    }
+
+    /// Answers a CORS preflight from an allowed page to a service other than S3 (whose
+    /// buckets answer their own), so a browser app's signed SDK calls can follow it.
+    pub fn preflight(&self, parts: &Parts) -> Option<http::Response<()>> {
+        let method = parts.headers.get("access-control-request-method")?;
+        let origin = self.allowed_origin(parts)?;
+        if parts.method != Method::OPTIONS {
+            return None;
+        }
+        let mut response = http::Response::new(());
+        let headers = response.headers_mut();
+        headers.insert("access-control-allow-origin", origin.parse().ok()?);
+        headers.insert("access-control-allow-methods", method.clone());
+        if let Some(requested) = parts.headers.get("access-control-request-headers") {
+            headers.insert("access-control-allow-headers", requested.clone());
+        }
+        headers.insert("access-control-max-age", "86400".parse().ok()?);
+        headers.insert(http::header::VARY, "Origin".parse().ok()?);
+        Some(response)
+    }
+
+    /// Adds the CORS headers an allowed page needs to read a response from a service other
+    /// than S3 (whose buckets add their own).
+    pub fn add_cors(&self, parts: &Parts, headers: &mut http::HeaderMap) {
+        let Some(origin) = self.allowed_origin(parts).and_then(|o| o.parse().ok()) else {
+            return;
+        };
+        headers.insert("access-control-allow-origin", origin);
+        headers.insert(
+            "access-control-expose-headers",
+            http::HeaderValue::from_static(EXPOSED),
+        );
+        headers.append(http::header::VARY, http::HeaderValue::from_static("Origin"));
+    }
+}
+
+/// The response headers AWS SDKs read, exposed to allowed pages.
+const EXPOSED: &str = "x-amzn-requestid, x-amzn-errortype, x-amzn-errormessage, \
+    x-amzn-query-error, x-amz-request-id, x-amz-id-2, x-amz-crc32, x-amz-apigw-id, etag, date";
+
 /// Whether `name` is `base` or one of its subdomains.
 fn within(name: &str, base: &str) -> bool {
     name == base
@@ -314,6 +366,46 @@ mod tests {
         assert!(!ok(&[("origin", "null")]));
         assert!(!ok(&[("origin", "http://app.example:9090")]));
         assert!(!ok(&[("sec-fetch-site", "cross-site")]));
+    }
+
+    #[test]
+    fn allowed_pages_get_cors_answers_and_others_do_not() {
+        let g = guard();
+        let preflight = |origin: &str| {
+            g.preflight(&parts(
+                "OPTIONS",
+                "/",
+                &[
+                    ("origin", origin),
+                    ("access-control-request-method", "POST"),
+                    (
+                        "access-control-request-headers",
+                        "authorization,x-amz-target",
+                    ),
+                ],
+            ))
+        };
+        let ok = preflight("http://app.example:8080").unwrap();
+        assert_eq!(
+            ok.headers()["access-control-allow-headers"],
+            "authorization,x-amz-target"
+        );
+        assert!(preflight("http://evil.example").is_none());
+        let mut headers = http::HeaderMap::new();
+        g.add_cors(
+            &parts("POST", "/", &[("origin", "http://localhost:3000")]),
+            &mut headers,
+        );
+        assert_eq!(
+            headers["access-control-allow-origin"],
+            "http://localhost:3000"
+        );
+        let mut headers = http::HeaderMap::new();
+        g.add_cors(
+            &parts("POST", "/", &[("origin", "http://evil.example")]),
+            &mut headers,
+        );
+        assert!(headers.is_empty());
     }
 
     #[test]

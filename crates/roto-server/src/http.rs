@@ -102,7 +102,11 @@ async fn serve_call(
     let request_id = new_request_id();
     let mut pending = Some(body);
     let mut buffered: Option<Bytes> = None;
-    let route = match app.router.route(&parts) {
+    let routed = app.router.route(&parts);
+    if let Some(preflight) = service_preflight(app, &parts, routed.as_ref()) {
+        return preflight.map(|()| full(Bytes::new()));
+    }
+    let route = match routed {
         Some(route) => route,
         None => {
             let bytes = match read_body(&mut pending, &mut buffered).await {
@@ -170,10 +174,31 @@ async fn serve_call(
         let crc = crc32fast::hash(&wire.response.body);
         wire.response.header("x-amz-crc32", &crc.to_string());
     }
+    if spec.name != "s3" && route.raw_operation.is_none() {
+        app.guard.add_cors(&parts, &mut wire.response.headers);
+    }
     entry.status = Some(wire.response.status.as_u16());
     entry.duration_ms = started.elapsed().as_secs_f64() * 1000.0;
     app.dispatcher.env.trace.record(entry);
     into_hyper(wire, head)
+}
+
+/// The guard's answer to a CORS preflight for a service other than S3: one routed to such
+/// a service, or to `/`, which names no bucket. S3's buckets and function URLs answer
+/// their own.
+fn service_preflight(
+    app: &App,
+    parts: &Parts,
+    route: Option<&Route>,
+) -> Option<hyper::Response<()>> {
+    let own_cors = match route {
+        Some(route) => route.service.spec().name == "s3" || route.raw_operation.is_some(),
+        None => parts.uri.path() != "/",
+    };
+    if own_cors {
+        return None;
+    }
+    app.guard.preflight(parts)
 }
 
 /// What a request whose handler panicked answers.
