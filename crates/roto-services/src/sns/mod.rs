@@ -52,8 +52,40 @@ static SPEC: ServiceSpec = ServiceSpec {
     validate_input: false,
 };
 
-/// FIFO deduplication ids by (topic ARN, id): when seen, the message id and sequence number.
-type Dedup = HashMap<(String, String), (EpochMillis, String, String)>;
+/// FIFO deduplication ids by (topic ARN, id): when seen, the message id and sequence number;
+/// and the same keys oldest first, so expiry pops from the front instead of visiting every
+/// id a busy topic remembers on each publish.
+#[derive(Default)]
+struct Dedup {
+    seen: HashMap<(String, String), (EpochMillis, String, String)>,
+    by_age: std::collections::VecDeque<(EpochMillis, (String, String))>,
+}
+
+impl Dedup {
+    /// Forgets the ids first seen at or before `cutoff`.
+    fn expire(&mut self, cutoff: EpochMillis) {
+        while let Some((at, _)) = self.by_age.front() {
+            if *at > cutoff {
+                break;
+            }
+            if let Some((at, key)) = self.by_age.pop_front() {
+                if self
+                    .seen
+                    .get(&key)
+                    .is_some_and(|(seen_at, _, _)| *seen_at == at)
+                {
+                    self.seen.remove(&key);
+                }
+            }
+        }
+    }
+
+    /// Remembers an id first seen at `at` with its message id and sequence number.
+    fn remember(&mut self, key: (String, String), at: EpochMillis, id: String, seq: String) {
+        self.by_age.push_back((at, key.clone()));
+        self.seen.insert(key, (at, id, seq));
+    }
+}
 
 /// SNS.
 pub struct Sns {
@@ -70,7 +102,7 @@ impl Sns {
         env.store.migrate(platform::SCHEMA)?;
         Ok(Sns {
             env,
-            dedup: Mutex::new(HashMap::new()),
+            dedup: Mutex::new(Dedup::default()),
         })
     }
 }

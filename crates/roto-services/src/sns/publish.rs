@@ -468,8 +468,8 @@ impl Sns {
         let mut seen = topic.fifo.then(|| lock(&self.dedup));
         let key = dedup_id.as_ref().map(|d| (topic.arn.clone(), d.clone()));
         if let (Some(seen), Some(key)) = (seen.as_mut(), &key) {
-            seen.retain(|_, (at, _, _)| timestamp - *at < DEDUP_WINDOW_MS);
-            if let Some((_, id, seq)) = seen.get(key) {
+            seen.expire(timestamp - DEDUP_WINDOW_MS);
+            if let Some((_, id, seq)) = seen.seen.get(key) {
                 return Ok(Value::map()
                     .with("MessageId", id.as_str())
                     .with("SequenceNumber", seq.as_str()));
@@ -497,7 +497,7 @@ impl Sns {
             timestamp,
         };
         if let (Some(seen), Some(key), Some(seq)) = (seen.as_mut(), key, &sequence_number) {
-            seen.insert(key, (timestamp, message.id.clone(), seq.clone()));
+            seen.remember(key, timestamp, message.id.clone(), seq.clone());
         }
         self.fan_out(ctx, &message)?;
         Ok(Value::map()

@@ -8,6 +8,10 @@
 //! (FIFO order, and roughly send order for standard queues). `sqs_dedup` remembers FIFO
 //! deduplication ids for five minutes. Retention is enforced lazily: expired messages are
 //! purged whenever a queue's messages are read.
+//!
+//! Every per-request query is an index seek whose cost does not grow with the queue's depth:
+//! a receive walks `sqs_messages_order` in `seq` order and stops after its `LIMIT`, and the
+//! lazy purges seek the expiry indexes (`plans_seek_whatever_the_depth` checks the plans).
 
 use std::collections::BTreeMap;
 
@@ -50,6 +54,8 @@ CREATE TABLE IF NOT EXISTS sqs_messages (
 );
 CREATE INDEX IF NOT EXISTS sqs_messages_visible ON sqs_messages (queue_id, visible_at);
 CREATE INDEX IF NOT EXISTS sqs_messages_id ON sqs_messages (queue_id, message_id);
+CREATE INDEX IF NOT EXISTS sqs_messages_order ON sqs_messages (queue_id, seq, visible_at);
+CREATE INDEX IF NOT EXISTS sqs_messages_expiry ON sqs_messages (queue_id, expires_at);
 CREATE TABLE IF NOT EXISTS sqs_dedup (
     queue_id INTEGER NOT NULL REFERENCES sqs_queues(id) ON DELETE CASCADE,
     scope TEXT NOT NULL,
@@ -59,6 +65,7 @@ CREATE TABLE IF NOT EXISTS sqs_dedup (
     expires_at INTEGER NOT NULL,
     PRIMARY KEY (queue_id, scope, dedup_id)
 );
+CREATE INDEX IF NOT EXISTS sqs_dedup_expiry ON sqs_dedup (queue_id, expires_at);
 CREATE TABLE IF NOT EXISTS sqs_move_tasks (
     handle TEXT PRIMARY KEY,
     account TEXT NOT NULL,
@@ -276,12 +283,14 @@ pub fn queue_names(
     names
 }
 
+/// Deletes a queue's messages whose retention period has passed (`sqs_messages_expiry`).
+pub(super) const PURGE_EXPIRED: &str =
+    "DELETE FROM sqs_messages WHERE queue_id = ?1 AND expires_at <= ?2";
+
 /// Removes the queue's messages whose retention period has passed.
 pub fn purge_expired(c: &Connection, queue_id: i64, now: EpochMillis) -> rusqlite::Result<()> {
-    c.execute(
-        "DELETE FROM sqs_messages WHERE queue_id = ?1 AND expires_at <= ?2",
-        params![queue_id, now],
-    )?;
+    c.prepare_cached(PURGE_EXPIRED)?
+        .execute(params![queue_id, now])?;
     Ok(())
 }
 
@@ -395,6 +404,10 @@ pub fn next_sequence_number(c: &Connection, queue_id: i64) -> rusqlite::Result<S
     Ok(format!("{}", 10_000_000_000_000_000_000u128 + n as u128))
 }
 
+/// Forgets a queue's deduplication ids whose five minutes have passed (`sqs_dedup_expiry`).
+pub(super) const EXPIRE_DEDUP: &str =
+    "DELETE FROM sqs_dedup WHERE queue_id = ?1 AND expires_at <= ?2";
+
 /// A FIFO deduplication hit: the original message id and sequence number.
 pub fn find_duplicate(
     c: &Connection,
@@ -403,10 +416,8 @@ pub fn find_duplicate(
     dedup_id: &str,
     now: EpochMillis,
 ) -> rusqlite::Result<Option<(String, String)>> {
-    c.execute(
-        "DELETE FROM sqs_dedup WHERE queue_id = ?1 AND expires_at <= ?2",
-        params![queue_id, now],
-    )?;
+    c.prepare_cached(EXPIRE_DEDUP)?
+        .execute(params![queue_id, now])?;
     c.query_row(
         "SELECT message_id, sequence_number FROM sqs_dedup
          WHERE queue_id = ?1 AND scope = ?2 AND dedup_id = ?3",
@@ -456,6 +467,26 @@ fn message_row(row: &Row<'_>) -> rusqlite::Result<StoredMessage> {
     })
 }
 
+/// The query behind [`visible_messages`]: a walk of `sqs_messages_order` in `seq` order
+/// that skips hidden messages and stops at the `LIMIT`, so its cost follows the messages
+/// taken and the hidden ones ahead of them, never the queue's depth. For FIFO queues,
+/// messages of a group with a message in flight are held back.
+pub(super) fn visible_sql(fifo: bool) -> String {
+    let held_back = if fifo {
+        "AND (group_id IS NULL OR group_id NOT IN (
+            SELECT group_id FROM sqs_messages
+            WHERE queue_id = ?1 AND visible_at > ?2 AND receive_count > 0
+              AND group_id IS NOT NULL))"
+    } else {
+        ""
+    };
+    format!(
+        "SELECT {MESSAGE_COLUMNS} FROM sqs_messages INDEXED BY sqs_messages_order
+         WHERE queue_id = ?1 AND visible_at <= ?2 {held_back}
+         ORDER BY seq LIMIT ?3"
+    )
+}
+
 /// Up to `limit` visible messages in order. For FIFO queues, messages of a group with a
 /// message in flight are held back, so a group is consumed strictly in order.
 pub fn visible_messages(
@@ -465,19 +496,7 @@ pub fn visible_messages(
     now: EpochMillis,
     limit: i64,
 ) -> rusqlite::Result<Vec<StoredMessage>> {
-    let held_back = if fifo {
-        "AND (group_id IS NULL OR group_id NOT IN (
-            SELECT group_id FROM sqs_messages
-            WHERE queue_id = ?1 AND visible_at > ?2 AND receive_count > 0
-              AND group_id IS NOT NULL))"
-    } else {
-        ""
-    };
-    let mut stmt = c.prepare(&format!(
-        "SELECT {MESSAGE_COLUMNS} FROM sqs_messages
-         WHERE queue_id = ?1 AND visible_at <= ?2 {held_back}
-         ORDER BY seq LIMIT ?3"
-    ))?;
+    let mut stmt = c.prepare_cached(&visible_sql(fifo))?;
     let messages = stmt
         .query_map(params![queue_id, now, limit], message_row)?
         .collect();

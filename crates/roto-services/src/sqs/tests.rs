@@ -133,3 +133,38 @@ fn message_characters_outside_the_xml_set_are_invalid_contents() {
     assert_eq!(err.code, "InvalidMessageContents");
     assert!(err.message.contains("#x1"), "{}", err.message);
 }
+
+/// The plan SQLite chooses for `sql` over SQS's schema, one step a line.
+fn plan(sql: &str) -> String {
+    let store = roto_core::store::Store::open(roto_core::store::StoreMode::Ephemeral).unwrap();
+    store.migrate(store::SCHEMA).unwrap();
+    store
+        .with(|c| {
+            let mut stmt = c.prepare(&format!("EXPLAIN QUERY PLAN {sql}"))?;
+            let unbound = vec![rusqlite::types::Null; stmt.parameter_count()];
+            let steps: Vec<String> = stmt
+                .query_map(rusqlite::params_from_iter(unbound), |r| {
+                    r.get::<_, String>(3)
+                })?
+                .collect::<rusqlite::Result<_>>()?;
+            Ok::<_, rusqlite::Error>(steps.join("\n"))
+        })
+        .unwrap()
+}
+
+#[test]
+fn plans_seek_whatever_the_depth() {
+    for sql in [
+        store::visible_sql(false),
+        store::visible_sql(true),
+        store::PURGE_EXPIRED.to_string(),
+        store::EXPIRE_DEDUP.to_string(),
+    ] {
+        let plan = plan(&sql);
+        assert!(!plan.contains("TEMP B-TREE"), "{sql} sorts:\n{plan}");
+        assert!(!plan.contains("SCAN"), "{sql} scans:\n{plan}");
+    }
+    assert!(plan(&store::visible_sql(false)).contains("sqs_messages_order"));
+    assert!(plan(store::PURGE_EXPIRED).contains("sqs_messages_expiry"));
+    assert!(plan(store::EXPIRE_DEDUP).contains("sqs_dedup_expiry"));
+}
