@@ -314,7 +314,8 @@ impl Dispatcher {
     }
 
     /// Validates the input (where the service asks for it) and runs the operation: the one
-    /// path HTTP requests, Lua scripts and cross-service calls all take.
+    /// path HTTP requests, Lua scripts and cross-service calls all take. An operation that
+    /// published events answers once the event bus has room for more.
     pub async fn invoke(
         &self,
         service: &dyn Service,
@@ -336,7 +337,8 @@ impl Dispatcher {
                 }
             }
         }
-        service.call(ctx, operation, request).await
+        let call = service.call(ctx, operation, request);
+        self.env.bus.producing(call).await
     }
 
     /// Calls an operation by service and operation name with a shaped input, recording it

@@ -9,13 +9,23 @@
 //! [`Service::delivery_failed`](crate::dispatch::Service::delivery_failed) (SNS moves the
 //! message to a dead-letter queue). Events for one target (one queue, one URL) are
 //! delivered one after another in publish order, as FIFO topics need; different targets
-//! proceed in parallel.
+//! proceed in parallel, each on a task that ends when its target has nothing left.
+//!
+//! The bus is bounded without ever dropping an event: a request that published waits,
+//! before it answers, until fewer than [`CAPACITY`] deliveries are pending, so memory
+//! follows the bound and not the size of a burst. A delivery never waits for room, even
+//! when it publishes in turn (SNS fanning out an S3 notification): it may be the very lane
+//! that room depends on. Lanes therefore always move, and every waiting producer resumes.
 
-use std::collections::HashMap;
-use std::sync::{Mutex, Weak};
+use std::cell::Cell;
+use std::collections::{HashMap, VecDeque};
+use std::future::Future;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, MutexGuard, OnceLock, Weak};
 use std::time::{Duration, Instant};
 
-use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver, UnboundedSender};
+use tokio::runtime::Handle;
+use tokio::sync::Notify;
 
 use crate::dispatch::Dispatcher;
 use crate::trace::{TraceEntry, TraceKind};
@@ -74,10 +84,30 @@ impl From<String> for DeliveryError {
     }
 }
 
-/// The bus: publishers send, one worker delivers.
+/// How many deliveries the bus holds (queued, or being attempted) before a request that
+/// publishes waits for room.
+pub const CAPACITY: usize = 4096;
+
+/// One target's events: one lane per (target service, target), delivered in order.
+type LaneKey = (String, String);
+
+tokio::task_local! {
+    /// Set while the bus runs a delivery: what a delivery publishes never waits for room,
+    /// since only the lanes it may be holding up could make that room.
+    static DELIVERING: ();
+    /// Set while a request runs under [`EventBus::producing`]: whether it published.
+    static PUBLISHED: Cell<bool>;
+}
+
+/// The bus: publishers queue events on their target's lane; a lane's task delivers them
+/// one after another and ends when its lane is empty. The bus is bounded: a request that
+/// published waits, before it answers, until fewer than [`CAPACITY`] deliveries are pending.
 pub struct EventBus {
-    tx: UnboundedSender<Event>,
-    rx: Mutex<Option<UnboundedReceiver<Event>>>,
+    lanes: Mutex<HashMap<LaneKey, VecDeque<Event>>>,
+    pending: AtomicUsize,
+    capacity: AtomicUsize,
+    room: Notify,
+    worker: OnceLock<(Weak<Dispatcher>, Handle)>,
     retry_delay: Mutex<Duration>,
 }
 
@@ -88,19 +118,75 @@ impl Default for EventBus {
 }
 
 impl EventBus {
-    /// A bus whose worker has not started yet (events queue until it does).
+    /// A bus whose lanes have not started yet (events queue until they do).
     pub fn new() -> EventBus {
-        let (tx, rx) = unbounded_channel();
         EventBus {
-            tx,
-            rx: Mutex::new(Some(rx)),
+            lanes: Mutex::new(HashMap::new()),
+            pending: AtomicUsize::new(0),
+            capacity: AtomicUsize::new(CAPACITY),
+            room: Notify::new(),
+            worker: OnceLock::new(),
             retry_delay: Mutex::new(Duration::from_secs(1)),
         }
     }
 
-    /// Publishes an event; never blocks.
+    /// Queues an event on its target's lane; never blocks and never drops. The request
+    /// publishing it waits for room afterwards (see [`EventBus::producing`]).
     pub fn publish(&self, event: Event) {
-        let _ = self.tx.send(event);
+        self.pending.fetch_add(1, Ordering::SeqCst);
+        let _ = PUBLISHED.try_with(|published| published.set(true));
+        let key = (event.target_service.clone(), event.target.clone());
+        let mut lanes = self.lanes();
+        match lanes.get_mut(&key) {
+            Some(lane) => lane.push_back(event),
+            None => {
+                lanes.insert(key.clone(), VecDeque::from([event]));
+                if let Some((dispatcher, runtime)) = self.worker.get() {
+                    runtime.spawn(run_lane(dispatcher.clone(), key));
+                }
+            }
+        }
+    }
+
+    /// Runs `work` (one request) and, when it published outside a delivery, waits until
+    /// the bus has room again before returning its output: a burst of events slows its
+    /// producers instead of growing without bound.
+    pub async fn producing<F: Future>(&self, work: F) -> F::Output {
+        if DELIVERING.try_with(|_| ()).is_ok() {
+            return work.await;
+        }
+        let (output, published) = PUBLISHED
+            .scope(Cell::new(false), async {
+                let output = work.await;
+                (output, PUBLISHED.with(Cell::get))
+            })
+            .await;
+        if published {
+            self.wait_for_room().await;
+        }
+        output
+    }
+
+    /// Deliveries queued or being attempted.
+    pub fn pending(&self) -> usize {
+        self.pending.load(Ordering::SeqCst)
+    }
+
+    async fn wait_for_room(&self) {
+        loop {
+            let notified = self.room.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            if self.pending() < self.capacity.load(Ordering::SeqCst) {
+                return;
+            }
+            notified.await;
+        }
+    }
+
+    #[cfg(test)]
+    fn set_capacity(&self, capacity: usize) {
+        self.capacity.store(capacity, Ordering::SeqCst);
     }
 
     /// Sets the delay before the first retry (doubled for each later one).
@@ -112,28 +198,53 @@ impl EventBus {
         *self.retry_delay.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Starts the worker on the current tokio runtime; later calls do nothing.
+    fn lanes(&self) -> MutexGuard<'_, HashMap<LaneKey, VecDeque<Event>>> {
+        self.lanes.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The lane's next event; `None` (and the lane gone) when it is empty.
+    fn next(&self, key: &LaneKey) -> Option<Event> {
+        let mut lanes = self.lanes();
+        let event = lanes.get_mut(key)?.pop_front();
+        if event.is_none() {
+            lanes.remove(key);
+        }
+        event
+    }
+
+    /// One delivery finished (delivered, or failed for good): room for another.
+    fn delivered(&self) {
+        self.pending.fetch_sub(1, Ordering::SeqCst);
+        self.room.notify_waiters();
+    }
+
+    /// Starts the lanes on the current tokio runtime, those of events published before
+    /// included; later calls do nothing.
     pub(crate) fn start(&self, dispatcher: Weak<Dispatcher>) {
-        let Some(mut rx) = self.rx.lock().unwrap_or_else(|p| p.into_inner()).take() else {
+        let lanes = self.lanes();
+        if self
+            .worker
+            .set((dispatcher.clone(), Handle::current()))
+            .is_err()
+        {
+            return;
+        }
+        for key in lanes.keys() {
+            tokio::spawn(run_lane(dispatcher.clone(), key.clone()));
+        }
+    }
+}
+
+/// A lane's task: delivers the lane's events in order, and ends once it is empty.
+async fn run_lane(dispatcher: Weak<Dispatcher>, key: LaneKey) {
+    loop {
+        let Some(event) = dispatcher.upgrade().and_then(|d| d.env.bus.next(&key)) else {
             return;
         };
-        tokio::spawn(async move {
-            let mut lanes: HashMap<(String, String), UnboundedSender<Event>> = HashMap::new();
-            while let Some(event) = rx.recv().await {
-                let key = (event.target_service.clone(), event.target.clone());
-                let lane = lanes.entry(key).or_insert_with(|| {
-                    let (tx, mut lane_rx) = unbounded_channel::<Event>();
-                    let dispatcher = dispatcher.clone();
-                    tokio::spawn(async move {
-                        while let Some(event) = lane_rx.recv().await {
-                            deliver(dispatcher.clone(), event).await;
-                        }
-                    });
-                    tx
-                });
-                let _ = lane.send(event);
-            }
-        });
+        deliver(dispatcher.clone(), event).await;
+        if let Some(d) = dispatcher.upgrade() {
+            d.env.bus.delivered();
+        }
     }
 }
 
@@ -145,7 +256,7 @@ async fn deliver(dispatcher: Weak<Dispatcher>, event: Event) {
         };
         let started = Instant::now();
         let result = match d.service(&event.target_service) {
-            Some(service) => service.deliver(&event).await,
+            Some(service) => DELIVERING.scope((), service.deliver(&event)).await,
             None => Err(DeliveryError::from(format!(
                 "no service named {}",
                 event.target_service
@@ -263,13 +374,7 @@ mod tests {
         }
     }
 
-    /// Publishes one event and waits for its last attempt: the attempts traced, and what
-    /// the source heard failed for good.
-    async fn deliveries(
-        failures: u32,
-        permanent: bool,
-        max_attempts: u32,
-    ) -> (Vec<crate::trace::TraceEntry>, Vec<String>) {
+    fn env() -> Arc<Env> {
         let env = Arc::new(Env::new(
             Store::open(StoreMode::Ephemeral).unwrap(),
             100,
@@ -278,6 +383,17 @@ mod tests {
             "localhost".into(),
         ));
         env.bus.set_retry_delay(Duration::from_millis(1));
+        env
+    }
+
+    /// Publishes one event and waits for its last attempt: the attempts traced, and what
+    /// the source heard failed for good.
+    async fn deliveries(
+        failures: u32,
+        permanent: bool,
+        max_attempts: u32,
+    ) -> (Vec<crate::trace::TraceEntry>, Vec<String>) {
+        let env = env();
         let sink = Arc::new(Sink {
             failures,
             permanent,
@@ -342,5 +458,160 @@ mod tests {
             .collect();
         assert_eq!(outcomes, [(Some(1), Some("failed".into()))]);
         assert_eq!(failed_for_good, ["arn:sink: attempt 1 refused"]);
+    }
+
+    static RELAY: ServiceSpec = ServiceSpec {
+        name: "relay",
+        ..SPEC
+    };
+
+    /// A target that records what it receives once its gate lets it, and publishes
+    /// `relay` events to `sink` for each through an operation's path (as an EventBridge
+    /// target calls SNS Publish, which fans out in turn).
+    struct Probe {
+        spec: &'static ServiceSpec,
+        env: Arc<Env>,
+        gate: tokio::sync::Semaphore,
+        relay: usize,
+        received: std::sync::Mutex<Vec<String>>,
+    }
+
+    impl Probe {
+        fn new(
+            spec: &'static ServiceSpec,
+            env: &Arc<Env>,
+            permits: usize,
+            relay: usize,
+        ) -> Arc<Probe> {
+            Arc::new(Probe {
+                spec,
+                env: env.clone(),
+                gate: tokio::sync::Semaphore::new(permits),
+                relay,
+                received: std::sync::Mutex::new(Vec::new()),
+            })
+        }
+
+        fn received(&self) -> Vec<String> {
+            self.received.lock().unwrap().clone()
+        }
+    }
+
+    impl Service for Probe {
+        fn spec(&self) -> &'static ServiceSpec {
+            self.spec
+        }
+
+        fn call<'a>(
+            &'a self,
+            _: &'a Context,
+            op: &'a str,
+            _: Request,
+        ) -> BoxFuture<'a, AwsResult<Response>> {
+            Box::pin(async move { Err(AwsError::not_implemented(op)) })
+        }
+
+        fn deliver<'a>(&'a self, event: &'a Event) -> BoxFuture<'a, Result<(), DeliveryError>> {
+            Box::pin(async move {
+                self.gate
+                    .acquire()
+                    .await
+                    .map_err(|e| e.to_string())?
+                    .forget();
+                self.received.lock().unwrap().push(event.source.clone());
+                let relay = async {
+                    for n in 0..self.relay {
+                        self.env
+                            .bus
+                            .publish(to("sink", format!("{}/{n}", event.source)));
+                    }
+                };
+                self.env.bus.producing(relay).await;
+                Ok(())
+            })
+        }
+    }
+
+    fn to(service: &str, source: String) -> Event {
+        Event {
+            target_service: service.into(),
+            source,
+            ..event(1)
+        }
+    }
+
+    async fn drained(env: &Env) {
+        for _ in 0..1000 {
+            if env.bus.pending() == 0 {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    }
+
+    #[tokio::test]
+    async fn a_producer_waits_while_the_bus_is_full_and_nothing_is_lost() {
+        let env = env();
+        env.bus.set_capacity(2);
+        let sink = Probe::new(&SPEC, &env, 0, 0);
+        let _dispatcher = crate::Dispatcher::start(env.clone(), vec![sink.clone()]);
+        let producer = tokio::spawn({
+            let env = env.clone();
+            async move {
+                let publish = async {
+                    for n in 0..3 {
+                        env.bus.publish(to("sink", n.to_string()));
+                    }
+                };
+                env.bus.producing(publish).await
+            }
+        });
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        assert!(
+            !producer.is_finished(),
+            "the producer answered with the bus full"
+        );
+        assert_eq!(env.bus.pending(), 3);
+        sink.gate.add_permits(3);
+        tokio::time::timeout(Duration::from_secs(10), producer)
+            .await
+            .expect("the producer never resumed")
+            .unwrap();
+        drained(&env).await;
+        assert_eq!(sink.received(), ["0", "1", "2"]);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn deliveries_that_publish_never_wait_so_a_full_bus_drains() {
+        let env = env();
+        env.bus.set_capacity(2);
+        let relay = Probe::new(&RELAY, &env, tokio::sync::Semaphore::MAX_PERMITS, 3);
+        let sink = Probe::new(&SPEC, &env, tokio::sync::Semaphore::MAX_PERMITS, 0);
+        let _dispatcher = crate::Dispatcher::start(env.clone(), vec![relay.clone(), sink.clone()]);
+        let producers: Vec<_> = (0..5)
+            .map(|p| {
+                let env = env.clone();
+                tokio::spawn(async move {
+                    for n in 0..4 {
+                        let publish = async { env.bus.publish(to("relay", format!("{p}.{n}"))) };
+                        env.bus.producing(publish).await;
+                    }
+                })
+            })
+            .collect();
+        for producer in producers {
+            tokio::time::timeout(Duration::from_secs(10), producer)
+                .await
+                .expect("a producer never resumed: the bus deadlocked")
+                .unwrap();
+        }
+        drained(&env).await;
+        assert_eq!(relay.received().len(), 20);
+        assert_eq!(sink.received().len(), 60);
+        assert_eq!(env.bus.pending(), 0);
+        assert!(
+            env.bus.lanes().is_empty(),
+            "a lane's task outlived its events"
+        );
     }
 }
