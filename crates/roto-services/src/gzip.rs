@@ -26,6 +26,18 @@ pub fn compress(data: &[u8]) -> Vec<u8> {
     out
 }
 
+/// [`compress`] on a blocking thread, for bodies large enough to hold an async worker.
+pub async fn compress_blocking(data: Vec<u8>) -> roto_core::AwsResult<Vec<u8>> {
+    crate::blocking::run(move || Ok(compress(&data))).await
+}
+
+/// [`decompress`] on a blocking thread.
+pub async fn decompress_blocking(data: Vec<u8>) -> Result<Vec<u8>, String> {
+    crate::blocking::run(move || Ok(decompress(&data)))
+        .await
+        .unwrap_or_else(|e| Err(e.message))
+}
+
 /// What a gzip file holds: every member's data, one after another, each checked against
 /// its CRC-32 and length. The error says what is wrong.
 pub fn decompress(mut data: &[u8]) -> Result<Vec<u8>, String> {

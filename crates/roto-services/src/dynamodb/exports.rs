@@ -273,7 +273,7 @@ impl DynamoDb {
                 text.push_str(&line);
                 items += 1;
             }
-            let body = gzip::compress(text.as_bytes());
+            let body = gzip::compress_blocking(text.into_bytes()).await?;
             let md5 = Md5::digest(&body).to_vec();
             let key = format!(
                 "{}/data/{}.{}",
@@ -318,6 +318,50 @@ impl DynamoDb {
         )
         .await?;
         Ok(())
+    }
+
+    /// The table and its items at `export_time` as export lines, with the bytes billed:
+    /// read and encoded on a blocking thread, since the table may be large.
+    async fn read_export(
+        &self,
+        ctx: &Context,
+        name: &str,
+        table_arn: &str,
+        format: Format,
+        (export_time, now): (i64, i64),
+    ) -> AwsResult<(super::tables::Table, Vec<String>, i64)> {
+        let env = self.env.clone();
+        let (ctx, name, table_arn) = (ctx.clone(), name.to_string(), table_arn.to_string());
+        crate::blocking::run(move || {
+            env.store.with(|c| {
+                let (ctx, name) = (&ctx, &name);
+                let table =
+                    load_table(c, ctx, name)?.ok_or_else(|| table_not_found(&table_arn))?;
+                let (earliest, _) =
+                    backups::restorable_window(c, ctx, name, now)?.ok_or_else(|| {
+                        AwsError::new(
+                            "PointInTimeRecoveryUnavailableException",
+                            format!("Point in time recovery is not enabled for table '{name}'"),
+                        )
+                        .with_status(400)
+                    })?;
+                if export_time < earliest || export_time > now {
+                    return Err(AwsError::new(
+                        "InvalidExportTimeException",
+                        "ExportTime must be between EarliestRestorableDateTime and the current time",
+                    )
+                    .with_status(400));
+                }
+                let items = backups::items_at(c, ctx, name, export_time)?;
+                let billed: i64 = items.iter().map(|(_, _, size)| size).sum();
+                let lines = items
+                    .iter()
+                    .map(|(_, item, _)| format.line(item))
+                    .collect::<AwsResult<Vec<String>>>()?;
+                Ok::<_, AwsError>((table, lines, billed))
+            })
+        })
+        .await
     }
 
     pub(super) async fn export_table_to_point_in_time(
@@ -367,31 +411,9 @@ impl DynamoDb {
             Some(Value::Timestamp(at)) => *at,
             _ => now,
         };
-        let (table, lines, billed) = self.env.store.with(|c| {
-            let table = load_table(c, ctx, &name)?.ok_or_else(|| table_not_found(table_arn))?;
-            let (earliest, _) =
-                backups::restorable_window(c, ctx, &name, now)?.ok_or_else(|| {
-                    AwsError::new(
-                        "PointInTimeRecoveryUnavailableException",
-                        format!("Point in time recovery is not enabled for table '{name}'"),
-                    )
-                    .with_status(400)
-                })?;
-            if export_time < earliest || export_time > now {
-                return Err(AwsError::new(
-                    "InvalidExportTimeException",
-                    "ExportTime must be between EarliestRestorableDateTime and the current time",
-                )
-                .with_status(400));
-            }
-            let items = backups::items_at(c, ctx, &name, export_time)?;
-            let billed: i64 = items.iter().map(|(_, _, size)| size).sum();
-            let lines = items
-                .iter()
-                .map(|(_, item, _)| format.line(item))
-                .collect::<AwsResult<Vec<String>>>()?;
-            Ok::<_, AwsError>((table, lines, billed))
-        })?;
+        let (table, lines, billed) = self
+            .read_export(ctx, &name, table_arn, format, (export_time, now))
+            .await?;
 
         let table_arn = table.description["TableArn"].as_str().unwrap_or(table_arn);
         let export_id = format!("{now:014}-{:08x}", fastrand::u32(..));

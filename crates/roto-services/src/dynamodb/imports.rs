@@ -348,7 +348,7 @@ impl DynamoDb {
                 .map_err(s3_failure)?;
             progress.processed_bytes += bytes.len();
             let text = if gzipped {
-                gzip::decompress(&bytes).ok()
+                gzip::decompress_blocking(bytes).await.ok()
             } else {
                 Some(bytes)
             }

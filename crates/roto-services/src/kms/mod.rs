@@ -650,86 +650,98 @@ impl Service for Kms {
         request: Request,
     ) -> BoxFuture<'a, AwsResult<Response>> {
         Box::pin(async move {
-            let input = &request.input;
-            if input.bool("DryRun") == Some(true) && DRY_RUN_CHECKED.contains(&operation) {
-                self.find_key(ctx, input.str("KeyId").unwrap_or_default())?;
-                return Err(AwsError::new(
-                    "DryRunOperationException",
-                    "The request would have succeeded, but the DryRun option is set.",
-                ));
-            }
-            let output: Value = match operation {
-                "CreateKey" => self.create_key(ctx, input)?,
-                "DescribeKey" => self.describe_key(ctx, input)?,
-                "ListKeys" => self.list_keys(ctx, input)?,
-                "EnableKey" => self.set_enabled(ctx, input, true)?,
-                "DisableKey" => self.set_enabled(ctx, input, false)?,
-                "ScheduleKeyDeletion" => self.schedule_key_deletion(ctx, input)?,
-                "CancelKeyDeletion" => self.cancel_key_deletion(ctx, input)?,
-                "UpdateKeyDescription" => self.update_key_description(ctx, input)?,
-                "EnableKeyRotation" => self.set_rotation(ctx, input, true)?,
-                "DisableKeyRotation" => self.set_rotation(ctx, input, false)?,
-                "GetKeyRotationStatus" => self.get_key_rotation_status(ctx, input)?,
-                "RotateKeyOnDemand" => self.rotate_key_on_demand(ctx, input)?,
-                "ListKeyRotations" => self.list_key_rotations(ctx, input)?,
-                "GetKeyPolicy" => self.get_key_policy(ctx, input)?,
-                "PutKeyPolicy" => self.put_key_policy(ctx, input)?,
-                "ListKeyPolicies" => self.list_key_policies(ctx, input)?,
-                "TagResource" => self.tag_resource(ctx, input)?,
-                "UntagResource" => self.untag_resource(ctx, input)?,
-                "ListResourceTags" => self.list_resource_tags(ctx, input)?,
-                "CreateAlias" => self.create_alias(ctx, input)?,
-                "UpdateAlias" => self.update_alias(ctx, input)?,
-                "DeleteAlias" => self.delete_alias(ctx, input)?,
-                "ListAliases" => self.list_aliases(ctx, input)?,
-                "CreateGrant" => self.create_grant(ctx, input)?,
-                "ListGrants" => self.list_grants(ctx, input)?,
-                "ListRetirableGrants" => self.list_retirable_grants(ctx, input)?,
-                "RevokeGrant" => self.revoke_grant(ctx, input)?,
-                "RetireGrant" => self.retire_grant(ctx, input)?,
-                "Encrypt" => self.encrypt(ctx, input)?,
-                "Decrypt" => self.decrypt(ctx, input)?,
-                "ReEncrypt" => self.re_encrypt(ctx, input)?,
-                "GenerateDataKey" => self.generate_data_key(ctx, input, true)?,
-                "GenerateDataKeyWithoutPlaintext" => self.generate_data_key(ctx, input, false)?,
-                "GenerateDataKeyPair" => self.generate_data_key_pair(ctx, input, true)?,
-                "GenerateDataKeyPairWithoutPlaintext" => {
-                    self.generate_data_key_pair(ctx, input, false)?
-                }
-                "GenerateRandom" => self.generate_random(ctx, input)?,
-                "Sign" => self.sign(ctx, input)?,
-                "Verify" => self.verify(ctx, input)?,
-                "GenerateMac" => self.generate_mac(ctx, input)?,
-                "VerifyMac" => self.verify_mac(ctx, input)?,
-                "GetPublicKey" => self.get_public_key(ctx, input)?,
-                "DeriveSharedSecret" => self.derive_shared_secret(ctx, input)?,
-                "Encapsulate" => self.encapsulate(ctx, input)?,
-                "Decapsulate" => self.decapsulate(ctx, input)?,
-                "GetParametersForImport" => self.get_parameters_for_import(ctx, input)?,
-                "ImportKeyMaterial" => self.import_key_material(ctx, input)?,
-                "DeleteImportedKeyMaterial" => self.delete_imported_key_material(ctx, input)?,
-                "ReplicateKey" => self.replicate_key(ctx, input)?,
-                "UpdatePrimaryRegion" => self.update_primary_region(ctx, input)?,
-                "CreateCustomKeyStore" => self.create_custom_key_store(ctx, input)?,
-                "DescribeCustomKeyStores" => self.describe_custom_key_stores(ctx, input)?,
-                "UpdateCustomKeyStore" => self.update_custom_key_store(ctx, input)?,
-                "DeleteCustomKeyStore" => self.delete_custom_key_store(ctx, input)?,
-                "ConnectCustomKeyStore" => self.set_key_store_connected(ctx, input, true)?,
-                "DisconnectCustomKeyStore" => self.set_key_store_connected(ctx, input, false)?,
-                "GetKeyLastUsage" => self.get_key_last_usage(ctx, input)?,
-                other => return Err(AwsError::not_implemented(other)),
+            let kms = Kms {
+                env: self.env.clone(),
             };
-            if input.bool("DryRun") == Some(true) {
-                return Err(AwsError::new(
-                    "DryRunOperationException",
-                    "The request would have succeeded, but the DryRun option is set.",
-                ));
-            }
-            if USAGE_TRACKED.contains(&operation) {
-                self.record_usage(ctx, operation, &output)?;
-            }
-            Ok(Response::new(output))
+            let (ctx, operation) = (ctx.clone(), operation.to_string());
+            let work = move || kms.operate(&ctx, &operation, &request.input);
+            Ok(Response::new(crate::blocking::run(work).await?))
         })
+    }
+}
+
+impl Kms {
+    /// Runs one operation, on a blocking thread: key generation (RSA up to 4096 bits,
+    /// EC, ML-KEM) and private-key operations take long enough to hold an async worker.
+    fn operate(&self, ctx: &Context, operation: &str, input: &Value) -> AwsResult<Value> {
+        if input.bool("DryRun") == Some(true) && DRY_RUN_CHECKED.contains(&operation) {
+            self.find_key(ctx, input.str("KeyId").unwrap_or_default())?;
+            return Err(AwsError::new(
+                "DryRunOperationException",
+                "The request would have succeeded, but the DryRun option is set.",
+            ));
+        }
+        let output: Value = match operation {
+            "CreateKey" => self.create_key(ctx, input)?,
+            "DescribeKey" => self.describe_key(ctx, input)?,
+            "ListKeys" => self.list_keys(ctx, input)?,
+            "EnableKey" => self.set_enabled(ctx, input, true)?,
+            "DisableKey" => self.set_enabled(ctx, input, false)?,
+            "ScheduleKeyDeletion" => self.schedule_key_deletion(ctx, input)?,
+            "CancelKeyDeletion" => self.cancel_key_deletion(ctx, input)?,
+            "UpdateKeyDescription" => self.update_key_description(ctx, input)?,
+            "EnableKeyRotation" => self.set_rotation(ctx, input, true)?,
+            "DisableKeyRotation" => self.set_rotation(ctx, input, false)?,
+            "GetKeyRotationStatus" => self.get_key_rotation_status(ctx, input)?,
+            "RotateKeyOnDemand" => self.rotate_key_on_demand(ctx, input)?,
+            "ListKeyRotations" => self.list_key_rotations(ctx, input)?,
+            "GetKeyPolicy" => self.get_key_policy(ctx, input)?,
+            "PutKeyPolicy" => self.put_key_policy(ctx, input)?,
+            "ListKeyPolicies" => self.list_key_policies(ctx, input)?,
+            "TagResource" => self.tag_resource(ctx, input)?,
+            "UntagResource" => self.untag_resource(ctx, input)?,
+            "ListResourceTags" => self.list_resource_tags(ctx, input)?,
+            "CreateAlias" => self.create_alias(ctx, input)?,
+            "UpdateAlias" => self.update_alias(ctx, input)?,
+            "DeleteAlias" => self.delete_alias(ctx, input)?,
+            "ListAliases" => self.list_aliases(ctx, input)?,
+            "CreateGrant" => self.create_grant(ctx, input)?,
+            "ListGrants" => self.list_grants(ctx, input)?,
+            "ListRetirableGrants" => self.list_retirable_grants(ctx, input)?,
+            "RevokeGrant" => self.revoke_grant(ctx, input)?,
+            "RetireGrant" => self.retire_grant(ctx, input)?,
+            "Encrypt" => self.encrypt(ctx, input)?,
+            "Decrypt" => self.decrypt(ctx, input)?,
+            "ReEncrypt" => self.re_encrypt(ctx, input)?,
+            "GenerateDataKey" => self.generate_data_key(ctx, input, true)?,
+            "GenerateDataKeyWithoutPlaintext" => self.generate_data_key(ctx, input, false)?,
+            "GenerateDataKeyPair" => self.generate_data_key_pair(ctx, input, true)?,
+            "GenerateDataKeyPairWithoutPlaintext" => {
+                self.generate_data_key_pair(ctx, input, false)?
+            }
+            "GenerateRandom" => self.generate_random(ctx, input)?,
+            "Sign" => self.sign(ctx, input)?,
+            "Verify" => self.verify(ctx, input)?,
+            "GenerateMac" => self.generate_mac(ctx, input)?,
+            "VerifyMac" => self.verify_mac(ctx, input)?,
+            "GetPublicKey" => self.get_public_key(ctx, input)?,
+            "DeriveSharedSecret" => self.derive_shared_secret(ctx, input)?,
+            "Encapsulate" => self.encapsulate(ctx, input)?,
+            "Decapsulate" => self.decapsulate(ctx, input)?,
+            "GetParametersForImport" => self.get_parameters_for_import(ctx, input)?,
+            "ImportKeyMaterial" => self.import_key_material(ctx, input)?,
+            "DeleteImportedKeyMaterial" => self.delete_imported_key_material(ctx, input)?,
+            "ReplicateKey" => self.replicate_key(ctx, input)?,
+            "UpdatePrimaryRegion" => self.update_primary_region(ctx, input)?,
+            "CreateCustomKeyStore" => self.create_custom_key_store(ctx, input)?,
+            "DescribeCustomKeyStores" => self.describe_custom_key_stores(ctx, input)?,
+            "UpdateCustomKeyStore" => self.update_custom_key_store(ctx, input)?,
+            "DeleteCustomKeyStore" => self.delete_custom_key_store(ctx, input)?,
+            "ConnectCustomKeyStore" => self.set_key_store_connected(ctx, input, true)?,
+            "DisconnectCustomKeyStore" => self.set_key_store_connected(ctx, input, false)?,
+            "GetKeyLastUsage" => self.get_key_last_usage(ctx, input)?,
+            other => return Err(AwsError::not_implemented(other)),
+        };
+        if input.bool("DryRun") == Some(true) {
+            return Err(AwsError::new(
+                "DryRunOperationException",
+                "The request would have succeeded, but the DryRun option is set.",
+            ));
+        }
+        if USAGE_TRACKED.contains(&operation) {
+            self.record_usage(ctx, operation, &output)?;
+        }
+        Ok(output)
     }
 }
 

@@ -132,10 +132,8 @@ impl Logs {
         let mut status = ("COMPLETED", "Completed successfully".to_string());
         for (stream, lines) in self.export_lines(ctx, group, stream_prefix, from, to)? {
             let key = format!("{prefix}/{task_id}/{stream}/000000.gz");
-            if let Err(e) = self
-                .put_export_object(ctx, bucket, &key, gzip::compress(lines.as_bytes()))
-                .await
-            {
+            let body = gzip::compress_blocking(lines.into_bytes()).await?;
+            if let Err(e) = self.put_export_object(ctx, bucket, &key, body).await {
                 status = ("FAILED", format!("{}: {}", e.code, e.message));
                 break;
             }
