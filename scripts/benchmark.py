@@ -1337,6 +1337,11 @@ def parse_peer(value):
     return name, template
 
 
+# --only's section names, and the option each turns on.
+SECTIONS = {"concurrency": "concurrency", "sqs": "sqs", "sns": "sns", "s3-scale": "s3_scale",
+            "dynamodb-scale": "dynamodb_scale", "lambda": "lambda_run"}
+
+
 def build_parser():
     """The command-line interface."""
     parser = argparse.ArgumentParser(
@@ -1402,6 +1407,20 @@ def build_parser():
                         help="also measure SNS Publish -> SQS ReceiveMessage latency")
     parser.add_argument("--sns-messages", type=int, default=200, metavar="N",
                         help="messages published for the --sns measurement")
+    parser.add_argument("--concurrency", action="store_true",
+                        help="also measure concurrency: STS while two RSA-4096 keys are "
+                             "generated, --durable vs --ephemeral PutItem with 16 clients, 64 "
+                             "mixed connections, SQS receive at depth, RSS after reset (off by "
+                             "default)")
+    parser.add_argument("--concurrency-seconds", type=int, default=60, metavar="S",
+                        help="length of the --concurrency mixed workload (the PutItem rates "
+                             "run for at most 10 s each)")
+    parser.add_argument("--baseline-binary", metavar="PATH",
+                        help="a second roto-server build (before a change) measured by the "
+                             "--concurrency section beside --binary")
+    parser.add_argument("--only", nargs="+", choices=sorted(SECTIONS), metavar="SECTION",
+                        help="run only these sections, without the startup/RSS/latency "
+                             "benchmark: " + ", ".join(sorted(SECTIONS)))
     parser.add_argument("--lambda", dest="lambda_run", action="store_true",
                         help="also measure Lambda cold and warm invoke latency for a Python and "
                              "a Node handler, and Roto's RSS with 10 warm instances (off by "
@@ -1437,6 +1456,12 @@ def validate_args(parser, args):
         if mode not in modes:
             modes.append(mode)
     args.modes = modes
+    if args.concurrency_seconds < 1:
+        parser.error("--concurrency-seconds must be at least 1")
+    for section in args.only or []:
+        setattr(args, SECTIONS[section], True)
+    if args.baseline_binary:
+        args.baseline_binary = os.path.abspath(args.baseline_binary)
     args.binary = os.path.abspath(args.binary)
     args.setup = os.path.abspath(args.setup)
     args.output = os.path.abspath(args.output)
@@ -1594,6 +1619,29 @@ def benchmark(args):
     return results
 
 
+def sections_document(args):
+    """The results document of an `--only` run: what was measured, and where."""
+    check_executable(args.binary, "roto-server binary",
+                     "Build it first: cargo build -p roto-server --release --locked "
+                     "(or pass --binary PATH)")
+    if args.baseline_binary:
+        check_executable(args.baseline_binary, "baseline roto-server binary",
+                         "Pass --baseline-binary PATH.")
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "suite": "roto scripts/benchmark.py",
+        "started_at": now_iso(),
+        "command_line": [sys.executable] + sys.argv,
+        "options": {"binary": args.binary, "baseline_binary": args.baseline_binary,
+                    "only": args.only, "host": args.host, "account_id": args.account_id,
+                    "concurrency_seconds": args.concurrency_seconds},
+        "binary": file_info(args.binary),
+        "machine": machine_info(),
+        "python": python_info(),
+        "source": source_info(),
+    }
+
+
 def warn_about_run(target, run):
     """Log anomalies that do not invalidate a run but matter when reading it."""
     shutdown = run.get("shutdown") or {}
@@ -1667,21 +1715,7 @@ def sns_call(client, params):
 
 def start_messaging_server(args, tmpdir):
     """A fresh ephemeral roto-server for the messaging benchmarks; returns (server, port)."""
-    port = pick_free_port(args.host)
-    env, _ = roto_environment()
-    command = [args.binary, "--ephemeral", "--host", args.host, "--port", str(port),
-               "--account-id", args.account_id]
-    server = ServerProcess("messaging", command, REPO_ROOT, env, tmpdir, args.stop_timeout)
-    server.spawn()
-    deadline = time.monotonic() + args.startup_timeout
-    while time.monotonic() < deadline:
-        try:
-            if probe_sts(args.host, port, 1.0)[0] == 200:
-                return server, port
-        except OSError:
-            time.sleep(READY_POLL_S)
-    server.stop()
-    raise BenchmarkError("messaging server did not become ready")
+    return start_roto_server(args, args.binary, tmpdir, ["--ephemeral"], "messaging")
 
 
 def latency_summary(samples_ns):
@@ -2044,6 +2078,442 @@ def print_ddb_scale_report(scale, items):
 
 
 # --------------------------------------------------------------------------------------
+# Concurrency benchmark (--concurrency): off by default
+# --------------------------------------------------------------------------------------
+
+CONCURRENCY_WRITERS = 16          # clients of the --durable vs --ephemeral PutItem rate
+CONCURRENCY_PROCESSES = 4         # client processes for the multi-client measurements
+MIXED_CONNECTIONS = 64            # connections of the mixed workload
+SQS_DEPTH_SMALL = 20
+SQS_DEPTH_LARGE = 50_000
+SQS_DEPTH_SAMPLES = 200
+RESET_FILL_BYTES = 50 * 1024 * 1024
+KMS_JSON_HEADERS = aws_headers("kms", {"Content-Type": "application/x-amz-json-1.1",
+                                       "X-Amz-Target": "TrentService.CreateKey"})
+DDB_JSON_HEADERS = aws_headers("dynamodb", {"Content-Type": "application/x-amz-json-1.0"})
+STS_BODY = b"Action=GetCallerIdentity&Version=2011-06-15"
+
+
+def start_roto_server(args, binary, tmpdir, store_args, name, extra=()):
+    """A fresh roto-server with `store_args` (`--ephemeral`, or `--data-dir ...`); returns
+    (server, port) once it answers STS."""
+    port = pick_free_port(args.host)
+    env, _ = roto_environment()
+    command = [binary] + list(store_args) + ["--host", args.host, "--port", str(port),
+                                             "--account-id", args.account_id] + list(extra)
+    server = ServerProcess(name, command, REPO_ROOT, env, tmpdir, args.stop_timeout)
+    server.spawn()
+    deadline = time.monotonic() + args.startup_timeout
+    while time.monotonic() < deadline:
+        try:
+            if probe_sts(args.host, port, 1.0)[0] == 200:
+                return server, port
+        except OSError:
+            time.sleep(READY_POLL_S)
+    server.stop()
+    raise BenchmarkError("{} server did not become ready".format(name))
+
+
+def in_processes(worker, jobs):
+    """Runs `worker(job)` for every job, one client process each (so that the Python
+    client is not the bottleneck); returns the results in order."""
+    import multiprocessing
+    pool = multiprocessing.Pool(len(jobs))
+    try:
+        return pool.map(worker, jobs)
+    finally:
+        pool.close()
+        pool.join()
+
+
+def in_threads(worker, jobs):
+    """Runs `worker(job)` for every job on its own thread; returns the results in order and
+    re-raises the first error."""
+    import concurrent.futures
+    with concurrent.futures.ThreadPoolExecutor(len(jobs)) as pool:
+        return list(pool.map(worker, jobs))
+
+
+def sts_wait_during_keygen(args, port):
+    """The STS GetCallerIdentity latencies, one after another on one connection, while two
+    KMS CreateKey RSA_4096 calls run on two others."""
+    import threading
+    body = json.dumps({"KeySpec": "RSA_4096", "KeyUsage": "SIGN_VERIFY"}).encode()
+    running = [2]
+    errors = []
+
+    def create_key():
+        client = Client(args.host, port, timeout=600)
+        try:
+            status, _, data = client.request("POST", "/", body, KMS_JSON_HEADERS)
+            if status != 200:
+                errors.append("CreateKey: " + describe_response(status, data))
+        finally:
+            client.close()
+            running[0] -= 1
+
+    sts = Client(args.host, port)
+    sts.request("POST", "/", STS_BODY, STS_HEADERS)
+    threads = [threading.Thread(target=create_key) for _ in range(2)]
+    for t in threads:
+        t.start()
+    samples = []
+    while running[0]:
+        start = time.perf_counter_ns()
+        status, _, data = sts.request("POST", "/", STS_BODY, STS_HEADERS)
+        samples.append(time.perf_counter_ns() - start)
+        if status != 200:
+            raise ValidationError("GetCallerIdentity: " + describe_response(status, data))
+    for t in threads:
+        t.join()
+    sts.close()
+    if errors:
+        raise ValidationError(errors[0])
+    return latency_summary(samples)
+
+
+def put_items(job):
+    """A client process: `threads` connections each putting items for `seconds`; returns
+    how many puts succeeded."""
+    host, port, table, first, threads, seconds = job
+
+    def writer(n):
+        client = Client(host, port)
+        headers = dict(DDB_JSON_HEADERS, **{"X-Amz-Target": "DynamoDB_20120810.PutItem"})
+        done, deadline = 0, time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            item = {"pk": {"S": "w{}-{}".format(n, done)}, "payload": {"S": "x" * 100}}
+            body = json.dumps({"TableName": table, "Item": item}).encode()
+            status, _, data = client.request("POST", "/", body, headers)
+            if status != 200:
+                raise ValidationError("PutItem: " + describe_response(status, data))
+            done += 1
+        client.close()
+        return done
+    return sum(in_threads(writer, list(range(first, first + threads))))
+
+
+def create_table(client, table):
+    """CreateTable with a string partition key `pk`, on demand."""
+    ddb_call(client, "CreateTable", {
+        "TableName": table, "BillingMode": "PAY_PER_REQUEST",
+        "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}],
+        "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}]})
+
+
+def put_item_rate(args, binary, store_args, seconds):
+    """PutItem/s with CONCURRENCY_WRITERS clients in CONCURRENCY_PROCESSES processes."""
+    with tempfile.TemporaryDirectory(prefix="roto-bench-writers-") as tmpdir:
+        store_args = [a.format(tmpdir=tmpdir) for a in store_args]
+        os.makedirs(os.path.join(tmpdir, "data"))
+        server, port = start_roto_server(args, binary, tmpdir, store_args, "writers")
+        try:
+            setup = Client(args.host, port)
+            create_table(setup, "writers")
+            setup.close()
+            per = CONCURRENCY_WRITERS // CONCURRENCY_PROCESSES
+            jobs = [(args.host, port, "writers", p * per, per, seconds)
+                    for p in range(CONCURRENCY_PROCESSES)]
+            started = time.perf_counter()
+            puts = sum(in_processes(put_items, jobs))
+            return rounded(puts / (time.perf_counter() - started), 1)
+        finally:
+            server.stop()
+
+
+def mixed_client(job):
+    """A client process of the mixed workload: `threads` connections, each cycling S3
+    PUT+GET, DynamoDB PutItem+GetItem and SQS SendMessage for `seconds`; returns
+    (writes by kind, errors)."""
+    host, port, first, threads, seconds, queue_url = job
+    s3_headers = aws_headers("s3", {"Content-Type": "application/octet-stream"})
+
+    def worker(n):
+        client = Client(host, port)
+        writes, errors, i = {"s3": 0, "dynamodb": 0, "sqs": 0}, [], 0
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            key = "c{}-{}".format(n, i)
+            calls = [
+                ("s3", "PUT", "/mixed/" + key, key.encode(), s3_headers),
+                (None, "GET", "/mixed/" + key, None, s3_headers),
+                ("dynamodb", "POST", "/", json.dumps({"TableName": "mixed", "Item": {
+                    "pk": {"S": key}}}).encode(),
+                 dict(DDB_JSON_HEADERS, **{"X-Amz-Target": "DynamoDB_20120810.PutItem"})),
+                (None, "POST", "/", json.dumps({"TableName": "mixed", "Key": {
+                    "pk": {"S": key}}, "ConsistentRead": True}).encode(),
+                 dict(DDB_JSON_HEADERS, **{"X-Amz-Target": "DynamoDB_20120810.GetItem"})),
+                ("sqs", "POST", "/", json.dumps({"QueueUrl": queue_url,
+                                                 "MessageBody": key}).encode(),
+                 dict(SQS_JSON_HEADERS, **{"X-Amz-Target": "AmazonSQS.SendMessage"})),
+            ]
+            for kind, method, path, body, headers in calls:
+                try:
+                    status, _, data = client.request(method, path, body, headers)
+                except OSError as error:
+                    errors.append("{} {}: {}".format(method, path, error))
+                    client = Client(host, port)
+                    continue
+                if status != 200:
+                    errors.append("{} {}: {}".format(method, path, describe_response(status, data)))
+                elif kind:
+                    writes[kind] += 1
+            i += 1
+        client.close()
+        return writes, errors
+
+    results = in_threads(worker, list(range(first, first + threads)))
+    totals = {kind: sum(w[kind] for w, _ in results) for kind in ("s3", "dynamodb", "sqs")}
+    return totals, [e for _, errors in results for e in errors]
+
+
+def count_back(args, port, queue_url):
+    """What the server holds after the mixed workload: objects, items, messages."""
+    import urllib.parse
+    client = Client(args.host, port, timeout=600)
+    objects, token = 0, None
+    while True:
+        path = "/mixed?list-type=2" + ("&continuation-token=" + urllib.parse.quote(token)
+                                       if token else "")
+        status, _, body = client.request("GET", path, None, aws_headers("s3"))
+        if status != 200:
+            raise ValidationError("ListObjectsV2: " + describe_response(status, body))
+        objects += body.count(b"<Key>")
+        match = re.search(rb"<NextContinuationToken>([^<]+)<", body)
+        if not match:
+            break
+        token = match.group(1).decode()
+    items, start = 0, None
+    while True:
+        page = ddb_call(client, "Scan", dict({"TableName": "mixed", "Select": "COUNT"},
+                                             **({"ExclusiveStartKey": start} if start else {})))
+        items += page["Count"]
+        start = page.get("LastEvaluatedKey")
+        if not start:
+            break
+    attributes = sqs_call(client, "GetQueueAttributes", {
+        "QueueUrl": queue_url, "AttributeNames": ["ApproximateNumberOfMessages"]})
+    client.close()
+    return {"s3": objects, "dynamodb": items,
+            "sqs": int(attributes["Attributes"]["ApproximateNumberOfMessages"])}
+
+
+def server_p99(args, port):
+    """p50/p99 of the request durations the server traced itself (`GET /_roto/traces`)."""
+    client = Client(args.host, port, timeout=600)
+    status, _, body = client.request("GET", "/_roto/traces?kind=request", None, {})
+    client.close()
+    if status != 200:
+        raise ValidationError("traces: " + describe_response(status, body))
+    durations = sorted(e["duration_ms"] for e in json.loads(body)["traces"])
+    return {"requests": len(durations),
+            "p50_ms": rounded(percentile(durations, 50)) if durations else None,
+            "p99_ms": rounded(percentile(durations, 99)) if durations else None}
+
+
+def mixed_workload(args, binary, seconds):
+    """MIXED_CONNECTIONS connections from CONCURRENCY_PROCESSES processes of mixed S3,
+    DynamoDB and SQS work; then every write read back and the server's own p99."""
+    with tempfile.TemporaryDirectory(prefix="roto-bench-mixed-") as tmpdir:
+        server, port = start_roto_server(args, binary, tmpdir, ["--ephemeral"], "mixed",
+                                         ["--trace-limit", "1000000"])
+        try:
+            setup = Client(args.host, port)
+            status, _, body = setup.request("PUT", "/mixed", b"", aws_headers("s3"))
+            if status != 200:
+                raise ValidationError("CreateBucket: " + describe_response(status, body))
+            create_table(setup, "mixed")
+            url = sqs_call(setup, "CreateQueue", {"QueueName": "mixed"})["QueueUrl"]
+            setup.close()
+            per = MIXED_CONNECTIONS // CONCURRENCY_PROCESSES
+            jobs = [(args.host, port, p * per, per, seconds, url)
+                    for p in range(CONCURRENCY_PROCESSES)]
+            results = in_processes(mixed_client, jobs)
+            written = {kind: sum(r[0][kind] for r in results) for kind in ("s3", "dynamodb", "sqs")}
+            errors = [e for _, errs in results for e in errs]
+            held = count_back(args, port, url)
+            return {"connections": MIXED_CONNECTIONS, "processes": CONCURRENCY_PROCESSES,
+                    "seconds": seconds, "written": written, "read_back": held,
+                    "lost_writes": sum(written[k] - held[k] for k in written),
+                    "errors": len(errors), "first_errors": errors[:5],
+                    "server": server_p99(args, port)}
+        finally:
+            server.stop()
+
+
+def fill_queue(job):
+    """A client process: SendMessageBatch of `count` messages (10 a call) to `queue_url`."""
+    host, port, queue_url, count = job
+    client = Client(host, port)
+    for first in range(0, count, 10):
+        entries = [{"Id": str(n), "MessageBody": "m{}".format(first + n)}
+                   for n in range(min(10, count - first))]
+        sqs_call(client, "SendMessageBatch", {"QueueUrl": queue_url, "Entries": entries})
+    client.close()
+    return count
+
+
+def sqs_receive_p50(args, port, queue_url):
+    """ReceiveMessage (10 messages, visibility 0 so the depth stays) latencies."""
+    client = Client(args.host, port)
+    samples = []
+    for i in range(SQS_DEPTH_SAMPLES + 20):
+        start = time.perf_counter_ns()
+        got = sqs_call(client, "ReceiveMessage", {"QueueUrl": queue_url,
+                                                  "MaxNumberOfMessages": 10,
+                                                  "VisibilityTimeout": 0})
+        elapsed = time.perf_counter_ns() - start
+        if len(got.get("Messages", [])) != 10:
+            raise ValidationError("ReceiveMessage returned {} messages, expected 10".format(
+                len(got.get("Messages", []))))
+        if i >= 20:
+            samples.append(elapsed)
+    client.close()
+    return latency_summary(samples)
+
+
+def sqs_depth(args, binary):
+    """ReceiveMessage p50 with SQS_DEPTH_LARGE messages queued against SQS_DEPTH_SMALL."""
+    with tempfile.TemporaryDirectory(prefix="roto-bench-depth-") as tmpdir:
+        server, port = start_roto_server(args, binary, tmpdir, ["--ephemeral"], "depth")
+        try:
+            setup = Client(args.host, port)
+            out = {}
+            for depth in (SQS_DEPTH_SMALL, SQS_DEPTH_LARGE):
+                url = sqs_call(setup, "CreateQueue", {"QueueName": "depth-%d" % depth})["QueueUrl"]
+                share = -(-depth // CONCURRENCY_PROCESSES)
+                jobs = [(args.host, port, url, min(share, depth - p * share))
+                        for p in range(CONCURRENCY_PROCESSES) if depth > p * share]
+                in_processes(fill_queue, jobs)
+                out[str(depth)] = sqs_receive_p50(args, port, url)
+            setup.close()
+        finally:
+            server.stop()
+    out["p50_ratio_large_over_small"] = ratio(out[str(SQS_DEPTH_LARGE)]["p50_ms"],
+                                              out[str(SQS_DEPTH_SMALL)]["p50_ms"])
+    return out
+
+
+def idle_rss(args, server):
+    """The server's RSS after --settle-seconds (median of five samples), in KiB."""
+    time.sleep(args.settle_seconds)
+    return lambda_rss(server.pid)["rss_kib"]
+
+
+def fill_and_reset(args, port):
+    """Puts RESET_FILL_BYTES half in 256 KiB S3 objects and half in 64 KiB DynamoDB items,
+    then `POST /_roto/reset`."""
+    client = Client(args.host, port)
+    status, _, body = client.request("PUT", "/fill", b"", aws_headers("s3"))
+    if status != 200:
+        raise ValidationError("CreateBucket: " + describe_response(status, body))
+    create_table(client, "fill")
+    blob = os.urandom(256 * 1024)
+    for n in range(RESET_FILL_BYTES // 2 // len(blob)):
+        status, _, body = client.request("PUT", "/fill/o%d" % n, blob, aws_headers("s3"))
+        if status != 200:
+            raise ValidationError("PutObject: " + describe_response(status, body))
+    payload = "x" * (64 * 1024)
+    for n in range(RESET_FILL_BYTES // 2 // len(payload)):
+        ddb_call(client, "PutItem", {"TableName": "fill", "Item": {
+            "pk": {"S": "i%d" % n}, "payload": {"S": payload}}})
+    status, _, body = client.request("POST", "/_roto/reset", b"", {})
+    client.close()
+    if status not in (200, 204):
+        raise ValidationError("reset: " + describe_response(status, body))
+
+
+def rss_after_reset(args, binary):
+    """Idle RSS of a fresh server, and of one filled with RESET_FILL_BYTES then reset."""
+    with tempfile.TemporaryDirectory(prefix="roto-bench-reset-") as tmpdir:
+        fresh, port = start_roto_server(args, binary, tmpdir, ["--ephemeral"], "fresh")
+        try:
+            fresh_kib = idle_rss(args, fresh)
+        finally:
+            fresh.stop()
+        server, port = start_roto_server(args, binary, tmpdir, ["--ephemeral"], "reset")
+        try:
+            fill_and_reset(args, port)
+            reset_kib = idle_rss(args, server)
+        finally:
+            server.stop()
+    return {"fresh_kib": fresh_kib, "after_reset_kib": reset_kib,
+            "added_mib": rounded((reset_kib - fresh_kib) / 1024, 2)
+            if None not in (fresh_kib, reset_kib) else None}
+
+
+def concurrency_for(args, binary):
+    """The concurrency figures of one binary."""
+    out = {"binary": file_info(binary)}
+    log("concurrency: STS during two RSA-4096 CreateKey ({})".format(binary))
+    with tempfile.TemporaryDirectory(prefix="roto-bench-keygen-") as tmpdir:
+        server, port = start_roto_server(args, binary, tmpdir, ["--ephemeral"], "keygen")
+        try:
+            out["sts_during_keygen"] = sts_wait_during_keygen(args, port)
+        finally:
+            server.stop()
+    log("concurrency: --durable vs --ephemeral PutItem rate")
+    seconds = min(args.concurrency_seconds, 10)
+    durable = put_item_rate(args, binary, ["--data-dir", "{tmpdir}/data", "--durable"], seconds)
+    ephemeral = put_item_rate(args, binary, ["--ephemeral"], seconds)
+    out["put_item_rate"] = {"writers": CONCURRENCY_WRITERS, "durable_per_second": durable,
+                            "ephemeral_per_second": ephemeral,
+                            "durable_over_ephemeral": ratio(durable, ephemeral)}
+    log("concurrency: mixed workload, {} connections for {} s".format(
+        MIXED_CONNECTIONS, args.concurrency_seconds))
+    out["mixed"] = mixed_workload(args, binary, args.concurrency_seconds)
+    log("concurrency: SQS ReceiveMessage at depth {} and {}".format(
+        SQS_DEPTH_SMALL, SQS_DEPTH_LARGE))
+    out["sqs_depth"] = sqs_depth(args, binary)
+    log("concurrency: idle RSS after filling 50 MiB and POST /_roto/reset")
+    out["rss_after_reset"] = rss_after_reset(args, binary)
+    return out
+
+
+def concurrency_benchmark(args):
+    """The concurrency section for --binary and, if given, --baseline-binary."""
+    out = {"measured": concurrency_for(args, args.binary)}
+    if args.baseline_binary:
+        out["baseline"] = concurrency_for(args, args.baseline_binary)
+    return out
+
+
+def print_concurrency_report(results):
+    """Prints the concurrency figures, the baseline's beside them when measured."""
+    columns = [("measured", results["measured"])]
+    if "baseline" in results:
+        columns.append(("baseline", results["baseline"]))
+    rows = [
+        ("STS max wait during 2 RSA-4096 CreateKey (ms; target <= 50)",
+         lambda r: r["sts_during_keygen"]["max_ms"]),
+        ("STS p50 during 2 RSA-4096 CreateKey (ms)",
+         lambda r: r["sts_during_keygen"]["p50_ms"]),
+        ("PutItem/s, 16 clients, --durable", lambda r: r["put_item_rate"]["durable_per_second"]),
+        ("PutItem/s, 16 clients, --ephemeral",
+         lambda r: r["put_item_rate"]["ephemeral_per_second"]),
+        ("durable / ephemeral (target >= 0.70)",
+         lambda r: r["put_item_rate"]["durable_over_ephemeral"]),
+        ("mixed 64 connections: errors (target 0)", lambda r: r["mixed"]["errors"]),
+        ("mixed: lost writes (target 0)", lambda r: r["mixed"]["lost_writes"]),
+        ("mixed: requests traced", lambda r: r["mixed"]["server"]["requests"]),
+        ("mixed: server p99 (ms)", lambda r: r["mixed"]["server"]["p99_ms"]),
+        ("SQS receive p50 at {} (ms)".format(SQS_DEPTH_SMALL),
+         lambda r: r["sqs_depth"][str(SQS_DEPTH_SMALL)]["p50_ms"]),
+        ("SQS receive p50 at {} (ms)".format(SQS_DEPTH_LARGE),
+         lambda r: r["sqs_depth"][str(SQS_DEPTH_LARGE)]["p50_ms"]),
+        ("  large / small (target <= 1.5)",
+         lambda r: r["sqs_depth"]["p50_ratio_large_over_small"]),
+        ("idle RSS fresh (MiB)", lambda r: rounded(r["rss_after_reset"]["fresh_kib"] / 1024, 2)),
+        ("idle RSS after fill + reset (MiB)",
+         lambda r: rounded(r["rss_after_reset"]["after_reset_kib"] / 1024, 2)),
+        ("  added (MiB; target <= 2)", lambda r: r["rss_after_reset"]["added_mib"]),
+    ]
+    shown = lambda v: fmt(v, "{:.2f}" if isinstance(v, float) else "{}")
+    table = [[label] + [shown(value(r)) for _, r in columns] for label, value in rows]
+    print(format_table(["concurrency"] + [name for name, _ in columns], table))
+
+
+# --------------------------------------------------------------------------------------
 # Lambda benchmark (--lambda): off by default
 # --------------------------------------------------------------------------------------
 
@@ -2214,8 +2684,11 @@ def main(argv=None):
         if signum is not None:
             signal.signal(signum, raise_keyboard_interrupt)
     try:
-        results = benchmark(args)
-        print_report(results)
+        if args.only:
+            results = sections_document(args)
+        else:
+            results = benchmark(args)
+            print_report(results)
         if args.sqs or args.sns:
             results["messaging"] = messaging_benchmark(args)
             print_messaging_report(results["messaging"])
@@ -2225,6 +2698,9 @@ def main(argv=None):
         if args.dynamodb_scale:
             results["dynamodb_scale"] = ddb_scale_benchmark(args)
             print_ddb_scale_report(results["dynamodb_scale"], args.dynamodb_scale_items)
+        if args.concurrency:
+            results["concurrency"] = concurrency_benchmark(args)
+            print_concurrency_report(results["concurrency"])
         if args.lambda_run:
             results["lambda"] = lambda_benchmark(args)
             print_lambda_report(results["lambda"])

@@ -1,8 +1,10 @@
-"""64 clients in parallel: no errors, no lost writes."""
+"""Concurrency: 64 clients in parallel lose no writes, CPU-heavy calls hold no one else, and
+a burst of events slows its producers without losing a delivery."""
 
 from __future__ import annotations
 
 import concurrent.futures
+import time
 
 import boto3
 from botocore.config import Config
@@ -47,3 +49,48 @@ def test_sixty_four_parallel_clients_lose_no_writes(server):
         assert "Item" in ddb.get_item(TableName="par", Key={"pk": {"S": key}})
     attrs = sqs.get_queue_attributes(QueueUrl=queue, AttributeNames=["ApproximateNumberOfMessages"])
     assert int(attrs["Attributes"]["ApproximateNumberOfMessages"]) == CLIENTS * WRITES
+
+
+def test_sts_answers_while_two_rsa_4096_keys_are_generated(server):
+    """Key generation runs on blocking threads: the async workers stay free for others."""
+    kms, sts = make(server, "kms"), make(server, "sts")
+    sts.get_caller_identity()
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        keys = [pool.submit(kms.create_key, KeySpec="RSA_4096", KeyUsage="SIGN_VERIFY") for _ in range(2)]
+        time.sleep(0.2)
+        started = time.monotonic()
+        assert sts.get_caller_identity()["Account"] == "000000000000"
+        waited = time.monotonic() - started
+        for key in keys:
+            assert key.result()["KeyMetadata"]["KeySpec"] == "RSA_4096"
+    assert waited < 2.0, f"GetCallerIdentity waited {waited:.2f} s behind key generation"
+
+
+def test_a_burst_of_sns_publishes_fans_out_to_sqs_with_nothing_lost(server):
+    """2,000 publishes to a topic with two queue subscriptions: all 4,000 deliveries land."""
+    sns, sqs = make(server, "sns"), make(server, "sqs")
+    topic = sns.create_topic(Name="burst")["TopicArn"]
+    queues = [sqs.create_queue(QueueName=f"burst-{n}")["QueueUrl"] for n in range(2)]
+    for url in queues:
+        arn = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+        sns.subscribe(TopicArn=topic, Protocol="sqs", Endpoint=arn, Attributes={"RawMessageDelivery": "true"})
+    total = 2000
+
+    def publish(first: int) -> None:
+        client = make(server, "sns")
+        for n in range(first, total, 8):
+            client.publish(TopicArn=topic, Message=str(n))
+
+    with concurrent.futures.ThreadPoolExecutor(8) as pool:
+        list(pool.map(publish, range(8)))
+    for url in queues:
+        bodies: set[str] = set()
+        deadline = time.monotonic() + 120
+        while len(bodies) < total and time.monotonic() < deadline:
+            got = sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10, WaitTimeSeconds=1)
+            messages = got.get("Messages", [])
+            bodies.update(m["Body"] for m in messages)
+            if messages:
+                sqs.delete_message_batch(QueueUrl=url, Entries=[
+                    {"Id": str(i), "ReceiptHandle": m["ReceiptHandle"]} for i, m in enumerate(messages)])
+        assert bodies == {str(n) for n in range(total)}
