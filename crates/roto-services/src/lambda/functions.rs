@@ -323,21 +323,26 @@ impl Lambda {
         response.into_payload().await
     }
 
-    /// Reads, checks and stores a zip; returns its blob id, size and digest.
+    /// Reads, checks and stores a zip; returns its blob id, size and digest (the check, the
+    /// write and the hash of a package of up to 50 MB run on a blocking thread).
     pub(super) async fn store_code(
         &self,
         ctx: &Context,
         code: &Value,
     ) -> AwsResult<(String, usize, String)> {
         let bytes = self.code_bytes(ctx, code).await?;
-        zip::check(&bytes).map_err(|_| {
-            invalid_parameter(
-                "Could not unzip uploaded file. Please check your file, then try to upload again.",
-            )
-        })?;
-        let mut blob = self.env.store.create_blob()?;
-        blob.write(&bytes)?;
-        Ok((blob.finish()?, bytes.len(), sha256_base64(&bytes)))
+        let env = self.env.clone();
+        crate::blocking::run(move || {
+            zip::check(&bytes).map_err(|_| {
+                invalid_parameter(
+                    "Could not unzip uploaded file. Please check your file, then try to upload again.",
+                )
+            })?;
+            let mut blob = env.store.create_blob()?;
+            blob.write(&bytes)?;
+            Ok((blob.finish()?, bytes.len(), sha256_base64(&bytes)))
+        })
+        .await
     }
 
     /// Removes a code blob no version references any more.

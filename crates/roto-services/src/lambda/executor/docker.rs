@@ -263,7 +263,7 @@ impl DockerExecutor {
         let dir = tempfile::Builder::new()
             .prefix("instance-")
             .tempdir_in(self.root.path())?;
-        let (task, opt) = unpack(&self.env, &spec, dir.path())?;
+        let (task, opt) = unpack(&self.env, &spec, dir.path()).await?;
         let (api, api_addr, server) = Api::serve(SocketAddr::new(host.bind, 0)).await?;
         let log_stream = sandbox::log_stream_name(&spec.version);
         let endpoint_port = host.endpoint_port.unwrap_or_else(|| self.roto_port());

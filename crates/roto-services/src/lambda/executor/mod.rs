@@ -161,17 +161,21 @@ pub struct Paths<'a> {
     pub endpoint: &'a str,
 }
 
-/// Unpacks a function's code into `dir/task` and its layers, in order, into `dir/opt`.
-pub fn unpack(env: &Env, spec: &Spec, dir: &Path) -> AwsResult<(PathBuf, PathBuf)> {
-    let task = dir.join("task");
-    std::fs::create_dir_all(&task)?;
-    zip::extract(&crate::lambda::read_blob(env, &spec.code_blob)?, &task)?;
-    let opt = dir.join("opt");
-    std::fs::create_dir_all(&opt)?;
-    for layer in &spec.layers {
-        zip::extract(&crate::lambda::read_blob(env, layer)?, &opt)?;
-    }
-    Ok((task, opt))
+/// Unpacks a function's code into `dir/task` and its layers, in order, into `dir/opt`, on a
+/// blocking thread: inflating a large deployment package would hold an async worker.
+pub async fn unpack(env: &Arc<Env>, spec: &Spec, dir: &Path) -> AwsResult<(PathBuf, PathBuf)> {
+    let (env, code, layers) = (env.clone(), spec.code_blob.clone(), spec.layers.clone());
+    let (task, opt) = (dir.join("task"), dir.join("opt"));
+    crate::blocking::run(move || {
+        std::fs::create_dir_all(&task)?;
+        zip::extract(&crate::lambda::read_blob(&env, &code)?, &task)?;
+        std::fs::create_dir_all(&opt)?;
+        for layer in &layers {
+            zip::extract(&crate::lambda::read_blob(&env, layer)?, &opt)?;
+        }
+        Ok((task, opt))
+    })
+    .await
 }
 
 /// The environment Lambda gives a runtime: the function's own variables, overridden by the

@@ -126,7 +126,7 @@ impl ProcessExecutor {
         let dir = tempfile::Builder::new()
             .prefix("instance-")
             .tempdir_in(self.root.path())?;
-        let (task, opt) = unpack(&self.env, &spec, dir.path())?;
+        let (task, opt) = unpack(&self.env, &spec, dir.path()).await?;
         let (program, args, drain) = self.command(&spec, &task, &opt)?;
         let (api, api_addr, server) =
             Api::serve(SocketAddr::from((Ipv4Addr::LOCALHOST, 0))).await?;
