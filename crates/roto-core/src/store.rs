@@ -2,20 +2,32 @@
 //!
 //! `--ephemeral` keeps the database in memory and blobs in a temporary directory removed at
 //! exit; `--data-dir` keeps `roto.db` (WAL, `synchronous=NORMAL`) and `blobs/` there;
-//! `--durable` adds `synchronous=FULL` and fsyncs every blob before the commit that
-//! references it, so an acknowledged write survives `kill -9` and power loss. Each service
+//! `--durable` fsyncs the WAL before acknowledging a commit (shared between concurrent
+//! writers) and every blob before the commit that references it, so an acknowledged write survives `kill -9` and power loss. Each service
 //! creates its own tables (prefixed with its name) through [`Store::migrate`] and never
 //! touches another's. Blob files are named by random ids, never by user keys. Blobs of up
 //! to [`INLINE_LIMIT`] bytes stay in the database (`roto_blobs`), which spares small S3
 //! objects a file create, a rename and a threaded file read; larger ones spill to a file
 //! as soon as they outgrow the limit, so memory stays flat whatever the size.
+//!
+//! Concurrency: writes go through one connection ([`writer`]) that is never waited for on
+//! a runtime worker and whose fsyncs concurrent writers share in `--durable` mode; reads that need no
+//! write lock ([`Store::read`]) use read-only connections ([`readers`]) in the on-disk modes,
+//! so they run while a write commits. An ephemeral store is one in-memory connection: its
+//! commits are memory copies of microseconds, so its reads share the writer.
+
+mod readers;
+mod writer;
 
 use std::fs::File;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 
-use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior};
+use rusqlite::{Connection, OptionalExtension};
+
+use readers::Readers;
+use writer::{Durability, Writer};
 
 mod recovery;
 
@@ -52,7 +64,8 @@ impl StoreMode {
 /// The database and the blob directory.
 pub struct Store {
     mode: StoreMode,
-    conn: Arc<Mutex<Connection>>,
+    writer: Arc<Writer>,
+    readers: Option<Readers>,
     blobs: PathBuf,
     _temp: Option<tempfile::TempDir>,
     /// The `(table, column)` pairs that hold blob ids, as services declare them.
@@ -62,7 +75,7 @@ pub struct Store {
 /// A blob being written; becomes visible under its id once finished.
 pub struct BlobWriter {
     sink: Sink,
-    conn: Arc<Mutex<Connection>>,
+    writer: Arc<Writer>,
     dir: PathBuf,
     durable: bool,
     written: u64,
@@ -121,9 +134,13 @@ impl BlobWriter {
         match std::mem::replace(&mut self.sink, Sink::Finished) {
             Sink::Memory(buf) => {
                 let id = format!("{INLINE_PREFIX}{}", random_id());
-                let conn = self.conn.lock().unwrap_or_else(|p| p.into_inner());
-                conn.prepare_cached("INSERT INTO roto_blobs (id, data) VALUES (?1, ?2)")
-                    .and_then(|mut st| st.execute(rusqlite::params![id, buf]))
+                // Nobody can reach the blob before a transaction that refers to it commits,
+                // and that commit's fsync covers this earlier one.
+                self.writer
+                    .with_unsynced(|conn| {
+                        conn.prepare_cached("INSERT INTO roto_blobs (id, data) VALUES (?1, ?2)")
+                            .and_then(|mut st| st.execute(rusqlite::params![id, buf]))
+                    })
                     .map_err(|e| io::Error::other(e.to_string()))?;
                 Ok(id)
             }
@@ -233,27 +250,30 @@ impl Store {
     /// Opens (creating if needed) the store for a mode.
     pub fn open(mode: StoreMode) -> io::Result<Store> {
         let to_io = |e: rusqlite::Error| io::Error::other(e.to_string());
-        let (conn, blobs, temp) = match &mode {
+        let (conn, blobs, temp, readers) = match &mode {
             StoreMode::Ephemeral => {
                 let temp = tempfile::Builder::new().prefix("roto-blobs-").tempdir()?;
                 let conn = Connection::open_in_memory().map_err(to_io)?;
                 // Each of the services' empty tables and indexes holds a whole page in
                 // memory; a test's store stays small, so small pages keep it light (about
-                // 0.4 MiB less than SQLite's default 4 KiB pages).
-                conn.execute_batch("PRAGMA page_size=1024;")
+                // 0.4 MiB less than SQLite's default 4 KiB pages). Freed pages go back to
+                // the allocator at each commit, so deleted data does not keep its memory.
+                conn.execute_batch("PRAGMA page_size=1024; PRAGMA auto_vacuum=FULL;")
                     .map_err(to_io)?;
-                (conn, temp.path().to_path_buf(), Some(temp))
+                (conn, temp.path().to_path_buf(), Some(temp), None)
             }
             StoreMode::Persistent(dir) | StoreMode::Durable(dir) => {
                 let blobs = recovery::prepare_dir(dir)?;
-                let sync = if matches!(mode, StoreMode::Durable(_)) {
-                    "FULL"
-                } else {
-                    "NORMAL"
-                };
-                let conn = recovery::open_database(dir, sync)?;
+                // Durable mode syncs the WAL itself after commits, shared between
+                // concurrent writers (see `writer`), so SQLite need not sync each commit.
+                let conn = recovery::open_database(dir, "NORMAL")?;
                 recovery::check_integrity(dir, &conn)?;
-                (conn, blobs, None)
+                (
+                    conn,
+                    blobs,
+                    None,
+                    Some(Readers::new(recovery::database(dir))),
+                )
             }
         };
         conn.execute_batch(
@@ -261,9 +281,18 @@ impl Store {
              CREATE TABLE IF NOT EXISTS roto_blobs (id TEXT PRIMARY KEY, data BLOB NOT NULL);",
         )
         .map_err(to_io)?;
+        let durability = match &mode {
+            StoreMode::Durable(dir) => {
+                // The WAL file exists now; its directory entry must be on disk too.
+                recovery::sync_dir(dir)?;
+                Some(Durability::new(dir.join("roto.db-wal")))
+            }
+            _ => None,
+        };
         Ok(Store {
             mode,
-            conn: Arc::new(Mutex::new(conn)),
+            writer: Arc::new(Writer::new(conn, durability)),
+            readers,
             blobs,
             _temp: temp,
             blob_columns: Mutex::default(),
@@ -281,35 +310,45 @@ impl Store {
     /// written by an earlier build opens with its data intact.
     pub fn migrate(&self, schema: &str) -> io::Result<()> {
         let to_io = |e| self.describe(e);
-        let conn = self.lock();
-        if !matches!(self.mode, StoreMode::Ephemeral) {
-            add_missing_columns(&conn, schema).map_err(to_io)?;
-        }
-        conn.execute_batch(schema).map_err(to_io)
+        let on_disk = !matches!(self.mode, StoreMode::Ephemeral);
+        self.writer.exclusive(|conn| {
+            if on_disk {
+                add_missing_columns(conn, schema).map_err(to_io)?;
+            }
+            conn.execute_batch(schema).map_err(to_io)
+        })
     }
 
-    fn lock(&self) -> MutexGuard<'_, Connection> {
-        self.conn.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    /// Runs a closure with the connection (single statements, reads).
+    /// Runs a closure with the write connection: single statements, and reads that must see
+    /// the caller's own uncommitted state or hold the write lock (reading a row, then
+    /// opening the blob it names, before a concurrent replace can remove that blob). A
+    /// statement that changes rows is durable, in durable mode, when this returns.
     pub fn with<T, E: From<rusqlite::Error>>(
         &self,
         f: impl FnOnce(&Connection) -> Result<T, E>,
     ) -> Result<T, E> {
-        f(&self.lock())
+        self.writer.with(f)
     }
 
-    /// Runs a closure in an immediate transaction, committed if it returns `Ok`.
+    /// Runs a read-only closure; in the on-disk modes on a read connection that sees the
+    /// last commit and runs while a write commits.
+    pub fn read<T, E: From<rusqlite::Error>>(
+        &self,
+        f: impl FnOnce(&Connection) -> Result<T, E>,
+    ) -> Result<T, E> {
+        match &self.readers {
+            Some(readers) => readers.read(f),
+            None => self.writer.with(f),
+        }
+    }
+
+    /// Runs a closure in an immediate transaction, committed (durably, in durable mode)
+    /// before this returns if it returns `Ok`; rolled back if it fails or panics.
     pub fn transaction<T, E: From<rusqlite::Error>>(
         &self,
-        f: impl FnOnce(&Transaction<'_>) -> Result<T, E>,
+        f: impl FnOnce(&Connection) -> Result<T, E>,
     ) -> Result<T, E> {
-        let mut conn = self.lock();
-        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-        let out = f(&tx)?;
-        tx.commit()?;
-        Ok(out)
+        self.writer.transaction(f)
     }
 
     /// Starts a new blob. The column its id is kept in must be declared with
@@ -317,7 +356,7 @@ impl Store {
     pub fn create_blob(&self) -> io::Result<BlobWriter> {
         Ok(BlobWriter {
             sink: Sink::Memory(Vec::new()),
-            conn: self.conn.clone(),
+            writer: self.writer.clone(),
             dir: self.blobs.clone(),
             durable: matches!(self.mode, StoreMode::Durable(_)),
             written: 0,
@@ -349,43 +388,58 @@ impl Store {
     pub fn remove_blob(&self, id: &str) {
         if id.starts_with(INLINE_PREFIX) {
             let _ = self
-                .lock()
-                .execute("DELETE FROM roto_blobs WHERE id = ?1", [id]);
+                .writer
+                .with(|c| c.execute("DELETE FROM roto_blobs WHERE id = ?1", [id]));
         } else {
             let _ = std::fs::remove_file(self.blob_path(id));
         }
     }
 
-    /// Empties every table and removes every blob (`POST /_roto/reset`).
+    /// Empties every table and removes every blob (`POST /_roto/reset`), and gives the
+    /// memory the data held back to the operating system.
     pub fn reset(&self) -> rusqlite::Result<()> {
-        let conn = self.lock();
-        let tables: Vec<String> = conn
-            .prepare(
-                "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'",
-            )?
-            .query_map([], |row| row.get(0))?
-            .collect::<rusqlite::Result<_>>()?;
-        let mut sql = String::from("BEGIN;");
-        for t in tables {
-            sql.push_str(&format!("DELETE FROM \"{}\";", t.replace('"', "\"\"")));
+        self.writer.exclusive(|conn| -> rusqlite::Result<()> {
+            let tables: Vec<String> = conn
+                .prepare(
+                    "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'",
+                )?
+                .query_map([], |row| row.get(0))?
+                .collect::<rusqlite::Result<_>>()?;
+            let mut sql = String::from("BEGIN;");
+            for t in tables {
+                sql.push_str(&format!("DELETE FROM \"{}\";", t.replace('"', "\"\"")));
+            }
+            sql.push_str("COMMIT; VACUUM; PRAGMA shrink_memory;");
+            conn.execute_batch(&sql)
+        })?;
+        if let Some(readers) = &self.readers {
+            readers.close_idle();
         }
-        sql.push_str("COMMIT;");
-        conn.execute_batch(&sql)?;
         if let Ok(entries) = std::fs::read_dir(&self.blobs) {
             for entry in entries.flatten() {
                 let _ = std::fs::remove_file(entry.path());
             }
         }
+        release_free_memory();
         Ok(())
     }
 
     /// Checkpoints the WAL into the database file (on graceful stop).
     pub fn flush(&self) {
         if !matches!(self.mode, StoreMode::Ephemeral) {
-            let _ = self
-                .lock()
-                .execute_batch("PRAGMA wal_checkpoint(TRUNCATE);");
+            self.writer.exclusive(|conn| {
+                let _ = conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE);");
+            });
         }
+    }
+}
+
+/// Returns the allocator's free memory to the operating system (glibc keeps it otherwise).
+fn release_free_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only walks the allocator's own free lists.
+    unsafe {
+        libc::malloc_trim(0);
     }
 }
 
@@ -531,5 +585,106 @@ mod tests {
             store.blob_path("../../etc/passwd"),
             store.blobs.join("passwd")
         );
+    }
+
+    #[test]
+    fn concurrent_durable_transactions_all_commit_and_failures_stay_their_own() {
+        let dir = tempfile::tempdir().unwrap();
+        let mode = || StoreMode::Durable(dir.path().to_path_buf());
+        {
+            let store = Arc::new(Store::open(mode()).unwrap());
+            store
+                .migrate("CREATE TABLE IF NOT EXISTS t_kv (k TEXT PRIMARY KEY, v INTEGER)")
+                .unwrap();
+            let writers: Vec<_> = (0..16)
+                .map(|w| {
+                    let store = store.clone();
+                    std::thread::spawn(move || {
+                        for i in 0..40 {
+                            let key = format!("{w}-{i}");
+                            store
+                                .transaction(|c| {
+                                    c.execute("INSERT INTO t_kv VALUES (?1, ?2)", (&key, i))
+                                })
+                                .unwrap();
+                            let failed: rusqlite::Result<()> = store.transaction(|c| {
+                                c.execute("INSERT INTO t_kv VALUES (?1, -1)", [format!("x{key}")])?;
+                                c.execute("INSERT INTO t_kv VALUES (?1, -1)", [&key])?;
+                                Ok(())
+                            });
+                            assert!(failed.is_err());
+                            store
+                                .with(|c| {
+                                    c.execute("UPDATE t_kv SET v = v + 1 WHERE k = ?1", [&key])
+                                })
+                                .unwrap();
+                        }
+                    })
+                })
+                .collect();
+            for w in writers {
+                w.join().unwrap();
+            }
+            let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                let _: rusqlite::Result<()> = store.transaction(|c| {
+                    c.execute("INSERT INTO t_kv VALUES ('p', 0)", [])?;
+                    panic!("a handler bug");
+                });
+            }));
+            assert!(panicked.is_err());
+            store
+                .transaction(|c| c.execute("INSERT INTO t_kv VALUES ('after', 0)", []))
+                .unwrap();
+        }
+        let store = Store::open(mode()).unwrap();
+        let (rows, sum, strays): (i64, i64, i64) = store
+            .read(|c| {
+                c.query_row(
+                    "SELECT count(*), sum(v), (SELECT count(*) FROM t_kv WHERE v < 0 OR k = 'p')
+                     FROM t_kv",
+                    [],
+                    |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+                )
+            })
+            .unwrap();
+        assert_eq!((rows, strays), (16 * 40 + 1, 0));
+        assert_eq!(sum, 16 * (0..40).map(|i| i + 1).sum::<i64>());
+    }
+
+    #[test]
+    fn reads_on_disk_see_the_last_commit_while_a_write_is_open() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Arc::new(Store::open(StoreMode::Persistent(dir.path().to_path_buf())).unwrap());
+        store
+            .migrate("CREATE TABLE IF NOT EXISTS t_kv (k TEXT PRIMARY KEY)")
+            .unwrap();
+        store
+            .with(|c| c.execute("INSERT INTO t_kv VALUES ('committed')", []))
+            .unwrap();
+        let (inside, release) = (std::sync::mpsc::channel(), std::sync::mpsc::channel::<()>());
+        let writer = {
+            let store = store.clone();
+            let (inside, release) = (inside.0, release.1);
+            std::thread::spawn(move || {
+                store
+                    .transaction(|c| {
+                        c.execute("INSERT INTO t_kv VALUES ('pending')", [])?;
+                        inside.send(()).unwrap();
+                        release.recv().unwrap();
+                        Ok::<_, rusqlite::Error>(())
+                    })
+                    .unwrap();
+            })
+        };
+        inside.1.recv().unwrap();
+        let count = |store: &Store| -> i64 {
+            store
+                .read(|c| c.query_row("SELECT count(*) FROM t_kv", [], |r| r.get(0)))
+                .unwrap()
+        };
+        assert_eq!(count(&store), 1);
+        release.0.send(()).unwrap();
+        writer.join().unwrap();
+        assert_eq!(count(&store), 2);
     }
 }

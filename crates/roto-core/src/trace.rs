@@ -198,12 +198,9 @@ impl Trace {
         }
     }
 
-    /// Forgets every entry (sequence numbers keep increasing).
+    /// Forgets every entry and the memory they held (sequence numbers keep increasing).
     pub fn clear(&self) {
-        self.entries
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clear();
+        *self.entries.lock().unwrap_or_else(|p| p.into_inner()) = VecDeque::new();
     }
 }
 

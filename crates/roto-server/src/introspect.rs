@@ -77,16 +77,17 @@ pub async fn handle(app: &App, req: &Parts) -> hyper::Response<Body> {
             };
             respond(StatusCode::OK, json!({ "traces": entries }))
         }
-        (&Method::POST, "/_roto/reset") => match env.store.reset() {
-            Ok(()) => {
-                env.trace.clear();
-                respond(StatusCode::OK, json!({ "reset": true }))
+        (&Method::POST, "/_roto/reset") => {
+            // The trace goes first, so that the store's reset returns its memory too.
+            env.trace.clear();
+            match env.store.reset() {
+                Ok(()) => respond(StatusCode::OK, json!({ "reset": true })),
+                Err(e) => respond(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    json!({ "error": e.to_string() }),
+                ),
             }
-            Err(e) => respond(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                json!({ "error": e.to_string() }),
-            ),
-        },
+        }
         (&Method::GET, "/_roto/clock") => respond(StatusCode::OK, clock()),
         (&Method::POST, "/_roto/clock") => {
             match parse_advance(req.uri.query().unwrap_or_default()) {

@@ -51,8 +51,9 @@ fn main() -> ExitCode {
     init_logging(&cli.log_level);
     boundary::install_hook();
     conn::raise_fd_limit();
+    // One worker per core (tokio's default); store waits and CPU-heavy work leave the
+    // workers through block_in_place and spawn_blocking.
     let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
         .enable_all()
         .build()
     {

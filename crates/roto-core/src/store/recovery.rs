@@ -71,6 +71,18 @@ pub(super) fn open_database(dir: &Path, synchronous: &str) -> io::Result<Connect
     Ok(conn)
 }
 
+/// Puts the data directory's entries (the WAL file's among them) on disk.
+pub(super) fn sync_dir(dir: &Path) -> io::Result<()> {
+    std::fs::File::open(dir)
+        .and_then(|d| d.sync_all())
+        .map_err(|e| {
+            in_dir(
+                dir,
+                format_args!("cannot sync the directory: {}", reason(&e)),
+            )
+        })
+}
+
 /// Refuses a damaged database: `PRAGMA quick_check` checks every page's structure (not
 /// the indexes' agreement with their tables, which a full `integrity_check` adds).
 pub(super) fn check_integrity(dir: &Path, conn: &Connection) -> io::Result<()> {
@@ -90,7 +102,8 @@ pub(super) fn check_integrity(dir: &Path, conn: &Connection) -> io::Result<()> {
     ))
 }
 
-fn database(dir: &Path) -> PathBuf {
+/// The database file of a data directory.
+pub(super) fn database(dir: &Path) -> PathBuf {
     dir.join("roto.db")
 }
 

@@ -273,7 +273,7 @@ impl DynamoDb {
                 .collect::<AwsResult<Vec<Item>>>()?;
             plans.push((table.clone(), keys, paths));
         }
-        let responses = self.env.store.with(|conn| {
+        let responses = self.env.store.read(|conn| {
             let mut out = Value::map();
             for (name, keys, paths) in &plans {
                 let table = table_of(conn, ctx, name)?;
@@ -413,7 +413,7 @@ impl DynamoDb {
                 paths,
             ));
         }
-        let responses = self.env.store.with(|conn| {
+        let responses = self.env.store.read(|conn| {
             let mut seen = BTreeSet::new();
             let mut out = Vec::new();
             for (name, key, paths) in &gets {

@@ -318,7 +318,7 @@ impl DynamoDb {
         let mut placeholders = Placeholders::new(input)?;
         let paths = selected_paths(input, &mut placeholders)?;
         placeholders.check_all_used()?;
-        let (table, item) = self.env.store.with(|c| {
+        let (table, item) = self.env.store.read(|c| {
             let table = not_found_unless(load_table(c, ctx, &name)?)?;
             let encoded = table.schema.encode_key(&key)?;
             let item = read_item(c, ctx, &name, &encoded)?;

@@ -575,7 +575,7 @@ impl DynamoDb {
         let query = read.key_condition.is_some();
         let (filter, paths, limit, segment) = (&read.filter, &read.paths, read.limit, read.segment);
         let consistent = read.consistent;
-        self.env.store.with(|conn| {
+        self.env.store.read(|conn| {
             let table = not_found_unless(load_table(conn, ctx, &read.table)?)?;
             let index = read
                 .index

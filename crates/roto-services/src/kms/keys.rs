@@ -197,7 +197,7 @@ pub(super) fn metadata(key: &Key) -> AwsResult<Value> {
 impl Kms {
     pub(super) fn insert_key(
         &self,
-        tx: &rusqlite::Transaction<'_>,
+        tx: &rusqlite::Connection,
         ctx: &Context,
         key: &Key,
         policy: &str,

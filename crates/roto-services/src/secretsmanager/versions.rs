@@ -373,11 +373,7 @@ impl SecretsManager {
         })
     }
 
-    fn labels_in(
-        tx: &rusqlite::Transaction<'_>,
-        ctx: &Context,
-        name: &str,
-    ) -> AwsResult<Vec<Labels>> {
+    fn labels_in(tx: &rusqlite::Connection, ctx: &Context, name: &str) -> AwsResult<Vec<Labels>> {
         let mut st = tx.prepare_cached(
             "SELECT version_id, stages FROM sm_versions WHERE account = ?1 AND region = ?2 AND name = ?3 ORDER BY seq",
         )?;
@@ -390,7 +386,7 @@ impl SecretsManager {
     }
 
     fn write_labels(
-        tx: &rusqlite::Transaction<'_>,
+        tx: &rusqlite::Connection,
         ctx: &Context,
         name: &str,
         all: &[Labels],

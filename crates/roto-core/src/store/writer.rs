@@ -1,0 +1,162 @@
+//! The write connection: one SQLite connection every write goes through, taken without
+//! parking a runtime worker, and, in `--durable` mode, made durable by shared fsyncs taken
+//! outside its lock.
+//!
+//! SQLite allows one writer at a time, so writes queue for one connection behind a mutex.
+//! A caller on a runtime worker that finds it taken for longer than a few tens of
+//! microseconds waits under [`tokio::task::block_in_place`], which hands the worker's other
+//! tasks to another thread: a slow holder costs its waiters time, never an unrelated
+//! request. Shorter waits and uncontended takes stay on the worker, since the statements a
+//! request runs take microseconds and a thread hand-off would cost more than they do.
+//!
+//! Group commit (`--durable`): the connection runs WAL with `synchronous=NORMAL`, so a
+//! commit writes its frames to the WAL file without an fsync and releases the connection
+//! at once. The committer then, outside the lock, waits until an fsync of the WAL that began
+//! after its commit has finished ([`Durability::sync_through`]); whoever finds no fsync
+//! running starts one that covers every commit written so far. So no write is acknowledged
+//! before it is on disk, the next transactions run while an fsync is in flight, and 16
+//! writers share one fsync instead of queueing for 16. SQLite's own checkpoints sync the
+//! WAL and the database file in this mode, so frames a checkpoint moves stay durable.
+
+use std::fs::File;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use parking_lot::{Mutex, MutexGuard};
+use rusqlite::{Connection, TransactionBehavior};
+
+/// How long a caller on a worker waits for a taken connection before it hands the worker off.
+const BRIEF_WAIT: Duration = Duration::from_micros(50);
+
+/// The write connection.
+pub(super) struct Writer {
+    conn: Mutex<Connection>,
+    durability: Option<Durability>,
+}
+
+/// Shared fsyncs of the WAL (durable mode).
+pub(super) struct Durability {
+    wal: PathBuf,
+    /// Commits written to the WAL so far.
+    written: AtomicU64,
+    /// Commits known to be on disk; held while an fsync runs.
+    synced: Mutex<u64>,
+}
+
+/// Runs blocking work without parking a multi-threaded runtime's worker.
+pub(super) fn off_worker<R>(work: impl FnOnce() -> R) -> R {
+    use tokio::runtime::{Handle, RuntimeFlavor};
+    match Handle::try_current() {
+        Ok(handle) if handle.runtime_flavor() == RuntimeFlavor::MultiThread => {
+            tokio::task::block_in_place(work)
+        }
+        _ => work(),
+    }
+}
+
+impl Durability {
+    /// Durability for the database whose WAL file is `wal`.
+    pub(super) fn new(wal: PathBuf) -> Durability {
+        Durability {
+            wal,
+            written: AtomicU64::new(0),
+            synced: Mutex::new(0),
+        }
+    }
+
+    /// Counts a commit just written to the WAL; returns its number.
+    fn written(&self) -> u64 {
+        self.written.fetch_add(1, Ordering::SeqCst) + 1
+    }
+
+    /// Returns once commit `n` is on disk, taking an fsync if none that covers it ran.
+    fn sync_through(&self, n: u64) -> rusqlite::Result<()> {
+        let mut synced = self
+            .synced
+            .try_lock_for(BRIEF_WAIT)
+            .unwrap_or_else(|| off_worker(|| self.synced.lock()));
+        if *synced >= n {
+            return Ok(());
+        }
+        let covered = self.written.load(Ordering::SeqCst);
+        off_worker(|| File::open(&self.wal).and_then(|wal| wal.sync_data())).map_err(|e| {
+            rusqlite::Error::SqliteFailure(
+                rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_IOERR_FSYNC),
+                Some(format!("cannot fsync {}: {e}", self.wal.display())),
+            )
+        })?;
+        *synced = covered;
+        Ok(())
+    }
+}
+
+impl Writer {
+    /// Wraps the write connection; `durability` in durable mode.
+    pub(super) fn new(conn: Connection, durability: Option<Durability>) -> Writer {
+        Writer {
+            conn: Mutex::new(conn),
+            durability,
+        }
+    }
+
+    fn acquire(&self) -> MutexGuard<'_, Connection> {
+        self.conn
+            .try_lock_for(BRIEF_WAIT)
+            .unwrap_or_else(|| off_worker(|| self.conn.lock()))
+    }
+
+    /// Runs `f` with the connection, outside any transaction; a statement that changed rows
+    /// is durable (in durable mode) when this returns.
+    pub(super) fn with<T, E: From<rusqlite::Error>>(
+        &self,
+        f: impl FnOnce(&Connection) -> Result<T, E>,
+    ) -> Result<T, E> {
+        let conn = self.acquire();
+        let before = conn.total_changes();
+        let out = f(&conn);
+        let wrote = conn.total_changes() != before;
+        self.settle(conn, wrote)?;
+        out
+    }
+
+    /// Runs `f` with the connection, outside any transaction, without waiting for its
+    /// writes to reach the disk: for rows that only a later, durable commit refers to.
+    pub(super) fn with_unsynced<T, E: From<rusqlite::Error>>(
+        &self,
+        f: impl FnOnce(&Connection) -> Result<T, E>,
+    ) -> Result<T, E> {
+        f(&self.acquire())
+    }
+
+    /// Runs `f` in a transaction, committed (durably, in durable mode) before this returns
+    /// if `f` returns `Ok`, rolled back if it fails or panics.
+    pub(super) fn transaction<T, E: From<rusqlite::Error>>(
+        &self,
+        f: impl FnOnce(&Connection) -> Result<T, E>,
+    ) -> Result<T, E> {
+        let mut conn = self.acquire();
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let out = f(&tx)?;
+        tx.commit()?;
+        self.settle(conn, true)?;
+        Ok(out)
+    }
+
+    /// Releases the connection; in durable mode, waits for a commit it wrote to be on disk.
+    fn settle(&self, conn: MutexGuard<'_, Connection>, wrote: bool) -> rusqlite::Result<()> {
+        match &self.durability {
+            Some(durability) if wrote => {
+                let n = durability.written();
+                drop(conn);
+                durability.sync_through(n)
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// Runs `f` with the connection held (schema changes, checkpoints, reset).
+    pub(super) fn exclusive<T>(&self, f: impl FnOnce(&mut Connection) -> T) -> T {
+        f(&mut self.acquire())
+    }
+}
