@@ -133,7 +133,7 @@ def head_lines(server, path: str) -> list[bytes]:
     """A HEAD response's header lines, read from a socket (http.client, and so boto3, refuses
     a response of more than 100 headers, as it would from S3)."""
     with socket.create_connection((server.host, server.port)) as sock:
-        sock.sendall(f"HEAD {path} HTTP/1.1\r\nHost: x\r\nAuthorization: {AUTH}\r\n"
+        sock.sendall(f"HEAD {path} HTTP/1.1\r\nHost: localhost\r\nAuthorization: {AUTH}\r\n"
                      "Connection: close\r\n\r\n".encode())
         data = b""
         while b"\r\n\r\n" not in data:
@@ -246,7 +246,7 @@ def blob_files(data: str) -> set[str]:
 def start_upload_part_and_kill_9(server, data: str, bucket: str, key: str, upload_id: str) -> None:
     """Starts a 64 MiB UploadPart, sends 2 MiB of it, waits for its `.part` file, then kill -9."""
     sock = socket.create_connection((server.host, server.port))
-    head = (f"PUT /{bucket}/{key}?partNumber=2&uploadId={upload_id} HTTP/1.1\r\nHost: x\r\n"
+    head = (f"PUT /{bucket}/{key}?partNumber=2&uploadId={upload_id} HTTP/1.1\r\nHost: localhost\r\n"
             f"Authorization: {AUTH}\r\nContent-Length: {64 << 20}\r\n\r\n").encode()
     sock.sendall(head + b"\x01" * (2 << 20))
     deadline = time.monotonic() + 10
