@@ -502,28 +502,16 @@ fn into_hyper(wire: Wire, head: bool) -> hyper::Response<Body> {
 mod tests {
     use super::*;
     use roto_core::dispatch::{BoxFuture, ServiceSpec};
-    use roto_core::store::{Store, StoreMode};
     use roto_core::trace::TraceFilter;
-    use roto_core::{AwsResult, Env, Response};
+    use roto_core::{AwsResult, Response};
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
     /// STS's facts, with a handler that panics on every call.
-    struct Panicking;
-
-    static PANICKING: ServiceSpec = ServiceSpec {
-        name: "sts",
-        model: "sts",
-        query_model: None,
-        signing_names: &["sts"],
-        target_prefix: None,
-        query_version: Some("2011-06-15"),
-        crc32_responses: false,
-        validate_input: false,
-    };
+    struct Panicking(&'static ServiceSpec);
 
     impl Service for Panicking {
         fn spec(&self) -> &'static ServiceSpec {
-            &PANICKING
+            self.0
         }
 
         fn call<'a>(
@@ -537,14 +525,13 @@ mod tests {
     }
 
     fn app() -> Arc<App> {
-        let env = Arc::new(Env::new(
-            Store::open(StoreMode::Ephemeral).unwrap(),
-            10,
-            "000000000000".into(),
-            "us-east-1".into(),
-            "localhost".into(),
-        ));
-        let services: Vec<Arc<dyn Service>> = vec![Arc::new(Panicking)];
+        let env = crate::router::tests::env();
+        let sts = roto_services::all(&env)
+            .unwrap()
+            .into_iter()
+            .find(|s| s.spec().name == "sts")
+            .unwrap();
+        let services: Vec<Arc<dyn Service>> = vec![Arc::new(Panicking(sts.spec()))];
         Arc::new(App {
             dispatcher: Dispatcher::start(env, services.clone()),
             router: Router::new(

@@ -363,20 +363,24 @@ pub fn host_of(parts: &Parts) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use roto_core::store::{Store, StoreMode};
     use roto_core::Env;
 
-    fn router() -> Router {
-        let env = Arc::new(Env::new(
+    /// An in-memory environment with the defaults the unit tests assume.
+    pub(crate) fn env() -> Arc<Env> {
+        Arc::new(Env::new(
             Store::open(StoreMode::Ephemeral).unwrap(),
             10,
             "000000000000".into(),
             "us-east-1".into(),
             "localhost".into(),
-        ));
-        let services = roto_services::all(&env).unwrap();
+        ))
+    }
+
+    fn router() -> Router {
+        let services = roto_services::all(&env()).unwrap();
         Router::new(
             services,
             "000000000000".into(),
