@@ -89,7 +89,7 @@ def test_a_host_name_the_server_does_not_answer_to_is_refused_naming_the_flag(se
 @pytest.mark.parametrize("host", [
     "127.0.0.1", "127.0.0.1:4566", "[::1]:4566", "10.0.0.7", "localhost", "localhost:4566",
     "bucket.s3.localhost:4566", "sqs.eu-west-1.localhost", "sqs.us-east-1.amazonaws.com",
-    "bucket.s3.amazonaws.com", "s3.localhost.localstack.cloud:4566",
+    "bucket.s3.amazonaws.com", "s3.localhost.localstack.cloud:4566", "host.docker.internal:4566",
 ])
 def test_names_and_addresses_the_server_answers_to_are_accepted(server, host):
     status, _, body = server.request("GET", "/_roto/health", headers={"Host": host})

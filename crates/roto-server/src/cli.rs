@@ -60,8 +60,8 @@ pub struct Cli {
     #[arg(long, env = "ROTO_DOMAIN", default_value = "localhost")]
     pub domain: String,
 
-    /// A Host name to answer besides IP literals, localhost, the --domain, *.amazonaws.com
-    /// and *.localhost.localstack.cloud (repeatable; `*.example.com` covers subdomains;
+    /// A Host name to answer besides IP literals, localhost, the --domain, *.amazonaws.com,
+    /// *.localhost.localstack.cloud and host.docker.internal (repeatable; `*.example.com` covers subdomains;
     /// `*` answers any name). Other names are refused as DNS rebinding. Listening on a
     /// non-loopback --host answers any name.
     #[arg(
@@ -72,8 +72,9 @@ pub struct Cli {
     )]
     pub allow_host: Vec<String>,
 
-    /// A browser origin (`http://localhost:3000`) allowed to reach /_roto/* and to make
-    /// unsigned calls, besides pages on loopback (repeatable; `*` allows every origin).
+    /// A browser origin (`http://shop.test:3000`) allowed to reach /_roto/* and to make
+    /// unsigned calls and to get CORS answers, besides pages on loopback such as
+    /// `http://localhost:3000` (repeatable; `*` allows every origin).
     #[arg(
         long = "allow-origin",
         env = "ROTO_ALLOW_ORIGIN",

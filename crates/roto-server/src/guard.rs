@@ -4,8 +4,10 @@
 //! Two checks keep pages out while SDKs, the CLI and the browser features AWS itself offers
 //! keep working:
 //! - The `Host` must be a name this server answers to (an IP literal, `localhost` and its
-//!   subdomains, the `--domain` and its subdomains, AWS's and LocalStack's names, or a name
-//!   given with `--allow-host`), so a DNS-rebinding page, whose requests carry its own
+//!   subdomains, the `--domain` and its subdomains, AWS's and LocalStack's names, the names
+//!   containers reach their host by (Lambda's docker executor calls back through
+//!   `host.docker.internal`), or a name given with `--allow-host`), so a DNS-rebinding
+//!   page, whose requests carry its own
 //!   name, is refused. Listening on a non-loopback address accepts every name.
 //! - A cross-origin browser request (an `Origin` other than a loopback page or one given
 //!   with `--allow-origin`, or `Sec-Fetch-Site: cross-site` without an `Origin`) may not
@@ -89,7 +91,13 @@ impl Guard {
         {
             return true;
         }
-        let builtin = ["localhost", "amazonaws.com", "localhost.localstack.cloud"];
+        let builtin = [
+            "localhost",
+            "amazonaws.com",
+            "localhost.localstack.cloud",
+            "host.docker.internal",
+            "host.containers.internal",
+        ];
         builtin
             .iter()
             .chain(std::iter::once(&self.domain.as_str()))
@@ -308,6 +316,7 @@ mod tests {
             "roto.test:4566",
             "sqs.us-east-1.amazonaws.com",
             "bucket.s3.localhost.localstack.cloud:4566",
+            "host.docker.internal:4566",
             "dev.example.com",
             "a.corp.example",
         ] {
