@@ -61,8 +61,6 @@ pub struct Activity {
     h2: AtomicBool,
     /// Asks the connection to close if it is idle.
     shed: Notify,
-    /// Tells the watchdog that a request head began to arrive.
-    head_started: Notify,
 }
 
 impl Activity {
@@ -73,7 +71,6 @@ impl Activity {
             in_flight: AtomicUsize::new(0),
             h2: AtomicBool::new(false),
             shed: Notify::new(),
-            head_started: Notify::new(),
         }
     }
 
@@ -87,15 +84,12 @@ impl Activity {
             && self.in_flight.load(Ordering::Relaxed) == 0
             && !self.h2.load(Ordering::Relaxed)
         {
-            let started = self.head_since.compare_exchange(
+            let _ = self.head_since.compare_exchange(
                 NO_HEAD,
                 now,
                 Ordering::Relaxed,
                 Ordering::Relaxed,
             );
-            if started.is_ok() {
-                self.head_started.notify_one();
-            }
         }
     }
 
@@ -130,26 +124,32 @@ impl Drop for InFlight {
 
 /// Resolves when the connection should be closed: its request head is late, it has been
 /// idle too long, or it was asked to close while idle.
+///
+/// Requests never wake it: it looks at the connection at least once per header timeout,
+/// which is enough to close a head that started arriving since exactly when it is due (a
+/// head that began at `h` is seen at the first look after `h`, no later than
+/// `h + header`, and that look then sleeps until `h + header`).
 pub async fn watchdog(activity: &Activity, timeouts: Timeouts) {
+    let header = millis(timeouts.header).max(1);
     loop {
         let now = now_ms();
         let head = activity.head_since.load(Ordering::Relaxed);
-        let deadline = if activity.in_flight.load(Ordering::Relaxed) > 0 {
-            now + millis(timeouts.idle.min(timeouts.header))
+        let due = if activity.in_flight.load(Ordering::Relaxed) > 0 {
+            u64::MAX
         } else if head != NO_HEAD {
-            head.saturating_add(millis(timeouts.header))
+            head.saturating_add(header)
         } else {
             activity
                 .last
                 .load(Ordering::Relaxed)
                 .saturating_add(millis(timeouts.idle))
         };
-        if deadline <= now {
+        if due <= now {
             return;
         }
+        let wait = (due - now).min(header);
         tokio::select! {
-            () = tokio::time::sleep(Duration::from_millis(deadline - now)) => {}
-            () = activity.head_started.notified() => {}
+            () = tokio::time::sleep(Duration::from_millis(wait)) => {}
             () = activity.shed.notified() => {
                 if activity.idle_since().is_some() {
                     return;
