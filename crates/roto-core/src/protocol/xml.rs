@@ -257,7 +257,13 @@ fn local_name(raw: &[u8]) -> String {
     }
 }
 
-/// Parses a document into its root element; `Err` carries a reason for the log.
+/// The deepest element nesting a request document may have. The deepest document any AWS
+/// model describes (S3's lifecycle and replication rules) nests fewer than ten levels; the
+/// bound keeps a hostile body from building a tree whose drop or walk exhausts the stack.
+pub const MAX_DEPTH: usize = 64;
+
+/// Parses a document into its root element; `Err` carries a reason for the log. Elements
+/// nested deeper than [`MAX_DEPTH`] make the document malformed.
 pub fn parse(bytes: &[u8]) -> Result<Element, String> {
     let mut reader = Reader::from_reader(bytes);
     let mut stack: Vec<Element> = Vec::new();
@@ -267,6 +273,9 @@ pub fn parse(bytes: &[u8]) -> Result<Element, String> {
             .read_event_into(&mut buf)
             .map_err(|e| e.to_string())?;
         match event {
+            Event::Start(_) if stack.len() >= MAX_DEPTH => {
+                return Err(format!("elements nested deeper than {MAX_DEPTH}"))
+            }
             Event::Start(start) => stack.push(open(&start)?),
             Event::Empty(start) => {
                 let el = open(&start)?;
@@ -453,6 +462,14 @@ mod tests {
         assert!(parse(b"<a><b></a>").is_err());
         assert!(parse(b"<a>").is_err());
         assert!(parse(b"").is_err());
+    }
+
+    #[test]
+    fn parse_refuses_documents_nested_deeper_than_the_bound() {
+        let deep = |n: usize| format!("{}{}", "<a>".repeat(n), "</a>".repeat(n));
+        assert!(parse(deep(MAX_DEPTH).as_bytes()).is_ok());
+        assert!(parse(deep(MAX_DEPTH + 1).as_bytes()).is_err());
+        assert!(parse(deep(43_000).as_bytes()).is_err());
     }
 
     #[test]

@@ -201,14 +201,12 @@ fn values_of(list: Option<&Value>) -> AwsResult<Vec<Attr>> {
 
 /// Joins conditions with `ConditionalOperator` (AND unless it says OR).
 fn joined(input: &Value, conditions: Vec<Condition>) -> Option<Condition> {
-    let or = input.str("ConditionalOperator") == Some("OR");
-    conditions.into_iter().reduce(|a, b| {
-        if or {
-            Condition::Or(Box::new(a), Box::new(b))
-        } else {
-            Condition::And(Box::new(a), Box::new(b))
-        }
-    })
+    let join = if input.str("ConditionalOperator") == Some("OR") {
+        Condition::Or
+    } else {
+        Condition::And
+    };
+    super::expr::balanced(conditions, join)
 }
 
 /// The condition `Expected` states, if the request has one.

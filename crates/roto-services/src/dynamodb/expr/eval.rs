@@ -5,6 +5,10 @@
 //! two values, sets as sets; a missing attribute equals nothing. Numbers compare and add
 //! exactly through [`Number`](super::super::number::Number). An update reads every
 //! operand from the item as it was before the update, as DynamoDB does.
+//!
+//! `AND`/`OR` chains, runs of `NOT` and arithmetic chains are walked in loops, so the
+//! evaluator recurses only as deep as the expression's parentheses and function calls,
+//! which the parser bounds.
 
 use std::borrow::Cow;
 use std::cmp::Ordering;
@@ -112,9 +116,48 @@ fn contains(haystack: &Attr, needle: &Attr) -> bool {
 /// Whether `item` (absent: an empty item) satisfies `condition`.
 pub fn matches(condition: &Condition, item: &Item) -> bool {
     match condition {
-        Condition::Or(a, b) => matches(a, item) || matches(b, item),
-        Condition::And(a, b) => matches(a, item) && matches(b, item),
-        Condition::Not(a) => !matches(a, item),
+        Condition::Or(..) | Condition::And(..) => chain(condition, item),
+        Condition::Not(_) => {
+            let (mut inner, mut negated) = (condition, false);
+            while let Condition::Not(a) = inner {
+                (inner, negated) = (a, !negated);
+            }
+            matches(inner, item) != negated
+        }
+        leaf => predicate(leaf, item),
+    }
+}
+
+/// An `AND` or `OR` chain, its operands gathered down the left spine the parser builds.
+fn chain(condition: &Condition, item: &Item) -> bool {
+    let and = matches!(condition, Condition::And(..));
+    let mut rights: Vec<&Condition> = Vec::new();
+    let mut left = condition;
+    loop {
+        match left {
+            Condition::And(a, b) if and => {
+                rights.push(b);
+                left = a;
+            }
+            Condition::Or(a, b) if !and => {
+                rights.push(b);
+                left = a;
+            }
+            _ => break,
+        }
+    }
+    let mut operands = std::iter::once(left).chain(rights.into_iter().rev());
+    if and {
+        operands.all(|c| matches(c, item))
+    } else {
+        operands.any(|c| matches(c, item))
+    }
+}
+
+/// Whether `item` satisfies a comparison or function condition.
+fn predicate(condition: &Condition, item: &Item) -> bool {
+    match condition {
+        Condition::Or(..) | Condition::And(..) | Condition::Not(_) => matches(condition, item),
         Condition::Compare(a, op, b) => {
             let (a, b) = (operand(a, item), operand(b, item));
             match op {
@@ -202,15 +245,30 @@ fn update_value(op: &Operand, item: &Item) -> AwsResult<Attr> {
             }
             _ => Err(wrong_type()),
         },
-        Operand::Arithmetic(a, plus, b) => match (update_value(a, item)?, update_value(b, item)?) {
-            (Attr::N(a), Attr::N(b)) => {
-                let result = if *plus { a.add(&b) } else { a.sub(&b) };
-                result.map(Attr::N).map_err(number_error)
-            }
-            _ => Err(wrong_type()),
-        },
+        Operand::Arithmetic(..) => arithmetic(op, item),
         Operand::Size(_) => Err(wrong_type()),
     }
+}
+
+/// An arithmetic chain, its terms gathered down the left spine the parser builds.
+fn arithmetic(op: &Operand, item: &Item) -> AwsResult<Attr> {
+    let mut terms = Vec::new();
+    let mut left = op;
+    while let Operand::Arithmetic(a, plus, b) = left {
+        terms.push((*plus, &**b));
+        left = a;
+    }
+    let mut total = update_value(left, item)?;
+    for (plus, term) in terms.into_iter().rev() {
+        total = match (total, update_value(term, item)?) {
+            (Attr::N(a), Attr::N(b)) => {
+                let result = if plus { a.add(&b) } else { a.sub(&b) };
+                Attr::N(result.map_err(number_error)?)
+            }
+            _ => return Err(wrong_type()),
+        };
+    }
+    Ok(total)
 }
 
 /// The container holding the last step of `path`, if it exists.

@@ -20,6 +20,41 @@ pub mod parse;
 
 pub use parse::{Condition, Update};
 
+/// The longest expression DynamoDB accepts, in bytes of the string as sent.
+pub const MAX_EXPRESSION_BYTES: usize = 4096;
+
+/// Refuses an expression longer than [`MAX_EXPRESSION_BYTES`], before it is parsed.
+fn check_size(source: &str, member: &str) -> AwsResult<()> {
+    if source.len() > MAX_EXPRESSION_BYTES {
+        return Err(AwsError::validation(format!(
+            "Invalid {member}: Expression size has exceeded the maximum allowed size; expression size: {}",
+            source.len()
+        )));
+    }
+    Ok(())
+}
+
+/// Joins conditions pairwise into a balanced tree of `join`s, so that however many a
+/// request lists, evaluating or dropping the tree recurses only logarithmically deep.
+pub fn balanced(
+    conditions: Vec<Condition>,
+    join: fn(Box<Condition>, Box<Condition>) -> Condition,
+) -> Option<Condition> {
+    let mut level = conditions;
+    while level.len() > 1 {
+        let mut next = Vec::with_capacity(level.len().div_ceil(2));
+        let mut items = level.into_iter();
+        while let Some(a) = items.next() {
+            next.push(match items.next() {
+                Some(b) => join(Box::new(a), Box::new(b)),
+                None => a,
+            });
+        }
+        level = next;
+    }
+    level.pop()
+}
+
 /// A request's expression placeholders, and which of them its expressions used.
 pub struct Placeholders<'a> {
     names: Names<'a>,
@@ -96,7 +131,10 @@ impl<'a> Placeholders<'a> {
     ) -> AwsResult<Option<Condition>> {
         input
             .str(member)
-            .map(|source| parse::Parser::new(source, member, self).condition())
+            .map(|source| {
+                check_size(source, member)?;
+                parse::Parser::new(source, member, self).condition()
+            })
             .transpose()
     }
 
@@ -108,7 +146,10 @@ impl<'a> Placeholders<'a> {
     ) -> AwsResult<Option<Vec<Path>>> {
         input
             .str(member)
-            .map(|source| parse::Parser::new(source, member, self).projection())
+            .map(|source| {
+                check_size(source, member)?;
+                parse::Parser::new(source, member, self).projection()
+            })
             .transpose()
     }
 
@@ -116,7 +157,10 @@ impl<'a> Placeholders<'a> {
     pub fn update(&mut self, input: &Value) -> AwsResult<Option<Update>> {
         input
             .str("UpdateExpression")
-            .map(|source| parse::Parser::new(source, "UpdateExpression", self).update())
+            .map(|source| {
+                check_size(source, "UpdateExpression")?;
+                parse::Parser::new(source, "UpdateExpression", self).update()
+            })
             .transpose()
     }
 }

@@ -7,6 +7,10 @@
 //! without reading an item is refused here, in its words: placeholders that are not
 //! defined, reserved words used as names, unknown or misused functions, operand counts and
 //! the types of literal operands.
+//!
+//! The parser's recursion is bounded by the input's operators: every operator and function
+//! counts against DynamoDB's limit of 300 ([`MAX_OPERATORS`]) as it is read, every level of
+//! nesting but a run of opening parentheses needs one, and such a run is read in one frame.
 
 use roto_core::{AwsError, AwsResult};
 
@@ -136,6 +140,14 @@ const CONDITION_FUNCTIONS: [&str; 5] = [
 const UPDATE_FUNCTIONS: [&str; 2] = ["if_not_exists", "list_append"];
 const TYPE_NAMES: &str = "B,NULL,SS,BOOL,L,BS,N,NS,S,M";
 
+/// The most operators and functions one expression may hold.
+pub const MAX_OPERATORS: usize = 300;
+
+/// The deepest nesting of parenthesised groups and function calls Roto reads. DynamoDB
+/// documents no such limit (its operator limit allows at most 300 levels); Roto stops at
+/// this many so that every level's frames fit in a worker thread's stack, even unoptimised.
+pub const MAX_NESTING: usize = 32;
+
 /// The long type names DynamoDB uses in messages about `ADD`, `DELETE` and arithmetic.
 fn long_type(attr: &Attr) -> &'static str {
     match attr {
@@ -166,9 +178,29 @@ fn show_value(attr: &Attr) -> String {
 pub struct Parser<'s, 'p, 'r> {
     source: &'s str,
     tokens: Vec<Token<'s>>,
+    /// For each `(` token, the index of its `)`.
+    closings: Vec<Option<usize>>,
     at: usize,
+    operators: usize,
+    depth: usize,
     member: &'static str,
     placeholders: &'p mut Placeholders<'r>,
+}
+
+/// For each token, the index of the `)` that closes it when it is a `(`.
+fn closings(tokens: &[Token<'_>]) -> Vec<Option<usize>> {
+    let mut out = vec![None; tokens.len()];
+    let mut open = Vec::new();
+    for (i, t) in tokens.iter().enumerate() {
+        if t.is("(") {
+            open.push(i);
+        } else if t.is(")") {
+            if let Some(o) = open.pop() {
+                out[o] = Some(i);
+            }
+        }
+    }
+    out
 }
 
 impl<'s, 'p, 'r> Parser<'s, 'p, 'r> {
@@ -178,10 +210,14 @@ impl<'s, 'p, 'r> Parser<'s, 'p, 'r> {
         member: &'static str,
         placeholders: &'p mut Placeholders<'r>,
     ) -> Parser<'s, 'p, 'r> {
+        let tokens = tokenize(source);
         Parser {
             source,
-            tokens: tokenize(source),
+            closings: closings(&tokens),
+            tokens,
             at: 0,
+            operators: 0,
+            depth: 0,
             member,
             placeholders,
         }
@@ -235,6 +271,18 @@ impl<'s, 'p, 'r> Parser<'s, 'p, 'r> {
         } else {
             Err(self.syntax_error())
         }
+    }
+
+    /// Counts one operator or function against [`MAX_OPERATORS`].
+    fn count_operator(&mut self) -> AwsResult<()> {
+        self.operators += 1;
+        if self.operators > MAX_OPERATORS {
+            return Err(self.invalid(format!(
+                "The expression contains too many operators; operator count: {}",
+                self.operators
+            )));
+        }
+        Ok(())
     }
 
     fn check_not_empty(&self) -> AwsResult<()> {
@@ -386,7 +434,24 @@ impl<'s, 'p, 'r> Parser<'s, 'p, 'r> {
         if !self.is_call() {
             return Ok(Operand::Path(self.path()?));
         }
-        let function = token.text;
+        self.nested(|p| p.call(context, token.text))
+    }
+
+    /// Reads with `read` one level of nesting deeper, refusing to pass [`MAX_NESTING`].
+    fn nested<T>(&mut self, read: impl FnOnce(&mut Self) -> AwsResult<T>) -> AwsResult<T> {
+        if self.depth >= MAX_NESTING {
+            return Err(self.invalid(format!(
+                "The expression is nested too deeply; maximum depth: {MAX_NESTING}"
+            )));
+        }
+        self.depth += 1;
+        let out = read(self);
+        self.depth -= 1;
+        out
+    }
+
+    /// A function call operand, from its name.
+    fn call(&mut self, context: Context, function: &'s str) -> AwsResult<Operand> {
         self.at += 1;
         let known = CONDITION_FUNCTIONS.contains(&function)
             || UPDATE_FUNCTIONS.contains(&function)
@@ -394,6 +459,7 @@ impl<'s, 'p, 'r> Parser<'s, 'p, 'r> {
         if !known {
             return Err(self.invalid(format!("Invalid function name; function: {function}")));
         }
+        self.count_operator()?;
         match (context, function) {
             (Context::Condition, "size") => {
                 let mut args = self.arguments(context)?;
@@ -444,9 +510,15 @@ impl<'s, 'p, 'r> Parser<'s, 'p, 'r> {
     }
 
     fn or(&mut self) -> AwsResult<Condition> {
-        let mut left = self.and()?;
+        let left = self.and()?;
+        self.or_from(left)
+    }
+
+    /// The rest of an `OR` chain whose first operand is `left`.
+    fn or_from(&mut self, mut left: Condition) -> AwsResult<Condition> {
         while self.peek_keyword("OR") {
             self.at += 1;
+            self.count_operator()?;
             let right = self.and()?;
             left = Condition::Or(Box::new(left), Box::new(right));
         }
@@ -454,41 +526,47 @@ impl<'s, 'p, 'r> Parser<'s, 'p, 'r> {
     }
 
     fn and(&mut self) -> AwsResult<Condition> {
-        let mut left = self.not()?;
+        let left = self.not()?;
+        self.and_from(left)
+    }
+
+    /// The rest of an `AND` chain whose first operand is `left`.
+    fn and_from(&mut self, mut left: Condition) -> AwsResult<Condition> {
         while self.peek_keyword("AND") {
             self.at += 1;
+            self.count_operator()?;
             let right = self.not()?;
             left = Condition::And(Box::new(left), Box::new(right));
         }
         Ok(left)
     }
 
+    /// A run of `NOT`s (read in one frame) and the condition they negate.
     fn not(&mut self) -> AwsResult<Condition> {
-        if self.peek_keyword("NOT") {
+        let mut nots = 0;
+        while self.peek_keyword("NOT") {
             self.at += 1;
-            return Ok(Condition::Not(Box::new(self.not()?)));
+            self.count_operator()?;
+            nots += 1;
         }
-        self.primary()
+        let mut condition = self.primary()?;
+        for _ in 0..nots {
+            condition = Condition::Not(Box::new(condition));
+        }
+        Ok(condition)
     }
 
     /// The index of the `)` closing the `(` at `open`.
     fn closing(&self, open: usize) -> Option<usize> {
-        let mut depth = 0usize;
-        for (i, t) in self.tokens.iter().enumerate().skip(open) {
-            if t.is("(") {
-                depth += 1;
-            } else if t.is(")") {
-                depth -= 1;
-                if depth == 0 {
-                    return Some(i);
-                }
-            }
-        }
-        None
+        self.closings.get(open).copied().flatten()
     }
 
-    fn primary(&mut self) -> AwsResult<Condition> {
-        if self.peek_is("(") {
+    /// A run of `(` and the conditions they group, read in one frame however long the run
+    /// is: each level's content is the innermost condition continued by that level's `AND`
+    /// and `OR` operands, exactly as the recursive reading would find them.
+    fn parenthesised(&mut self) -> AwsResult<Condition> {
+        let mut opens = 0usize;
+        while self.peek_is("(") {
             let open = self.at;
             if self.tokens.get(open + 1).is_some_and(|t| t.is("("))
                 && self
@@ -498,14 +576,35 @@ impl<'s, 'p, 'r> Parser<'s, 'p, 'r> {
                 return Err(self.invalid("The expression has redundant parentheses;"));
             }
             self.at += 1;
-            let inner = self.or()?;
-            self.expect(")")?;
-            return Ok(inner);
+            opens += 1;
         }
+        let mut inner = self.or()?;
+        self.expect(")")?;
+        for _ in 1..opens {
+            let continued = self.and_from(inner)?;
+            inner = self.or_from(continued)?;
+            self.expect(")")?;
+        }
+        Ok(inner)
+    }
+
+    /// A parenthesised condition or a predicate. Kept apart from [`Parser::predicate`] so
+    /// that the frames nested parentheses stack stay small.
+    fn primary(&mut self) -> AwsResult<Condition> {
+        if self.peek_is("(") {
+            self.nested(Parser::parenthesised)
+        } else {
+            self.predicate()
+        }
+    }
+
+    /// A comparison, `BETWEEN`, `IN` or condition function.
+    fn predicate(&mut self) -> AwsResult<Condition> {
         if self.is_call() {
             let function = self.peek().map(|t| t.text).unwrap_or_default();
             if CONDITION_FUNCTIONS.contains(&function) {
                 self.at += 1;
+                self.count_operator()?;
                 let condition = self.function_condition(function)?;
                 if self.peek().is_some_and(|t| {
                     Comparator::of(t).is_some() || t.is_keyword("BETWEEN") || t.is_keyword("IN")
@@ -521,12 +620,14 @@ impl<'s, 'p, 'r> Parser<'s, 'p, 'r> {
         };
         if let Some(comparator) = Comparator::of(&token) {
             self.at += 1;
+            self.count_operator()?;
             let right = self.operand(Context::Condition)?;
             self.distinct(token.text, &left, &[&right])?;
             return Ok(Condition::Compare(left, comparator, right));
         }
         if token.is_keyword("BETWEEN") {
             self.at += 1;
+            self.count_operator()?;
             let low = self.operand(Context::Condition)?;
             if !self.peek_keyword("AND") {
                 return Err(self.syntax_error());
@@ -538,6 +639,7 @@ impl<'s, 'p, 'r> Parser<'s, 'p, 'r> {
         }
         if token.is_keyword("IN") {
             self.at += 1;
+            self.count_operator()?;
             let list = self.arguments(Context::Condition)?;
             if list.len() > 100 {
                 return Err(self.invalid(format!(
@@ -706,6 +808,7 @@ impl<'s, 'p, 'r> Parser<'s, 'p, 'r> {
         while self.peek_is("+") || self.peek_is("-") {
             let plus = self.peek_is("+");
             self.at += 1;
+            self.count_operator()?;
             let right = self.operand(Context::Update)?;
             for side in [&value, &right] {
                 if let Operand::Value(v) = side {

@@ -213,3 +213,100 @@ fn unused_and_invalid_placeholders_are_refused() {
         Some("ExpressionAttributeValues contains invalid value: The parameter cannot be converted to a numeric value: abc for key :x".to_string())
     );
 }
+
+/// Parses an update expression; `Err` carries the message.
+fn parse_update(source: &str, values: Value) -> Result<(), String> {
+    let input = input("UpdateExpression", source, values);
+    let mut p = Placeholders::new(&input).map_err(|e| e.message)?;
+    p.update(&input).map(|_| ()).map_err(|e| e.message)
+}
+
+#[test]
+fn expressions_over_4_kb_are_refused_before_parsing() {
+    let long = format!("{} = :ten", "a".repeat(4090));
+    assert_eq!(
+        check(&long, values()).unwrap_err(),
+        "Invalid ConditionExpression: Expression size has exceeded the maximum allowed size; expression size: 4097"
+    );
+    let huge = vec!["price = :ten"; 5000].join(" AND ");
+    assert!(check(&huge, values())
+        .unwrap_err()
+        .starts_with("Invalid ConditionExpression: Expression size has exceeded"));
+    let set = format!("SET {}", vec!["x = if_not_exists(y, "; 5000].concat());
+    assert!(parse_update(&set, values())
+        .unwrap_err()
+        .starts_with("Invalid UpdateExpression: Expression size has exceeded"));
+}
+
+#[test]
+fn the_301st_operator_is_refused() {
+    let nots = |k: usize| format!("{}price = :ten", "NOT ".repeat(k));
+    assert!(check(&nots(298), values()).is_ok());
+    assert_eq!(
+        check(&nots(300), values()).unwrap_err(),
+        "Invalid ConditionExpression: The expression contains too many operators; operator count: 301"
+    );
+    let ands = vec!["a = :ten"; 200].join(" AND ");
+    assert!(check(&ands, values())
+        .unwrap_err()
+        .ends_with("operator count: 301"));
+    let sum = format!("SET x = {}", vec!["x"; 400].join(" + "));
+    assert_eq!(
+        parse_update(&sum, values()).unwrap_err(),
+        "Invalid UpdateExpression: The expression contains too many operators; operator count: 301"
+    );
+}
+
+#[test]
+fn parenthesis_runs_read_as_the_recursive_grammar_does() {
+    assert_eq!(
+        check(&"(".repeat(4096), values()).unwrap_err(),
+        "Invalid ConditionExpression: Syntax error; token: \"<EOF>\", near: \"(\""
+    );
+    let deep = format!("{}price = :ten{}", "(".repeat(2000), ")".repeat(2000));
+    assert_eq!(
+        check(&deep, values()).unwrap_err(),
+        "Invalid ConditionExpression: The expression has redundant parentheses;"
+    );
+    assert_eq!(
+        check("((price = :ten) AND #n = :w) OR (tags = :a)", values()),
+        Ok(false)
+    );
+    assert_eq!(
+        check(
+            "((price > :ten AND (#n = :w OR price > :ten)) OR price = :ten)",
+            values()
+        ),
+        Ok(true)
+    );
+    assert!(check("(price = :ten))", values()).is_err());
+}
+
+#[test]
+fn nesting_past_the_bound_is_refused_and_within_it_fits_a_small_stack() {
+    let groups = |k: usize| {
+        format!(
+            "{}price = :ten{}",
+            "(price = :ten AND ".repeat(k),
+            ")".repeat(k)
+        )
+    };
+    let sizes = |k: usize| format!("{}x{} = :ten", "size(".repeat(k), ")".repeat(k));
+    let within = [
+        groups(32),
+        sizes(32),
+        format!("{}price = :ten", "NOT ".repeat(298)),
+    ];
+    std::thread::Builder::new()
+        .stack_size(1024 * 1024)
+        .spawn(move || within.iter().for_each(|s| drop(check(s, values()))))
+        .unwrap()
+        .join()
+        .unwrap();
+    for deep in [groups(33), sizes(33)] {
+        assert_eq!(
+            check(&deep, values()).unwrap_err(),
+            "Invalid ConditionExpression: The expression is nested too deeply; maximum depth: 32"
+        );
+    }
+}

@@ -64,9 +64,7 @@ fn conjuncts(condition: &Condition) -> Vec<&Condition> {
 }
 
 fn all_of(conditions: impl IntoIterator<Item = Condition>) -> Option<Condition> {
-    conditions
-        .into_iter()
-        .reduce(|a, b| Condition::And(Box::new(a), Box::new(b)))
+    super::expr::balanced(conditions.into_iter().collect(), Condition::And)
 }
 
 fn top_name(path: &Path) -> Option<&str> {

@@ -8,6 +8,10 @@
 //! placeholders are bound to the request's `Parameters` as they are read, and literals
 //! (`'string'`, numbers, `TRUE`/`FALSE`, `NULL`, `[lists]`, `{'maps': ...}`, `<<sets>>`)
 //! become attribute values.
+//!
+//! Nesting is bounded: literals nest at most 32 levels, as DynamoDB's attributes do, and
+//! conditions, `list_append` calls and arithmetic chains at most [`MAX_NESTING`] levels, so
+//! that no statement drives the parser, the evaluator or a drop deeper than that.
 
 use roto_core::{AwsError, AwsResult};
 
@@ -157,6 +161,16 @@ fn is_keyword(word: &str) -> bool {
     KEYWORDS.iter().any(|k| k.eq_ignore_ascii_case(word))
 }
 
+/// The deepest nesting of conditions, `list_append` calls and arithmetic a statement may have.
+pub const MAX_NESTING: usize = 100;
+
+/// The deepest nesting of literal lists, maps and sets: DynamoDB's attribute nesting limit.
+const MAX_LITERAL_NESTING: usize = 32;
+
+fn too_deep() -> AwsError {
+    malformed(format!("Expressions may nest at most {MAX_NESTING} levels"))
+}
+
 /// The attribute types `attribute_type` names.
 const TYPE_NAMES: [&str; 10] = ["B", "NULL", "SS", "BOOL", "L", "BS", "N", "NS", "S", "M"];
 
@@ -168,6 +182,8 @@ pub fn parse(source: &str, parameters: &[Attr]) -> AwsResult<Statement> {
         at: 0,
         parameters,
         used: 0,
+        depth: 0,
+        literal_depth: 0,
     };
     let statement = parser.statement()?;
     if parser.at < parser.tokens.len() {
@@ -184,6 +200,10 @@ struct Parser<'p> {
     at: usize,
     parameters: &'p [Attr],
     used: usize,
+    /// How deep the condition or operand being read is nested.
+    depth: usize,
+    /// How deep the literal being read is nested.
+    literal_depth: usize,
 }
 
 impl Parser<'_> {
@@ -234,6 +254,30 @@ impl Parser<'_> {
         } else {
             Err(self.unexpected())
         }
+    }
+
+    /// Reads with `read` one level deeper, refusing to go past [`MAX_NESTING`].
+    fn nested<T>(&mut self, read: impl FnOnce(&mut Self) -> AwsResult<T>) -> AwsResult<T> {
+        if self.depth >= MAX_NESTING {
+            return Err(too_deep());
+        }
+        self.depth += 1;
+        let out = read(self);
+        self.depth -= 1;
+        out
+    }
+
+    /// Reads a literal's members one level deeper, refusing to pass DynamoDB's 32 levels.
+    fn literal_members<T>(&mut self, read: impl FnOnce(&mut Self) -> AwsResult<T>) -> AwsResult<T> {
+        if self.literal_depth >= MAX_LITERAL_NESTING {
+            return Err(AwsError::validation(
+                "Nesting Levels have exceeded supported limits: Attributes in the item have nested levels beyond supported limit",
+            ));
+        }
+        self.literal_depth += 1;
+        let out = read(self);
+        self.literal_depth -= 1;
+        out
     }
 
     fn parameter(&mut self) -> AwsResult<Attr> {
@@ -520,7 +564,12 @@ impl Parser<'_> {
             return Ok(());
         }
         let mut value = self.set_operand()?;
+        let mut terms = 1;
         while self.peek_is("+") || self.peek_is("-") {
+            terms += 1;
+            if terms > MAX_NESTING {
+                return Err(too_deep());
+            }
             let plus = self.eat("+");
             if !plus {
                 self.at += 1;
@@ -540,11 +589,13 @@ impl Parser<'_> {
     fn set_operand(&mut self) -> AwsResult<Operand> {
         if self.peek_keyword("LIST_APPEND") && self.next_is("(") {
             self.at += 2;
-            let first = self.set_operand()?;
-            self.expect(",")?;
-            let second = self.set_operand()?;
-            self.expect(")")?;
-            return Ok(Operand::ListAppend(Box::new(first), Box::new(second)));
+            return self.nested(|p| {
+                let first = p.set_operand()?;
+                p.expect(",")?;
+                let second = p.set_operand()?;
+                p.expect(")")?;
+                Ok(Operand::ListAppend(Box::new(first), Box::new(second)))
+            });
         }
         if let Some(Token::Word(name)) = self.peek() {
             if self.next_is("(") {
@@ -618,41 +669,45 @@ impl Parser<'_> {
                     "MISSING must be compared using IS operator",
                 ))
             }
-            Token::Punct("[") => Attr::L(self.sequence("]")?),
-            Token::Punct("<<") => bag(self.sequence(">>")?)?,
-            Token::Punct("{") => {
-                let mut map = Item::new();
-                if !self.eat("}") {
-                    loop {
-                        let key = match self.value()? {
-                            Attr::S(key) => key,
-                            other => {
-                                return Err(AwsError::validation(format!(
-                                    "Tuple keys must be of type String. Actual type: {} under {{}}",
-                                    other.tag()
-                                )))
-                            }
-                        };
-                        self.expect(":")?;
-                        let value = self.value()?;
-                        if map.insert(key.clone(), value).is_some() {
-                            return Err(AwsError::validation(format!(
-                                "Duplicate keys in tuple. Key: {key} under {{}}"
-                            )));
-                        }
-                        if !self.eat(",") {
-                            break;
-                        }
-                    }
-                    self.expect("}")?;
-                }
-                Attr::M(map)
-            }
+            Token::Punct("[") => Attr::L(self.literal_members(|p| p.sequence("]"))?),
+            Token::Punct("<<") => bag(self.literal_members(|p| p.sequence(">>"))?)?,
+            Token::Punct("{") => self.literal_members(Parser::map_literal)?,
             _ => {
                 self.at -= 1;
                 return Err(self.unexpected());
             }
         })
+    }
+
+    /// A `{'key': value, ...}` literal's members, after its `{`.
+    fn map_literal(&mut self) -> AwsResult<Attr> {
+        let mut map = Item::new();
+        if self.eat("}") {
+            return Ok(Attr::M(map));
+        }
+        loop {
+            let key = match self.value()? {
+                Attr::S(key) => key,
+                other => {
+                    return Err(AwsError::validation(format!(
+                        "Tuple keys must be of type String. Actual type: {} under {{}}",
+                        other.tag()
+                    )))
+                }
+            };
+            self.expect(":")?;
+            let value = self.value()?;
+            if map.insert(key.clone(), value).is_some() {
+                return Err(AwsError::validation(format!(
+                    "Duplicate keys in tuple. Key: {key} under {{}}"
+                )));
+            }
+            if !self.eat(",") {
+                break;
+            }
+        }
+        self.expect("}")?;
+        Ok(Attr::M(map))
     }
 
     /// Comma-separated values up to `close`.
@@ -718,16 +773,18 @@ impl Parser<'_> {
 
     fn not(&mut self) -> AwsResult<Condition> {
         if self.eat_keyword("NOT") {
-            return Ok(Condition::Not(Box::new(self.not()?)));
+            return self.nested(|p| Ok(Condition::Not(Box::new(p.not()?))));
         }
         self.predicate()
     }
 
     fn predicate(&mut self) -> AwsResult<Condition> {
         if self.eat("(") {
-            let inner = self.or()?;
-            self.expect(")")?;
-            return Ok(inner);
+            return self.nested(|p| {
+                let inner = p.or()?;
+                p.expect(")")?;
+                Ok(inner)
+            });
         }
         if let Some(Token::Word(word)) = self.peek().cloned() {
             if self.next_is("(") && !word.eq_ignore_ascii_case("SIZE") {
