@@ -16,6 +16,7 @@ pub mod error;
 pub mod events;
 pub mod identity;
 pub mod model;
+pub mod presign;
 pub mod protocol;
 pub mod store;
 pub mod timestamp;

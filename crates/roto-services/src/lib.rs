@@ -11,6 +11,7 @@ use std::sync::Arc;
 
 use roto_core::{Env, Service};
 
+mod balance;
 mod blocking;
 pub mod dynamodb;
 mod envelope;

@@ -386,6 +386,24 @@ mod tests {
     }
 
     #[test]
+    fn bodies_nested_past_serde_jsons_limit_are_serialization_errors() {
+        // serde_json refuses nesting past 128 levels, which bounds every walk over the value
+        // the codec decodes (recursive shapes such as DynamoDB's AttributeValue included).
+        let m = model("dynamodb");
+        let op = m.operation("PutItem").unwrap();
+        let nested = |k: usize| {
+            format!(
+                r#"{{"TableName":"t","Item":{{"a":{}{{"S":"x"}}{}}}}}"#,
+                r#"{"L":["#.repeat(k),
+                "]}".repeat(k)
+            )
+        };
+        assert!(decode(m, op, nested(60).as_bytes()).is_ok());
+        let err = decode(m, op, nested(50_000).as_bytes()).unwrap_err();
+        assert_eq!(err.code, "SerializationException");
+    }
+
+    #[test]
     fn query_compatible_errors_carry_the_query_header() {
         let m = model("sqs");
         let err = AwsError::new("QueueDoesNotExist", "gone")

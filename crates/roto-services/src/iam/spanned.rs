@@ -3,6 +3,10 @@
 //! column of its first and last characters) and the order of object members (IAM lists a
 //! policy's context keys in the order they appear). Documents reach it only after
 //! `document.rs` has accepted them, so it needs to be right, not helpful, about bad input.
+//! Like serde_json, it refuses arrays and objects nested deeper than [`MAX_DEPTH`].
+
+/// The deepest nesting of arrays and objects read, serde_json's own recursion limit.
+const MAX_DEPTH: usize = 128;
 
 /// A line and column, both counted from 1, as IAM's `Position` counts them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -66,6 +70,7 @@ pub(super) fn parse(text: &str) -> Option<Node> {
         at: 0,
         line: 1,
         column: 1,
+        depth: 0,
     };
     let node = reader.value()?;
     reader.blank();
@@ -77,6 +82,7 @@ struct Reader {
     at: usize,
     line: usize,
     column: usize,
+    depth: usize,
 }
 
 impl Reader {
@@ -124,8 +130,7 @@ impl Reader {
         self.blank();
         let start = self.here();
         let value = match self.peek()? {
-            '{' => return self.object(),
-            '[' => return self.array(),
+            '{' | '[' => return self.container(),
             '"' => Json::String(self.string()?),
             't' => self.word("true", Json::Bool(true))?,
             'f' => self.word("false", Json::Bool(false))?,
@@ -186,6 +191,20 @@ impl Reader {
                 c => out.push(c),
             }
         }
+    }
+
+    /// An array or object, one level deeper, refusing to pass [`MAX_DEPTH`].
+    fn container(&mut self) -> Option<Node> {
+        if self.depth >= MAX_DEPTH {
+            return None;
+        }
+        self.depth += 1;
+        let node = match self.peek()? {
+            '{' => self.object(),
+            _ => self.array(),
+        };
+        self.depth -= 1;
+        node
     }
 
     fn array(&mut self) -> Option<Node> {
@@ -305,5 +324,14 @@ mod tests {
         for text in ["{", "{\"a\" 1}", "[1,]", "{\"a\": 1} x", "tru"] {
             assert!(parse(text).is_none(), "{text}");
         }
+    }
+
+    #[test]
+    fn nesting_stops_where_serde_json_stops() {
+        let nested = |k: usize| format!("{}{}", "[".repeat(k), "]".repeat(k));
+        assert!(parse(&nested(MAX_DEPTH)).is_some());
+        assert!(parse(&nested(MAX_DEPTH + 1)).is_none());
+        assert!(serde_json::from_str::<serde_json::Value>(&nested(MAX_DEPTH + 1)).is_err());
+        assert!(parse(&"[".repeat(100_000)).is_none());
     }
 }

@@ -128,7 +128,11 @@ impl Pattern {
                 .strip_suffix('}')
                 .ok_or_else(|| "Invalid filter pattern: missing closing '}'".to_string())?;
             let tokens = tokenize(inner)?;
-            let mut parser = Parser { tokens, at: 0 };
+            let mut parser = Parser {
+                tokens,
+                at: 0,
+                depth: 0,
+            };
             let expr = parser.or()?;
             if parser.at != parser.tokens.len() {
                 return Err(format!(
@@ -423,9 +427,14 @@ fn tokenize(text: &str) -> Result<Vec<String>, String> {
     Ok(tokens)
 }
 
+/// The deepest nesting of parentheses a JSON filter pattern may have; `&&` and `||` chains
+/// are balanced trees, so no pattern drives the parser or the matcher deeper than this.
+const MAX_NESTING: usize = 32;
+
 struct Parser {
     tokens: Vec<String>,
     at: usize,
+    depth: usize,
 }
 
 impl Parser {
@@ -444,31 +453,43 @@ impl Parser {
     }
 
     fn or(&mut self) -> Result<Expr, String> {
-        let mut left = self.and()?;
+        let mut terms = vec![self.and()?];
         while self.peek() == Some("||") {
             self.at += 1;
-            left = Expr::Or(Box::new(left), Box::new(self.and()?));
+            terms.push(self.and()?);
         }
-        Ok(left)
+        balanced(terms, |a, b| Expr::Or(Box::new(a), Box::new(b)))
     }
 
     fn and(&mut self) -> Result<Expr, String> {
-        let mut left = self.unary()?;
+        let mut terms = vec![self.unary()?];
         while self.peek() == Some("&&") {
             self.at += 1;
-            left = Expr::And(Box::new(left), Box::new(self.unary()?));
+            terms.push(self.unary()?);
         }
-        Ok(left)
+        balanced(terms, |a, b| Expr::And(Box::new(a), Box::new(b)))
+    }
+
+    /// A parenthesised expression, one level deeper, refusing to pass [`MAX_NESTING`].
+    fn group(&mut self) -> Result<Expr, String> {
+        if self.depth >= MAX_NESTING {
+            return Err(format!(
+                "Invalid filter pattern: parentheses nested more than {MAX_NESTING} levels"
+            ));
+        }
+        self.depth += 1;
+        let inner = self.or()?;
+        self.depth -= 1;
+        if self.next()? != ")" {
+            return Err("Invalid filter pattern: missing ')'".into());
+        }
+        Ok(inner)
     }
 
     fn unary(&mut self) -> Result<Expr, String> {
         if self.peek() == Some("(") {
             self.at += 1;
-            let inner = self.or()?;
-            if self.next()? != ")" {
-                return Err("Invalid filter pattern: missing ')'".into());
-            }
-            return Ok(inner);
+            return self.group();
         }
         let selector = parse_selector(&self.next()?)?;
         let op = self.next()?;
@@ -508,6 +529,11 @@ impl Parser {
         }
         Ok(Expr::Compare(selector, op, literal))
     }
+}
+
+/// Joins a chain's terms into a balanced tree (a chain always has one term).
+fn balanced(terms: Vec<Expr>, join: impl FnMut(Expr, Expr) -> Expr) -> Result<Expr, String> {
+    crate::balance::balanced(terms, join).ok_or_else(|| "Invalid filter pattern".to_string())
 }
 
 fn parse_selector(token: &str) -> Result<Vec<Step>, String> {
@@ -729,6 +755,19 @@ mod tests {
         assert!(Pattern::parse(r#"{ level = "x" }"#).is_err());
         assert!(Pattern::parse(r#"{ $.a > "x" }"#).is_err());
         assert!(Pattern::parse("\"open").is_err());
+    }
+
+    #[test]
+    fn nesting_is_bounded_and_chains_are_shallow() {
+        let parens = |k: usize| format!("{{ {}$.a = 1{} }}", "(".repeat(k), ")".repeat(k));
+        assert!(Pattern::parse(&parens(32)).is_ok());
+        assert_eq!(
+            Pattern::parse(&parens(33)).err().as_deref(),
+            Some("Invalid filter pattern: parentheses nested more than 32 levels")
+        );
+        assert!(Pattern::parse(&parens(1000)).is_err());
+        let chain = format!("{{ {} }}", vec!["$.a = 1"; 5000].join(" && "));
+        assert!(Pattern::parse(&chain).unwrap().matches(r#"{"a": 1}"#));
     }
 
     #[test]

@@ -286,10 +286,16 @@ fn lex(text: &str) -> Result<Vec<Token>, QueryError> {
     Ok(tokens)
 }
 
+/// The deepest nesting of parentheses, `not`s and function calls a query may have; `and`
+/// and `or` chains are balanced trees, so no query drives the parser or the evaluator
+/// deeper than this.
+const MAX_NESTING: usize = 32;
+
 struct Parser<'t> {
     text: &'t str,
     tokens: Vec<Token>,
     at: usize,
+    depth: usize,
 }
 
 impl Parser<'_> {
@@ -572,25 +578,44 @@ impl Parser<'_> {
         Ok(Command::Stats { aggregates, by })
     }
 
-    fn or(&mut self) -> Result<Expr, QueryError> {
-        let mut left = self.and()?;
-        while self.eat_keyword("or") {
-            left = Expr::Or(Box::new(left), Box::new(self.and()?));
+    /// Reads with `read` one level deeper, refusing to pass [`MAX_NESTING`].
+    fn nested<T>(
+        &mut self,
+        read: impl FnOnce(&mut Self) -> Result<T, QueryError>,
+    ) -> Result<T, QueryError> {
+        if self.depth >= MAX_NESTING {
+            let at = self.offset();
+            return Err(error(
+                format!("expression nested more than {MAX_NESTING} levels deep at position {at}"),
+                at,
+                at,
+            ));
         }
-        Ok(left)
+        self.depth += 1;
+        let out = read(self);
+        self.depth -= 1;
+        out
+    }
+
+    fn or(&mut self) -> Result<Expr, QueryError> {
+        let mut terms = vec![self.and()?];
+        while self.eat_keyword("or") {
+            terms.push(self.and()?);
+        }
+        Ok(balanced(terms, |a, b| Expr::Or(Box::new(a), Box::new(b))))
     }
 
     fn and(&mut self) -> Result<Expr, QueryError> {
-        let mut left = self.not()?;
+        let mut terms = vec![self.not()?];
         while self.eat_keyword("and") {
-            left = Expr::And(Box::new(left), Box::new(self.not()?));
+            terms.push(self.not()?);
         }
-        Ok(left)
+        Ok(balanced(terms, |a, b| Expr::And(Box::new(a), Box::new(b))))
     }
 
     fn not(&mut self) -> Result<Expr, QueryError> {
         if self.eat_keyword("not") {
-            return Ok(Expr::Not(Box::new(self.not()?)));
+            return self.nested(|p| Ok(Expr::Not(Box::new(p.not()?))));
         }
         self.comparison()
     }
@@ -658,6 +683,25 @@ impl Parser<'_> {
         }
     }
 
+    /// A call's arguments, after its `(`, up to and including its `)`.
+    fn arguments(&mut self) -> Result<Vec<Expr>, QueryError> {
+        let mut args = Vec::new();
+        if self.eat_sym(")") {
+            return Ok(args);
+        }
+        loop {
+            if self.eat_sym("*") {
+                args.push(Expr::Star);
+            } else {
+                args.push(self.or()?);
+            }
+            if self.eat_sym(")") {
+                return Ok(args);
+            }
+            self.expect_sym(",")?;
+        }
+    }
+
     fn operand(&mut self) -> Result<Expr, QueryError> {
         let Some(token) = self.tokens.get(self.at).cloned() else {
             return Err(self.unexpected());
@@ -667,27 +711,14 @@ impl Parser<'_> {
             Tok::Str(s) => Ok(Expr::Literal(Datum::Str(s))),
             Tok::Num(n) => Ok(Expr::Literal(Datum::Num(n))),
             Tok::Duration(ms) => Ok(Expr::Duration(ms)),
-            Tok::Sym("(") => {
-                let inner = self.or()?;
-                self.expect_sym(")")?;
+            Tok::Sym("(") => self.nested(|p| {
+                let inner = p.or()?;
+                p.expect_sym(")")?;
                 Ok(inner)
-            }
+            }),
             Tok::Name(name) if self.at_sym("(") => {
                 self.at += 1;
-                let mut args = Vec::new();
-                if !self.eat_sym(")") {
-                    loop {
-                        if self.eat_sym("*") {
-                            args.push(Expr::Star);
-                        } else {
-                            args.push(self.or()?);
-                        }
-                        if self.eat_sym(")") {
-                            break;
-                        }
-                        self.expect_sym(",")?;
-                    }
-                }
+                let args = self.nested(Parser::arguments)?;
                 let function = name.to_ascii_lowercase();
                 if !SCALAR_FUNCTIONS.contains(&function.as_str()) {
                     return Err(error(
@@ -705,6 +736,11 @@ impl Parser<'_> {
             }
         }
     }
+}
+
+/// Joins a chain's terms into a balanced tree (a chain always has one term).
+fn balanced(terms: Vec<Expr>, join: impl FnMut(Expr, Expr) -> Expr) -> Expr {
+    crate::balance::balanced(terms, join).unwrap_or(Expr::Star)
 }
 
 const SCALAR_FUNCTIONS: &[&str] = &[
@@ -828,6 +864,7 @@ impl Query {
             text,
             tokens,
             at: 0,
+            depth: 0,
         }
         .query()
     }
@@ -1206,5 +1243,28 @@ mod tests {
         assert!(Query::parse("limit 0").is_err());
         assert!(Query::parse(r#"parse @message "a * b * c" as one"#).is_err());
         assert!(Query::parse("filter nosuch(x)").is_err());
+    }
+
+    #[test]
+    fn nesting_is_bounded_and_chains_are_shallow() {
+        let parens = |k: usize| format!("filter {}a = 1{}", "(".repeat(k), ")".repeat(k));
+        assert!(Query::parse(&parens(32)).is_ok());
+        let e = Query::parse(&parens(33)).unwrap_err();
+        assert!(
+            e.message
+                .starts_with("expression nested more than 32 levels"),
+            "{}",
+            e.message
+        );
+        assert!(Query::parse(&format!("filter {}a = 1", "not ".repeat(2500))).is_err());
+        assert!(Query::parse(&format!(
+            "filter x = {}1{}",
+            "abs(".repeat(40),
+            ")".repeat(40)
+        ))
+        .is_err());
+        let chain = format!("filter {}", vec!["a = 1"; 1200].join(" and "));
+        let outcome = Query::parse(&chain).unwrap().run(sample(), 10);
+        assert_eq!(outcome.rows.len(), 0);
     }
 }

@@ -61,7 +61,8 @@ fn check_attribute(name: &str, value: &str) -> AwsResult<()> {
         "ContentBasedDeduplication" | "FifoTopic" => matches!(value, "true" | "false"),
         "FifoThroughputScope" => matches!(value, "Topic" | "MessageGroup"),
         "Policy" | "DeliveryPolicy" | "ArchivePolicy" | "DataProtectionPolicy" => {
-            value.is_empty() || serde_json::from_str::<serde_json::Value>(value).is_ok()
+            value.is_empty()
+                || serde_json::from_str::<serde_json::Value>(value).is_ok_and(|v| v.is_object())
         }
         _ => true,
     };
@@ -356,7 +357,9 @@ impl Sns {
             .get("Policy")
             .and_then(|p| serde_json::from_str(p).ok())
             .unwrap_or_else(|| serde_json::from_str(&default_policy(&topic)).unwrap_or_default());
-        let statements = policy["Statement"].as_array_mut();
+        let statements = policy
+            .get_mut("Statement")
+            .and_then(serde_json::Value::as_array_mut);
         let Some(statements) = statements else {
             return Err(invalid("Policy"));
         };
@@ -391,7 +394,10 @@ impl Sns {
         else {
             return Ok(Value::map());
         };
-        if let Some(statements) = policy["Statement"].as_array_mut() {
+        if let Some(statements) = policy
+            .get_mut("Statement")
+            .and_then(serde_json::Value::as_array_mut)
+        {
             statements.retain(|s| s["Sid"] != label);
         }
         topic.attributes.insert("Policy".into(), policy.to_string());

@@ -34,25 +34,13 @@ fn check_size(source: &str, member: &str) -> AwsResult<()> {
     Ok(())
 }
 
-/// Joins conditions pairwise into a balanced tree of `join`s, so that however many a
-/// request lists, evaluating or dropping the tree recurses only logarithmically deep.
+/// Joins conditions pairwise with `join` (`Condition::And` or `Condition::Or`) into a
+/// balanced tree, so that however many a request lists, the tree stays shallow.
 pub fn balanced(
     conditions: Vec<Condition>,
     join: fn(Box<Condition>, Box<Condition>) -> Condition,
 ) -> Option<Condition> {
-    let mut level = conditions;
-    while level.len() > 1 {
-        let mut next = Vec::with_capacity(level.len().div_ceil(2));
-        let mut items = level.into_iter();
-        while let Some(a) = items.next() {
-            next.push(match items.next() {
-                Some(b) => join(Box::new(a), Box::new(b)),
-                None => a,
-            });
-        }
-        level = next;
-    }
-    level.pop()
+    crate::balance::balanced(conditions, |a, b| join(Box::new(a), Box::new(b)))
 }
 
 /// A request's expression placeholders, and which of them its expressions used.

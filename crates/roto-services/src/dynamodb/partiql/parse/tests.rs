@@ -248,3 +248,37 @@ fn malformed_statements_get_dynamodb_messages() {
         "RETURNING is not supported in INSERT"
     );
 }
+
+#[test]
+fn nesting_is_bounded_in_conditions_literals_and_arithmetic() {
+    let parens = |k: usize| {
+        format!(
+            "SELECT * FROM t WHERE {}a = 1{}",
+            "(".repeat(k),
+            ")".repeat(k)
+        )
+    };
+    assert!(parse(&parens(100), &[]).is_ok());
+    assert_eq!(
+        err(&parens(101), &[]),
+        "Statement wasn't well formed, can't be processed: Expressions may nest at most 100 levels"
+    );
+    assert!(parse(
+        &format!("SELECT * FROM t WHERE {}a = 1", "NOT ".repeat(2000)),
+        &[]
+    )
+    .is_err());
+    let list = |k: usize| {
+        format!(
+            "SELECT * FROM t WHERE a = {}1{}",
+            "[".repeat(k),
+            "]".repeat(k)
+        )
+    };
+    assert!(parse(&list(32), &[]).is_ok());
+    assert!(err(&list(33), &[]).starts_with("Nesting Levels have exceeded supported limits"));
+    assert!(parse(&list(4000), &[]).is_err());
+    let sum = |k: usize| format!("UPDATE t SET x = {} WHERE pk = 1", vec!["x"; k].join(" + "));
+    assert!(parse(&sum(100), &[]).is_ok());
+    assert!(parse(&sum(101), &[]).is_err());
+}
