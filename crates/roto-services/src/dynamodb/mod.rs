@@ -27,6 +27,8 @@
 //! - [`partiql`]: ExecuteStatement, BatchExecuteStatement, ExecuteTransaction.
 //! - [`rows`]: the one writer of items, their index rows and the table counters.
 //! - [`attr`], [`number`], [`key`], [`projection`]: the value model they share.
+//! - [`fuzz`]: entry points through which `crates/roto-fuzz` reaches the expression and
+//!   PartiQL parsers.
 
 use std::io;
 use std::sync::{Arc, OnceLock};
@@ -43,6 +45,7 @@ mod batch;
 mod contributor_insights;
 mod exports;
 mod expr;
+pub mod fuzz;
 mod imports;
 mod items;
 mod key;

@@ -76,7 +76,7 @@ fn find_index(table: &Table, name: &str) -> AwsResult<Index> {
 
 /// The sort-key bounds of a Query: each `(bytes, inclusive)`.
 #[derive(Default)]
-struct Range {
+pub(super) struct Range {
     low: Option<(Vec<u8>, bool)>,
     high: Option<(Vec<u8>, bool)>,
 }
@@ -134,7 +134,10 @@ fn key_term(condition: &Condition) -> AwsResult<KeyTerm<'_>> {
 }
 
 /// Splits a key condition into the partition key's value and the sort key's range.
-fn key_condition(schema: &KeySchema, condition: &Condition) -> AwsResult<(Vec<u8>, Range)> {
+pub(super) fn key_condition(
+    schema: &KeySchema,
+    condition: &Condition,
+) -> AwsResult<(Vec<u8>, Range)> {
     let mut terms = Vec::new();
     match condition {
         Condition::And(a, b) => {

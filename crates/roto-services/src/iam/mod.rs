@@ -18,6 +18,7 @@ mod credentials;
 mod details;
 mod document;
 mod evaluate;
+pub mod fuzz;
 mod keys;
 mod mfa;
 mod policies;

@@ -18,6 +18,8 @@
 //! - [`insights`]: the Logs Insights query language; [`queries`]: query definitions,
 //!   StartQuery and its results, GetLogRecord and GetLogGroupFields.
 //! - [`exports`]: export tasks, writing events to S3 through the dispatcher.
+//! - [`fuzz`]: entry points through which `crates/roto-fuzz` reaches the filter-pattern and
+//!   Insights parsers.
 //!
 //! Retention is applied on read: an event older than its group's retention is never
 //! returned, and PutLogEvents reports it as expired.
@@ -26,6 +28,7 @@ mod destinations;
 mod events;
 mod exports;
 mod filter;
+pub mod fuzz;
 mod groups;
 mod insights;
 mod metric_filters;

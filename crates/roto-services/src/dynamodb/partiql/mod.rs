@@ -12,7 +12,7 @@
 //! the key is the write's condition.
 
 mod lex;
-mod parse;
+pub(super) mod parse;
 mod render;
 
 use base64::Engine;

@@ -1,0 +1,561 @@
+//! The fuzz targets: one per parser whose input a request controls, each a function over
+//! raw bytes and the grammar its mutations draw on.
+//!
+//! Codec and router targets read their input as a small HTTP request (`METHOD target`,
+//! header lines, a blank line, the body), so that mutations reach methods, paths, query
+//! strings, headers and bodies alike. The others take the input as the text of one
+//! expression, pattern, statement, query or document.
+
+use http::{HeaderMap, HeaderName, HeaderValue, Method};
+use roto_chunked::{ChunkedDecoder, ChunkedKind};
+use roto_core::model::model;
+use roto_core::protocol::{xml, Protocol, WireRequest};
+use roto_services::pattern::{Dialect, Pattern};
+
+use crate::mutate::Grammar;
+
+/// One fuzz target.
+pub struct Target {
+    /// Its name, also the name of its corpus and regression directories.
+    pub name: &'static str,
+    /// Runs one input; any panic or stack overflow is a finding.
+    pub run: fn(&[u8]),
+    /// The tokens and nesting pairs its mutations use.
+    pub grammar: Grammar,
+}
+
+/// Every target.
+pub const TARGETS: &[Target] = &[
+    Target {
+        name: "query",
+        run: query,
+        grammar: QUERY,
+    },
+    Target {
+        name: "json",
+        run: json,
+        grammar: JSON,
+    },
+    Target {
+        name: "rest-xml",
+        run: rest_xml,
+        grammar: XML,
+    },
+    Target {
+        name: "rest-json",
+        run: rest_json,
+        grammar: JSON,
+    },
+    Target {
+        name: "xml",
+        run: xml_document,
+        grammar: XML,
+    },
+    Target {
+        name: "router",
+        run: router,
+        grammar: ROUTER,
+    },
+    Target {
+        name: "presign",
+        run: presign,
+        grammar: ROUTER,
+    },
+    Target {
+        name: "chunked",
+        run: chunked,
+        grammar: CHUNKED,
+    },
+    Target {
+        name: "dynamodb-expression",
+        run: dynamodb_expression,
+        grammar: EXPRESSION,
+    },
+    Target {
+        name: "partiql",
+        run: partiql,
+        grammar: PARTIQL,
+    },
+    Target {
+        name: "logs-filter",
+        run: logs_filter,
+        grammar: FILTER,
+    },
+    Target {
+        name: "logs-insights",
+        run: logs_insights,
+        grammar: INSIGHTS,
+    },
+    Target {
+        name: "event-pattern",
+        run: event_pattern,
+        grammar: JSON,
+    },
+    Target {
+        name: "iam-policy",
+        run: iam_policy,
+        grammar: JSON,
+    },
+];
+
+/// The target called `name`.
+pub fn target(name: &str) -> Option<&'static Target> {
+    TARGETS.iter().find(|t| t.name == name)
+}
+
+const QUERY: Grammar = Grammar {
+    dictionary: &[
+        "Action=",
+        "&",
+        "=",
+        ".member.",
+        ".entry.",
+        ".1",
+        ".key",
+        ".value",
+        "%",
+        "%C3%A9",
+        "+",
+        "Version=",
+        "Attributes.entry.1.value=",
+        "Content-Type: application/x-www-form-urlencoded\n",
+    ],
+    nesting: &[(".member.1", ""), ("%25", "")],
+};
+const JSON: Grammar = Grammar {
+    dictionary: &[
+        "{",
+        "}",
+        "[",
+        "]",
+        "\"",
+        ":",
+        ",",
+        "null",
+        "true",
+        "-1e999",
+        "\"\\u0000\"",
+        "{\"S\":\"x\"}",
+        "{\"L\":[",
+        "{\"M\":{\"a\":",
+        "\"$or\":[",
+        "\"Statement\":",
+        "\"Effect\":\"Allow\"",
+        "\"Condition\":",
+        "\"prefix\":",
+        "\"numeric\":[\">\",1]",
+        "\"anything-but\":",
+        "\"wildcard\":\"*a*\"",
+    ],
+    nesting: &[
+        ("[", "]"),
+        ("{\"a\":", "}"),
+        ("{\"L\":[", "]}"),
+        ("{\"$or\":[{\"a\":", "]}]}"),
+    ],
+};
+const XML: Grammar = Grammar {
+    dictionary: &[
+        "<",
+        ">",
+        "</",
+        "/>",
+        "<?xml version=\"1.0\"?>",
+        "&amp;",
+        "&#x0;",
+        "<![CDATA[",
+        "]]>",
+        "xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\"",
+        "<Tagging><TagSet><Tag><Key>k</Key><Value>v</Value></Tag></TagSet></Tagging>",
+        "<Rule>",
+        "<Filter>",
+        "<And>",
+        "PUT /b?tagging HTTP/1.1\n",
+    ],
+    nesting: &[("<a>", "</a>"), ("<Tag>", "</Tag>"), ("<And>", "</And>")],
+};
+const ROUTER: Grammar = Grammar {
+    dictionary: &[
+        "/",
+        "?",
+        "&",
+        "=",
+        "%",
+        "%2F",
+        "%C3%A9",
+        "..",
+        "X-Amz-Date=",
+        "X-Amz-Expires=",
+        "X-Amz-Credential=",
+        "AWSAccessKeyId=",
+        "Expires=",
+        "Authorization: AWS4-HMAC-SHA256 Credential=",
+        "X-Amz-Target: ",
+        "Host: b.s3.localhost\n",
+        "20260101T000000Z",
+        "9223372036854775807",
+    ],
+    nesting: &[("/", ""), ("%25", "")],
+};
+const CHUNKED: Grammar = Grammar {
+    dictionary: &[
+        "\r\n",
+        ";chunk-signature=",
+        "0\r\n",
+        "ffffffffffffffff",
+        "x-amz-checksum-crc32:",
+        "x-amz-trailer-signature:",
+        "\r\n\r\n",
+    ],
+    nesting: &[("1\r\na\r\n", "")],
+};
+const EXPRESSION: Grammar = Grammar {
+    dictionary: &[
+        "(",
+        ")",
+        " AND ",
+        " OR ",
+        "NOT ",
+        " = ",
+        " <> ",
+        " < ",
+        " BETWEEN ",
+        " IN ",
+        ",",
+        ".",
+        "[0]",
+        "#a",
+        "#n",
+        ":s",
+        ":n",
+        ":l",
+        ":m",
+        ":ss",
+        "size(",
+        "attribute_exists(",
+        "begins_with(",
+        "contains(",
+        "if_not_exists(",
+        "list_append(",
+        "SET ",
+        "REMOVE ",
+        "ADD ",
+        "DELETE ",
+        " + ",
+        " - ",
+        "\u{e9}",
+    ],
+    nesting: &[
+        ("(", ")"),
+        ("NOT ", ""),
+        ("size(", ")"),
+        ("if_not_exists(a, ", ")"),
+        ("list_append(", ", :l)"),
+        ("a = a + ", ""),
+    ],
+};
+const PARTIQL: Grammar = Grammar {
+    dictionary: &[
+        "SELECT * FROM ",
+        "\"t\"",
+        " WHERE ",
+        " AND ",
+        " OR ",
+        "NOT ",
+        "(",
+        ")",
+        "[",
+        "]",
+        "{",
+        "}",
+        "<<",
+        ">>",
+        "'x'",
+        "?",
+        " = ",
+        " IS MISSING",
+        " IN [",
+        "UPDATE t SET ",
+        "DELETE FROM t",
+        "INSERT INTO t VALUE ",
+        "list_append(",
+        "size(",
+        " RETURNING ALL OLD *",
+    ],
+    nesting: &[
+        ("(", ")"),
+        ("NOT ", ""),
+        ("[", "]"),
+        ("{'a':", "}"),
+        ("<<", ">>"),
+        ("list_append(a, ", ")"),
+    ],
+};
+const FILTER: Grammar = Grammar {
+    dictionary: &[
+        "{",
+        "}",
+        "(",
+        ")",
+        "$.",
+        "[0]",
+        " = ",
+        " != ",
+        " && ",
+        " || ",
+        " IS NULL",
+        " NOT EXISTS",
+        "\"",
+        "*",
+        "[",
+        "]",
+        ",",
+        "...",
+        "?",
+        "-",
+    ],
+    nesting: &[("(", ")"), ("$.a[0]", "")],
+};
+const INSIGHTS: Grammar = Grammar {
+    dictionary: &[
+        "fields ",
+        "filter ",
+        "stats ",
+        "sort ",
+        "limit ",
+        "parse ",
+        "display ",
+        " | ",
+        "(",
+        ")",
+        " and ",
+        " or ",
+        "not ",
+        " like ",
+        "/a.*/",
+        "\"",
+        "count(*)",
+        " by ",
+        "bin(5m)",
+        "@message",
+        "@timestamp",
+        " =~ ",
+        " in [",
+        "abs(",
+        "concat(",
+    ],
+    nesting: &[("(", ")"), ("not ", ""), ("abs(", ")"), ("concat(", ",1)")],
+};
+
+/// The pieces of a request written as text.
+struct Raw<'a> {
+    method: Method,
+    target: &'a str,
+    headers: HeaderMap,
+    body: &'a [u8],
+}
+
+/// Reads `METHOD target`, `Name: value` lines and, after a blank line, the body.
+fn raw(input: &[u8]) -> Raw<'_> {
+    let (head, body) = match input.windows(2).position(|w| w == b"\n\n") {
+        Some(at) => (&input[..at], &input[at + 2..]),
+        None => (input, &[][..]),
+    };
+    let head = std::str::from_utf8(head).unwrap_or_default();
+    let mut lines = head.lines();
+    let first = lines.next().unwrap_or_default();
+    let (method, target) = first.split_once(' ').unwrap_or(("GET", first));
+    let mut headers = HeaderMap::new();
+    for line in lines {
+        let Some((name, value)) = line.split_once(':') else {
+            continue;
+        };
+        if let (Ok(n), Ok(v)) = (
+            HeaderName::from_bytes(name.trim().as_bytes()),
+            HeaderValue::from_str(value.trim()),
+        ) {
+            headers.append(n, v);
+        }
+    }
+    Raw {
+        method: Method::from_bytes(method.as_bytes()).unwrap_or(Method::GET),
+        target,
+        headers,
+        body,
+    }
+}
+
+/// Resolves and decodes `input` as a request to each named service.
+fn decode_as(input: &[u8], services: &[&str]) {
+    let raw = raw(input);
+    let (path, query) = raw.target.split_once('?').unwrap_or((raw.target, ""));
+    let req = WireRequest {
+        method: &raw.method,
+        path,
+        query,
+        headers: &raw.headers,
+        body: raw.body,
+    };
+    for service in services {
+        let m = model(service);
+        let protocol = Protocol::of(m);
+        if let Ok(resolved) = protocol.resolve(m, &req) {
+            let _ = protocol.decode(m, &resolved, &req);
+        }
+    }
+}
+
+fn query(input: &[u8]) {
+    decode_as(input, &["sns", "sqs-query", "iam", "sts"]);
+}
+
+fn json(input: &[u8]) {
+    decode_as(
+        input,
+        &[
+            "dynamodb",
+            "dynamodbstreams",
+            "logs",
+            "events",
+            "kms",
+            "sqs",
+            "ssm",
+            "secretsmanager",
+        ],
+    );
+}
+
+fn rest_xml(input: &[u8]) {
+    decode_as(input, &["s3"]);
+}
+
+fn rest_json(input: &[u8]) {
+    decode_as(input, &["lambda"]);
+}
+
+/// The XML reader, and the S3 configuration shapes read from what it parses.
+fn xml_document(input: &[u8]) {
+    let Ok(element) = xml::parse(input) else {
+        return;
+    };
+    let m = model("s3");
+    for shape in [
+        "Tagging",
+        "Delete",
+        "BucketLifecycleConfiguration",
+        "NotificationConfiguration",
+        "CORSConfiguration",
+        "ReplicationConfiguration",
+    ] {
+        let _ = xml::read_structure(m, m.shape(shape), &element);
+    }
+}
+
+/// How a request finds its service, operation and account: every model's routing, the
+/// access key's account and the header timestamps.
+fn router(input: &[u8]) {
+    decode_as(input, &[]);
+    let raw = raw(input);
+    let (path, query) = raw.target.split_once('?').unwrap_or((raw.target, ""));
+    let req = WireRequest {
+        method: &raw.method,
+        path,
+        query,
+        headers: &raw.headers,
+        body: raw.body,
+    };
+    for service in [
+        "s3",
+        "lambda",
+        "dynamodb",
+        "sns",
+        "sqs",
+        "sqs-query",
+        "logs",
+        "iam",
+        "sts",
+    ] {
+        let m = model(service);
+        let _ = Protocol::of(m).resolve(m, &req);
+    }
+    for value in raw.headers.values() {
+        if let Ok(text) = value.to_str() {
+            let _ = roto_core::timestamp::parse(text);
+            let _ = roto_core::identity::account_of_access_key(text);
+        }
+    }
+}
+
+fn presign(input: &[u8]) {
+    let text = String::from_utf8_lossy(input);
+    let _ = roto_core::presign::check_query(&text, 1_767_225_600_000);
+}
+
+/// Every `aws-chunked` framing, decoded whole and in two pieces split by the first byte.
+fn chunked(input: &[u8]) {
+    let split = input
+        .first()
+        .map_or(0, |b| usize::from(*b))
+        .min(input.len());
+    for header in [
+        "STREAMING-UNSIGNED-PAYLOAD-TRAILER",
+        "STREAMING-AWS4-HMAC-SHA256-PAYLOAD",
+        "STREAMING-AWS4-HMAC-SHA256-PAYLOAD-TRAILER",
+        "STREAMING-AWS4-ECDSA-P256-SHA256-PAYLOAD-TRAILER",
+    ] {
+        let Some(kind) = ChunkedKind::from_headers(Some(header), None) else {
+            continue;
+        };
+        let _ = ChunkedDecoder::new(kind).decode_all(input);
+        let mut decoder = ChunkedDecoder::new(kind).with_decoded_length(input.len() as u64);
+        let mut out = Vec::new();
+        if decoder.decode(&input[..split], &mut out).is_ok()
+            && decoder.decode(&input[split..], &mut out).is_ok()
+        {
+            let _ = decoder.finish();
+        }
+    }
+}
+
+fn text(input: &[u8]) -> std::borrow::Cow<'_, str> {
+    String::from_utf8_lossy(input)
+}
+
+fn dynamodb_expression(input: &[u8]) {
+    roto_services::dynamodb::fuzz::fuzz_expressions(&text(input));
+}
+
+fn partiql(input: &[u8]) {
+    roto_services::dynamodb::fuzz::fuzz_partiql(&text(input));
+}
+
+fn logs_filter(input: &[u8]) {
+    roto_services::logs::fuzz::fuzz_filter_pattern(&text(input));
+}
+
+fn logs_insights(input: &[u8]) {
+    roto_services::logs::fuzz::fuzz_insights_query(&text(input));
+}
+
+/// Event patterns and both kinds of filter policy, matched against fixed events.
+fn event_pattern(input: &[u8]) {
+    let events = [
+        serde_json::json!({"source": "app", "detail": {"n": 5, "s": "abc", "ip": "10.0.0.1", "l": [1, "a", null], "m": {"k": true}}}),
+        serde_json::json!({"a": [[["x"]]], "b": -1.5e10}),
+    ];
+    for dialect in [
+        Dialect::EventBridge,
+        Dialect::SnsBody,
+        Dialect::SnsAttributes,
+    ] {
+        if let Ok(pattern) = Pattern::parse(&text(input), dialect) {
+            for event in &events {
+                pattern.matches(event);
+            }
+        }
+    }
+}
+
+fn iam_policy(input: &[u8]) {
+    roto_services::iam::fuzz::fuzz_policy_document(&text(input));
+}
