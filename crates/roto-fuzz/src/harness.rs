@@ -3,12 +3,15 @@
 //!
 //! Before each input runs it is written to `<out>/<target>/current`, so that if it
 //! overflows the stack (which aborts the process) the parent finds it there. A panic is
-//! caught, its input saved as `<out>/<target>/crash-<hash>`, and the run goes on.
+//! caught and the run goes on; the first input to panic at each place in the code is saved
+//! as `<out>/<target>/crash-<hash>`.
 
+use std::collections::BTreeSet;
 use std::fs::{self, File};
 use std::io::{self, Seek, SeekFrom, Write};
 use std::panic::{self, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use crate::mutate::Mutator;
@@ -19,10 +22,14 @@ use crate::targets::Target;
 pub struct Report {
     /// Inputs run.
     pub execs: u64,
-    /// Inputs that panicked, as saved.
+    /// Inputs that panicked.
+    pub panics: u64,
+    /// The first input that panicked at each place, as saved.
     pub findings: Vec<PathBuf>,
     /// How long the run took.
     pub elapsed: Duration,
+    /// How long the slowest input took (it is saved as `<out>/<target>/slowest`).
+    pub slowest: Duration,
 }
 
 /// A name for an input: FNV-1a of its bytes.
@@ -54,6 +61,7 @@ pub fn fuzz(
     let mut current = File::create(dir.join("current"))?;
     let mut mutator = Mutator::new(seed, &target.grammar);
     let mut report = Report::default();
+    let mut places = BTreeSet::new();
     let started = Instant::now();
     while report.execs < execs {
         let input = match corpus.get(report.execs as usize) {
@@ -61,13 +69,41 @@ pub fn fuzz(
             None => mutator.input(corpus),
         };
         remember(&mut current, &input)?;
-        if !survives(target, &input) {
-            report.findings.push(save_crash(&dir, &input)?);
+        let began = Instant::now();
+        let survived = survives(target, &input);
+        if began.elapsed() > report.slowest {
+            report.slowest = began.elapsed();
+            fs::write(dir.join("slowest"), &input)?;
+        }
+        if !survived {
+            report.panics += 1;
+            if places.insert(last_panic()) {
+                report.findings.push(save_crash(&dir, &input)?);
+            }
         }
         report.execs += 1;
     }
     report.elapsed = started.elapsed();
     Ok(report)
+}
+
+/// Where the last panic happened, as [`record_panics`] noted it.
+static LAST_PANIC: Mutex<String> = Mutex::new(String::new());
+
+/// Makes panics note where they happened (for [`fuzz`] to tell findings apart) and print
+/// one line instead of a backtrace.
+pub fn record_panics() {
+    panic::set_hook(Box::new(|info| {
+        let at = info.location().map(|l| l.to_string()).unwrap_or_default();
+        eprintln!("panic at {at}");
+        if let Ok(mut last) = LAST_PANIC.lock() {
+            *last = at;
+        }
+    }));
+}
+
+fn last_panic() -> String {
+    LAST_PANIC.lock().map(|l| l.clone()).unwrap_or_default()
 }
 
 /// Whether `target` runs `input` without panicking.

@@ -57,15 +57,17 @@ fn child(name: &str, o: &Options) -> ExitCode {
     let Some(t) = target(name) else {
         return ExitCode::FAILURE;
     };
-    panic_quietly();
+    harness::record_panics();
     let (execs, seed, out) = (o.execs, o.seed, o.out.clone());
     let corpus = load(&corpus_dir(name));
     match on_small_stack(move || harness::fuzz(t, &corpus, execs, seed, &out)) {
         Ok(Ok(report)) => {
             println!(
-                "{name}: {} execs in {:.1}s, {} panicking input(s)",
+                "{name}: {} execs in {:.1}s (slowest {:.1}ms), {} panicking input(s) at {} place(s)",
                 report.execs,
                 report.elapsed.as_secs_f64(),
+                report.slowest.as_secs_f64() * 1000.0,
+                report.panics,
                 report.findings.len()
             );
             for path in &report.findings {
@@ -82,14 +84,6 @@ fn child(name: &str, o: &Options) -> ExitCode {
             ExitCode::FAILURE
         }
     }
-}
-
-/// One line per panic instead of a backtrace: findings are reported at the end.
-fn panic_quietly() {
-    std::panic::set_hook(Box::new(|info| {
-        let at = info.location().map(|l| l.to_string()).unwrap_or_default();
-        eprintln!("panic at {at}");
-    }));
 }
 
 fn spawn(name: &str, o: &Options) -> io::Result<Child> {

@@ -357,28 +357,42 @@ fn field_matches(field: &Field, text: &str) -> bool {
 /// Whether fields match a pattern whose `None` entries (`...`) take any number of fields;
 /// on a match, `bound` holds, for each message field, the pattern field it matched (`None`
 /// where a `...` took it).
+///
+/// This is glob matching with `...` for `*`, in one pass that backtracks only to the last
+/// `...` (each pattern field matches exactly one message field), so many `...`s cost
+/// O(fields x pattern) rather than the exponential time of trying every split.
 fn bind<'p>(
     pattern: &'p [Option<Field>],
     fields: &[&str],
     bound: &mut Vec<Option<&'p Field>>,
 ) -> bool {
-    let start = bound.len();
-    let matched = match pattern.split_first() {
-        None => fields.is_empty(),
-        Some((None, rest)) => (0..=fields.len()).any(|skip| {
-            bound.truncate(start);
-            bound.extend(std::iter::repeat_n(None, skip));
-            bind(rest, &fields[skip..], bound)
-        }),
-        Some((Some(field), rest)) => fields.split_first().is_some_and(|(first, others)| {
-            bound.push(Some(field));
-            field_matches(field, first) && bind(rest, others, bound)
-        }),
-    };
-    if !matched {
-        bound.truncate(start);
+    bound.clear();
+    bound.resize(fields.len(), None);
+    let (mut p, mut f) = (0, 0);
+    // The pattern index after the last `...` and the first field it has not taken.
+    let mut last_ellipsis: Option<(usize, usize)> = None;
+    while f < fields.len() {
+        match pattern.get(p) {
+            Some(None) => {
+                last_ellipsis = Some((p + 1, f));
+                p += 1;
+            }
+            Some(Some(field)) if field_matches(field, fields[f]) => {
+                bound[f] = Some(field);
+                p += 1;
+                f += 1;
+            }
+            _ => match last_ellipsis {
+                Some((after, taken)) => {
+                    bound[taken] = None;
+                    last_ellipsis = Some((after, taken + 1));
+                    (p, f) = (after, taken + 1);
+                }
+                None => return false,
+            },
+        }
     }
-    matched
+    pattern[p.min(pattern.len())..].iter().all(Option::is_none)
 }
 
 fn tokenize(text: &str) -> Result<Vec<String>, String> {
@@ -766,6 +780,9 @@ mod tests {
             Some("Invalid filter pattern: parentheses nested more than 32 levels")
         );
         assert!(Pattern::parse(&parens(1000)).is_err());
+        let ellipses = format!("[{}, status = 200, size]", vec!["..."; 120].join(","));
+        let line = "a b c d e f g h i j k l m n o p q r s t u v w x y z 404 9";
+        assert!(!Pattern::parse(&ellipses).unwrap().matches(line));
         let chain = format!("{{ {} }}", vec!["$.a = 1"; 5000].join(" && "));
         assert!(Pattern::parse(&chain).unwrap().matches(r#"{"a": 1}"#));
     }

@@ -584,11 +584,18 @@ impl Parser<'_> {
         read: impl FnOnce(&mut Self) -> Result<T, QueryError>,
     ) -> Result<T, QueryError> {
         if self.depth >= MAX_NESTING {
-            let at = self.offset();
+            // The token that opened the level: a `(` or a `not`, already consumed.
+            let (start, end) = self
+                .at
+                .checked_sub(1)
+                .and_then(|i| self.tokens.get(i))
+                .map_or((0, 0), |t| (t.start, t.end));
             return Err(error(
-                format!("expression nested more than {MAX_NESTING} levels deep at position {at}"),
-                at,
-                at,
+                format!(
+                    "expression nested more than {MAX_NESTING} levels deep at position {start}"
+                ),
+                start,
+                end,
             ));
         }
         self.depth += 1;
