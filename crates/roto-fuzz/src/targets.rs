@@ -385,17 +385,24 @@ fn raw(input: &[u8]) -> Raw<'_> {
     }
 }
 
+impl Raw<'_> {
+    /// The request as the codecs take it.
+    fn wire(&self) -> WireRequest<'_> {
+        let (path, query) = self.target.split_once('?').unwrap_or((self.target, ""));
+        WireRequest {
+            method: &self.method,
+            path,
+            query,
+            headers: &self.headers,
+            body: self.body,
+        }
+    }
+}
+
 /// Resolves and decodes `input` as a request to each named service.
 fn decode_as(input: &[u8], services: &[&str]) {
     let raw = raw(input);
-    let (path, query) = raw.target.split_once('?').unwrap_or((raw.target, ""));
-    let req = WireRequest {
-        method: &raw.method,
-        path,
-        query,
-        headers: &raw.headers,
-        body: raw.body,
-    };
+    let req = raw.wire();
     for service in services {
         let m = model(service);
         let protocol = Protocol::of(m);
@@ -454,16 +461,8 @@ fn xml_document(input: &[u8]) {
 /// How a request finds its service, operation and account: every model's routing, the
 /// access key's account and the header timestamps.
 fn router(input: &[u8]) {
-    decode_as(input, &[]);
     let raw = raw(input);
-    let (path, query) = raw.target.split_once('?').unwrap_or((raw.target, ""));
-    let req = WireRequest {
-        method: &raw.method,
-        path,
-        query,
-        headers: &raw.headers,
-        body: raw.body,
-    };
+    let req = raw.wire();
     for service in [
         "s3",
         "lambda",
