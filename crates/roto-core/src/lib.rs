@@ -15,6 +15,7 @@ pub mod dispatch;
 pub mod error;
 pub mod events;
 pub mod identity;
+pub mod memory;
 pub mod model;
 pub mod presign;
 pub mod protocol;

@@ -420,7 +420,7 @@ impl Store {
                 let _ = std::fs::remove_file(entry.path());
             }
         }
-        release_free_memory();
+        crate::memory::release_free_memory();
         Ok(())
     }
 
@@ -431,15 +431,6 @@ impl Store {
                 let _ = conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE);");
             });
         }
-    }
-}
-
-/// Returns the allocator's free memory to the operating system (glibc keeps it otherwise).
-fn release_free_memory() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: malloc_trim only walks the allocator's own free lists.
-    unsafe {
-        libc::malloc_trim(0);
     }
 }
 

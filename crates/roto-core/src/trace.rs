@@ -198,6 +198,11 @@ impl Trace {
         }
     }
 
+    /// The sequence number of the latest entry recorded (0 before the first).
+    pub fn latest_seq(&self) -> u64 {
+        self.next_seq.load(Ordering::Relaxed) - 1
+    }
+
     /// Forgets every entry and the memory they held (sequence numbers keep increasing).
     pub fn clear(&self) {
         *self.entries.lock().unwrap_or_else(|p| p.into_inner()) = VecDeque::new();

@@ -100,6 +100,7 @@ async fn run(cli: Cli, mode: roto_core::store::StoreMode) -> Result<(), String> 
         roto_services::all(&env).map_err(|e| format!("cannot create the services: {e}"))?;
     env.store.sweep_orphans().map_err(|e| e.to_string())?;
     let dispatcher = Dispatcher::start(env.clone(), services.clone());
+    roto_core::memory::trim_when_quiet(&env);
     // URLs returned to setup scripts name the configured address; with --port 0 the port
     // is not known before the listener binds, so they fall back to the services' default.
     let setup_host = match cli.port {
