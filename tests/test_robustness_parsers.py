@@ -153,6 +153,17 @@ def test_conditions_nested_past_32_groups_are_refused(client, table):
     still_answers(client)
 
 
+def test_document_paths_deeper_than_32_levels_are_refused(client, table):
+    table.get_item(TableName="tab", Key={"pk": {"S": "a"}}, ProjectionExpression="a" + ".b" * 31)
+    with pytest.raises(ClientError) as e:
+        table.get_item(TableName="tab", Key={"pk": {"S": "a"}},
+                       ProjectionExpression="a" + "[0]" * 1300)
+    assert error(e) == ("ValidationException",
+                        "Invalid ProjectionExpression: The document path has too many nesting "
+                        "levels; nesting levels: 1301")
+    still_answers(client)
+
+
 def test_legacy_expected_with_thousands_of_conditions_evaluates(client, table):
     expected = {f"a{i}": {"Exists": False} for i in range(20_000)}
     table.put_item(TableName="tab", Item={"pk": {"S": "a"}}, Expected=expected)

@@ -8,9 +8,10 @@
 //! defined, reserved words used as names, unknown or misused functions, operand counts and
 //! the types of literal operands.
 //!
-//! The parser's recursion is bounded by the input's operators: every operator and function
-//! counts against DynamoDB's limit of 300 ([`MAX_OPERATORS`]) as it is read, every level of
-//! nesting but a run of opening parentheses needs one, and such a run is read in one frame.
+//! Every operator and function counts against DynamoDB's limit of 300 ([`MAX_OPERATORS`])
+//! as it is read. `AND`/`OR` chains, runs of `NOT` and runs of opening parentheses are read
+//! in loops; the only recursion left, into parenthesised groups and function arguments,
+//! stops at [`MAX_NESTING`] levels.
 
 use roto_core::{AwsError, AwsResult};
 
@@ -139,6 +140,9 @@ const CONDITION_FUNCTIONS: [&str; 5] = [
 ];
 const UPDATE_FUNCTIONS: [&str; 2] = ["if_not_exists", "list_append"];
 const TYPE_NAMES: &str = "B,NULL,SS,BOOL,L,BS,N,NS,S,M";
+
+/// The most levels a document path may have: DynamoDB's attribute nesting limit.
+pub const MAX_PATH_LEVELS: usize = 32;
 
 /// The most operators and functions one expression may hold.
 pub const MAX_OPERATORS: usize = 300;
@@ -320,8 +324,19 @@ impl<'s, 'p, 'r> Parser<'s, 'p, 'r> {
         Ok(step)
     }
 
-    /// A document path: `a`, `#n`, `a.b[2].#c`.
+    /// A document path: `a`, `#n`, `a.b[2].#c`, at most [`MAX_PATH_LEVELS`] levels deep.
     fn path(&mut self) -> AwsResult<Path> {
+        let path = self.path_steps()?;
+        if path.len() > MAX_PATH_LEVELS {
+            return Err(self.invalid(format!(
+                "The document path has too many nesting levels; nesting levels: {}",
+                path.len()
+            )));
+        }
+        Ok(path)
+    }
+
+    fn path_steps(&mut self) -> AwsResult<Path> {
         let mut path = vec![self.path_element()?];
         loop {
             if self.peek_is(".") {

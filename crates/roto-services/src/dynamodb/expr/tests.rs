@@ -310,3 +310,25 @@ fn nesting_past_the_bound_is_refused_and_within_it_fits_a_small_stack() {
         );
     }
 }
+
+#[test]
+fn document_paths_deeper_than_32_levels_are_refused() {
+    let path = |levels: usize| format!("a{}", ".b".repeat(levels - 1));
+    let input = Value::map().with("ProjectionExpression", path(32));
+    assert!(Placeholders::new(&input)
+        .unwrap()
+        .projection(&input, "ProjectionExpression")
+        .is_ok());
+    let input = Value::map().with("ProjectionExpression", path(33));
+    let e = Placeholders::new(&input)
+        .unwrap()
+        .projection(&input, "ProjectionExpression")
+        .unwrap_err();
+    assert_eq!(
+        e.message,
+        "Invalid ProjectionExpression: The document path has too many nesting levels; nesting levels: 33"
+    );
+    assert!(check(&format!("a{} = :ten", "[0]".repeat(1300)), values())
+        .unwrap_err()
+        .ends_with("nesting levels: 1301"));
+}

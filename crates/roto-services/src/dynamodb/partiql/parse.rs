@@ -164,7 +164,8 @@ fn is_keyword(word: &str) -> bool {
 /// The deepest nesting of conditions, `list_append` calls and arithmetic a statement may have.
 pub const MAX_NESTING: usize = 100;
 
-/// The deepest nesting of literal lists, maps and sets: DynamoDB's attribute nesting limit.
+/// The deepest nesting of literal lists, maps and sets, and the most levels of a document
+/// path: DynamoDB's attribute nesting limit.
 const MAX_LITERAL_NESTING: usize = 32;
 
 fn too_deep() -> AwsError {
@@ -610,8 +611,19 @@ impl Parser<'_> {
 
     // ---------------------------------------------------------------- paths and values
 
-    /// A document path: `a`, `"a"`, `a.b[2]."c"`.
+    /// A document path: `a`, `"a"`, `a.b[2]."c"`, at most 32 levels deep, as in expressions.
     fn path(&mut self) -> AwsResult<Path> {
+        let path = self.path_steps()?;
+        if path.len() > MAX_LITERAL_NESTING {
+            return Err(AwsError::validation(format!(
+                "The document path has too many nesting levels; nesting levels: {}",
+                path.len()
+            )));
+        }
+        Ok(path)
+    }
+
+    fn path_steps(&mut self) -> AwsResult<Path> {
         if self.peek_is("[") {
             return Err(AwsError::validation(
                 "A path cannot start with a list index",

@@ -281,4 +281,10 @@ fn nesting_is_bounded_in_conditions_literals_and_arithmetic() {
     let sum = |k: usize| format!("UPDATE t SET x = {} WHERE pk = 1", vec!["x"; k].join(" + "));
     assert!(parse(&sum(100), &[]).is_ok());
     assert!(parse(&sum(101), &[]).is_err());
+    let path = |levels: usize| format!("SELECT a{} FROM t", ".b".repeat(levels - 1));
+    assert!(parse(&path(32), &[]).is_ok());
+    assert_eq!(
+        err(&path(33), &[]),
+        "The document path has too many nesting levels; nesting levels: 33"
+    );
 }
