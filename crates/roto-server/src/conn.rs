@@ -205,11 +205,7 @@ impl Connections {
     /// quarter of idle connections idle the longest (at least one); in every case it waits
     /// a moment, so a failing `accept` never spins.
     pub async fn after_accept_error(&self, error: &io::Error) {
-        let exhausted = matches!(
-            error.raw_os_error(),
-            Some(libc::EMFILE | libc::ENFILE | libc::ENOBUFS | libc::ENOMEM)
-        );
-        if exhausted {
+        if out_of_descriptors(error) {
             self.shed_idle();
         }
         tracing::warn!(%error, "accept failed");
@@ -371,8 +367,24 @@ where
     }
 }
 
+/// Whether `accept` failed for want of file descriptors or socket memory.
+#[cfg(unix)]
+fn out_of_descriptors(error: &io::Error) -> bool {
+    matches!(
+        error.raw_os_error(),
+        Some(libc::EMFILE | libc::ENFILE | libc::ENOBUFS | libc::ENOMEM)
+    )
+}
+
+/// Whether `accept` failed for want of file descriptors (no such limit to hit here).
+#[cfg(not(unix))]
+fn out_of_descriptors(_: &io::Error) -> bool {
+    false
+}
+
 /// Raises the soft limit on open files to the hard limit, so that many clients (and the
 /// store's blob files) do not run out of descriptors at a low default such as 256 or 1024.
+#[cfg(unix)]
 pub fn raise_fd_limit() {
     let mut limit = libc::rlimit {
         rlim_cur: 0,
@@ -390,6 +402,10 @@ pub fn raise_fd_limit() {
         }
     }
 }
+
+/// Raises the open-file limit where there is one to raise (not here).
+#[cfg(not(unix))]
+pub fn raise_fd_limit() {}
 
 #[cfg(test)]
 mod tests {
