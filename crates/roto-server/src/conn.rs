@@ -3,8 +3,8 @@
 //!
 //! Each connection's socket is wrapped in [`TrackedIo`], which records when bytes last
 //! moved and when a request's head began to arrive; the service wrapper records when
-//! requests start and finish ([`Activity`]). A [`watchdog`] beside each connection then
-//! closes it when a request head takes longer than the header timeout (slowloris) or when
+//! requests start and finish ([`Activity`]). A [`watchdog`] on a task of its own beside
+//! each connection (so that it costs requests nothing) then closes it when a request head takes longer than the header timeout (slowloris) or when
 //! no request has been in flight and no byte has moved for the idle timeout. Request bodies
 //! go through [`TimedBody`], which fails a body that sends no byte for the body timeout, so
 //! a slow upload that keeps sending is never cut. [`Connections`] knows every open
@@ -59,7 +59,9 @@ pub struct Activity {
     in_flight: AtomicUsize,
     /// Whether the connection speaks HTTP/2 (whose control frames are no request head).
     h2: AtomicBool,
-    /// Asks the connection to close if it is idle.
+    /// Whether the connection has ended.
+    closed: AtomicBool,
+    /// Wakes the watchdog: the connection ended, or it is asked to close if idle.
     shed: Notify,
 }
 
@@ -70,6 +72,7 @@ impl Activity {
             head_since: AtomicU64::new(NO_HEAD),
             in_flight: AtomicUsize::new(0),
             h2: AtomicBool::new(false),
+            closed: AtomicBool::new(false),
             shed: Notify::new(),
         }
     }
@@ -112,6 +115,17 @@ impl Activity {
     }
 }
 
+/// Marks the connection as ended when dropped (however its task ends), so its watchdog
+/// stops.
+pub struct Closing(pub Arc<Activity>);
+
+impl Drop for Closing {
+    fn drop(&mut self) {
+        self.0.closed.store(true, Ordering::Relaxed);
+        self.0.shed.notify_one();
+    }
+}
+
 /// A request in flight on a connection.
 pub struct InFlight(Arc<Activity>);
 
@@ -122,16 +136,20 @@ impl Drop for InFlight {
     }
 }
 
-/// Resolves when the connection should be closed: its request head is late, it has been
-/// idle too long, or it was asked to close while idle.
+/// Watches a connection from its own task: `true` when the connection should be closed
+/// (its request head is late, it has been idle too long, or it was asked to close while
+/// idle), `false` once it has ended by itself.
 ///
 /// Requests never wake it: it looks at the connection at least once per header timeout,
 /// which is enough to close a head that started arriving since exactly when it is due (a
 /// head that began at `h` is seen at the first look after `h`, no later than
 /// `h + header`, and that look then sleeps until `h + header`).
-pub async fn watchdog(activity: &Activity, timeouts: Timeouts) {
+pub async fn watchdog(activity: &Activity, timeouts: Timeouts) -> bool {
     let header = millis(timeouts.header).max(1);
     loop {
+        if activity.closed.load(Ordering::Relaxed) {
+            return false;
+        }
         let now = now_ms();
         let head = activity.head_since.load(Ordering::Relaxed);
         let due = if activity.in_flight.load(Ordering::Relaxed) > 0 {
@@ -145,14 +163,14 @@ pub async fn watchdog(activity: &Activity, timeouts: Timeouts) {
                 .saturating_add(millis(timeouts.idle))
         };
         if due <= now {
-            return;
+            return true;
         }
         let wait = (due - now).min(header);
         tokio::select! {
             () = tokio::time::sleep(Duration::from_millis(wait)) => {}
             () = activity.shed.notified() => {
-                if activity.idle_since().is_some() {
-                    return;
+                if activity.idle_since().is_some() && !activity.closed.load(Ordering::Relaxed) {
+                    return true;
                 }
             }
         }
@@ -441,9 +459,8 @@ mod tests {
         let activity = Activity::new();
         activity.read(b"GE", true);
         let started = Instant::now();
-        tokio::time::timeout(Duration::from_secs(5), watchdog(&activity, timeouts))
-            .await
-            .unwrap();
+        let close = tokio::time::timeout(Duration::from_secs(5), watchdog(&activity, timeouts));
+        assert!(close.await.unwrap());
         assert!(started.elapsed() >= Duration::from_millis(90));
     }
 
@@ -460,13 +477,17 @@ mod tests {
         let _request = busy.activity.begin();
         connections.shed_idle();
         busy.activity.shed.notify_one();
-        tokio::time::timeout(Duration::from_secs(1), watchdog(&idle.activity, timeouts))
-            .await
-            .unwrap();
+        let close =
+            tokio::time::timeout(Duration::from_secs(1), watchdog(&idle.activity, timeouts));
+        assert!(close.await.unwrap());
         let busy_watch = watchdog(&busy.activity, timeouts);
         assert!(tokio::time::timeout(Duration::from_millis(50), busy_watch)
             .await
             .is_err());
+        drop(Closing(busy.activity.clone()));
+        let ended =
+            tokio::time::timeout(Duration::from_secs(1), watchdog(&busy.activity, timeouts));
+        assert!(!ended.await.unwrap());
     }
 
     /// A body that yields ten bytes, then never another.

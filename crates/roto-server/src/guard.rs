@@ -66,9 +66,15 @@ impl Guard {
 
     /// Refuses a request whose `Host` names no name this server answers to.
     pub fn check_host(&self, parts: &Parts) -> Result<(), AwsError> {
-        let host = host_of(parts);
-        let name = strip_port(&host);
-        if host.is_empty() || self.any_host || self.host_allowed(&name.to_ascii_lowercase()) {
+        if self.any_host {
+            return Ok(());
+        }
+        let host = match parts.headers.get(http::header::HOST) {
+            Some(header) => header.to_str().unwrap_or("?"),
+            None => parts.uri.authority().map_or("", |a| a.as_str()),
+        };
+        let name = strip_port(host);
+        if host.is_empty() || self.host_allowed(name) {
             return Ok(());
         }
         Err(AwsError::new(
@@ -107,7 +113,7 @@ impl Guard {
                 .iter()
                 .any(|allowed| match allowed.strip_prefix("*.") {
                     Some(base) => name.len() > base.len() && within(name, base),
-                    None => name == allowed,
+                    None => name.eq_ignore_ascii_case(allowed),
                 })
     }
 
@@ -196,11 +202,11 @@ impl Guard {
     /// Answers a CORS preflight from an allowed page to a service other than S3 (whose
     /// buckets answer their own), so a browser app's signed SDK calls can follow it.
     pub fn preflight(&self, parts: &Parts) -> Option<http::Response<()>> {
-        let method = parts.headers.get("access-control-request-method")?;
-        let origin = self.allowed_origin(parts)?;
         if parts.method != Method::OPTIONS {
             return None;
         }
+        let method = parts.headers.get("access-control-request-method")?;
+        let origin = self.allowed_origin(parts)?;
         let mut response = http::Response::new(());
         let headers = response.headers_mut();
         headers.insert("access-control-allow-origin", origin.parse().ok()?);
@@ -232,12 +238,13 @@ impl Guard {
 const EXPOSED: &str = "x-amzn-requestid, x-amzn-errortype, x-amzn-errormessage, \
     x-amzn-query-error, x-amz-request-id, x-amz-id-2, x-amz-crc32, x-amz-apigw-id, etag, date";
 
-/// Whether `name` is `base` or one of its subdomains.
+/// Whether `name` is `base` or one of its subdomains, ignoring ASCII case.
 fn within(name: &str, base: &str) -> bool {
-    name == base
-        || name
-            .strip_suffix(base)
-            .is_some_and(|head| head.ends_with('.'))
+    let (name, base) = (name.as_bytes(), base.as_bytes());
+    let Some(head) = name.len().checked_sub(base.len()) else {
+        return false;
+    };
+    name[head..].eq_ignore_ascii_case(base) && (head == 0 || name[head - 1] == b'.')
 }
 
 /// A host without its `:port` (IPv6 literals keep their brackets).
@@ -317,6 +324,8 @@ mod tests {
             "sqs.us-east-1.amazonaws.com",
             "bucket.s3.localhost.localstack.cloud:4566",
             "host.docker.internal:4566",
+            "LocalHost:4566",
+            "SQS.Roto.Test",
             "dev.example.com",
             "a.corp.example",
         ] {

@@ -200,14 +200,18 @@ fn spawn_connection(
         }
     });
     let conn = graceful.watch(builder.serve_connection(io, service).into_owned());
+    let closing = conn::Closing(tracked.activity.clone());
+    let served = tokio::spawn(async move {
+        let _closing = closing;
+        if let Err(e) = conn.await {
+            tracing::debug!(error = %e, "connection ended with an error");
+        }
+    });
+    let abort = served.abort_handle();
     tokio::spawn(async move {
-        tokio::select! {
-            ended = conn => if let Err(e) = ended {
-                tracing::debug!(error = %e, "connection ended with an error");
-            },
-            () = conn::watchdog(&tracked.activity, timeouts) => {
-                tracing::debug!("closed a connection whose request head was late or that was idle");
-            }
+        if conn::watchdog(&tracked.activity, timeouts).await {
+            tracing::debug!("closing a connection whose request head was late or that was idle");
+            abort.abort();
         }
     });
 }
