@@ -43,6 +43,17 @@ pub struct Cli {
     )]
     pub setup: Vec<PathBuf>,
 
+    /// Shell script run once the port is open, or a directory whose executable files run
+    /// in name order, like LocalStack's ready.d (repeatable, run in order). A failing hook
+    /// is logged and reported in /_localstack/init; the server keeps running.
+    #[arg(
+        long = "ready-hook",
+        env = "ROTO_READY_HOOK",
+        value_name = "PATH",
+        value_delimiter = ','
+    )]
+    pub ready_hook: Vec<PathBuf>,
+
     /// Account for requests whose access key names none.
     #[arg(long, env = "ROTO_ACCOUNT_ID", default_value = "000000000000")]
     pub account_id: String,

@@ -22,8 +22,8 @@ use roto_core::{AwsError, Context, Dispatcher, Request, Service};
 use crate::boundary::CatchPanic;
 use crate::conn::{TimedBody, Timeouts};
 use crate::guard::Guard;
-use crate::introspect;
 use crate::router::{host_of, Route, Router};
+use crate::{introspect, localstack};
 
 /// A request body as the front end reads it: failing once the client stops sending.
 type Incoming = TimedBody<hyper::body::Incoming>;
@@ -41,6 +41,8 @@ pub struct App {
     pub guard: Guard,
     /// The connection and body timeouts.
     pub timeouts: Timeouts,
+    /// What LocalStack's endpoints report.
+    pub localstack: localstack::Instance,
 }
 
 /// A fixed body.
@@ -74,10 +76,12 @@ async fn serve_request(
     if let Err(error) = app.guard.check_host(&parts) {
         return plain_error(error, &new_request_id());
     }
-    if parts.uri.path().starts_with("/_roto/") {
+    let path = parts.uri.path();
+    if path.starts_with("/_roto/") || localstack::serves(path) {
         return match app.guard.check_introspection(&parts) {
-            Ok(()) => introspect::handle(&app, &parts).await,
             Err(message) => introspect::forbidden(message),
+            Ok(()) if path.starts_with("/_roto/") => introspect::handle(&app, &parts).await,
+            Ok(()) => localstack::handle(&app, &parts),
         };
     }
     let expired = Arc::new(AtomicBool::new(false));
@@ -546,6 +550,7 @@ mod tests {
                 body: std::time::Duration::from_secs(5),
                 idle: std::time::Duration::from_secs(5),
             },
+            localstack: localstack::Instance::new(Arc::default()),
         })
     }
 

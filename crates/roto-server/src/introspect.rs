@@ -23,7 +23,8 @@ use crate::http::{full, App};
 /// The longest `wait` a trace query may ask for.
 const MAX_WAIT: Duration = Duration::from_secs(60);
 
-fn respond(status: StatusCode, value: serde_json::Value) -> hyper::Response<Body> {
+/// A JSON answer.
+pub fn respond(status: StatusCode, value: serde_json::Value) -> hyper::Response<Body> {
     let mut resp = hyper::Response::new(full(serde_json::to_vec(&value).unwrap_or_default()));
     *resp.status_mut() = status;
     resp.headers_mut().insert(

@@ -10,8 +10,10 @@ mod boundary;
 mod cli;
 mod conn;
 mod guard;
+mod hooks;
 mod http;
 mod introspect;
+mod localstack;
 mod presign;
 mod router;
 
@@ -33,7 +35,9 @@ use tokio::net::{TcpListener, TcpStream};
 use crate::cli::Cli;
 use crate::conn::{Connections, TrackedIo};
 use crate::guard::Guard;
+use crate::hooks::{HookEnv, Hooks};
 use crate::http::App;
+use crate::localstack::Instance;
 use crate::router::Router;
 
 /// How long in-flight requests may take to finish after a stop signal.
@@ -41,8 +45,10 @@ const DRAIN_TIMEOUT: Duration = Duration::from_secs(10);
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let mode = match cli.store_mode().and_then(|m| cli.check().map(|()| m)) {
-        Ok(mode) => mode,
+    let checked = cli.store_mode().and_then(|m| cli.check().map(|()| m));
+    let ready = checked.and_then(|m| Ok((m, Hooks::discover(&cli.ready_hook)?)));
+    let (mode, hooks) = match ready {
+        Ok(ready) => ready,
         Err(message) => {
             eprintln!("roto-server: error: {message}");
             return ExitCode::from(2);
@@ -63,7 +69,7 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(run(cli, mode)) {
+    match runtime.block_on(run(cli, mode, Arc::new(hooks))) {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {
             eprintln!("roto-server: error: {message}");
@@ -83,7 +89,7 @@ fn init_logging(level: &str) {
         .init();
 }
 
-async fn run(cli: Cli, mode: roto_core::store::StoreMode) -> Result<(), String> {
+async fn run(cli: Cli, mode: roto_core::store::StoreMode, hooks: Arc<Hooks>) -> Result<(), String> {
     let store = Store::open(mode.clone()).map_err(|e| format!("cannot open the store: {e}"))?;
     let env = Arc::new(Env::new(
         store,
@@ -131,18 +137,35 @@ async fn run(cli: Cli, mode: roto_core::store::StoreMode) -> Result<(), String> 
         let _ = out.flush();
     }
     let running = services.clone();
+    let hook_env = HookEnv {
+        endpoint: loopback_url(local),
+        region: cli.region.clone(),
+    };
     let app = Arc::new(App {
         dispatcher: dispatcher.clone(),
         guard: Guard::new(&cli.host, &cli.domain, &cli.allow_host, &cli.allow_origin),
         timeouts: cli.timeouts(),
+        localstack: Instance::new(hooks.clone()),
         router: Router::new(services, cli.account_id, cli.region, cli.domain),
     });
+    tokio::spawn(hooks.run(hook_env));
     accept_until_signal(listener, app).await;
     for service in &running {
         service.stop().await;
     }
     env.store.flush();
     Ok(())
+}
+
+/// The URL processes on this machine reach the server at: loopback when it listens on
+/// every interface.
+fn loopback_url(local: SocketAddr) -> String {
+    let ip = match local.ip() {
+        ip if !ip.is_unspecified() => ip,
+        std::net::IpAddr::V4(_) => std::net::Ipv4Addr::LOCALHOST.into(),
+        std::net::IpAddr::V6(_) => std::net::Ipv6Addr::LOCALHOST.into(),
+    };
+    format!("http://{}", SocketAddr::new(ip, local.port()))
 }
 
 async fn accept_until_signal(listener: TcpListener, app: Arc<App>) {

@@ -138,6 +138,19 @@ fn is_region(label: &str) -> bool {
             .is_some_and(|p| p.bytes().all(|b| b.is_ascii_digit()))
 }
 
+/// Whether a host label names S3, and the region it names: `s3` (none), the legacy
+/// `s3-<region>` and `s3-external-1` (us-east-1).
+fn s3_label(label: &str) -> Option<Option<String>> {
+    match label {
+        "s3" => Some(None),
+        "s3-external-1" => Some(Some("us-east-1".into())),
+        _ => label
+            .strip_prefix("s3-")
+            .filter(|region| is_region(region))
+            .map(|region| Some(region.to_string())),
+    }
+}
+
 impl Router {
     /// A router over the services, with the defaults for unsigned callers.
     pub fn new(
@@ -179,8 +192,9 @@ impl Router {
     }
 
     /// Reads a host name: `sqs.eu-west-1.localhost`, `sqs.localhost`,
-    /// `sqs.us-east-1.amazonaws.com`, `bucket.s3.localhost`, `bucket.s3.eu-west-1.localhost`
-    /// or `bucket.localhost`.
+    /// `sqs.us-east-1.amazonaws.com`, `bucket.s3.localhost`, `bucket.s3.eu-west-1.localhost`,
+    /// the legacy `bucket.s3-eu-west-1.amazonaws.com`, `bucket.s3.dualstack.eu-west-1...`,
+    /// any of these under `localhost.localstack.cloud`, or `bucket.localhost`.
     fn host_route(&self, host: &str) -> Option<HostRoute> {
         let host = host.rsplit_once(':').map_or(host, |(h, port)| {
             if port.bytes().all(|b| b.is_ascii_digit()) {
@@ -190,26 +204,28 @@ impl Router {
             }
         });
         let host = host.to_ascii_lowercase();
-        let stem = host
-            .strip_suffix(&format!(".{}", self.domain))
-            .or_else(|| host.strip_suffix(".amazonaws.com"))?;
+        let stem = self.host_stem(&host)?;
         let labels: Vec<&str> = stem.split('.').collect();
         if let [_, "lambda-url", rest @ ..] = labels.as_slice() {
             return Some(HostRoute::FunctionUrl {
                 region: rest.first().filter(|r| is_region(r)).map(|r| r.to_string()),
             });
         }
-        if let Some(i) = labels.iter().rposition(|l| *l == "s3") {
-            if i > 0 {
-                let region = labels
-                    .get(i + 1)
-                    .filter(|r| is_region(r))
-                    .map(|r| r.to_string());
-                return Some(HostRoute::Bucket {
+        if let Some(i) = labels.iter().rposition(|l| s3_label(l).is_some()) {
+            let region = s3_label(labels[i]).flatten().or_else(|| {
+                let next = labels[i + 1..].iter().find(|l| **l != "dualstack");
+                next.filter(|r| is_region(r)).map(|r| r.to_string())
+            });
+            return Some(match i {
+                0 => HostRoute::Service {
+                    name: "s3".into(),
+                    region,
+                },
+                _ => HostRoute::Bucket {
                     name: labels[..i].join("."),
                     region,
-                });
-            }
+                },
+            });
         }
         let first = labels[0];
         let region = labels
@@ -226,6 +242,21 @@ impl Router {
             name: stem.to_string(),
             region: None,
         })
+    }
+
+    /// What a host name says before its base: `bucket.s3` of `bucket.s3.localhost`. The
+    /// bases are the `--domain`, AWS's own (`amazonaws.com`) and LocalStack's
+    /// (`localhost.localstack.cloud`), whatever the `--domain`; the longest that matches.
+    fn host_stem<'h>(&self, host: &'h str) -> Option<&'h str> {
+        [
+            self.domain.as_str(),
+            "amazonaws.com",
+            "localhost.localstack.cloud",
+        ]
+        .iter()
+        .filter_map(|base| host.strip_suffix(base)?.strip_suffix('.'))
+        .filter(|stem| !stem.is_empty())
+        .min_by_key(|stem| stem.len())
     }
 
     /// Routes by headers and URL alone; `None` means the caller should read the body for
@@ -276,6 +307,10 @@ impl Router {
             }
         };
         let service = service?;
+        let host_region = host_region.or_else(|| match self.host_route(&host)? {
+            HostRoute::Service { region, .. } | HostRoute::Bucket { region, .. } => region,
+            HostRoute::FunctionUrl { region } => region,
+        });
         Some(self.finish(service, &cred, host_region, virtual_bucket))
     }
 
@@ -461,6 +496,60 @@ pub(crate) mod tests {
             ))
             .unwrap();
         assert_eq!(route.virtual_bucket, None);
+    }
+
+    #[test]
+    fn localstack_and_legacy_s3_hosts_route_like_amazonaws_ones() {
+        let r = router();
+        let cases = [
+            (
+                "bucket.s3.localhost.localstack.cloud:4566",
+                Some("bucket"),
+                "us-east-1",
+            ),
+            (
+                "b.s3.eu-west-1.localhost.localstack.cloud",
+                Some("b"),
+                "eu-west-1",
+            ),
+            (
+                "b.s3-eu-west-2.localhost.localstack.cloud",
+                Some("b"),
+                "eu-west-2",
+            ),
+            ("b.s3-us-west-2.amazonaws.com", Some("b"), "us-west-2"),
+            ("b.s3-external-1.amazonaws.com", Some("b"), "us-east-1"),
+            (
+                "a.b.s3.dualstack.ap-south-1.amazonaws.com",
+                Some("a.b"),
+                "ap-south-1",
+            ),
+            ("s3-eu-west-3.amazonaws.com", None, "eu-west-3"),
+            (
+                "s3.eu-north-1.localhost.localstack.cloud",
+                None,
+                "eu-north-1",
+            ),
+        ];
+        for (host, bucket, region) in cases {
+            let route = r.route(&parts("/key", &[("host", host)])).unwrap();
+            assert_eq!(route.service.spec().name, "s3", "{host}");
+            assert_eq!(route.virtual_bucket.as_deref(), bucket, "{host}");
+            assert_eq!(route.region, region, "{host}");
+        }
+        let route = r
+            .route(&parts(
+                "/",
+                &[("host", "sqs.eu-west-1.localhost.localstack.cloud")],
+            ))
+            .unwrap();
+        assert_eq!(route.service.spec().name, "sqs");
+        assert_eq!(route.region, "eu-west-1");
+        let unsigned_query = parts(
+            "/?Action=ListQueues&Version=2012-11-05",
+            &[("host", "sqs.ap-east-1.localhost.localstack.cloud")],
+        );
+        assert_eq!(r.route(&unsigned_query).unwrap().region, "ap-east-1");
     }
 
     #[test]
