@@ -251,3 +251,13 @@ def test_insights_query_nested_past_32_levels_is_malformed(client, logs):
     assert code == "MalformedQueryException"
     assert message == "expression nested more than 32 levels deep at position 39"
     still_answers(client)
+
+
+# --- EventBridge schedules ---------------------------------------------------------------
+
+def test_a_rate_too_large_to_count_in_milliseconds_is_not_valid(client):
+    events = client("events")
+    with pytest.raises(ClientError) as e:
+        events.put_rule(Name="r", ScheduleExpression="rate(9223372036854775807 days)")
+    assert error(e) == ("ValidationException", "Parameter ScheduleExpression is not valid.")
+    still_answers(client)

@@ -92,6 +92,11 @@ pub const TARGETS: &[Target] = &[
         grammar: JSON,
     },
     Target {
+        name: "event-schedule",
+        run: event_schedule,
+        grammar: SCHEDULE,
+    },
+    Target {
         name: "iam-policy",
         run: iam_policy,
         grammar: JSON,
@@ -315,6 +320,31 @@ const FILTER: Grammar = Grammar {
         "-",
     ],
     nesting: &[("(", ")"), ("$.a[0]", "")],
+};
+const SCHEDULE: Grammar = Grammar {
+    dictionary: &[
+        "rate(",
+        "cron(",
+        ")",
+        " ",
+        "*",
+        "?",
+        ",",
+        "-",
+        "/",
+        "L",
+        "W",
+        "#",
+        "minutes",
+        "days",
+        "JAN",
+        "SUN",
+        "9223372036854775807",
+        "4294967295",
+        "0-59",
+        "1970-2199",
+    ],
+    nesting: &[("1,", ""), ("0-59/", "")],
 };
 const INSIGHTS: Grammar = Grammar {
     dictionary: &[
@@ -553,6 +583,10 @@ fn event_pattern(input: &[u8]) {
             }
         }
     }
+}
+
+fn event_schedule(input: &[u8]) {
+    roto_services::events::fuzz::fuzz_schedule_expression(&text(input));
 }
 
 fn iam_policy(input: &[u8]) {

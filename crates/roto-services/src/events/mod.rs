@@ -18,6 +18,7 @@
 //!   connection's authorization (OAuth tokens fetched and cached) and parameters.
 //! - [`schedule`]: rate and cron expressions, and the background task that fires due
 //!   scheduled rules on the service's clock.
+//! - [`fuzz`]: the entry through which `crates/roto-fuzz` reaches schedule expressions.
 //!
 //! Deliveries go through the event bus: SQS targets are events for `sqs` (payload: a
 //! SendMessage input); SNS, Lambda, CloudWatch Logs and other-bus targets are events for
@@ -30,6 +31,7 @@
 mod archives;
 mod buses;
 mod connections;
+pub mod fuzz;
 mod invoke;
 mod put_events;
 mod rules;

@@ -59,7 +59,7 @@ impl Schedule {
             if n < 1 {
                 return Err(invalid());
             }
-            return Ok(Schedule::Rate(n * per));
+            return n.checked_mul(per).map(Schedule::Rate).ok_or_else(invalid);
         }
         let body = text
             .strip_prefix("cron(")
@@ -78,7 +78,7 @@ impl Schedule {
     }
 
     /// Whether a cron schedule fires in the minute starting at `minute` (epoch millis).
-    fn cron_matches(fields: &[Field; 6], minute: EpochMillis) -> bool {
+    pub(super) fn cron_matches(fields: &[Field; 6], minute: EpochMillis) -> bool {
         let t = Civil::of(minute);
         let dim = days_in_month(t.year, t.month);
         let simple = |f: &Field, v: u32| f.values.as_ref().is_none_or(|vs| vs.contains(&v));
@@ -331,7 +331,13 @@ mod tests {
             Schedule::parse("rate(3 hours)"),
             Ok(Schedule::Rate(3 * 60 * MINUTE))
         );
-        for bad in ["rate(2 minute)", "rate(1 days)", "rate(-1 days)", "rate()"] {
+        for bad in [
+            "rate(2 minute)",
+            "rate(1 days)",
+            "rate(-1 days)",
+            "rate()",
+            "rate(9223372036854775807 days)",
+        ] {
             assert!(Schedule::parse(bad).is_err(), "{bad}");
         }
     }
