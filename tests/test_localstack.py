@@ -109,8 +109,9 @@ def test_other_localstack_paths_answer_404_naming_roto_s_interface(server, path)
 
 
 def test_localstack_endpoints_follow_the_browser_guard(server):
-    status, _, _ = server.request("GET", "/_localstack/health", headers={"Origin": "http://evil.test"})
+    status, _, body = server.request("GET", "/_localstack/health", headers={"Origin": "http://evil.test"})
     assert status == 403
+    assert json.loads(body)["error"].startswith("/_localstack/health refuses cross-origin")
     status, _, _ = server.request("GET", "/_localstack/init", headers={"Sec-Fetch-Site": "cross-site"})
     assert status == 403
     status, _, _ = server.request("GET", "/_localstack/health", headers={"Origin": "http://localhost:3000"})
@@ -304,3 +305,23 @@ def test_a_missing_hook_path_exits_2_naming_it(tmp_path):
     assert out.returncode == 2
     assert str(missing) in out.stderr
     assert out.stdout == ""
+
+
+def test_hooks_of_a_server_on_every_interface_reach_it_on_loopback(tmp_path):
+    hook = write_script(tmp_path / "where.sh", 'echo "$AWS_ENDPOINT_URL" > "$HOOK_OUT/endpoint"\n')
+    with RotoServer("--ephemeral", "--host", "0.0.0.0", "--ready-hook", str(hook),
+                    env={"HOOK_OUT": str(tmp_path)}) as srv:
+        wait_for_init(srv)
+        assert (tmp_path / "endpoint").read_text().strip() == f"http://127.0.0.1:{srv.port}"
+
+
+def test_a_hook_still_running_does_not_hold_the_server_at_stop(tmp_path):
+    hook = write_script(tmp_path / "forever.sh", "exec sleep 60\n")
+    srv = RotoServer("--ephemeral", "--ready-hook", str(hook)).start()
+    deadline = time.monotonic() + 20
+    while get_json(srv, "/_localstack/init/ready")[2]["scripts"][0]["state"] != "RUNNING":
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+    started = time.monotonic()
+    assert srv.stop() == 0
+    assert time.monotonic() - started < 10

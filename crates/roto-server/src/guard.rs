@@ -147,12 +147,13 @@ impl Guard {
         host.eq_ignore_ascii_case(authority) || is_loopback_name(strip_port(authority))
     }
 
-    /// Refuses a cross-origin browser request to `/_roto/*`.
+    /// Refuses a cross-origin browser request to `/_roto/*` (and LocalStack's endpoints).
     pub fn check_introspection(&self, parts: &Parts) -> Result<(), String> {
         match self.refused_origin(parts) {
             Some(page) => Err(format!(
-                "/_roto/* refuses cross-origin browser requests; {page} is not allowed \
-                 (allow it with --allow-origin, ROTO_ALLOW_ORIGIN)"
+                "{} refuses cross-origin browser requests; {page} is not allowed \
+                 (allow it with --allow-origin, ROTO_ALLOW_ORIGIN)",
+                parts.uri.path()
             )),
             None => Ok(()),
         }
