@@ -73,11 +73,15 @@ async fn serve_request(
     req: hyper::Request<hyper::body::Incoming>,
 ) -> hyper::Response<Body> {
     let (parts, body) = req.into_parts();
+    let path = parts.uri.path();
+    let introspection = path.starts_with("/_roto/") || localstack::serves(path);
     if let Err(error) = app.guard.check_host(&parts) {
+        if introspection {
+            return introspect::forbidden(error.message);
+        }
         return plain_error(error, &new_request_id());
     }
-    let path = parts.uri.path();
-    if path.starts_with("/_roto/") || localstack::serves(path) {
+    if introspection {
         return match app.guard.check_introspection(&parts) {
             Err(message) => introspect::forbidden(message),
             Ok(()) if path.starts_with("/_roto/") => introspect::handle(&app, &parts).await,
@@ -205,13 +209,15 @@ fn service_preflight(
     app.guard.preflight(parts)
 }
 
-/// What a request whose handler panicked answers.
+/// What a request whose handler panicked answers: a fault of the server's, not the caller's.
 fn internal_error() -> AwsError {
-    AwsError::new(
+    let mut error = AwsError::new(
         "InternalError",
         "We encountered an internal error. Please try again.",
     )
-    .with_status(500)
+    .with_status(500);
+    error.sender_fault = false;
+    error
 }
 
 /// What a request whose body stopped arriving answers (S3's words for it).
@@ -589,6 +595,7 @@ mod tests {
             let text = String::from_utf8_lossy(&answer);
             assert!(text.starts_with("HTTP/1.1 500"), "{text}");
             assert!(text.contains("<Code>InternalError</Code>"), "{text}");
+            assert!(text.contains("<Type>Receiver</Type>"), "{text}");
             assert!(text.contains("<RequestId>"), "{text}");
         }
         let traced = app.dispatcher.env.trace.query(&TraceFilter::default());
