@@ -13,7 +13,7 @@ use roto_fuzz::targets::{target, TARGETS};
 use roto_fuzz::{corpus_dir, load};
 
 /// A child that runs longer than this is hung.
-const TIME_LIMIT: Duration = Duration::from_secs(120);
+const TIME_LIMIT: Duration = Duration::from_secs(300);
 
 struct Options {
     execs: u64,
@@ -115,15 +115,19 @@ fn finish(name: &str, mut child: Child, started: Instant, out: &Path) -> io::Res
         Some(s) if s.success() => Ok(true),
         Some(s) if s.code() == Some(1) => Ok(false),
         other => {
-            let dir = out.join(name);
-            let input = fs::read(dir.join("current"))?;
-            let saved = harness::save_crash(&dir, &input)?;
             let what = if other.is_none() {
                 "hung"
             } else {
                 "aborted (stack overflow?)"
             };
-            println!("{name}: {what} on {}", saved.display());
+            let dir = out.join(name);
+            match fs::read(dir.join("current")) {
+                Ok(input) => {
+                    let saved = harness::save_crash(&dir, &input)?;
+                    println!("{name}: {what} on {}", saved.display());
+                }
+                Err(_) => println!("{name}: {what} before its first input"),
+            }
             Ok(false)
         }
     }
