@@ -199,9 +199,14 @@ fn service_preflight(
     parts: &Parts,
     route: Option<&Route>,
 ) -> Option<hyper::Response<()>> {
+    let names_bucket = parts.uri.path() != "/";
     let own_cors = match route {
-        Some(route) => route.service.spec().name == "s3" || route.raw_operation.is_some(),
-        None => parts.uri.path() != "/",
+        Some(route) if route.raw_operation.is_some() => true,
+        Some(route) if route.service.spec().name == "s3" => {
+            names_bucket || route.virtual_bucket.is_some()
+        }
+        Some(_) => false,
+        None => names_bucket,
     };
     if own_cors {
         return None;
@@ -350,7 +355,10 @@ async fn run(
     let body = if is_rest {
         let resolved = protocol.resolve(model, &probe)?;
         if streams_input(model, resolved.operation) {
-            stream = pending.take().map(BodyExt::boxed);
+            stream = match pending.take() {
+                Some(body) => Some(body.boxed()),
+                None => buffered.clone().map(full),
+            };
             empty.clone()
         } else {
             read_body(pending, buffered).await?

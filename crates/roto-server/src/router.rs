@@ -306,7 +306,11 @@ impl Router {
                 Some(HostRoute::FunctionUrl { .. }) | None => self.by_queue_path(parts),
             }
         };
-        let service = service?;
+        let service = match service {
+            Some(service) => service,
+            None if body_may_hold_query_call(parts) => return None,
+            None => self.by_name("s3")?.clone(),
+        };
         let host_region = host_region.or_else(|| match self.host_route(&host)? {
             HostRoute::Service { region, .. } | HostRoute::Bucket { region, .. } => region,
             HostRoute::FunctionUrl { region } => region,
@@ -384,6 +388,22 @@ impl Router {
             HostRoute::Service { .. } | HostRoute::FunctionUrl { .. } => None,
         }
     }
+}
+
+/// Whether a request the headers and URL could not place may still be a query-protocol
+/// call whose form body names its service: a `POST` of a form (or of an untyped body) that
+/// is not an S3 SigV2 presigned URL. Every other such request is S3's in path style, and
+/// routing it so leaves its body unread for S3 to stream.
+fn body_may_hold_query_call(parts: &Parts) -> bool {
+    let form = parts
+        .headers
+        .get(http::header::CONTENT_TYPE)
+        .map(|v| v.to_str().unwrap_or_default())
+        .is_none_or(|ct| ct.starts_with("application/x-www-form-urlencoded"));
+    let query = parts.uri.query().unwrap_or_default();
+    let presigned_v2 = form_urlencoded::parse(query.as_bytes())
+        .any(|(k, _)| k == "AWSAccessKeyId" || k == "Signature");
+    parts.method == http::Method::POST && form && !presigned_v2
 }
 
 /// The `Host` header, or the URI's authority.
@@ -586,7 +606,31 @@ pub(crate) mod tests {
             ))
             .unwrap();
         assert_eq!(route.service.spec().name, "sts");
-        assert!(r.route(&parts("/", &[("host", "127.0.0.1")])).is_none());
+        let post = |uri: &str, headers: &[(&str, &str)]| {
+            let mut b = http::Request::builder().method("POST").uri(uri);
+            for (k, v) in headers {
+                b = b.header(*k, *v);
+            }
+            b.body(()).unwrap().into_parts().0
+        };
+        assert!(r.route(&post("/", &[("host", "127.0.0.1")])).is_none());
+        let form = [
+            ("host", "127.0.0.1"),
+            ("content-type", "application/x-www-form-urlencoded"),
+        ];
+        assert!(r.route(&post("/", &form)).is_none());
+        for unsigned_s3 in [
+            parts("/", &[("host", "127.0.0.1")]),
+            parts("/b/k", &[("host", "127.0.0.1")]),
+            post(
+                "/b/k",
+                &[("host", "127.0.0.1"), ("content-type", "text/plain")],
+            ),
+            post("/b/k?AWSAccessKeyId=AKID&Expires=1&Signature=x", &form),
+        ] {
+            let route = r.route(&unsigned_s3).unwrap();
+            assert_eq!(route.service.spec().name, "s3");
+        }
         let p = parts("/000000000000/jobs", &[("host", "127.0.0.1")]);
         assert_eq!(r.route(&p).unwrap().service.spec().name, "sqs");
         let p = parts("/", &[("host", "127.0.0.1")]);
