@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import urllib.error
+import urllib.request
+
 import pytest
 from botocore.exceptions import ClientError
 
@@ -34,3 +37,13 @@ def fails(call, code: str, http_status: int | None = None, message: str | None =
     if message is not None:
         assert error(e)["Message"] == message
     return error(e)
+
+
+def fetch(url: str, method: str = "GET", data: bytes | None = None, headers: dict | None = None):
+    """One plain HTTP request to a (presigned) URL; returns (status, lower-cased headers, body)."""
+    req = urllib.request.Request(url, data=data, method=method, headers=headers or {})
+    try:
+        with urllib.request.urlopen(req, timeout=10) as resp:
+            return resp.status, {k.lower(): v for k, v in resp.headers.items()}, resp.read()
+    except urllib.error.HTTPError as e:
+        return e.code, {k.lower(): v for k, v in e.headers.items()}, e.read()

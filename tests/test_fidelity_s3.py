@@ -5,13 +5,11 @@ match what S3 documents."""
 from __future__ import annotations
 
 import hashlib
-import urllib.error
-import urllib.request
 
 import pytest
 from botocore.config import Config
 
-from s3_helpers import fails, headers_of
+from s3_helpers import fetch
 
 EMPTY_MD5 = "d41d8cd98f00b204e9800998ecf8427e"
 
@@ -25,15 +23,6 @@ def s3(client):
 def bucket(s3):
     s3.create_bucket(Bucket="fidelity")
     return "fidelity"
-
-
-def fetch(url: str, method: str = "GET", data: bytes | None = None, headers: dict | None = None):
-    req = urllib.request.Request(url, data=data, method=method, headers=headers or {})
-    try:
-        with urllib.request.urlopen(req, timeout=10) as resp:
-            return resp.status, {k.lower(): v for k, v in resp.headers.items()}, resp.read()
-    except urllib.error.HTTPError as e:
-        return e.code, {k.lower(): v for k, v in e.headers.items()}, e.read()
 
 
 def test_unsigned_put_stores_the_body_it_sent(server, s3, bucket):

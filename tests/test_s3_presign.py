@@ -5,13 +5,11 @@ from __future__ import annotations
 
 import re
 import time
-import urllib.error
-import urllib.request
 
 import pytest
 from botocore.config import Config
 
-from s3_helpers import AUTH
+from s3_helpers import AUTH, fetch
 
 
 @pytest.fixture
@@ -23,15 +21,6 @@ def s3(client):
 def bucket(s3):
     s3.create_bucket(Bucket="pre-bucket")
     return "pre-bucket"
-
-
-def fetch(url: str, method: str = "GET", data: bytes | None = None, headers: dict | None = None):
-    req = urllib.request.Request(url, data=data, method=method, headers=headers or {})
-    try:
-        with urllib.request.urlopen(req, timeout=10) as resp:
-            return resp.status, {k.lower(): v for k, v in resp.headers.items()}, resp.read()
-    except urllib.error.HTTPError as e:
-        return e.code, {k.lower(): v for k, v in e.headers.items()}, e.read()
 
 
 def test_presigned_get_and_put_work_with_a_plain_http_client(s3, bucket):
