@@ -9,7 +9,7 @@ import hashlib
 import pytest
 from botocore.config import Config
 
-from s3_helpers import fetch
+from s3_helpers import fetch, headers_of
 
 EMPTY_MD5 = "d41d8cd98f00b204e9800998ecf8427e"
 
@@ -62,3 +62,23 @@ def test_sigv2_presigned_post_of_a_form_body_reaches_s3(client, s3, bucket):
     got = s3.get_object(Bucket=bucket, Key="form.txt")
     assert got["Body"].read() == body
     assert got["ContentType"] == "application/x-www-form-urlencoded"
+
+
+RULE = {"ID": "expire", "Status": "Enabled", "Filter": {"Prefix": "logs/"}, "Expiration": {"Days": 7}}
+
+
+def test_lifecycle_answers_the_default_transition_minimum_object_size(s3, bucket):
+    put = s3.put_bucket_lifecycle_configuration(Bucket=bucket, LifecycleConfiguration={"Rules": [RULE]})
+    assert put["TransitionDefaultMinimumObjectSize"] == "all_storage_classes_128K"
+    assert headers_of(put)["x-amz-transition-default-minimum-object-size"] == "all_storage_classes_128K"
+    got = s3.get_bucket_lifecycle_configuration(Bucket=bucket)
+    assert got["TransitionDefaultMinimumObjectSize"] == "all_storage_classes_128K"
+    assert got["Rules"] == [RULE]
+
+
+def test_lifecycle_keeps_the_transition_minimum_object_size_it_was_given(s3, bucket):
+    put = s3.put_bucket_lifecycle_configuration(Bucket=bucket, LifecycleConfiguration={"Rules": [RULE]},
+                                                TransitionDefaultMinimumObjectSize="varies_by_storage_class")
+    assert put["TransitionDefaultMinimumObjectSize"] == "varies_by_storage_class"
+    got = s3.get_bucket_lifecycle_configuration(Bucket=bucket)
+    assert got["TransitionDefaultMinimumObjectSize"] == "varies_by_storage_class"

@@ -751,26 +751,50 @@ impl Lambda {
     }
 
     pub(super) fn tag_resource(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
-        let mut f = self.tagged(ctx, input)?;
-        f.tags.extend(tags_of(input.get("Tags")));
-        self.save(ctx, &f)?;
+        let given = tags_of(input.get("Tags"));
+        self.edit_tags(ctx, input, |tags| tags.extend(given))?;
         Ok(Value::map())
     }
 
     pub(super) fn untag_resource(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
-        let mut f = self.tagged(ctx, input)?;
         let keys: Vec<&str> = input
             .get("TagKeys")
             .and_then(Value::as_list)
             .map(|l| l.iter().filter_map(Value::as_str).collect())
             .unwrap_or_default();
-        f.tags.retain(|k, _| !keys.contains(&k.as_str()));
-        self.save(ctx, &f)?;
+        self.edit_tags(ctx, input, |tags| {
+            tags.retain(|k, _| !keys.contains(&k.as_str()))
+        })?;
         Ok(Value::map())
     }
 
     pub(super) fn list_tags(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
-        Ok(Value::map().with("Tags", tags_value(&self.tagged(ctx, input)?.tags)))
+        let arn = input.str("Resource").unwrap_or_default();
+        let tags = if is_function_arn(arn) {
+            self.tagged(ctx, input)?.tags
+        } else {
+            self.resource_tags(ctx, arn)?
+        };
+        Ok(Value::map().with("Tags", tags_value(&tags)))
+    }
+
+    /// Changes the tags of the resource an input names: a function, an event source
+    /// mapping or a code signing configuration.
+    fn edit_tags(
+        &self,
+        ctx: &Context,
+        input: &Value,
+        edit: impl FnOnce(&mut BTreeMap<String, String>),
+    ) -> AwsResult<()> {
+        let arn = input.str("Resource").unwrap_or_default();
+        if is_function_arn(arn) {
+            let mut f = self.tagged(ctx, input)?;
+            edit(&mut f.tags);
+            return self.save(ctx, &f);
+        }
+        let mut tags = self.resource_tags(ctx, arn)?;
+        edit(&mut tags);
+        self.save_resource_tags(arn, &tags)
     }
 
     pub(super) fn put_function_concurrency(
@@ -861,7 +885,13 @@ impl Lambda {
     }
 }
 
-fn tags_of(tags: Option<&Value>) -> BTreeMap<String, String> {
+/// Whether a taggable ARN names a function (rather than an event source mapping or a
+/// code signing configuration).
+fn is_function_arn(arn: &str) -> bool {
+    !arn.contains(":event-source-mapping:") && !arn.contains(":code-signing-config:")
+}
+
+pub(super) fn tags_of(tags: Option<&Value>) -> BTreeMap<String, String> {
     tags.and_then(Value::as_map)
         .map(|m| {
             m.iter()

@@ -9,6 +9,7 @@
 //!
 //! - [`functions`]: Create/Get/Update/Delete/List, versions, tags, reserved concurrency.
 //! - [`aliases`]: aliases with weighted routing.
+//! - [`code_signing`]: code signing configurations, and tags of resources other than functions.
 //! - [`invoke`]: Invoke (RequestResponse, Event, DryRun), logs to CloudWatch Logs.
 //! - [`layers`]: layer versions, unpacked into `opt` for the process executor.
 //! - [`settings`]: resource policies and asynchronous invocation configuration.
@@ -17,6 +18,7 @@
 //! - [`zip`]: the archive reader.
 
 mod aliases;
+mod code_signing;
 mod executor;
 mod functions;
 mod invoke;
@@ -130,6 +132,7 @@ impl Lambda {
     /// Creates the service's tables and its executor (`lambda-executor` option).
     pub fn new(env: Arc<Env>) -> io::Result<Lambda> {
         env.store.migrate(SCHEMA)?;
+        env.store.migrate(code_signing::SCHEMA)?;
         env.store
             .register_blob_column("lambda_functions", "code_blob");
         env.store.register_blob_column("lambda_layers", "code_blob");
@@ -225,6 +228,23 @@ impl Service for Lambda {
                 "UpdateFunctionUrlConfig" => self.update_function_url_config(ctx, input)?,
                 "DeleteFunctionUrlConfig" => self.delete_function_url_config(ctx, input)?,
                 "ListFunctionUrlConfigs" => self.list_function_url_configs(ctx, input)?,
+                "CreateCodeSigningConfig" => self.create_code_signing_config(ctx, input)?,
+                "GetCodeSigningConfig" => self.get_code_signing_config(ctx, input)?,
+                "UpdateCodeSigningConfig" => self.update_code_signing_config(ctx, input)?,
+                "DeleteCodeSigningConfig" => self.delete_code_signing_config(ctx, input)?,
+                "ListCodeSigningConfigs" => self.list_code_signing_configs(ctx, input)?,
+                "ListFunctionsByCodeSigningConfig" => {
+                    self.list_functions_by_code_signing_config(ctx, input)?
+                }
+                "PutFunctionCodeSigningConfig" => {
+                    self.put_function_code_signing_config(ctx, input)?
+                }
+                "GetFunctionCodeSigningConfig" => {
+                    self.get_function_code_signing_config(ctx, input)?
+                }
+                "DeleteFunctionCodeSigningConfig" => {
+                    self.delete_function_code_signing_config(ctx, input)?
+                }
                 "InvokeFunctionUrl" => return self.invoke_function_url(ctx, &request).await,
                 other => return Err(AwsError::not_implemented(other)),
             };

@@ -32,7 +32,7 @@ fn principal(given: &str) -> serde_json::Value {
 }
 
 impl Lambda {
-    fn setting(
+    pub(super) fn setting(
         &self,
         ctx: &Context,
         function: &str,
@@ -50,7 +50,7 @@ impl Lambda {
         })
     }
 
-    fn put_setting(
+    pub(super) fn put_setting(
         &self,
         ctx: &Context,
         function: &str,

@@ -21,6 +21,13 @@ use super::errors;
 use super::tagging;
 use super::{input_str, owner, Bucket, S3};
 
+/// The lifecycle member (the `x-amz-transition-default-minimum-object-size` header) that
+/// says which objects transition, stored beside the rules and returned by Put and Get.
+const TRANSITION_MINIMUM_SIZE: &str = "TransitionDefaultMinimumObjectSize";
+
+/// What S3 applies to a lifecycle configuration put without that header.
+const DEFAULT_TRANSITION_MINIMUM_SIZE: &str = "all_storage_classes_128K";
+
 /// How a Get operation shapes the stored payload.
 #[derive(Clone, Copy)]
 enum Shape {
@@ -510,9 +517,17 @@ impl S3 {
         match verb {
             Verb::Put => {
                 let value = input.get(config.member).ok_or_else(errors::malformed_xml)?;
-                let value = self.checked_config(config.kind, &bucket, value)?;
+                let mut value = self.checked_config(config.kind, &bucket, value)?;
+                let mut output = Value::map();
+                if config.kind == "lifecycle" {
+                    let size = input
+                        .str(TRANSITION_MINIMUM_SIZE)
+                        .unwrap_or(DEFAULT_TRANSITION_MINIMUM_SIZE);
+                    value.insert(TRANSITION_MINIMUM_SIZE, size);
+                    output.insert(TRANSITION_MINIMUM_SIZE, size);
+                }
                 self.store_config(&bucket.name, config.kind, Some(&value))?;
-                Ok(Some(Value::map()))
+                Ok(Some(output))
             }
             Verb::Delete => {
                 match config.missing {

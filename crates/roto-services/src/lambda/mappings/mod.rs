@@ -104,6 +104,16 @@ impl Lambda {
         })
     }
 
+    /// Mapping `uuid` of the caller's account and region.
+    pub(super) fn mapping_in(&self, ctx: &Context, uuid: &str) -> AwsResult<Value> {
+        match self.mapping(uuid)? {
+            Some((account, region, config)) if account == ctx.account && region == ctx.region => {
+                Ok(config)
+            }
+            _ => Err(mapping_not_found(uuid)),
+        }
+    }
+
     /// The version a mapping's invocation runs (an alias's routing applied), with the
     /// function's reserved concurrency.
     fn mapped_function(&self, ctx: &Context, config: &Value) -> AwsResult<Function> {
@@ -279,6 +289,11 @@ impl Lambda {
             self.open_stream(ctx, &uuid, &config).await?;
         }
         self.save_mapping(ctx, &config)?;
+        let tags = super::functions::tags_of(input.get("Tags"));
+        if !tags.is_empty() {
+            let arn = config.str("EventSourceMappingArn").unwrap_or_default();
+            self.save_resource_tags(arn, &tags)?;
+        }
         if enabled {
             self.start_poller(&uuid);
         }
@@ -332,6 +347,7 @@ impl Lambda {
             )
             .map_err(AwsError::from)
         })?;
+        self.forget_resource_tags(config.str("EventSourceMappingArn").unwrap_or_default())?;
         config.insert("State", "Deleting");
         Ok(config)
     }
