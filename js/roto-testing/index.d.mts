@@ -1,0 +1,2 @@
+// Typings of roto-testing's ES module entry: the same as the CommonJS entry's.
+export * from './index.cjs';

@@ -1,0 +1,2 @@
+declare const globalSetup: () => Promise<void>;
+export = globalSetup;

@@ -1,0 +1,2 @@
+declare const globalTeardown: () => Promise<void>;
+export = globalTeardown;
