@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs Roto's whole test suite on a fresh machine: builds the release binary, runs the Rust
-# unit tests and the fuzzer, creates the Python virtual environment with boto3 and the AWS
-# CLI, and runs the black-box tests against the real binary. Extra arguments go to pytest.
+# unit tests and the fuzzer, runs the JavaScript test kit's tests (js/roto-testing), creates
+# the Python virtual environment with boto3 and the AWS CLI, and runs the black-box tests
+# against the real binary. Extra arguments go to pytest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -10,6 +11,19 @@ cargo test --workspace --locked
 # Fuzz every parser: 10,000 executions per target over crates/roto-fuzz/corpus, unoptimised
 # (the crates are already built for the tests); 35 s on two idle cores, under 3 minutes busy.
 cargo run -p roto-fuzz --locked -- --execs 10000
+
+# The JavaScript test kit against the release binary, its two devDependencies (the AWS SDK's
+# S3 and SQS clients) installed from the npm registry as package-lock.json pins them; about
+# 10 s. Without Node it is skipped, except in CI.
+if command -v node >/dev/null && command -v npm >/dev/null; then
+  (cd js/roto-testing && npm ci --no-audit --no-fund &&
+    ROTO_BINARY="$PWD/../../target/release/roto-server" node --test test/*.test.mjs)
+elif [ "${CI:-}" = true ]; then
+  echo "node and npm are needed for js/roto-testing's tests" >&2
+  exit 1
+else
+  echo "skipping js/roto-testing's tests: node or npm is not installed"
+fi
 
 if [ ! -x .venv/bin/python ]; then
   python3 -m venv .venv
