@@ -6,21 +6,17 @@ import { useRoto } from 'roto-testing/node-test';
 
 const roto = useRoto();
 
-function callerIdentity() {
+/** One unsigned query-protocol call (the server answers it with the server's account). */
+function query(body) {
   return fetch(roto.endpoint, {
     method: 'POST',
     headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: 'Action=GetCallerIdentity&Version=2011-06-15',
+    body,
   }).then((response) => response.text());
 }
 
-function missingQueue() {
-  return fetch(roto.endpoint, {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: 'Action=GetQueueUrl&QueueName=absent&Version=2012-11-05',
-  }).then((response) => response.text());
-}
+const callerIdentity = () => query('Action=GetCallerIdentity&Version=2011-06-15');
+const missingQueue = () => query('Action=GetQueueUrl&QueueName=absent&Version=2012-11-05');
 
 describe('useRoto', () => {
   test('starts the server before the first test', async () => {
