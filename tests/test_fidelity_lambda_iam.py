@@ -130,3 +130,79 @@ def test_tags_of_a_missing_event_source_mapping_are_not_found(lam):
         lam.tag_resource(Resource=arn, Tags={"a": "b"})
     code, _, status = error_of(e)
     assert (code, status) == ("ResourceNotFoundException", 404)
+
+
+# --- deprecated runtimes --------------------------------------------------------------------
+
+@pytest.mark.parametrize("runtime, recommended", [
+    ("python2.7", "python3.13"), ("python3.6", "python3.13"), ("nodejs12.x", "nodejs22.x"),
+    ("go1.x", "provided.al2023"), ("dotnetcore3.1", "dotnet8"), ("ruby2.7", "ruby3.4"),
+])
+def test_create_function_refuses_a_deprecated_runtime(lam, runtime, recommended):
+    with pytest.raises(ClientError) as e:
+        create(lam, runtime=runtime)
+    assert error_of(e) == (
+        "InvalidParameterValueException",
+        f"The runtime parameter of {runtime} is no longer supported for creating or updating AWS Lambda "
+        f"functions. We recommend you use the new runtime ({recommended}) while creating or updating functions.",
+        400)
+    assert lam.list_functions()["Functions"] == []
+
+
+def test_update_function_configuration_refuses_a_deprecated_runtime(lam):
+    create(lam)
+    with pytest.raises(ClientError) as e:
+        lam.update_function_configuration(FunctionName="fn", Runtime="nodejs10.x")
+    code, message, status = error_of(e)
+    assert (code, status) == ("InvalidParameterValueException", 400)
+    assert message.startswith("The runtime parameter of nodejs10.x is no longer supported")
+    assert lam.get_function_configuration(FunctionName="fn")["Runtime"] == "python3.12"
+    assert lam.update_function_configuration(FunctionName="fn", Runtime="python3.13")["Runtime"] == "python3.13"
+
+
+# --- STS AssumeRole of a missing role -------------------------------------------------------
+
+TRUST = '{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":{"AWS":"*"},"Action":"sts:AssumeRole"}]}'
+
+
+def test_assume_role_of_a_missing_role_is_access_denied_for_the_caller(client):
+    role = f"arn:aws:iam::{ACCOUNT}:role/missing"
+    with pytest.raises(ClientError) as e:
+        client("sts").assume_role(RoleArn=role, RoleSessionName="s1")
+    assert error_of(e) == (
+        "AccessDenied",
+        f"User: arn:aws:iam::{ACCOUNT}:root is not authorized to perform: sts:AssumeRole on resource: {role}",
+        403)
+
+
+def test_assume_role_of_a_missing_role_names_the_iam_user_calling(client):
+    iam = client("iam")
+    iam.create_user(UserName="dev")
+    key = iam.create_access_key(UserName="dev")["AccessKey"]
+    sts = client("sts", aws_access_key_id=key["AccessKeyId"], aws_secret_access_key=key["SecretAccessKey"])
+    role = "arn:aws:iam::111122223333:role/other"
+    with pytest.raises(ClientError) as e:
+        sts.assume_role(RoleArn=role, RoleSessionName="s1")
+    assert error_of(e) == (
+        "AccessDenied",
+        f"User: arn:aws:iam::{ACCOUNT}:user/dev is not authorized to perform: sts:AssumeRole on resource: {role}",
+        403)
+
+
+def test_assume_role_of_a_role_iam_has_succeeds_and_deleting_it_denies_again(client):
+    iam, sts = client("iam"), client("sts")
+    arn = iam.create_role(RoleName="app", AssumeRolePolicyDocument=TRUST)["Role"]["Arn"]
+    assert sts.assume_role(RoleArn=arn, RoleSessionName="s1")["AssumedRoleUser"]["Arn"] == \
+        f"arn:aws:sts::{ACCOUNT}:assumed-role/app/s1"
+    iam.delete_role(RoleName="app")
+    with pytest.raises(ClientError) as e:
+        sts.assume_role(RoleArn=arn, RoleSessionName="s1")
+    assert error_of(e)[0] == "AccessDenied"
+
+
+def test_assume_role_with_web_identity_of_a_missing_role_is_access_denied(client):
+    with pytest.raises(ClientError) as e:
+        client("sts").assume_role_with_web_identity(
+            RoleArn=f"arn:aws:iam::{ACCOUNT}:role/missing", RoleSessionName="s1",
+            WebIdentityToken="eyJhbGciOiJub25lIn0.eyJzdWIiOiJ4In0.")
+    assert error_of(e) == ("AccessDenied", "Not authorized to perform sts:AssumeRoleWithWebIdentity", 403)

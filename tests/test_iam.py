@@ -480,10 +480,13 @@ def test_assume_role_uses_the_iam_role_id_and_its_max_session_duration(client):
     assert error_of(e) == ("ValidationError", "The requested DurationSeconds exceeds the MaxSessionDuration set for this role.", 400)
 
 
-def test_assume_role_of_a_role_iam_does_not_have_is_not_enforced(client):
-    out = client("sts").assume_role(RoleArn="arn:aws:iam::123456789012:role/elsewhere", RoleSessionName="sess",
-                                    DurationSeconds=43200)
-    assert re.fullmatch(r"AROA[A-Z2-7]{17}:sess", out["AssumedRoleUser"]["AssumedRoleId"])
+def test_assume_role_of_a_role_iam_does_not_have_is_access_denied(client):
+    role = "arn:aws:iam::123456789012:role/elsewhere"
+    with pytest.raises(ClientError) as e:
+        client("sts").assume_role(RoleArn=role, RoleSessionName="sess")
+    assert error_of(e) == (
+        "AccessDenied",
+        f"User: arn:aws:iam::{ACCOUNT}:root is not authorized to perform: sts:AssumeRole on resource: {role}", 403)
 
 
 # Account, CLI, wire

@@ -16,6 +16,18 @@ FORM = {"Content-Type": "application/x-www-form-urlencoded"}
 ROLE = "arn:aws:iam::123456789012:role/deploy"
 
 
+TRUST = '{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":{"AWS":"*"},"Action":"sts:AssumeRole"}]}'
+
+
+@pytest.fixture(autouse=True)
+def roles(client):
+    """The roles these tests assume, in account 123456789012 (STS refuses a role IAM does
+    not have)."""
+    iam = client("iam", aws_access_key_id="123456789012", aws_secret_access_key="test")
+    iam.create_role(RoleName="deploy", AssumeRolePolicyDocument=TRUST)
+    iam.create_role(RoleName="runner", Path="/team/app/", AssumeRolePolicyDocument=TRUST)
+
+
 def session_client(server, service, creds, region="us-east-1"):
     return boto3.client(
         service,

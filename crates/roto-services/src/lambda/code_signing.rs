@@ -65,6 +65,13 @@ fn policies(given: Option<&Value>) -> Value {
     Value::map().with("UntrustedArtifactOnDeployment", action)
 }
 
+/// What Put and GetFunctionCodeSigningConfig answer.
+fn function_answer(name: String, arn: impl Into<Value>) -> Value {
+    Value::map()
+        .with("CodeSigningConfigArn", arn)
+        .with("FunctionName", name)
+}
+
 impl Lambda {
     fn code_signing_config(&self, ctx: &Context, arn: &str) -> AwsResult<Option<Value>> {
         self.env.store.with(|c| {
@@ -230,21 +237,25 @@ impl Lambda {
         Self::page_of(arns, input, "FunctionArns")
     }
 
+    /// The name of the existing function an input names.
+    fn existing_function(&self, ctx: &Context, input: &Value) -> AwsResult<String> {
+        let (name, _) = target_of(input)?;
+        self.latest(ctx, &name)?;
+        Ok(name)
+    }
+
     pub(super) fn put_function_code_signing_config(
         &self,
         ctx: &Context,
         input: &Value,
     ) -> AwsResult<Value> {
-        let (name, _) = target_of(input)?;
-        self.latest(ctx, &name)?;
+        let name = self.existing_function(ctx, input)?;
         let arn = input.str("CodeSigningConfigArn").unwrap_or_default();
         if self.code_signing_config(ctx, arn)?.is_none() {
             return Err(config_missing_for_function(arn));
         }
         self.put_setting(ctx, &name, "", FUNCTION_CONFIG, Some(&arn.into()))?;
-        Ok(Value::map()
-            .with("CodeSigningConfigArn", arn)
-            .with("FunctionName", name))
+        Ok(function_answer(name, arn))
     }
 
     pub(super) fn get_function_code_signing_config(
@@ -252,15 +263,12 @@ impl Lambda {
         ctx: &Context,
         input: &Value,
     ) -> AwsResult<Value> {
-        let (name, _) = target_of(input)?;
-        self.latest(ctx, &name)?;
+        let name = self.existing_function(ctx, input)?;
         let arn = self
             .setting(ctx, &name, "", FUNCTION_CONFIG)?
             .and_then(|a| a.as_str().map(str::to_string))
             .unwrap_or_default();
-        Ok(Value::map()
-            .with("CodeSigningConfigArn", arn)
-            .with("FunctionName", name))
+        Ok(function_answer(name, arn))
     }
 
     pub(super) fn delete_function_code_signing_config(
@@ -268,8 +276,7 @@ impl Lambda {
         ctx: &Context,
         input: &Value,
     ) -> AwsResult<Value> {
-        let (name, _) = target_of(input)?;
-        self.latest(ctx, &name)?;
+        let name = self.existing_function(ctx, input)?;
         self.put_setting(ctx, &name, "", FUNCTION_CONFIG, None)?;
         Ok(Value::map())
     }

@@ -391,6 +391,7 @@ impl Lambda {
                 "Runtime and Handler are mandatory parameters for functions created with deployment packages.",
             ));
         }
+        super::runtimes::check_runtime(input)?;
         check_environment(input)?;
         if self.function(ctx, &name, 0)?.is_some() {
             return Err(conflict(format!("Function already exist: {name}")));
@@ -537,6 +538,7 @@ impl Lambda {
         input: &Value,
     ) -> AwsResult<Value> {
         let mut function = self.for_update(ctx, input)?;
+        super::runtimes::check_runtime(input)?;
         if let Some(role) = input.str("Role") {
             check_role(role)?;
         }

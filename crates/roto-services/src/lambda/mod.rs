@@ -14,6 +14,7 @@
 //! - [`layers`]: layer versions, unpacked into `opt` for the process executor.
 //! - [`settings`]: resource policies and asynchronous invocation configuration.
 //! - [`mappings`]: event source mappings from SQS queues and DynamoDB streams.
+//! - [`runtimes`]: the deprecated runtimes Lambda refuses.
 //! - [`urls`]: function URLs, answered on Roto's port.
 //! - [`zip`]: the archive reader.
 
@@ -24,6 +25,7 @@ mod functions;
 mod invoke;
 mod layers;
 mod mappings;
+mod runtimes;
 mod settings;
 mod urls;
 mod zip;

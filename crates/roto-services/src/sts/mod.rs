@@ -9,7 +9,7 @@
 //! IAM owns users and roles, so STS asks it through the dispatcher rather than reading its
 //! tables: `GetUser` (signed with the caller's key, no user name) names the IAM user behind
 //! an `AKIA` key that Roto issued, and `GetRole` gives `AssumeRole` the role's id and its
-//! `MaxSessionDuration`. A role IAM does not know is assumed without those checks.
+//! `MaxSessionDuration`. A role IAM does not have is `AccessDenied`, as in AWS.
 
 mod federation;
 
@@ -171,29 +171,57 @@ impl Sts {
             .with("Expiration", Value::Timestamp(expiration)))
     }
 
-    /// The role's id and maximum session duration, where IAM has the role.
-    async fn iam_role(&self, ctx: &Context, account: &str, name: &str) -> Option<(String, i64)> {
+    /// The role's id and maximum session duration, as IAM's `GetRole` reports them in the
+    /// role's account; `None` only when no dispatcher serves IAM. A role IAM does not have
+    /// is the caller's `AccessDenied`, as in AWS.
+    async fn iam_role(
+        &self,
+        ctx: &Context,
+        account: &str,
+        name: &str,
+        role_arn: &str,
+        action: &str,
+    ) -> AwsResult<Option<(String, i64)>> {
         let role_ctx = Context {
             account: account.to_string(),
             access_key: None,
             ..ctx.clone()
         };
         let input = Value::map().with("RoleName", name);
-        let out = self
-            .call_other(&role_ctx, "iam", "GetRole", input)
-            .await?
-            .ok()?;
-        let role = out.get("Role")?;
-        Some((
-            role.str("RoleId")?.to_string(),
+        let out = match self.call_other(&role_ctx, "iam", "GetRole", input).await {
+            None => return Ok(None),
+            Some(Err(e)) if e.code.trim_end_matches("Exception") == "NoSuchEntity" => {
+                return Err(self.not_authorized(ctx, action, role_arn).await)
+            }
+            Some(result) => result?,
+        };
+        let role = out.get("Role").cloned().unwrap_or_else(Value::map);
+        Ok(Some((
+            role.str("RoleId").unwrap_or_default().to_string(),
             role.int("MaxSessionDuration").unwrap_or(3600),
-        ))
+        )))
+    }
+
+    /// STS's refusal of `action` on a role IAM does not have: `AssumeRole` names its
+    /// caller, the federated actions (whose callers are unsigned) do not.
+    async fn not_authorized(&self, ctx: &Context, action: &str, role_arn: &str) -> AwsError {
+        let message = match self.caller(ctx).await {
+            Ok(caller) if action == "AssumeRole" => format!(
+                "User: {} is not authorized to perform: sts:AssumeRole on resource: {role_arn}",
+                caller.arn
+            ),
+            Ok(_) => format!("Not authorized to perform sts:{action}"),
+            Err(e) => return e,
+        };
+        AwsError::new("AccessDenied", message).with_status(403)
     }
 
     async fn assume_role(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
         let session_name = input.str("RoleSessionName").unwrap_or_default();
         let duration = input.int("DurationSeconds").unwrap_or(3600);
-        let mut out = self.assume(ctx, input, session_name, duration).await?;
+        let mut out = self
+            .assume(ctx, input, session_name, duration, "AssumeRole")
+            .await?;
         if let Some(source) = input.str("SourceIdentity") {
             out.insert("SourceIdentity", source);
         }
@@ -208,13 +236,17 @@ impl Sts {
         input: &Value,
         session_name: &str,
         duration: i64,
+        action: &str,
     ) -> AwsResult<Value> {
         let role_arn = input.str("RoleArn").unwrap_or_default();
         let (account, role_name) = parse_role_arn(role_arn).ok_or_else(|| {
             AwsError::new("ValidationError", format!("{role_arn} is invalid")).with_status(400)
         })?;
         check_name_pattern(session_name, "roleSessionName")?;
-        let role_id = match self.iam_role(ctx, &account, &role_name).await {
+        let role_id = match self
+            .iam_role(ctx, &account, &role_name, role_arn, action)
+            .await?
+        {
             Some((_, max)) if duration > max => return Err(AwsError::new(
                 "ValidationError",
                 "The requested DurationSeconds exceeds the MaxSessionDuration set for this role.",
@@ -251,7 +283,15 @@ impl Sts {
         let session_name = input.str("RoleSessionName").unwrap_or_default();
         let duration = input.int("DurationSeconds").unwrap_or(3600);
         let claims = federation::web_identity(input.str("WebIdentityToken").unwrap_or_default());
-        let mut out = self.assume(ctx, input, session_name, duration).await?;
+        let mut out = self
+            .assume(
+                ctx,
+                input,
+                session_name,
+                duration,
+                "AssumeRoleWithWebIdentity",
+            )
+            .await?;
         let provider = input
             .str("ProviderId")
             .map(str::to_string)
@@ -288,7 +328,9 @@ impl Sts {
             .clone()
             .or_else(|| assertion.subject.clone())
             .unwrap_or_default();
-        let mut out = self.assume(ctx, input, &session_name, duration).await?;
+        let mut out = self
+            .assume(ctx, input, &session_name, duration, "AssumeRoleWithSAML")
+            .await?;
         for (member, value) in [
             ("Subject", assertion.subject),
             ("SubjectType", assertion.subject_type),
