@@ -196,6 +196,7 @@ impl S3 {
             }
             tx.execute("DELETE FROM s3_buckets WHERE name = ?1", [name])?;
             tx.execute("DELETE FROM s3_bucket_config WHERE bucket = ?1", [name])?;
+            tx.execute("DELETE FROM s3_completed_uploads WHERE bucket = ?1", [name])?;
             Ok(())
         })?;
         Ok(Value::map())

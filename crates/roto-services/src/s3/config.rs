@@ -18,6 +18,7 @@ use roto_core::{AwsError, AwsResult, Value};
 use rusqlite::OptionalExtension;
 
 use super::errors;
+use super::lifecycle;
 use super::tagging;
 use super::{input_str, owner, Bucket, S3};
 
@@ -666,24 +667,12 @@ impl S3 {
     }
 
     /// The configuration to store: checked as AWS checks it, with the members AWS fills in
-    /// (a replication rule's `ID`).
+    /// (a replication or lifecycle rule's `ID`).
     fn checked_config(&self, kind: &str, bucket: &Bucket, value: &Value) -> AwsResult<Value> {
         self.check_config(kind, bucket, value)?;
         let mut value = value.clone();
-        if kind == "replication" {
-            if let Some(Value::List(rules)) = value.get("Rules") {
-                let rules: Vec<Value> = rules
-                    .iter()
-                    .map(|rule| match rule.get("ID") {
-                        Some(_) => rule.clone(),
-                        None => {
-                            let id: String = (0..32).map(|_| fastrand::alphanumeric()).collect();
-                            rule.clone().with("ID", id)
-                        }
-                    })
-                    .collect();
-                value.insert("Rules", rules);
-            }
+        if kind == "replication" || kind == "lifecycle" {
+            lifecycle::with_ids(&mut value);
         }
         Ok(value)
     }
@@ -737,19 +726,7 @@ impl S3 {
                 let tags = tagging::from_tag_set(value.get("TagSet"));
                 tagging::check(&tags, 50, "Bucket")
             }
-            "lifecycle" => {
-                let rules = value.get("Rules").and_then(Value::as_list).unwrap_or_default();
-                if rules.is_empty() {
-                    return Err(errors::malformed_xml());
-                }
-                for rule in rules {
-                    match rule.str("Status") {
-                        Some("Enabled" | "Disabled") => {}
-                        _ => return Err(errors::malformed_xml()),
-                    }
-                }
-                Ok(())
-            }
+            "lifecycle" => lifecycle::check(value),
             "replication" if bucket.versioning.as_deref() != Some("Enabled") => {
                 Err(errors::invalid_request(
                     "Versioning must be 'Enabled' on the bucket to apply a replication configuration",

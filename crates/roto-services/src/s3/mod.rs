@@ -3,7 +3,8 @@
 //! One file per operation family, as in Garage: `buckets.rs` (Create/Head/List/Delete
 //! bucket, location, versioning), `config.rs` (the stored bucket configurations: policy,
 //! CORS, lifecycle, tagging, encryption, ...), `legacy.rs` (the deprecated notification
-//! and lifecycle operations over them), `objects.rs` (Put/Get/Head/Delete object,
+//! and lifecycle operations over them), `lifecycle.rs` (lifecycle rules checked as S3
+//! checks them), `objects.rs` (Put/Get/Head/Delete object,
 //! DeleteObjects, GetObjectAttributes), `conditions.rs` (conditional requests and ranges),
 //! `copy.rs` (CopyObject), `tagging.rs` (object tags), `multipart.rs` (multipart uploads),
 //! `versions.rs` (the version chain every write goes through), `lock.rs` (Object Lock:
@@ -23,6 +24,7 @@ mod copy;
 mod cors;
 mod errors;
 mod legacy;
+mod lifecycle;
 mod list;
 mod lock;
 mod multipart;
@@ -123,6 +125,13 @@ CREATE TABLE IF NOT EXISTS s3_uploads (
     template TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS s3_uploads_bucket ON s3_uploads (bucket, key, initiated);
+CREATE TABLE IF NOT EXISTS s3_completed_uploads (
+    bucket TEXT NOT NULL,
+    key TEXT NOT NULL,
+    upload_id TEXT NOT NULL,
+    etag TEXT NOT NULL,
+    PRIMARY KEY (bucket, key)
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS s3_parts (
     upload_id TEXT NOT NULL,
     part_number INTEGER NOT NULL,
@@ -326,6 +335,10 @@ impl S3 {
             "AbortMultipartUpload" => self.abort_multipart_upload(input)?,
             "ListParts" => self.list_parts(input)?,
             "ListMultipartUploads" => self.list_multipart_uploads(input)?,
+            "PutBucketPolicy" => {
+                let out = self.bucket_config(operation, input)?;
+                return Ok(Response::new(out.unwrap_or_else(Value::map)).with_status(204));
+            }
             other => match self.bucket_config(other, input)? {
                 Some(out) => out,
                 None => return Err(AwsError::not_implemented(operation)),

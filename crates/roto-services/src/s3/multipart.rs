@@ -118,6 +118,24 @@ fn checksum_choice(input: &Value) -> AwsResult<(Option<ChecksumAlgorithm>, Optio
     Ok((Some(alg), Some(kind.to_string())))
 }
 
+/// What CompleteMultipartUpload answers for the object it made at a key.
+fn completed_output(ctx: &Context, bucket: &str, key: &str, etag: String) -> Value {
+    let host = if ctx.host.is_empty() {
+        "localhost"
+    } else {
+        &ctx.host
+    };
+    let location = format!(
+        "http://{host}/{bucket}/{}",
+        percent_encoding::utf8_percent_encode(key, super::list::URL_SAFE)
+    );
+    Value::map()
+        .with("Location", location)
+        .with("Bucket", bucket)
+        .with("Key", key)
+        .with("ETag", etag)
+}
+
 impl S3 {
     fn upload(&self, upload_id: &str, bucket: &str, key: &str) -> AwsResult<Upload> {
         let row: Option<(String, String, String, String)> = self.env.store.with(|c| {
@@ -322,7 +340,15 @@ impl S3 {
         let key = input_str(input, "Key").to_string();
         let bucket = self.bucket(input_str(input, "Bucket"))?;
         let upload_id = input_str(input, "UploadId");
-        let upload = self.upload(upload_id, &bucket.name, &key)?;
+        let upload = match self.upload(upload_id, &bucket.name, &key) {
+            Ok(upload) => upload,
+            Err(e) => {
+                return match self.completed_etag(&bucket.name, &key, upload_id)? {
+                    Some(etag) => Ok(completed_output(ctx, &bucket.name, &key, etag)),
+                    None => Err(e),
+                }
+            }
+        };
         let requested = input
             .get("MultipartUpload")
             .and_then(|m| m.get("Parts"))
@@ -469,6 +495,7 @@ impl S3 {
         };
         self.commit_object(&bucket, &key, input, &mut row)?;
         self.drop_upload(upload_id)?;
+        self.remember_completed(&bucket.name, &key, upload_id, &etag)?;
         self.notify(
             ctx,
             &bucket,
@@ -476,21 +503,7 @@ impl S3 {
             &key,
             Some(&row),
         );
-        let location = format!(
-            "http://{}/{}/{}",
-            if ctx.host.is_empty() {
-                "localhost"
-            } else {
-                &ctx.host
-            },
-            bucket.name,
-            percent_encoding::utf8_percent_encode(&key, super::list::URL_SAFE)
-        );
-        let mut out = Value::map()
-            .with("Location", location)
-            .with("Bucket", bucket.name.clone())
-            .with("Key", key.as_str())
-            .with("ETag", etag)
+        let mut out = completed_output(ctx, &bucket.name, &key, etag)
             .with("ServerSideEncryption", "AES256")
             .with_opt("VersionId", version_header(&bucket, &row));
         if let Some(alg) = alg {
@@ -501,6 +514,46 @@ impl S3 {
             );
         }
         Ok(out)
+    }
+
+    /// Records the last upload completed at a key, so that completing it again (a client
+    /// retrying after a lost answer) succeeds as in S3.
+    fn remember_completed(
+        &self,
+        bucket: &str,
+        key: &str,
+        upload_id: &str,
+        etag: &str,
+    ) -> AwsResult<()> {
+        self.env.store.with(|c| {
+            c.execute(
+                "INSERT OR REPLACE INTO s3_completed_uploads (bucket, key, upload_id, etag)
+                 VALUES (?1, ?2, ?3, ?4)",
+                [bucket, key, upload_id, etag],
+            )
+            .map_err(AwsError::from)
+        })?;
+        Ok(())
+    }
+
+    /// The ETag of the object upload `upload_id` completed at a key, while it is still the
+    /// key's current object.
+    fn completed_etag(
+        &self,
+        bucket: &str,
+        key: &str,
+        upload_id: &str,
+    ) -> AwsResult<Option<String>> {
+        self.env.store.with(|c| {
+            let etag: Option<String> = c
+                .prepare_cached(
+                    "SELECT etag FROM s3_completed_uploads WHERE bucket = ?1 AND key = ?2 AND upload_id = ?3",
+                )?
+                .query_row([bucket, key, upload_id], |r| r.get(0))
+                .optional()?;
+            let current = super::versions::current(c, bucket, key)?;
+            Ok(etag.filter(|e| current.is_some_and(|row| row.etag == *e && !row.delete_marker)))
+        })
     }
 
     /// Deletes an upload's rows and its parts' blobs.

@@ -389,23 +389,23 @@ impl S3 {
             (None, Some(n)) => Some(part_range(&row, n, &mut out)?),
             (None, None) => None,
         };
-        if input.str("ChecksumMode") == Some("ENABLED") && range.is_none() {
+        let whole_or_part = range.is_none() || part_number.is_some();
+        if input.str("ChecksumMode") == Some("ENABLED") && whole_or_part {
             let alg = row
                 .checksum_algorithm
                 .as_deref()
                 .and_then(ChecksumAlgorithm::from_name);
-            if let (Some(alg), Some(sum)) = (alg, &row.checksum) {
-                out.insert(checksum_member(alg), sum.clone());
+            if let (Some(alg), Some(sum)) = (alg, stored_checksum(&row, part_number)) {
+                out.insert(checksum_member(alg), sum);
                 out.insert(
                     "ChecksumType",
                     row.checksum_type.clone().unwrap_or("FULL_OBJECT".into()),
                 );
             }
         }
-        if !head {
-            if let Some(tags) = row.tags.as_deref().map(tagging::count).filter(|n| *n > 0) {
-                out.insert("TagCount", tags);
-            }
+        let tag_count = row.tags.as_deref().map(tagging::count).filter(|n| *n > 0);
+        if let (Some(tags), false) = (tag_count, head) {
+            out.insert("TagCount", tags);
         }
         for (member, header) in RESPONSE_OVERRIDES {
             if let Some(v) = input.str(member) {
@@ -413,6 +413,9 @@ impl S3 {
             }
         }
         let mut response = Response::new(out);
+        if let (Some(tags), true) = (tag_count, head) {
+            response = response.with_header("x-amz-tagging-count", tags.to_string());
+        }
         if let Some(range) = range {
             response
                 .output
@@ -666,6 +669,19 @@ fn object_output(bucket: &Bucket, row: &ObjectRow) -> Value {
 }
 
 /// The byte range of part `n` (`partNumber=`), adding `PartsCount` for a multipart object.
+/// The checksum a read returns: the object's, or with `partNumber` the part's (an object
+/// uploaded in one piece is its own part 1).
+fn stored_checksum(row: &ObjectRow, part_number: Option<i64>) -> Option<String> {
+    let parts = row.parts();
+    match part_number {
+        Some(n) if !parts.is_empty() => usize::try_from(n - 1)
+            .ok()
+            .and_then(|i| parts.get(i))
+            .and_then(|(_, sum)| sum.clone()),
+        _ => row.checksum.clone(),
+    }
+}
+
 fn part_range(row: &ObjectRow, n: i64, out: &mut Value) -> AwsResult<ByteRange> {
     let parts = row.parts();
     let sizes: Vec<i64> = if parts.is_empty() {

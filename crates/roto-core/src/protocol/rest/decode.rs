@@ -146,10 +146,27 @@ fn query_member(
             Ok((!items.is_empty()).then_some(Value::List(items)))
         }
         _ => match query.iter().find(|(k, _)| k == wire) {
-            Some((_, v)) => Ok(Some(read_scalar(shape, member, v)?)),
+            Some((_, v)) => read_scalar(shape, member, v)
+                .map(Some)
+                .map_err(|_| invalid_query_value(shape, wire, v)),
             None => Ok(None),
         },
     }
+}
+
+/// A query parameter whose value its member cannot hold: `InvalidArgument` naming the
+/// parameter, in S3's words for integers (`?max-keys=abc`).
+fn invalid_query_value(shape: &Shape, wire: &str, value: &str) -> AwsError {
+    let message = match shape.kind {
+        ShapeKind::Integer | ShapeKind::Long => {
+            format!("Provided {wire} not an integer or within integer range")
+        }
+        _ => format!("Invalid value '{value}' for query parameter {wire}"),
+    };
+    AwsError::new("InvalidArgument", message)
+        .with_status(400)
+        .with_field("ArgumentName", wire)
+        .with_field("ArgumentValue", value)
 }
 
 /// A `header` member: typed scalars, comma-separated lists, base64 JSON `jsonvalue`s.
