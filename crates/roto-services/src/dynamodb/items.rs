@@ -10,7 +10,7 @@
 use roto_core::{AwsError, AwsResult, Context, Value};
 
 use super::attr::{item_size, item_to_value, Attr, Item};
-use super::expr::{eval, Condition, Placeholders};
+use super::expr::{eval, Condition, Placeholders, Update};
 use super::legacy::{self, check_not_mixed};
 use super::projection::{project, Path, Step};
 use super::rows::{read_item, store};
@@ -260,15 +260,28 @@ pub(super) fn check_storable(table: &Table, item: &Item, too_big: &str) -> AwsRe
 }
 
 /// What UpdateItem returns, by `ReturnValues`.
-fn update_return(mode: &str, paths: &[Path], old: Option<&Item>, new: &Item) -> Option<Item> {
+fn update_return(
+    mode: &str,
+    paths: &[Path],
+    old: Option<&Item>,
+    new: Option<&Item>,
+) -> Option<Item> {
     let shown = match mode {
         "ALL_OLD" => old?.clone(),
-        "ALL_NEW" => new.clone(),
+        "ALL_NEW" => new?.clone(),
         "UPDATED_OLD" => project(old?, paths),
-        "UPDATED_NEW" => project(new, paths),
+        "UPDATED_NEW" => project(new?, paths),
         _ => return None,
     };
     (!shown.is_empty()).then_some(shown)
+}
+
+/// Whether an update only takes attributes away (`REMOVE` and `DELETE` actions): on a
+/// missing item it creates nothing, as in DynamoDB.
+fn only_deletions(update: &Update) -> bool {
+    update.set.is_empty()
+        && update.add.is_empty()
+        && (!update.remove.is_empty() || !update.delete.is_empty())
 }
 
 impl DynamoDb {
@@ -368,6 +381,9 @@ impl DynamoDb {
             check_key_untouched(&table, &paths)?;
             let old = read_item(tx, ctx, &name, &encoded)?;
             guard.check(old.as_ref())?;
+            if old.is_none() && update.as_ref().is_some_and(only_deletions) {
+                return Ok((table, None, None));
+            }
             let base = old.clone().unwrap_or_else(|| key.clone());
             let new = match &update {
                 Some(update) => eval::apply(update, &base)?,
@@ -379,13 +395,14 @@ impl DynamoDb {
                 "Item size to update has exceeded the maximum allowed size",
             )?;
             store(tx, ctx, &table, &encoded, old.as_ref(), Some(&new))?;
-            Ok::<_, AwsError>((table, old, new))
+            Ok::<_, AwsError>((table, old, Some(new)))
         })?;
-        let units = write_units(item_size(&new).max(old.as_ref().map_or(0, item_size)));
-        let indexes = index_units(&table, old.as_ref(), Some(&new));
+        let size = |item: Option<&Item>| item.map_or(0, item_size);
+        let units = write_units(size(new.as_ref()).max(size(old.as_ref())));
+        let indexes = index_units(&table, old.as_ref(), new.as_ref());
         let mode = input.str("ReturnValues").unwrap_or("NONE");
         let mut out = Value::map();
-        if let Some(shown) = update_return(mode, &paths, old.as_ref(), &new) {
+        if let Some(shown) = update_return(mode, &paths, old.as_ref(), new.as_ref()) {
             out.insert("Attributes", item_to_value(&shown));
         }
         if let Some(capacity) = consumed(input, &table.name, units, &indexes) {

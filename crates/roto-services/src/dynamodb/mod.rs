@@ -142,6 +142,26 @@ impl DynamoDb {
     }
 }
 
+/// The largest request DynamoDB accepts.
+const MAX_REQUEST: u64 = 16 * 1024 * 1024;
+
+/// Refuses a request whose body is larger than DynamoDB accepts, with HTTP 413.
+fn check_request_size(request: &Request) -> AwsResult<()> {
+    let length = request
+        .headers
+        .get(http::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    match length {
+        Some(n) if n > MAX_REQUEST => Err(AwsError::new(
+            "RequestEntityTooLarge",
+            format!("Request size {n} exceeds the limit of {MAX_REQUEST} bytes"),
+        )
+        .with_status(413)),
+        _ => Ok(()),
+    }
+}
+
 impl Service for DynamoDb {
     fn spec(&self) -> &'static ServiceSpec {
         &SPEC
@@ -155,6 +175,7 @@ impl Service for DynamoDb {
     ) -> BoxFuture<'a, AwsResult<Response>> {
         self.start_sweeper();
         Box::pin(async move {
+            check_request_size(&request)?;
             let input = &request.input;
             let output = match operation {
                 "CreateTable" => self.create_table(ctx, input)?,

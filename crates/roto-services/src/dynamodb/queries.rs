@@ -110,6 +110,17 @@ fn path_and_value<'a>(a: &'a Operand, b: &'a Operand) -> Option<(&'a Path, &'a A
     }
 }
 
+/// The comparator that says the same with its operands swapped (`:v < k` is `k > :v`).
+fn mirrored(op: Comparator) -> Comparator {
+    match op {
+        Comparator::Lt => Comparator::Gt,
+        Comparator::Le => Comparator::Ge,
+        Comparator::Gt => Comparator::Lt,
+        Comparator::Ge => Comparator::Le,
+        same => same,
+    }
+}
+
 /// A key condition's term: the key attribute, its literal operands, whether begins_with.
 type KeyTerm<'a> = (&'a Path, Vec<(&'a Attr, Option<Comparator>)>, bool);
 
@@ -117,8 +128,11 @@ type KeyTerm<'a> = (&'a Path, Vec<(&'a Attr, Option<Comparator>)>, bool);
 fn key_term(condition: &Condition) -> AwsResult<KeyTerm<'_>> {
     match condition {
         Condition::Compare(a, op, b) if *op != Comparator::Ne => {
-            let (p, v) = path_and_value(a, b).ok_or_else(unsupported)?;
-            Ok((p, vec![(v, Some(*op))], false))
+            match (path_and_value(a, b), path_and_value(b, a)) {
+                (Some((p, v)), _) => Ok((p, vec![(v, Some(*op))], false)),
+                (None, Some((p, v))) => Ok((p, vec![(v, Some(mirrored(*op)))], false)),
+                (None, None) => Err(unsupported()),
+            }
         }
         Condition::Between(Operand::Path(p), Operand::Value(l), Operand::Value(h)) => Ok((
             p,

@@ -487,7 +487,6 @@ fn plan(
                     "KeySchema": key_schema.to_json(),
                     "Projection": (spec.get("Projection").unwrap_or(&Value::map())).to_json(),
                     "IndexStatus": "ACTIVE",
-                    "Backfilling": false,
                     "ProvisionedThroughput": throughput_description(index_throughput),
                     "IndexSizeBytes": 0,
                     "ItemCount": 0,
@@ -810,6 +809,9 @@ fn response_description(
                     .find(|i| i["IndexName"].as_str() == Some(name.as_str()))
                 {
                     index["IndexStatus"] = (*status).into();
+                    if *status == "CREATING" {
+                        index["Backfilling"] = false.into();
+                    }
                     if *status == "UPDATING" {
                         if let Some(old) = old_index(name) {
                             index["ProvisionedThroughput"] = old["ProvisionedThroughput"].clone();

@@ -638,6 +638,9 @@ impl<'s, 'p, 'r> Parser<'s, 'p, 'r> {
             self.count_operator()?;
             let right = self.operand(Context::Condition)?;
             self.distinct(token.text, &left, &[&right])?;
+            if !matches!(comparator, Comparator::Eq | Comparator::Ne) {
+                self.orderable(token.text, &[&left, &right])?;
+            }
             return Ok(Condition::Compare(left, comparator, right));
         }
         if token.is_keyword("BETWEEN") {
@@ -649,6 +652,7 @@ impl<'s, 'p, 'r> Parser<'s, 'p, 'r> {
             }
             self.at += 1;
             let high = self.operand(Context::Condition)?;
+            self.orderable("BETWEEN", &[&left, &low, &high])?;
             self.check_bounds(&low, &high)?;
             return Ok(Condition::Between(left, low, high));
         }
@@ -673,6 +677,19 @@ impl<'s, 'p, 'r> Parser<'s, 'p, 'r> {
             Operand::Size(_) => self.misused("size"),
             _ => self.syntax_error(),
         }
+    }
+
+    /// Refuses a constant an ordering operator cannot compare (only strings, numbers and
+    /// binaries have an order); attributes of other types just fail the comparison.
+    fn orderable(&self, operator: &str, operands: &[&Operand]) -> AwsResult<()> {
+        for operand in operands {
+            if let Operand::Value(attr) = operand {
+                if !matches!(attr, Attr::S(_) | Attr::N(_) | Attr::B(_)) {
+                    return Err(self.operand_type_error(operator, attr));
+                }
+            }
+        }
+        Ok(())
     }
 
     fn check_bounds(&self, low: &Operand, high: &Operand) -> AwsResult<()> {
