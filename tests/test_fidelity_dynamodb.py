@@ -148,3 +148,11 @@ def test_a_request_over_16_mb_is_refused_with_413(server, db):
     assert code == 413, answer[:300]
     assert json.loads(answer)["__type"].endswith("RequestEntityTooLarge")
     assert "big" not in db.get_item(TableName="tbl", Key=KEY)["Item"]
+
+
+def test_a_transaction_update_of_only_deletions_does_not_create_a_missing_item(db):
+    missing = {"pk": {"S": "nope"}, "sk": {"S": "1"}}
+    db.transact_write_items(TransactItems=[{"Update": {
+        "TableName": "tbl", "Key": missing, "UpdateExpression": "REMOVE n DELETE s :v",
+        "ExpressionAttributeValues": {":v": {"SS": ["x"]}}}}])
+    assert "Item" not in db.get_item(TableName="tbl", Key=missing)

@@ -198,3 +198,14 @@ def test_lifecycle_rule_ids_must_be_unique(s3, bucket):
     rule = {"ID": "same", "Status": "Enabled", "Filter": {"Prefix": ""}, "Expiration": {"Days": 1}}
     fails(lambda: s3.put_bucket_lifecycle_configuration(Bucket=bucket, LifecycleConfiguration={"Rules": [rule, rule]}),
           "InvalidArgument", 400, "Rule ID must be unique. Found same ID for more than one rule")
+
+
+def test_content_encoding_sent_beside_aws_chunked_is_kept_without_it(server, s3, bucket):
+    body = b"5\r\nhello\r\n0\r\n\r\n"
+    code, _, answer = server.request("PUT", f"/{bucket}/chunked", body, {
+        "Authorization": AUTH, "Content-Encoding": "aws-chunked,gzip",
+        "x-amz-content-sha256": "STREAMING-UNSIGNED-PAYLOAD-TRAILER", "x-amz-decoded-content-length": "5"})
+    assert code == 200, answer
+    got = s3.get_object(Bucket=bucket, Key="chunked")
+    assert got["Body"].read() == b"hello"
+    assert got["ContentEncoding"] == "gzip"

@@ -17,8 +17,8 @@ use sha2::{Digest, Sha256};
 use super::attr::{item_to_value, Attr, Item};
 use super::expr::{eval, Placeholders, Update};
 use super::items::{
-    check_expression_maps, check_key_untouched, check_storable, not_found_unless, selected_paths,
-    Guard,
+    check_expression_maps, check_key_untouched, check_storable, not_found_unless, only_deletions,
+    selected_paths, Guard,
 };
 use super::key::EncodedKey;
 use super::projection::{project, Path};
@@ -121,6 +121,9 @@ impl Write {
             Change::Check => old.cloned(),
             Change::Update(update, paths) => {
                 check_key_untouched(table, paths)?;
+                if old.is_none() && update.as_ref().is_some_and(only_deletions) {
+                    return Ok(None);
+                }
                 let base = old.cloned().unwrap_or_else(|| self.item.clone());
                 let new = match update {
                     Some(u) => eval::apply(u, &base)?,

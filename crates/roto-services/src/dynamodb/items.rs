@@ -278,7 +278,7 @@ fn update_return(
 
 /// Whether an update only takes attributes away (`REMOVE` and `DELETE` actions): on a
 /// missing item it creates nothing, as in DynamoDB.
-fn only_deletions(update: &Update) -> bool {
+pub(super) fn only_deletions(update: &Update) -> bool {
     update.set.is_empty()
         && update.add.is_empty()
         && (!update.remove.is_empty() || !update.delete.is_empty())
