@@ -209,3 +209,23 @@ def test_content_encoding_sent_beside_aws_chunked_is_kept_without_it(server, s3,
     got = s3.get_object(Bucket=bucket, Key="chunked")
     assert got["Body"].read() == b"hello"
     assert got["ContentEncoding"] == "gzip"
+
+
+def test_list_object_versions_pages_through_null_versions_and_delete_markers(s3, bucket):
+    s3.put_object(Bucket=bucket, Key="a", Body=b"before versioning")
+    s3.put_bucket_versioning(Bucket=bucket, VersioningConfiguration={"Status": "Enabled"})
+    s3.put_object(Bucket=bucket, Key="a", Body=b"v1")
+    s3.delete_object(Bucket=bucket, Key="a")
+    s3.put_object(Bucket=bucket, Key="b", Body=b"v1")
+    everything = s3.list_object_versions(Bucket=bucket)
+    expected = sorted([(v["Key"], v["VersionId"]) for v in everything["Versions"] + everything["DeleteMarkers"]])
+    seen = []
+    kwargs = {}
+    while True:
+        page = s3.list_object_versions(Bucket=bucket, MaxKeys=1, **kwargs)
+        seen += [(v["Key"], v["VersionId"]) for v in page.get("Versions", []) + page.get("DeleteMarkers", [])]
+        if not page["IsTruncated"]:
+            break
+        kwargs = {"KeyMarker": page["NextKeyMarker"], "VersionIdMarker": page["NextVersionIdMarker"]}
+    assert sorted(seen) == expected and len(seen) == 4
+    assert ("a", "null") in seen
