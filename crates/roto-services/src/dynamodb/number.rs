@@ -128,9 +128,11 @@ impl Number {
         while digits.last() == Some(&0) {
             digits.pop();
         }
-        // Zero is range-checked by the exponent it is written with (`0e126` overflows).
-        let unstripped = if digits.is_empty() { 0 } else { leading as i64 };
-        let exponent = i128::from(integer_len) - i128::from(unstripped) + i128::from(exponent);
+        // Zero is zero whatever exponent it is written with (DynamoDB stores `0e1000`).
+        if digits.is_empty() {
+            return Ok(Number::zero());
+        }
+        let exponent = i128::from(integer_len) - leading as i128 + i128::from(exponent);
         let exponent =
             i64::try_from(exponent).unwrap_or(if exponent > 0 { i64::MAX } else { i64::MIN });
         if exponent > MAX_EXPONENT {
@@ -138,9 +140,6 @@ impl Number {
         }
         if exponent < MIN_EXPONENT {
             return Err(NumberError::Underflow);
-        }
-        if digits.is_empty() {
-            return Ok(Number::zero());
         }
         if digits.len() > MAX_DIGITS {
             return Err(NumberError::TooPrecise);
@@ -387,8 +386,9 @@ mod tests {
         assert_eq!(Number::parse("1E-131"), Err(NumberError::Underflow));
         assert_eq!(Number::parse("9E-131"), Err(NumberError::Underflow));
         assert_eq!(Number::parse("0e125"), Ok(Number::zero()));
-        assert_eq!(Number::parse("0e126"), Err(NumberError::Overflow));
-        assert_eq!(Number::parse("0e-131"), Err(NumberError::Underflow));
+        assert_eq!(Number::parse("0e126"), Ok(Number::zero()));
+        assert_eq!(Number::parse("0e1000"), Ok(Number::zero()));
+        assert_eq!(Number::parse("-0.0e-131"), Ok(Number::zero()));
         assert_eq!(Number::parse("1e99999999999"), Err(NumberError::Overflow));
         assert_eq!(Number::parse("1e-99999999999"), Err(NumberError::Underflow));
         assert_eq!(
