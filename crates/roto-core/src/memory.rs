@@ -1,10 +1,11 @@
 //! Giving freed memory back to the operating system.
 //!
-//! glibc's allocator keeps what a burst of requests freed (a deleted table's rows, a large
-//! transaction's journal, a vacuum's copy) inside the process, so a server that held 80 MiB
-//! for a moment would hold it while idle for the rest of its life. Trimming costs a walk of
-//! the allocator's free lists, so it runs only once the server has gone quiet after work:
-//! on reset, and when the trace shows requests that were followed by a quiet period.
+//! SQLite's page cache and glibc's allocator keep what a burst of requests freed (a deleted
+//! table's rows, a large transaction's journal, a vacuum's copy) inside the process, so a
+//! server that held 80 MiB for a moment would hold it while idle for the rest of its life.
+//! Releasing it ([`crate::store::Store::release_memory`]) costs a walk of the free lists, so
+//! it runs only once the server has gone quiet after work: on reset, and when the trace
+//! shows requests that were followed by a quiet period.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -23,7 +24,8 @@ pub fn release_free_memory() {
     }
 }
 
-/// Trims memory once each time the server goes quiet after requests, for as long as it runs.
+/// Releases memory once each time the server goes quiet after requests, for as long as it
+/// runs.
 pub fn trim_when_quiet(env: &Arc<Env>) {
     let env = Arc::downgrade(env);
     tokio::spawn(async move {
@@ -35,7 +37,7 @@ pub fn trim_when_quiet(env: &Arc<Env>) {
             let latest = env.trace.latest_seq();
             if latest == seen && latest != trimmed_at {
                 trimmed_at = latest;
-                let _ = tokio::task::spawn_blocking(release_free_memory).await;
+                let _ = tokio::task::spawn_blocking(move || env.store.release_memory()).await;
             }
             seen = latest;
         }

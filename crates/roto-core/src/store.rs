@@ -409,7 +409,7 @@ impl Store {
             for t in tables {
                 sql.push_str(&format!("DELETE FROM \"{}\";", t.replace('"', "\"\"")));
             }
-            sql.push_str("COMMIT; VACUUM; PRAGMA shrink_memory;");
+            sql.push_str("COMMIT; VACUUM;");
             conn.execute_batch(&sql)
         })?;
         if let Some(readers) = &self.readers {
@@ -420,8 +420,16 @@ impl Store {
                 let _ = std::fs::remove_file(entry.path());
             }
         }
-        crate::memory::release_free_memory();
+        self.release_memory();
         Ok(())
+    }
+
+    /// Gives the memory SQLite's caches and the allocator hold free back to the system.
+    pub fn release_memory(&self) {
+        self.writer.exclusive(|conn| {
+            let _ = conn.execute_batch("PRAGMA shrink_memory;");
+        });
+        crate::memory::release_free_memory();
     }
 
     /// Checkpoints the WAL into the database file (on graceful stop).
