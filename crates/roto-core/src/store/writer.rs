@@ -15,19 +15,26 @@
 //! after its commit has finished ([`Durability::sync_through`]); whoever finds no fsync
 //! running starts one that covers every commit written so far. So no write is acknowledged
 //! before it is on disk, the next transactions run while an fsync is in flight, and 16
-//! writers share one fsync instead of queueing for 16. SQLite's own checkpoints sync the
+//! writers share one fsync instead of queueing for 16. While the disk's fsyncs take under a
+//! millisecond they run on the worker (a hand-off would cost more); slower ones, and waits
+//! for them, leave it through `block_in_place`. SQLite's own checkpoints sync the
 //! WAL and the database file in this mode, so frames a checkpoint moves stay durable.
 
 use std::fs::File;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Duration;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
 
 use parking_lot::{Mutex, MutexGuard};
 use rusqlite::{Connection, TransactionBehavior};
 
 /// How long a caller on a worker waits for a taken connection before it hands the worker off.
 const BRIEF_WAIT: Duration = Duration::from_micros(50);
+
+/// An fsync at most this long runs on the worker that needs it, like any short blocking
+/// call: handing the worker off would cost more. A slower disk's fsyncs, and waits for them,
+/// run under `block_in_place`.
+const FAST_FSYNC: Duration = Duration::from_millis(1);
 
 /// The write connection.
 pub(super) struct Writer {
@@ -42,6 +49,8 @@ pub(super) struct Durability {
     written: AtomicU64,
     /// Commits known to be on disk; held while an fsync runs.
     synced: Mutex<u64>,
+    /// Whether the last fsync took longer than [`FAST_FSYNC`].
+    slow: AtomicBool,
 }
 
 /// Runs blocking work without parking a multi-threaded runtime's worker.
@@ -62,6 +71,7 @@ impl Durability {
             wal,
             written: AtomicU64::new(0),
             synced: Mutex::new(0),
+            slow: AtomicBool::new(false),
         }
     }
 
@@ -72,20 +82,29 @@ impl Durability {
 
     /// Returns once commit `n` is on disk, taking an fsync if none that covers it ran.
     fn sync_through(&self, n: u64) -> rusqlite::Result<()> {
-        let mut synced = self
-            .synced
-            .try_lock_for(BRIEF_WAIT)
-            .unwrap_or_else(|| off_worker(|| self.synced.lock()));
+        let slow = self.slow.load(Ordering::Relaxed);
+        let mut synced = match slow {
+            true => self
+                .synced
+                .try_lock_for(BRIEF_WAIT)
+                .unwrap_or_else(|| off_worker(|| self.synced.lock())),
+            false => self.synced.lock(),
+        };
         if *synced >= n {
             return Ok(());
         }
         let covered = self.written.load(Ordering::SeqCst);
-        off_worker(|| File::open(&self.wal).and_then(|wal| wal.sync_data())).map_err(|e| {
+        let started = Instant::now();
+        let fsync = || File::open(&self.wal).and_then(|wal| wal.sync_data());
+        let done = if slow { off_worker(fsync) } else { fsync() };
+        done.map_err(|e| {
             rusqlite::Error::SqliteFailure(
                 rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_IOERR_FSYNC),
                 Some(format!("cannot fsync {}: {e}", self.wal.display())),
             )
         })?;
+        self.slow
+            .store(started.elapsed() > FAST_FSYNC, Ordering::Relaxed);
         *synced = covered;
         Ok(())
     }
