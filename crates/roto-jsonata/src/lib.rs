@@ -1,0 +1,1 @@
+//! JSONata for Step Functions (work in progress).

@@ -1,0 +1,1 @@
+//! JSONPath for Step Functions paths and API Gateway mapping templates (work in progress).

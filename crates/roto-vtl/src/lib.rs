@@ -1,0 +1,1 @@
+//! Velocity templates for API Gateway mapping templates (work in progress).
