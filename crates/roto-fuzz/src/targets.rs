@@ -101,6 +101,11 @@ pub const TARGETS: &[Target] = &[
         run: iam_policy,
         grammar: JSON,
     },
+    Target {
+        name: "jsonpath",
+        run: jsonpath,
+        grammar: JSONPATH,
+    },
 ];
 
 /// The target called `name`.
@@ -346,6 +351,46 @@ const SCHEDULE: Grammar = Grammar {
     ],
     nesting: &[("1,", ""), ("0-59/", "")],
 };
+const JSONPATH: Grammar = Grammar {
+    dictionary: &[
+        "$",
+        "$$",
+        "@",
+        ".",
+        "..",
+        "*",
+        "[",
+        "]",
+        "[*]",
+        "[0]",
+        "[-1]",
+        "[1:]",
+        "[::-1]",
+        "['a']",
+        "[\"b\"]",
+        "[0,1]",
+        "['a','b']",
+        "[?(",
+        ")]",
+        "@.a",
+        " == ",
+        " != ",
+        " < ",
+        " >= ",
+        " && ",
+        " || ",
+        "!",
+        "'x'",
+        "1.5e3",
+        "true",
+        "null",
+        ".length()",
+        ".sum()",
+        "\\u00e9",
+        "-9223372036854775808",
+    ],
+    nesting: &[("[?(", ")]"), ("(", ")"), ("!", ""), ("[?(@.a", " == 1)]")],
+};
 const INSIGHTS: Grammar = Grammar {
     dictionary: &[
         "fields ",
@@ -587,6 +632,22 @@ fn event_pattern(input: &[u8]) {
 
 fn event_schedule(input: &[u8]) {
     roto_services::events::fuzz::fuzz_schedule_expression(&text(input));
+}
+
+/// A JSONPath parsed, then selected, evaluated and set over a fixed document.
+fn jsonpath(input: &[u8]) {
+    let Ok(path) = roto_jsonpath::Path::parse(&text(input)) else {
+        return;
+    };
+    let mut doc = serde_json::json!({
+        "a": [1, {"a": [2, "x", null]}, [true, 1.5]],
+        "b": {"c": {"d": "e"}, "": 0},
+        "x": "text"
+    });
+    path.select(&doc);
+    path.get(&doc);
+    path.evaluate(&doc);
+    let _ = path.set(&mut doc, serde_json::Value::Null);
 }
 
 fn iam_policy(input: &[u8]) {
