@@ -21,6 +21,7 @@ SERVICES = {
     "sts": "sts", "s3": "s3", "dynamodb": "dynamodb", "dynamodbstreams": "dynamodbstreams",
     "sqs": "sqs", "sns": "sns", "lambda": "lambda", "logs": "logs", "events": "events",
     "secretsmanager": "secretsmanager", "ssm": "ssm", "kms": "kms", "iam": "iam",
+    "apigateway": "apigateway", "apigatewayv2": "apigatewayv2",
 }
 DROP = {"documentation", "documentationUrl", "examples", "deprecatedMessage", "box",
         "wrapper", "sensitive", "endpointdiscovery", "endpointoperation", "authtype",

@@ -391,6 +391,8 @@ macro_rules! embedded_models {
 }
 
 embedded_models!(
+    "apigateway",
+    "apigatewayv2",
     "dynamodb",
     "dynamodbstreams",
     "events",

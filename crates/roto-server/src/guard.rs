@@ -160,16 +160,16 @@ impl Guard {
     }
 
     /// Refuses a cross-origin browser request that would make an unsigned control-plane
-    /// call. `s3_form` says the request is an S3 form upload; `function_url` that it is
-    /// for a Lambda function URL.
+    /// call. `s3_form` says the request is an S3 form upload; `data_plane` that it is for
+    /// a data plane that answers browsers itself (a Lambda function URL, an API Gateway API).
     pub fn check_call(
         &self,
         parts: &Parts,
         service: &str,
         s3_form: bool,
-        function_url: bool,
+        data_plane: bool,
     ) -> Result<(), AwsError> {
-        if function_url || parts.headers.contains_key(http::header::AUTHORIZATION) {
+        if data_plane || parts.headers.contains_key(http::header::AUTHORIZATION) {
             return Ok(());
         }
         let browser_reach = service == "s3"

@@ -45,6 +45,11 @@ pub struct App {
     pub localstack: localstack::Instance,
 }
 
+/// The address a request's connection comes from (a request extension), which data planes
+/// report as the caller's source IP.
+#[derive(Debug, Clone, Copy)]
+pub struct Peer(pub std::net::SocketAddr);
+
 /// A fixed body.
 pub fn full(bytes: impl Into<Bytes>) -> Body {
     Full::new(bytes.into())
@@ -294,13 +299,17 @@ async fn run(
     let raw = route
         .raw_operation
         .or_else(|| raw_operation(protocol, parts));
-    let function_url = route.raw_operation == Some("InvokeFunctionUrl");
+    let data_plane = route.raw_operation.is_some_and(|op| {
+        crate::router::DATA_PLANES
+            .iter()
+            .any(|plane| plane.operation == op)
+    });
     app.guard
         .check_call(
             parts,
             route.service.spec().name,
             raw == Some("PostObject"),
-            function_url,
+            data_plane,
         )
         .map_err(|mut e| {
             if matches!(protocol, Protocol::Json | Protocol::RestJson) {
@@ -329,7 +338,11 @@ async fn run(
             .with("Method", parts.method.as_str())
             .with("Path", path.as_str())
             .with("Query", query)
-            .with("Body", roto_core::Value::Blob(body.to_vec()));
+            .with("Body", roto_core::Value::Blob(body.to_vec()))
+            .with_opt(
+                "SourceIp",
+                parts.extensions.get::<Peer>().map(|p| p.0.ip().to_string()),
+            );
         let request = Request {
             input,
             body: None,

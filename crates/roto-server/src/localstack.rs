@@ -52,12 +52,18 @@ impl Instance {
     }
 }
 
-/// Whether a path is LocalStack's rather than a bucket's (bucket names have no `_`).
+/// Whether a path is LocalStack's rather than a bucket's (bucket names have no `_`), and
+/// not a data plane's path form (`/_aws/execute-api/...`), which the router routes.
 pub fn serves(path: &str) -> bool {
-    ["/_localstack", "/_aws"].iter().any(|base| {
-        path.strip_prefix(base)
-            .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
-    })
+    let data_plane = crate::router::DATA_PLANES
+        .iter()
+        .filter_map(|plane| plane.path_prefix)
+        .any(|prefix| path.starts_with(prefix));
+    !data_plane
+        && ["/_localstack", "/_aws"].iter().any(|base| {
+            path.strip_prefix(base)
+                .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+        })
 }
 
 /// Serves one request to a LocalStack endpoint.

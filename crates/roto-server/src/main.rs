@@ -208,12 +208,16 @@ fn spawn_connection(
     connections: &Arc<Connections>,
 ) {
     let _ = stream.set_nodelay(true);
+    let peer = stream.peer_addr().ok().map(http::Peer);
     let tracked = connections.track();
     let activity = tracked.activity.clone();
     let io = TokioIo::new(TrackedIo::new(stream, activity.clone()));
     let timeouts = app.timeouts;
     let app = app.clone();
-    let service = service_fn(move |req| {
+    let service = service_fn(move |mut req: hyper::Request<hyper::body::Incoming>| {
+        if let Some(peer) = peer {
+            req.extensions_mut().insert(peer);
+        }
         let in_flight = activity.begin();
         let app = app.clone();
         async move {

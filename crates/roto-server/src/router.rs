@@ -6,8 +6,10 @@
 //! query protocol's `Version`, then the host (`sqs.us-east-1.localhost`,
 //! `bucket.s3.localhost`) and the path (`/000000000000/queue`); anything left is S3 in
 //! path style, as LocalStack does. The access key id picks the account; the scope's region
-//! picks the region. A Lambda function URL's host (`<id>.lambda-url.<region>.localhost`)
-//! comes before all of these: whatever its request says, it is for the function.
+//! picks the region. A data plane's host comes before all of these: whatever its request
+//! says, a Lambda function URL's (`<id>.lambda-url.<region>.localhost`) is for the function,
+//! and an API Gateway API's (`<id>.execute-api.<region>.amazonaws.com`, or the path
+//! `/_aws/execute-api/<id>/...`) for the API ([`DATA_PLANES`]).
 
 use std::sync::Arc;
 
@@ -31,6 +33,36 @@ pub struct Route {
     /// function URL), with its method, path, query, headers and body as they came.
     pub raw_operation: Option<&'static str>,
 }
+
+/// A data plane served on Roto's port: requests for hosts `<id>.<label>[.<region>].<base>`
+/// (or whose path starts with `path_prefix`) go to the service's raw operation.
+#[derive(Debug, PartialEq)]
+pub struct DataPlane {
+    /// The host label after the id (`lambda-url`).
+    pub label: &'static str,
+    /// The path prefix that also reaches it, for clients that cannot set a host name.
+    pub path_prefix: Option<&'static str>,
+    /// The service that serves it.
+    pub service: &'static str,
+    /// The raw operation that receives its requests.
+    pub operation: &'static str,
+}
+
+/// Lambda function URLs and API Gateway's deployed APIs (REST and HTTP alike).
+pub const DATA_PLANES: &[DataPlane] = &[
+    DataPlane {
+        label: "lambda-url",
+        path_prefix: None,
+        service: "lambda",
+        operation: "InvokeFunctionUrl",
+    },
+    DataPlane {
+        label: "execute-api",
+        path_prefix: Some("/_aws/execute-api/"),
+        service: "apigateway",
+        operation: "ExecuteApi",
+    },
+];
 
 /// What a request's headers and URL say about its caller.
 #[derive(Debug, Default, PartialEq)]
@@ -122,7 +154,8 @@ enum HostRoute {
         name: String,
         region: Option<String>,
     },
-    FunctionUrl {
+    DataPlane {
+        plane: &'static DataPlane,
         region: Option<String>,
     },
 }
@@ -206,10 +239,13 @@ impl Router {
         let host = host.to_ascii_lowercase();
         let stem = self.host_stem(&host)?;
         let labels: Vec<&str> = stem.split('.').collect();
-        if let [_, "lambda-url", rest @ ..] = labels.as_slice() {
-            return Some(HostRoute::FunctionUrl {
-                region: rest.first().filter(|r| is_region(r)).map(|r| r.to_string()),
-            });
+        if let [_, label, rest @ ..] = labels.as_slice() {
+            if let Some(plane) = DATA_PLANES.iter().find(|p| p.label == *label) {
+                return Some(HostRoute::DataPlane {
+                    plane,
+                    region: rest.first().filter(|r| is_region(r)).map(|r| r.to_string()),
+                });
+            }
         }
         if let Some(i) = labels.iter().rposition(|l| s3_label(l).is_some()) {
             let region = s3_label(labels[i]).flatten().or_else(|| {
@@ -264,12 +300,10 @@ impl Router {
     pub fn route(&self, parts: &Parts) -> Option<Route> {
         let cred = credential(parts);
         let host = host_of(parts);
-        if host.contains(".lambda-url.") {
-            if let Some(HostRoute::FunctionUrl { region }) = self.host_route(&host) {
-                let mut route = self.finish(self.by_name("lambda")?.clone(), &cred, region, None);
-                route.raw_operation = Some("InvokeFunctionUrl");
-                return Some(route);
-            }
+        if let Some((plane, region)) = self.data_plane(parts, &host) {
+            let mut route = self.finish(self.by_name(plane.service)?.clone(), &cred, region, None);
+            route.raw_operation = Some(plane.operation);
+            return Some(route);
         }
         let target = parts
             .headers
@@ -303,7 +337,7 @@ impl Router {
                     virtual_bucket = Some(name);
                     self.by_name("s3").cloned()
                 }
-                Some(HostRoute::FunctionUrl { .. }) | None => self.by_queue_path(parts),
+                Some(HostRoute::DataPlane { .. }) | None => self.by_queue_path(parts),
             }
         };
         let service = match service {
@@ -313,9 +347,32 @@ impl Router {
         };
         let host_region = host_region.or_else(|| match self.host_route(&host)? {
             HostRoute::Service { region, .. } | HostRoute::Bucket { region, .. } => region,
-            HostRoute::FunctionUrl { region } => region,
+            HostRoute::DataPlane { region, .. } => region,
         });
         Some(self.finish(service, &cred, host_region, virtual_bucket))
+    }
+
+    /// The data plane a request is for, by its path prefix or its host, and the region
+    /// its host names.
+    fn data_plane(
+        &self,
+        parts: &Parts,
+        host: &str,
+    ) -> Option<(&'static DataPlane, Option<String>)> {
+        let path = parts.uri.path();
+        if let Some(plane) = DATA_PLANES
+            .iter()
+            .find(|p| p.path_prefix.is_some_and(|prefix| path.starts_with(prefix)))
+        {
+            return Some((plane, None));
+        }
+        let named = DATA_PLANES
+            .iter()
+            .any(|p| host.contains(&format!(".{}.", p.label)));
+        match self.host_route(host).filter(|_| named)? {
+            HostRoute::DataPlane { plane, region } => Some((plane, region)),
+            _ => None,
+        }
     }
 
     fn finish(
@@ -385,7 +442,7 @@ impl Router {
     fn virtual_bucket(&self, parts: &Parts) -> Option<String> {
         match self.host_route(&host_of(parts))? {
             HostRoute::Bucket { name, .. } => Some(name),
-            HostRoute::Service { .. } | HostRoute::FunctionUrl { .. } => None,
+            HostRoute::Service { .. } | HostRoute::DataPlane { .. } => None,
         }
     }
 }
@@ -594,6 +651,54 @@ pub(crate) mod tests {
             ))
             .unwrap();
         assert_eq!(plain.raw_operation, None);
+    }
+
+    #[test]
+    fn execute_api_hosts_and_paths_go_to_the_api_gateway_data_plane() {
+        let r = router();
+        let cases = [
+            ("abc123.execute-api.localhost:4566", "/prod/x", None),
+            ("abc123.execute-api.localhost", "/", None),
+            (
+                "abc123.execute-api.eu-west-1.amazonaws.com",
+                "/prod",
+                Some("eu-west-1"),
+            ),
+            (
+                "abc123.execute-api.localhost.localstack.cloud:4566",
+                "/p",
+                None,
+            ),
+            ("127.0.0.1:4566", "/_aws/execute-api/abc123/prod/x", None),
+            ("localhost", "/_aws/execute-api/abc123", None),
+        ];
+        for (host, path, region) in cases {
+            for headers in [
+                vec![("host", host)],
+                vec![("host", host), ("authorization", SIGNED_S3)],
+            ] {
+                let route = r.route(&parts(path, &headers)).unwrap();
+                assert_eq!(route.service.spec().name, "apigateway", "{host}{path}");
+                assert_eq!(route.raw_operation, Some("ExecuteApi"), "{host}{path}");
+                assert_eq!(route.virtual_bucket, None);
+            }
+            if let Some(region) = region {
+                let route = r.route(&parts(path, &[("host", host)])).unwrap();
+                assert_eq!(route.region, region);
+            }
+        }
+        let bucket = r
+            .route(&parts("/_aws/other", &[("host", "127.0.0.1")]))
+            .unwrap();
+        assert_eq!(bucket.service.spec().name, "s3");
+        let control = r
+            .route(&parts(
+                "/restapis",
+                &[("host", "apigateway.us-east-1.amazonaws.com")],
+            ))
+            .unwrap();
+        assert_eq!(control.service.spec().name, "apigateway");
+        assert_eq!(control.raw_operation, None);
     }
 
     #[test]

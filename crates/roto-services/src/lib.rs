@@ -11,6 +11,7 @@ use std::sync::Arc;
 
 use roto_core::{Env, Service};
 
+pub mod apigateway;
 mod balance;
 mod blocking;
 pub mod dynamodb;
@@ -47,5 +48,6 @@ pub fn all(env: &Arc<Env>) -> io::Result<Vec<Arc<dyn Service>>> {
         Arc::new(lambda::Lambda::new(env.clone())?),
         Arc::new(ssm::Ssm::new(env.clone())?),
         Arc::new(events::EventBridge::new(env.clone())?),
+        Arc::new(apigateway::ApiGateway::new(env.clone())?),
     ])
 }

@@ -1,0 +1,87 @@
+//! API Gateway: REST APIs (v1, model `apigateway`) and HTTP APIs (v2, model
+//! `apigatewayv2`), one backend with one id space, as AWS serves them.
+//!
+//! Both control planes speak rest-json through the generic codec; this module registers
+//! the v1 service, and `v2/` the v2 service, over the same store. A deployed API answers
+//! on Roto's own port: the router hands every request for `{apiId}.execute-api.{domain}`,
+//! `{apiId}.execute-api.{region}.amazonaws.com`, `{apiId}.execute-api.localhost.localstack.cloud`
+//! or the path `/_aws/execute-api/{apiId}/...` to this service as `ExecuteApi`, and
+//! [`invoke`] serves it: REST APIs first, then HTTP APIs (`v2::serve`), else 404.
+//!
+//! - [`invoke`]: the data plane's entry and its interface ([`invoke::ApiRequest`],
+//!   [`invoke::ApiResponse`]), shared by both API kinds.
+//! - [`lambda_proxy`]: Lambda proxy integrations (invoking the function through the
+//!   dispatcher, reading its proxy response, AWS's 502 and 504), shared by both.
+//! - [`store`]: the documents both keep (one table, created on the first call).
+//!
+//! The v2 module (`pub mod v2;`) plugs in with `v2::serve(env, &ApiRequest) ->
+//! AwsResult<Option<ApiResponse>>`, called from [`invoke`] where `serve_http_api` stands.
+
+pub mod invoke;
+pub mod lambda_proxy;
+mod store;
+
+use std::sync::Arc;
+
+use roto_core::{
+    AwsError, AwsResult, BoxFuture, Context, Env, Request, Response, Service, ServiceSpec,
+};
+
+pub use store::Store;
+
+static SPEC: ServiceSpec = ServiceSpec {
+    name: "apigateway",
+    model: "apigateway",
+    query_model: None,
+    signing_names: &["apigateway"],
+    target_prefix: None,
+    query_version: None,
+    crc32_responses: false,
+    validate_input: true,
+};
+
+/// The characters of an API id (10 of them, as AWS's).
+const ID_ALPHABET: &[u8] = b"abcdefghijklmnopqrstuvwxyz0123456789";
+
+/// A new id in AWS's form (REST and HTTP API ids, resource ids, deployment ids, ...).
+pub fn new_id() -> String {
+    (0..10)
+        .map(|_| char::from(ID_ALPHABET[fastrand::usize(..ID_ALPHABET.len())]))
+        .collect()
+}
+
+/// API Gateway's REST APIs (v1).
+pub struct ApiGateway {
+    env: Arc<Env>,
+    store: Store,
+}
+
+impl ApiGateway {
+    /// The service; its table is created on the first call, not here.
+    pub fn new(env: Arc<Env>) -> std::io::Result<ApiGateway> {
+        Ok(ApiGateway {
+            store: Store::new(env.clone()),
+            env,
+        })
+    }
+}
+
+impl Service for ApiGateway {
+    fn spec(&self) -> &'static ServiceSpec {
+        &SPEC
+    }
+
+    fn call<'a>(
+        &'a self,
+        ctx: &'a Context,
+        operation: &'a str,
+        request: Request,
+    ) -> BoxFuture<'a, AwsResult<Response>> {
+        Box::pin(async move {
+            match operation {
+                "ExecuteApi" => self.execute_api(ctx, &request).await,
+                other => Err(AwsError::not_implemented(other)),
+            }
+        })
+    }
+}
