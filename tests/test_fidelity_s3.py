@@ -89,6 +89,7 @@ def test_lifecycle_keeps_the_transition_minimum_object_size_it_was_given(s3, buc
 def test_put_bucket_policy_answers_204(s3, bucket):
     policy = ('{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":"*",'
               '"Action":"s3:GetObject","Resource":"arn:aws:s3:::fidelity/*"}]}')
+    s3.delete_public_access_block(Bucket=bucket)
     out = s3.put_bucket_policy(Bucket=bucket, Policy=policy)
     assert out["ResponseMetadata"]["HTTPStatusCode"] == 204
 

@@ -56,9 +56,10 @@ def test_missing_configuration_is_its_no_such_error(s3, bucket, getter, code):
 def test_policy_round_trips_and_is_validated(s3, bucket):
     policy = json.dumps({"Version": "2012-10-17", "Statement": [
         {"Effect": "Allow", "Principal": "*", "Action": "s3:GetObject", "Resource": f"arn:aws:s3:::{bucket}/*"}]})
+    s3.delete_public_access_block(Bucket=bucket)
     s3.put_bucket_policy(Bucket=bucket, Policy=policy)
     assert json.loads(s3.get_bucket_policy(Bucket=bucket)["Policy"]) == json.loads(policy)
-    assert s3.get_bucket_policy_status(Bucket=bucket)["PolicyStatus"]["IsPublic"] is False
+    assert s3.get_bucket_policy_status(Bucket=bucket)["PolicyStatus"]["IsPublic"] is True
     with pytest.raises(ClientError) as e:
         s3.put_bucket_policy(Bucket=bucket, Policy="not json")
     assert error(e)["Code"] == "MalformedPolicy"
@@ -129,7 +130,8 @@ def test_ownership_controls_and_public_access_block_have_defaults_until_deleted(
     block = s3.get_public_access_block(Bucket=bucket)["PublicAccessBlockConfiguration"]
     assert block == {"BlockPublicAcls": True, "IgnorePublicAcls": True, "BlockPublicPolicy": True, "RestrictPublicBuckets": True}
     s3.put_public_access_block(Bucket=bucket, PublicAccessBlockConfiguration={"BlockPublicAcls": False})
-    assert s3.get_public_access_block(Bucket=bucket)["PublicAccessBlockConfiguration"] == {"BlockPublicAcls": False}
+    assert s3.get_public_access_block(Bucket=bucket)["PublicAccessBlockConfiguration"] == {
+        "BlockPublicAcls": False, "IgnorePublicAcls": False, "BlockPublicPolicy": False, "RestrictPublicBuckets": False}
     s3.delete_public_access_block(Bucket=bucket)
     with pytest.raises(ClientError) as e:
         s3.get_public_access_block(Bucket=bucket)

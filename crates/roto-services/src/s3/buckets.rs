@@ -80,7 +80,8 @@ impl S3 {
             .and_then(|c| c.str("LocationConstraint"));
         let region = bucket_region(&ctx.region, constraint)?;
         let location = format!("/{name}");
-        self.env.store.transaction(|tx| {
+        let (ownership, acl) = self.new_bucket_acl(ctx, input)?;
+        let created = self.env.store.transaction(|tx| {
             let existing: Option<(String, String)> = rusqlite::OptionalExtension::optional(
                 tx.query_row(
                     "SELECT account, region FROM s3_buckets WHERE name = ?1",
@@ -94,7 +95,7 @@ impl S3 {
                 }
                 // us-east-1 answers a re-create by the owner with 200, as AWS does.
                 Some((_, existing)) if existing == "us-east-1" && region == "us-east-1" => {
-                    Ok(())
+                    Ok(false)
                 }
                 Some(_) => Err(errors::bucket_already_owned(name)),
                 None => {
@@ -111,10 +112,13 @@ impl S3 {
                             lock
                         ],
                     )?;
-                    Ok(())
+                    Ok(true)
                 }
             }
         })?;
+        if created {
+            self.store_new_bucket_acl(name, ownership, acl)?;
+        }
         Ok(Value::map()
             .with("Location", location)
             .with("BucketArn", format!("arn:aws:s3:::{name}")))

@@ -20,7 +20,8 @@ use rusqlite::OptionalExtension;
 use super::errors;
 use super::lifecycle;
 use super::tagging;
-use super::{input_str, owner, Bucket, S3};
+use super::{acl, public};
+use super::{input_str, Bucket, S3};
 
 /// The lifecycle member (the `x-amz-transition-default-minimum-object-size` header) that
 /// says which objects transition, stored beside the rules and returned by Put and Get.
@@ -478,16 +479,17 @@ impl S3 {
     pub(crate) fn bucket_config(&self, operation: &str, input: &Value) -> AwsResult<Option<Value>> {
         match operation {
             "GetBucketAcl" | "GetObjectAcl" => return self.get_acl(input, operation).map(Some),
-            "PutBucketAcl" | "PutObjectAcl" => {
-                self.bucket(input_str(input, "Bucket"))?;
-                return Ok(Some(Value::map()));
-            }
+            "PutBucketAcl" | "PutObjectAcl" => return self.put_acl(input, operation).map(Some),
             "GetBucketPolicyStatus" => {
                 let bucket = self.bucket(input_str(input, "Bucket"))?;
                 return match self.stored_config(&bucket.name, "policy")? {
-                    Some(Some(_)) => Ok(Some(
-                        Value::map().with("PolicyStatus", Value::map().with("IsPublic", false)),
-                    )),
+                    Some(Some(policy)) => {
+                        let public = public::policy_is_public(policy.as_str().unwrap_or_default());
+                        Ok(Some(Value::map().with(
+                            "PolicyStatus",
+                            Value::map().with("IsPublic", public),
+                        )))
+                    }
                     _ => Err(error(
                         "NoSuchBucketPolicy",
                         "The bucket policy does not exist",
@@ -670,6 +672,9 @@ impl S3 {
     /// (a replication or lifecycle rule's `ID`).
     fn checked_config(&self, kind: &str, bucket: &Bucket, value: &Value) -> AwsResult<Value> {
         self.check_config(kind, bucket, value)?;
+        if kind == "public-access-block" {
+            return Ok(acl::full_public_access_block(value));
+        }
         let mut value = value.clone();
         if kind == "replication" || kind == "lifecycle" {
             lifecycle::with_ids(&mut value);
@@ -698,8 +703,14 @@ impl S3 {
                     return Err(AwsError::new("MalformedPolicy", "Missing required field Statement")
                         .with_status(400));
                 }
+                if public::policy_is_public(text)
+                    && self.public_access_block(&bucket.name)?.block_public_policy
+                {
+                    return Err(acl::blocked());
+                }
                 Ok(())
             }
+            "ownership" => self.check_ownership(bucket, value),
             "cors" => {
                 let rules = value.get("CORSRules").and_then(Value::as_list).unwrap_or_default();
                 if rules.is_empty() || rules.len() > 100 {
@@ -853,24 +864,6 @@ impl S3 {
             }
             _ => Ok(()),
         }
-    }
-
-    fn get_acl(&self, input: &Value, operation: &str) -> AwsResult<Value> {
-        let bucket = self.bucket(input_str(input, "Bucket"))?;
-        if operation == "GetObjectAcl" {
-            let key = input_str(input, "Key");
-            self.env.store.with(|c| {
-                super::versions::find(c, &bucket.name, key, input.str("VersionId")).map(|_| ())
-            })?;
-        }
-        let who = owner(&bucket.account);
-        let grantee = who.clone().with("Type", "CanonicalUser");
-        Ok(Value::map().with("Owner", who).with(
-            "Grants",
-            vec![Value::map()
-                .with("Grantee", grantee)
-                .with("Permission", "FULL_CONTROL")],
-        ))
     }
 }
 

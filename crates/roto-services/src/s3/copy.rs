@@ -154,6 +154,7 @@ impl S3 {
                 })
             },
         )?;
+        let headers = self.with_object_acl(ctx, &bucket, input, headers)?;
         let algorithm = input
             .str("ChecksumAlgorithm")
             .and_then(ChecksumAlgorithm::from_name)

@@ -2,7 +2,8 @@
 //!
 //! One file per operation family, as in Garage: `buckets.rs` (Create/Head/List/Delete
 //! bucket, location, versioning), `config.rs` (the stored bucket configurations: policy,
-//! CORS, lifecycle, tagging, encryption, ...), `legacy.rs` (the deprecated notification
+//! CORS, lifecycle, tagging, encryption, ...), `acl.rs` (ACLs, Object Ownership and Block
+//! Public Access), `public.rs` (whether a bucket policy is public), `legacy.rs` (the deprecated notification
 //! and lifecycle operations over them), `lifecycle.rs` (lifecycle rules checked as S3
 //! checks them), `objects.rs` (Put/Get/Head/Delete object,
 //! DeleteObjects, GetObjectAttributes), `conditions.rs` (conditional requests and ranges),
@@ -16,6 +17,7 @@
 //! bodies live in blob files named by random ids, never by keys; a row references its
 //! blob and is committed only after the blob is complete.
 
+mod acl;
 mod body;
 mod buckets;
 mod conditions;
@@ -31,6 +33,7 @@ mod multipart;
 mod notifications;
 mod objects;
 mod post;
+mod public;
 mod restore;
 mod tagging;
 mod versions;

@@ -165,7 +165,12 @@ impl S3 {
         check_key(key)?;
         let (alg, kind) = checksum_choice(input)?;
         let template = Template {
-            headers: self.lock_headers(&bucket, input, &stored_headers(input))?,
+            headers: self.with_object_acl(
+                ctx,
+                &bucket,
+                input,
+                self.lock_headers(&bucket, input, &stored_headers(input))?,
+            )?,
             metadata: metadata_json(input)?,
             storage_class: storage_class(input)?,
             tags: tagging::from_header(input.str("Tagging"))?,

@@ -283,6 +283,7 @@ impl S3 {
         tagging::from_header(input.str("Tagging"))?;
         metadata_json(&input)?;
         let stored = self.lock_headers(&bucket, &input, &stored_headers(&input))?;
+        let stored = self.with_object_acl(ctx, &bucket, &input, stored)?;
         if input.get("IfNoneMatch").is_some() || input.get("IfMatch").is_some() {
             let current = self
                 .env

@@ -173,7 +173,8 @@ fn check_policy(form: &Form, bucket: &str, size: usize) -> AwsResult<()> {
 
 /// The PutObject-shaped input a form describes.
 fn form_input(form: &Form) -> Value {
-    const FIELDS: [(&str, &str); 7] = [
+    const FIELDS: [(&str, &str); 8] = [
+        ("acl", "ACL"),
         ("content-type", "ContentType"),
         ("cache-control", "CacheControl"),
         ("content-disposition", "ContentDisposition"),
@@ -253,7 +254,14 @@ impl S3 {
             ChecksumAlgorithm::Crc64Nvme,
         )
         .await?;
-        let mut row = match new_row(&input, &upload, self.next_seq(), stored_headers(&input)) {
+        let stored = match self.with_object_acl(ctx, &bucket, &input, stored_headers(&input)) {
+            Ok(stored) => stored,
+            Err(e) => {
+                self.env.store.remove_blob(&upload.blob);
+                return Err(e);
+            }
+        };
+        let mut row = match new_row(&input, &upload, self.next_seq(), stored) {
             Ok(row) => row,
             Err(e) => {
                 self.env.store.remove_blob(&upload.blob);
