@@ -16,6 +16,7 @@ use http_body_util::combinators::BoxBody;
 
 use crate::error::{AwsError, AwsResult};
 use crate::events::{DeliveryError, Event, EventBus};
+use crate::featureless::Featureless;
 use crate::model::{model, Model};
 use crate::protocol::Protocol;
 use crate::store::Store;
@@ -188,6 +189,14 @@ pub trait Service: Send + Sync + 'static {
     /// subscription's dead-letter queue. Nothing by default.
     fn delivery_failed(&self, event: &Event, error: &str) {
         let _ = (event, error);
+    }
+
+    /// The operations of the service's model it answers as AWS answers a resource without
+    /// the feature (the empty configuration, the default, the documented not-found error),
+    /// since Roto does not model the feature. Every other model operation is served in
+    /// full. None by default.
+    fn featureless(&self) -> &'static [Featureless] {
+        &[]
     }
 
     /// Stops what the service runs beside the server (Lambda's runtime processes) before

@@ -8,12 +8,14 @@
 //! - [`events`] and [`trace`]: asynchronous deliveries between services, and the record of
 //!   every request and delivery.
 //! - [`dispatch`]: the [`dispatch::Service`] trait and the in-process dispatcher.
+//! - [`featureless`]: how services answer operations of features Roto does not model.
 //!
 //! This crate knows no service: it must never name S3, DynamoDB or any other.
 
 pub mod dispatch;
 pub mod error;
 pub mod events;
+pub mod featureless;
 pub mod identity;
 pub mod memory;
 pub mod model;
