@@ -124,7 +124,12 @@ mod tests {
     #[test]
     fn empty_answers_have_every_list_empty() {
         let out = answer(model("dynamodb"), TABLE, "ListGlobalTables", &Value::map()).unwrap();
-        assert_eq!(out.get("GlobalTables").and_then(Value::as_list).map(|l| l.len()), Some(0));
+        assert_eq!(
+            out.get("GlobalTables")
+                .and_then(Value::as_list)
+                .map(|l| l.len()),
+            Some(0)
+        );
         assert!(out.get("LastEvaluatedGlobalTableName").is_none());
     }
 

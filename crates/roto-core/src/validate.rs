@@ -45,7 +45,8 @@ fn check_structure(model: &Model, shape: &Shape, value: &Value, path: &str, out:
         };
         match value.get(name) {
             None => {
-                if shape.required.iter().any(|r| r == name) {
+                // A streaming payload arrives as the request's body, never in the value.
+                if shape.required.iter().any(|r| r == name) && !model.resolve(member).streaming {
                     out.push(format!(
                         "Value null at '{member_path}' failed to satisfy constraint: Member must not be null"
                     ));

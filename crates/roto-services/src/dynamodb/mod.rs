@@ -33,6 +33,7 @@
 use std::io;
 use std::sync::{Arc, OnceLock};
 
+use roto_core::featureless::Featureless;
 use roto_core::{
     AwsError, AwsResult, BoxFuture, Context, Env, Request, Response, Service, ServiceSpec,
 };
@@ -65,6 +66,7 @@ mod table_updates;
 mod tables;
 mod task_records;
 mod ttl;
+mod unmodeled;
 
 static SPEC: ServiceSpec = ServiceSpec {
     name: "dynamodb",
@@ -167,6 +169,10 @@ impl Service for DynamoDb {
         &SPEC
     }
 
+    fn featureless(&self) -> &'static [Featureless] {
+        unmodeled::FEATURELESS
+    }
+
     fn call<'a>(
         &'a self,
         ctx: &'a Context,
@@ -233,7 +239,7 @@ impl Service for DynamoDb {
                 "ListTagsOfResource" => self.list_tags_of_resource(ctx, input)?,
                 "DescribeLimits" => self.describe_limits(),
                 "DescribeEndpoints" => self.describe_endpoints(ctx),
-                other => return Err(AwsError::not_implemented(other)),
+                other => return self.unmodeled(ctx, other, input).map(Response::new),
             };
             Ok(Response::new(output))
         })

@@ -36,12 +36,14 @@ mod invoke;
 mod put_events;
 mod rules;
 mod schedule;
+mod unmodeled;
 
 use std::io;
 use std::sync::{Arc, OnceLock};
 
 use roto_core::dispatch::new_request_id;
 use roto_core::events::{DeliveryError, Event};
+use roto_core::featureless::{self, Featureless};
 use roto_core::timestamp::now_millis;
 use roto_core::value::EpochMillis;
 use roto_core::{
@@ -203,6 +205,10 @@ impl Service for EventBridge {
         &SPEC
     }
 
+    fn featureless(&self) -> &'static [Featureless] {
+        unmodeled::FEATURELESS
+    }
+
     fn call<'a>(
         &'a self,
         ctx: &'a Context,
@@ -258,7 +264,10 @@ impl Service for EventBridge {
                 "DeleteApiDestination" => events.delete_api_destination(ctx, input)?,
                 "ListApiDestinations" => events.list_api_destinations(ctx, input)?,
                 "TestEventPattern" => put_events::test_event_pattern(input)?,
-                other => return Err(AwsError::not_implemented(other)),
+                other => {
+                    return featureless::answer(SPEC.model(), unmodeled::FEATURELESS, other, input)
+                        .map(Response::new)
+                }
             };
             Ok(Response::new(output))
         })

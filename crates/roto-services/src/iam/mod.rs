@@ -31,11 +31,13 @@ mod simulate;
 mod spanned;
 mod ssh_keys;
 mod store;
+mod unmodeled;
 
 use std::io;
 use std::sync::Arc;
 
 use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
+use roto_core::featureless::{self, Featureless};
 use roto_core::{
     AwsError, AwsResult, BoxFuture, Context, Env, Request, Response, Service, ServiceSpec, Value,
 };
@@ -242,7 +244,7 @@ impl Iam {
             "TagSAMLProvider" => self.tag(a, Kind::SamlProvider, input),
             "UntagSAMLProvider" => self.untag(a, Kind::SamlProvider, input),
             "ListSAMLProviderTags" => self.list_tags(a, Kind::SamlProvider, input),
-            other => Err(AwsError::not_implemented(other)),
+            other => featureless::answer(SPEC.model(), unmodeled::FEATURELESS, other, input),
         }
     }
 }
@@ -250,6 +252,10 @@ impl Iam {
 impl Service for Iam {
     fn spec(&self) -> &'static ServiceSpec {
         &SPEC
+    }
+
+    fn featureless(&self) -> &'static [Featureless] {
+        unmodeled::FEATURELESS
     }
 
     fn call<'a>(

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use base64::Engine;
 use roto_core::trace::{TraceEntry, TraceKind};
-use roto_core::{AwsError, AwsResult, Context, Env, Value};
+use roto_core::{AwsError, AwsResult, Context, Env, Request, Value};
 use tokio::sync::mpsc;
 
 use super::executor::{Executor, Invocation, Outcome, Spec};
@@ -548,6 +548,36 @@ impl Lambda {
     /// The pool-key prefix of every instance of a function.
     pub(super) fn instance_prefix(&self, ctx: &Context, name: &str) -> String {
         format!("{}/{}/{}/", ctx.account, ctx.region, name)
+    }
+
+    /// The deprecated InvokeAsync: an `Event` invocation of `$LATEST` with `InvokeArgs`
+    /// as its payload, answered with status 202.
+    pub(super) async fn invoke_async(&self, ctx: &Context, request: Request) -> AwsResult<Value> {
+        let name = request
+            .input
+            .str("FunctionName")
+            .unwrap_or_default()
+            .to_string();
+        let args = request
+            .input
+            .get("InvokeArgs")
+            .and_then(Value::as_blob)
+            .map(<[u8]>::to_vec);
+        let payload = match args {
+            Some(args) => args,
+            None => {
+                roto_core::Response::new(Value::map())
+                    .with_body(request.body)
+                    .into_payload()
+                    .await?
+            }
+        };
+        let event = Value::map()
+            .with("FunctionName", name)
+            .with("InvocationType", "Event")
+            .with("Payload", Value::Blob(payload));
+        self.invoke(ctx, &event).await?;
+        Ok(Value::map().with("Status", 202))
     }
 
     pub(super) async fn invoke(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {

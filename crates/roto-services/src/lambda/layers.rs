@@ -36,7 +36,7 @@ fn parse_version_arn(arn: &str) -> Option<(&str, &str, &str, i64)> {
 }
 
 /// The layer name a `LayerName` member gives (a name or a layer ARN).
-fn name_of(given: &str) -> &str {
+pub(super) fn name_of(given: &str) -> &str {
     given.rsplit(':').next().unwrap_or(given)
 }
 

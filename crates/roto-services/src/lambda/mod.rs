@@ -13,6 +13,8 @@
 //! - [`invoke`]: Invoke (RequestResponse, Event, DryRun), logs to CloudWatch Logs.
 //! - [`layers`]: layer versions, unpacked into `opt` for the process executor.
 //! - [`settings`]: resource policies and asynchronous invocation configuration.
+//! - [`configs`]: the settings tools put and read back (recursion, runtime management,
+//!   provisioned concurrency, layer permissions), and the features Roto does not model.
 //! - [`mappings`]: event source mappings from SQS queues and DynamoDB streams.
 //! - [`runtimes`]: the deprecated runtimes Lambda refuses.
 //! - [`urls`]: function URLs, answered on Roto's port.
@@ -20,6 +22,7 @@
 
 mod aliases;
 mod code_signing;
+mod configs;
 mod executor;
 mod functions;
 mod invoke;
@@ -35,6 +38,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use roto_core::events::{DeliveryError, Event};
+use roto_core::featureless::{self, Featureless};
 use roto_core::store::BlobReader;
 use roto_core::{
     AwsError, AwsResult, BoxFuture, Context, Env, Request, Response, Service, ServiceSpec, Value,
@@ -248,7 +252,12 @@ impl Service for Lambda {
                     self.delete_function_code_signing_config(ctx, input)?
                 }
                 "InvokeFunctionUrl" => return self.invoke_function_url(ctx, &request).await,
-                other => return Err(AwsError::not_implemented(other)),
+                "InvokeAsync" => self.invoke_async(ctx, request).await?,
+                op if Lambda::serves_config(op) => self.config(ctx, op, input)?,
+                other => {
+                    return featureless::answer(SPEC.model(), configs::FEATURELESS, other, input)
+                        .map(Response::new)
+                }
             };
             Ok(Response::new(output))
         })
@@ -256,6 +265,10 @@ impl Service for Lambda {
 
     fn deliver<'a>(&'a self, event: &'a Event) -> BoxFuture<'a, Result<(), DeliveryError>> {
         Box::pin(async move { Ok(self.accept_delivery(event)?) })
+    }
+
+    fn featureless(&self) -> &'static [Featureless] {
+        configs::FEATURELESS
     }
 
     fn stop(&self) -> BoxFuture<'_, ()> {

@@ -89,6 +89,26 @@ impl Lambda {
         }
     }
 
+    /// Every setting of `kind` of function `function`, over all qualifiers in order.
+    pub(super) fn settings_of_kind(
+        &self,
+        ctx: &Context,
+        function: &str,
+        kind: &str,
+    ) -> AwsResult<Vec<serde_json::Value>> {
+        self.env.store.with(|c| {
+            let mut st = c.prepare_cached(
+                "SELECT config FROM lambda_settings WHERE account = ?1 AND region = ?2 AND function = ?3 AND kind = ?4 ORDER BY qualifier",
+            )?;
+            let rows = st.query_map(params![ctx.account, ctx.region, function, kind], |r| {
+                r.get::<_, String>(0)
+            })?;
+            rows.map(|r| r.map(|t| serde_json::from_str(&t).unwrap_or_default()))
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(AwsError::from)
+        })
+    }
+
     /// Drops every setting of a deleted function.
     pub(super) fn forget_settings(&self, ctx: &Context, name: &str) -> AwsResult<()> {
         self.env.store.with(|c| {

@@ -35,6 +35,7 @@ mod metric_filters;
 mod queries;
 mod resource_policies;
 mod subscriptions;
+mod unmodeled;
 
 use std::io;
 
@@ -42,6 +43,7 @@ use base64::Engine;
 use std::sync::Arc;
 
 use metric_filters::test_metric_filter;
+use roto_core::featureless::{self, Featureless};
 use roto_core::timestamp::now_millis;
 use roto_core::validate;
 use roto_core::value::EpochMillis;
@@ -202,6 +204,10 @@ impl Service for Logs {
         &SPEC
     }
 
+    fn featureless(&self) -> &'static [Featureless] {
+        unmodeled::FEATURELESS
+    }
+
     fn call<'a>(
         &'a self,
         ctx: &'a Context,
@@ -261,7 +267,10 @@ impl Service for Logs {
                 "CreateExportTask" => self.create_export_task(ctx, input).await?,
                 "DescribeExportTasks" => self.describe_export_tasks(ctx, input)?,
                 "CancelExportTask" => self.cancel_export_task(ctx, input)?,
-                other => return Err(AwsError::not_implemented(other)),
+                other => {
+                    return featureless::answer(SPEC.model(), unmodeled::FEATURELESS, other, input)
+                        .map(Response::new)
+                }
             };
             Ok(Response::new(output))
         })

@@ -43,10 +43,15 @@ use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
 
 use md5::{Digest, Md5};
+use roto_core::featureless::{self, Featureless};
 use roto_core::{
     AwsError, AwsResult, BoxFuture, Context, Env, Request, Response, Service, ServiceSpec, Value,
 };
 use rusqlite::OptionalExtension;
+
+/// The S3 features Roto does not model, answered as S3 answers an account without them:
+/// directory buckets (S3 Express One Zone), of which an account here has none.
+const FEATURELESS: &[Featureless] = &[Featureless::empty("ListDirectoryBuckets")];
 
 static SPEC: ServiceSpec = ServiceSpec {
     name: "s3",
@@ -247,6 +252,10 @@ impl Service for S3 {
         &SPEC
     }
 
+    fn featureless(&self) -> &'static [Featureless] {
+        FEATURELESS
+    }
+
     fn call<'a>(
         &'a self,
         ctx: &'a Context,
@@ -344,7 +353,10 @@ impl S3 {
             }
             other => match self.bucket_config(other, input)? {
                 Some(out) => out,
-                None => return Err(AwsError::not_implemented(operation)),
+                None => {
+                    return featureless::answer(SPEC.model(), FEATURELESS, operation, input)
+                        .map(Response::new)
+                }
             },
         };
         Ok(Response::new(output))

@@ -35,6 +35,7 @@ use std::io;
 use std::sync::{Arc, Mutex};
 
 use roto_core::events::{DeliveryError, Event};
+use roto_core::featureless::{self, Featureless};
 use roto_core::timestamp::now_millis;
 use roto_core::value::EpochMillis;
 use roto_core::{
@@ -112,6 +113,10 @@ impl Service for Sns {
         &SPEC
     }
 
+    fn featureless(&self) -> &'static [Featureless] {
+        unmodeled::FEATURELESS
+    }
+
     fn call<'a>(
         &'a self,
         ctx: &'a Context,
@@ -162,7 +167,10 @@ impl Service for Sns {
                 "ListPhoneNumbersOptedOut" => Value::map().with("phoneNumbers", Vec::new()),
                 "OptInPhoneNumber" => self.opt_in_phone_number(input)?,
                 "GetSMSSandboxAccountStatus" => Value::map().with("IsInSandbox", false),
-                other => return Err(AwsError::not_implemented(other)),
+                other => {
+                    return featureless::answer(SPEC.model(), unmodeled::FEATURELESS, other, input)
+                        .map(Response::new)
+                }
             };
             Ok(Response::new(output))
         })
@@ -256,3 +264,4 @@ fn page<T>(mut items: Vec<T>, limit: usize, arn: impl Fn(&T) -> &str) -> (Vec<T>
 
 #[cfg(test)]
 mod tests;
+mod unmodeled;

@@ -14,13 +14,13 @@
 use std::io;
 use std::sync::Arc;
 
-use roto_core::{
-    AwsError, AwsResult, BoxFuture, Context, Env, Request, Response, Service, ServiceSpec,
-};
+use roto_core::featureless::{self, Featureless};
+use roto_core::{AwsResult, BoxFuture, Context, Env, Request, Response, Service, ServiceSpec};
 
 mod names;
 mod parameters;
 mod queries;
+mod unmodeled;
 
 static SPEC: ServiceSpec = ServiceSpec {
     name: "ssm",
@@ -82,6 +82,10 @@ impl Service for Ssm {
         &SPEC
     }
 
+    fn featureless(&self) -> &'static [Featureless] {
+        unmodeled::FEATURELESS
+    }
+
     fn call<'a>(
         &'a self,
         ctx: &'a Context,
@@ -104,7 +108,10 @@ impl Service for Ssm {
                 "AddTagsToResource" => self.add_tags_to_resource(ctx, input)?,
                 "RemoveTagsFromResource" => self.remove_tags_from_resource(ctx, input)?,
                 "ListTagsForResource" => self.list_tags_for_resource(ctx, input)?,
-                other => return Err(AwsError::not_implemented(other)),
+                other => {
+                    return featureless::answer(SPEC.model(), unmodeled::FEATURELESS, other, input)
+                        .map(Response::new)
+                }
             };
             Ok(Response::new(output))
         })

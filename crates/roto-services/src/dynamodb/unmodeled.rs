@@ -1,0 +1,63 @@
+//! The DynamoDB features Roto does not model (global tables of version 2017.11.29, replica
+//! auto scaling, bulk operations), answered as DynamoDB answers for tables without them:
+//! empty lists, a table's auto scaling description without replicas, and the not-found
+//! errors for a named global table or bulk operation.
+
+use roto_core::featureless::Featureless;
+use roto_core::{AwsError, Value};
+
+/// Operations answered as for an account without the feature.
+pub(super) const FEATURELESS: &[Featureless] = &[
+    Featureless::empty("ListGlobalTables"),
+    Featureless::empty("ListBulkOperations"),
+    Featureless::error("DescribeGlobalTable", global_table_not_found),
+    Featureless::error("DescribeGlobalTableSettings", global_table_not_found),
+    Featureless::error("UpdateGlobalTable", global_table_not_found),
+    Featureless::error("UpdateGlobalTableSettings", global_table_not_found),
+    Featureless::error("DescribeBulkOperation", |_| {
+        super::tables::resource_not_found()
+    }),
+    Featureless::error("CancelBulkOperation", |_| {
+        super::tables::resource_not_found()
+    }),
+    Featureless::output("DescribeTableReplicaAutoScaling", |input| {
+        Value::map().with(
+            "TableAutoScalingDescription",
+            Value::map()
+                .with("TableName", input.str("TableName").unwrap_or_default())
+                .with("TableStatus", "ACTIVE")
+                .with("Replicas", Vec::<Value>::new()),
+        )
+    }),
+];
+
+fn global_table_not_found(input: &Value) -> AwsError {
+    AwsError::new(
+        "GlobalTableNotFoundException",
+        format!(
+            "Global table not found: Global table with name: {} does not exist.",
+            input.str("GlobalTableName").unwrap_or_default()
+        ),
+    )
+    .with_status(400)
+}
+
+impl super::DynamoDb {
+    /// Answers an operation of a feature Roto does not model, once the table it names (if
+    /// any) is known to exist.
+    pub(super) fn unmodeled(
+        &self,
+        ctx: &roto_core::Context,
+        operation: &str,
+        input: &Value,
+    ) -> roto_core::AwsResult<Value> {
+        if let Some(name) = input.str("TableName") {
+            let table = self
+                .env
+                .store
+                .read(|c| super::tables::load_table(c, ctx, name))?;
+            super::items::not_found_unless(table)?;
+        }
+        roto_core::featureless::answer(super::SPEC.model(), FEATURELESS, operation, input)
+    }
+}

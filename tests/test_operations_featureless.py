@@ -1,0 +1,54 @@
+"""Operations of features Roto does not model answer as AWS answers an account or resource
+without the feature (empty lists, the documented not-found errors), never 501."""
+
+from __future__ import annotations
+
+import pytest
+from botocore.exceptions import ClientError
+
+
+def code_of(excinfo):
+    return excinfo.value.response["Error"]["Code"], excinfo.value.response["ResponseMetadata"]["HTTPStatusCode"]
+
+
+def test_dynamodb_global_tables_and_bulk_operations(client):
+    ddb = client("dynamodb")
+    assert ddb.list_global_tables()["GlobalTables"] == []
+    assert ddb.list_bulk_operations()["BulkOperationsSummaryList"] == []
+    with pytest.raises(ClientError) as e:
+        ddb.describe_global_table(GlobalTableName="orders")
+    assert code_of(e) == ("GlobalTableNotFoundException", 400)
+
+
+def test_dynamodb_replica_auto_scaling_of_a_table_without_replicas(client):
+    ddb = client("dynamodb")
+    ddb.create_table(
+        TableName="orders",
+        BillingMode="PAY_PER_REQUEST",
+        AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
+        KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
+    )
+    got = ddb.describe_table_replica_auto_scaling(TableName="orders")["TableAutoScalingDescription"]
+    assert got["TableName"] == "orders" and got["Replicas"] == []
+    with pytest.raises(ClientError) as e:
+        ddb.describe_table_replica_auto_scaling(TableName="missing")
+    assert code_of(e) == ("ResourceNotFoundException", 400)
+
+
+def test_events_endpoints_and_event_sources(client):
+    events = client("events")
+    assert events.list_endpoints()["Endpoints"] == []
+    assert events.list_event_sources()["EventSources"] == []
+    with pytest.raises(ClientError) as e:
+        events.describe_endpoint(Name="ep")
+    assert code_of(e)[0] == "ResourceNotFoundException"
+
+
+def test_logs_ssm_iam_sns_s3_lists_are_empty(client):
+    assert client("logs").describe_deliveries()["deliveries"] == []
+    assert client("logs").list_log_anomaly_detectors()["anomalyDetectors"] == []
+    assert client("ssm").describe_maintenance_windows()["WindowIdentities"] == []
+    assert client("ssm").list_documents()["DocumentIdentifiers"] == []
+    assert client("iam").list_delegation_requests()["DelegationRequests"] == []
+    assert client("sns").list_sms_sandbox_phone_numbers()["PhoneNumbers"] == []
+    assert client("s3").list_directory_buckets()["Buckets"] == []
