@@ -323,26 +323,28 @@ impl<'t> Reader<'t> {
     }
 
     fn or(&mut self) -> Result<Filter, ParseError> {
-        let mut terms = vec![self.and()?];
-        while self.eat("||") {
-            terms.push(self.and()?);
-        }
-        Ok(if terms.len() == 1 {
-            terms.remove(0)
-        } else {
-            Filter::Or(terms)
-        })
+        self.chain("||", Self::and, Filter::Or)
     }
 
     fn and(&mut self) -> Result<Filter, ParseError> {
-        let mut terms = vec![self.unary()?];
-        while self.eat("&&") {
-            terms.push(self.unary()?);
+        self.chain("&&", Self::unary, Filter::And)
+    }
+
+    /// `term (op term)*`, joined when there is more than one term.
+    fn chain(
+        &mut self,
+        op: &str,
+        term: fn(&mut Self) -> Result<Filter, ParseError>,
+        join: fn(Vec<Filter>) -> Filter,
+    ) -> Result<Filter, ParseError> {
+        let mut terms = vec![term(self)?];
+        while self.eat(op) {
+            terms.push(term(self)?);
         }
         Ok(if terms.len() == 1 {
             terms.remove(0)
         } else {
-            Filter::And(terms)
+            join(terms)
         })
     }
 
