@@ -106,6 +106,11 @@ pub const TARGETS: &[Target] = &[
         run: jsonpath,
         grammar: JSONPATH,
     },
+    Target {
+        name: "vtl",
+        run: vtl,
+        grammar: VTL,
+    },
 ];
 
 /// The target called `name`.
@@ -391,6 +396,75 @@ const JSONPATH: Grammar = Grammar {
     ],
     nesting: &[("[?(", ")]"), ("(", ")"), ("!", ""), ("[?(@.a", " == 1)]")],
 };
+const VTL: Grammar = Grammar {
+    dictionary: &[
+        "#set($a = ",
+        "#if(",
+        "#elseif(",
+        "#else",
+        "#end",
+        "#{end}",
+        "#foreach($i in ",
+        "#break",
+        "#stop",
+        "#define($d)",
+        "#macro(m $p)",
+        "#m(1)",
+        "$a",
+        "$!a",
+        "${a}",
+        "$!{a}",
+        "$a.b",
+        "$a[0]",
+        "$a.size()",
+        "$foreach.hasNext",
+        "$velocityCount",
+        "$input.json('$.a')",
+        "$input.path('$')",
+        "$input.params()",
+        "$input.params('id')",
+        "$input.body",
+        "$util.escapeJavaScript(",
+        "$util.parseJson('[1]')",
+        "$util.urlDecode('%",
+        "[1..3]",
+        "[1, 'a']",
+        "{'k': 1}",
+        "\"$a\"",
+        "'x'",
+        "##",
+        "#*",
+        "*#",
+        "#[[",
+        "]]#",
+        " == ",
+        " && ",
+        " || ",
+        "!",
+        " + ",
+        " / ",
+        " % ",
+        "-9223372036854775808",
+        "1.5",
+        "\\",
+        "\n",
+        "$context.requestOverride.header.X",
+        ".substring(",
+        ".replaceAll('(a*)*', '$1')",
+        ".split(",
+        ".matches(",
+        ")",
+    ],
+    nesting: &[
+        ("#if(true)", "#end"),
+        ("#foreach($i in [1..3])", "#end"),
+        ("(", ")"),
+        ("[", "]"),
+        ("\"$a", "\""),
+        ("!", ""),
+        ("$a.get(", ")"),
+    ],
+};
 const INSIGHTS: Grammar = Grammar {
     dictionary: &[
         "fields ",
@@ -648,6 +722,26 @@ fn jsonpath(input: &[u8]) {
     path.get(&doc);
     path.evaluate(&doc);
     let _ = path.set(&mut doc, serde_json::Value::Null);
+}
+
+/// A Velocity template parsed, then rendered over a small request.
+fn vtl(input: &[u8]) {
+    let Ok(template) = roto_vtl::Template::parse(&text(input)) else {
+        return;
+    };
+    let pair = |k: &str, v: &str| (k.to_string(), v.to_string());
+    let mut ctx = roto_vtl::Context::new(roto_vtl::Input {
+        body: r#"{"a": [1, {"b": "x"}], "s": "t\u00e9xt"}"#.to_string(),
+        path_params: vec![pair("id", "1")],
+        query_params: vec![pair("q", "a b")],
+        headers: vec![pair("Accept", "*/*")],
+    });
+    ctx.set(
+        "context",
+        serde_json::json!({"requestId": "r", "identity": {}}),
+    );
+    ctx.set("stageVariables", serde_json::json!({"env": "dev"}));
+    let _ = template.render(&mut ctx);
 }
 
 fn iam_policy(input: &[u8]) {
