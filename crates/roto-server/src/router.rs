@@ -340,7 +340,7 @@ impl Router {
                 Some(HostRoute::DataPlane { .. }) | None => self.by_queue_path(parts),
             }
         };
-        let service = match service {
+        let service = match service.map(|s| self.api_gateway_model(s, parts)) {
             Some(service) => service,
             None if body_may_hold_query_call(parts) => return None,
             None => self.by_name("s3")?.clone(),
@@ -373,6 +373,20 @@ impl Router {
             HostRoute::DataPlane { plane, region } => Some((plane, region)),
             _ => None,
         }
+    }
+
+    /// API Gateway's two models, REST APIs (`apigateway`) and HTTP APIs (`apigatewayv2`),
+    /// share a signing name and a host; HTTP APIs' operations are those under `/v2/`.
+    fn api_gateway_model(&self, service: Arc<dyn Service>, parts: &Parts) -> Arc<dyn Service> {
+        if !matches!(service.spec().name, "apigateway" | "apigatewayv2") {
+            return service;
+        }
+        let name = if parts.uri.path().starts_with("/v2/") {
+            "apigatewayv2"
+        } else {
+            "apigateway"
+        };
+        self.by_name(name).cloned().unwrap_or(service)
     }
 
     fn finish(

@@ -49,5 +49,6 @@ pub fn all(env: &Arc<Env>) -> io::Result<Vec<Arc<dyn Service>>> {
         Arc::new(ssm::Ssm::new(env.clone())?),
         Arc::new(events::EventBridge::new(env.clone())?),
         Arc::new(apigateway::ApiGateway::new(env.clone())?),
+        Arc::new(apigateway::v2::ApiGatewayV2::new(env.clone())?),
     ])
 }

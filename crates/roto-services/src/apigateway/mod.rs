@@ -20,6 +20,7 @@
 pub mod invoke;
 pub mod lambda_proxy;
 mod store;
+pub mod v2;
 
 use std::sync::Arc;
 
