@@ -393,6 +393,13 @@ const JSONPATH: Grammar = Grammar {
         ".sum()",
         "\\u00e9",
         "-9223372036854775808",
+        " =~ /.*a(b|c)*/i",
+        " in ['a', 1]",
+        " nin [",
+        " subsetof ",
+        " anyof ",
+        " size 2",
+        " empty true",
     ],
     nesting: &[("[?(", ")]"), ("(", ")"), ("!", ""), ("[?(@.a", " == 1)]")],
 };

@@ -196,6 +196,13 @@ impl<'a> Walker<'a> {
                 let right = self.operand(right, current);
                 compare(left.as_deref(), *op, right.as_deref())
             }
+            Filter::Matches(operand, pattern) => {
+                let value = self.operand(operand, current);
+                value
+                    .as_deref()
+                    .and_then(Value::as_str)
+                    .is_some_and(|s| pattern.0.is_match(s))
+            }
         }
     }
 
@@ -314,6 +321,35 @@ fn compare(left: Option<&Value>, op: Comparison, right: Option<&Value>) -> bool 
     match op {
         Comparison::Eq => equal(left, right),
         Comparison::Ne => !equal(left, right),
+        Comparison::In => member(left, right),
+        Comparison::Nin => !member(left, right),
+        Comparison::SubsetOf | Comparison::AnyOf | Comparison::NoneOf => {
+            let (Some(Value::Array(items)), Some(Value::Array(_))) = (left, right) else {
+                return false;
+            };
+            let mut found = items.iter().map(|item| member(Some(item), right));
+            match op {
+                Comparison::SubsetOf => found.all(|f| f),
+                Comparison::AnyOf => found.any(|f| f),
+                _ => !found.any(|f| f),
+            }
+        }
+        Comparison::Size => {
+            let size = match left {
+                Some(Value::Array(items)) => items.len(),
+                Some(Value::String(s)) => s.chars().count(),
+                _ => return false,
+            };
+            right.and_then(Value::as_f64) == Some(size as f64)
+        }
+        Comparison::Empty => {
+            let empty = match left {
+                Some(Value::Array(items)) => items.is_empty(),
+                Some(Value::String(s)) => s.is_empty(),
+                _ => return false,
+            };
+            right.and_then(Value::as_bool) == Some(empty)
+        }
         _ => {
             let ordering = match (left, right) {
                 (Some(Value::Number(a)), Some(Value::Number(b))) => {
@@ -329,6 +365,14 @@ fn compare(left: Option<&Value>, op: Comparison, right: Option<&Value>) -> bool 
                 _ => ordering != Ordering::Less,
             })
         }
+    }
+}
+
+/// Whether `left` is an item of the array `right`.
+fn member(left: Option<&Value>, right: Option<&Value>) -> bool {
+    match right {
+        Some(Value::Array(items)) => items.iter().any(|item| equal(left, Some(item))),
+        _ => false,
     }
 }
 

@@ -33,8 +33,9 @@
 //! path such as `$..*..*..*` otherwise grows with the cube of the document). Objects are
 //! `serde_json` maps, which keep their members sorted by name, so `.*` and `..` list members
 //! in name order where Jayway lists them in document order. Slices take an optional step
-//! (`[::2]`, as RFC 9535 reads it), which Jayway lacks; regular-expression filters (`=~`)
-//! and the `in`/`nin`/`size`/`empty` filter operators are not read.
+//! (`[::2]`, as RFC 9535 reads it), which Jayway lacks. Filters read Jayway's operators:
+//! `==`, `!=`, `<`, `<=`, `>`, `>=`, `=~ /regex/i` (a whole-string match, patterns of at
+//! most [`MAX_REGEX_LEN`] bytes), `in`, `nin`, `subsetof`, `anyof`, `noneof`, `size`, `empty`.
 
 mod eval;
 mod parse;
@@ -52,6 +53,8 @@ pub const MAX_DEPTH: usize = 32;
 /// How many steps one path has at most (a value [`Path::set`] builds, and so its depth,
 /// stays within this).
 pub const MAX_STEPS: usize = 256;
+/// The longest `=~` pattern (the regex engine's stack use grows with its size).
+pub const MAX_REGEX_LEN: usize = 1024;
 /// How many nodes one evaluation visits at most.
 pub const MAX_WORK: usize = 4_000_000;
 
@@ -99,6 +102,18 @@ enum Filter {
     Not(Box<Filter>),
     Exists(Operand),
     Compare(Operand, Comparison, Operand),
+    /// `@.name =~ /regex/flags`: the whole string matches, as Java's `matches()`.
+    Matches(Operand, Pattern),
+}
+
+/// A compiled `=~` pattern, compared by its text.
+#[derive(Debug, Clone)]
+struct Pattern(regex_lite::Regex);
+
+impl PartialEq for Pattern {
+    fn eq(&self, other: &Pattern) -> bool {
+        self.0.as_str() == other.0.as_str()
+    }
 }
 
 /// A side of a filter comparison.
@@ -119,6 +134,13 @@ enum Comparison {
     Le,
     Gt,
     Ge,
+    In,
+    Nin,
+    SubsetOf,
+    AnyOf,
+    NoneOf,
+    Size,
+    Empty,
 }
 
 /// The functions Jayway applies at the end of a path (`$.list.length()`).

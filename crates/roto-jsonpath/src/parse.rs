@@ -4,8 +4,8 @@
 use serde_json::Value;
 
 use crate::{
-    Comparison, Filter, Function, Operand, ParseError, Path, Selector, Slice, Step, MAX_DEPTH,
-    MAX_PATH_LEN, MAX_STEPS,
+    Comparison, Filter, Function, Operand, ParseError, Path, Pattern, Selector, Slice, Step,
+    MAX_DEPTH, MAX_PATH_LEN, MAX_REGEX_LEN, MAX_STEPS,
 };
 
 /// Reads a whole path.
@@ -373,10 +373,11 @@ impl<'t> Reader<'t> {
     fn comparison(&mut self) -> Result<Filter, ParseError> {
         let left = self.operand()?;
         self.skip_ws();
+        if self.eat("=~") {
+            self.skip_ws();
+            return Ok(Filter::Matches(left, self.pattern()?));
+        }
         let Some(op) = self.comparison_op() else {
-            if self.rest().starts_with("=~") {
-                return self.fail("regular-expression filters are not supported");
-            }
             return Ok(Filter::Exists(left));
         };
         self.skip_ws();
@@ -392,13 +393,80 @@ impl<'t> Reader<'t> {
             (">=", Comparison::Ge),
             ("<", Comparison::Lt),
             (">", Comparison::Gt),
+            ("in", Comparison::In),
+            ("nin", Comparison::Nin),
+            ("subsetof", Comparison::SubsetOf),
+            ("anyof", Comparison::AnyOf),
+            ("noneof", Comparison::NoneOf),
+            ("size", Comparison::Size),
+            ("empty", Comparison::Empty),
         ];
-        if self.rest().starts_with("=~") {
-            return None;
-        }
         ops.into_iter()
-            .find(|(token, _)| self.eat(token))
+            .find(|(token, _)| self.operator(token))
             .map(|(_, op)| op)
+    }
+
+    /// Reads `token`; a word operator must not run on into a name.
+    fn operator(&mut self, token: &str) -> bool {
+        let rest = self.rest();
+        if !rest.starts_with(token) {
+            return false;
+        }
+        let word = token.starts_with(|c: char| c.is_ascii_alphabetic());
+        if word && rest[token.len()..].starts_with(|c: char| c.is_alphanumeric() || c == '_') {
+            return false;
+        }
+        self.pos += token.len();
+        true
+    }
+
+    /// `/regex/flags`, compiled to match whole strings.
+    fn pattern(&mut self) -> Result<Pattern, ParseError> {
+        let start = self.pos;
+        self.expect("/")?;
+        let mut source = String::new();
+        loop {
+            match self.bump() {
+                None => return self.fail("unterminated regular expression"),
+                Some('/') => break,
+                Some('\\') if self.eat("/") => source.push('/'),
+                Some('\\') => {
+                    source.push('\\');
+                    if let Some(c) = self.bump() {
+                        source.push(c);
+                    }
+                }
+                Some(c) => source.push(c),
+            }
+        }
+        let flags: String = self
+            .rest()
+            .chars()
+            .take_while(|c| c.is_ascii_alphabetic())
+            .collect();
+        self.pos += flags.len();
+        if source.len() > MAX_REGEX_LEN {
+            self.pos = start;
+            return self.fail(&format!(
+                "a regular expression is at most {MAX_REGEX_LEN} bytes"
+            ));
+        }
+        let flags: String = flags
+            .chars()
+            .filter(|c| matches!(c, 'i' | 'm' | 's'))
+            .collect();
+        let whole = if flags.is_empty() {
+            format!("^(?:{source})$")
+        } else {
+            format!("^(?{flags}:{source})$")
+        };
+        match regex_lite::Regex::new(&whole) {
+            Ok(regex) => Ok(Pattern(regex)),
+            Err(e) => {
+                self.pos = start;
+                self.fail(&format!("bad regular expression: {e}"))
+            }
+        }
     }
 
     fn operand(&mut self) -> Result<Operand, ParseError> {
@@ -409,9 +477,32 @@ impl<'t> Reader<'t> {
             return Ok(Operand::Root(self.path(true)?));
         }
         match self.peek() {
+            Some('[') => self.array(),
             Some('\'' | '"') => Ok(Operand::Literal(Value::String(self.string()?))),
             Some(c) if c == '-' || c.is_ascii_digit() => self.number(),
             _ => self.word(),
+        }
+    }
+
+    /// `['a', 1, true]`: the right side of `in`, `subsetof`...
+    fn array(&mut self) -> Result<Operand, ParseError> {
+        self.expect("[")?;
+        let mut items = Vec::new();
+        loop {
+            self.skip_ws();
+            if self.eat("]") {
+                return Ok(Operand::Literal(Value::Array(items)));
+            }
+            if !items.is_empty() {
+                self.expect(",")?;
+                self.skip_ws();
+            }
+            match self.operand()? {
+                Operand::Literal(
+                    item @ (Value::String(_) | Value::Number(_) | Value::Bool(_) | Value::Null),
+                ) => items.push(item),
+                _ => return self.fail("an array holds strings, numbers, true, false or null"),
+            }
         }
     }
 

@@ -116,6 +116,38 @@ fn filters_from_the_jayway_readme() {
         titles("$..book[?(!(@.isbn))]"),
         ["Sayings of the Century", "Sword of Honour"]
     );
+    assert_eq!(
+        titles("$..book[?(@.author =~ /.*REES/i)]"),
+        ["Sayings of the Century"]
+    );
+    assert!(titles("$..book[?(@.author =~ /REES/i)]").is_empty());
+}
+
+#[test]
+fn jayway_filter_operators() {
+    assert_eq!(
+        titles("$..book[?(@.category in ['reference', 'poetry'])]"),
+        ["Sayings of the Century"]
+    );
+    assert_eq!(
+        titles("$..book[?(@.category nin ['fiction'])]"),
+        ["Sayings of the Century"]
+    );
+    assert_eq!(titles("$..book[?(@.price in [8.95, 22.99])]").len(), 2);
+    assert_eq!(titles("$..book[?(@.title size 9)]"), ["Moby Dick"]);
+    let doc = json!([{"t": ["a", "b"]}, {"t": []}, {"t": ["c"]}, {"t": "x"}]);
+    let count = |text: &str| path(text).select(&doc).len();
+    assert_eq!(count("$[?(@.t subsetof ['a', 'b', 'c'])]"), 3);
+    assert_eq!(count("$[?(@.t anyof ['b', 'c'])]"), 2);
+    assert_eq!(count("$[?(@.t noneof ['b'])]"), 2);
+    assert_eq!(count("$[?(@.t empty true)]"), 1);
+    assert_eq!(count("$[?(@.t empty false)]"), 3);
+    assert_eq!(count("$[?(@.t size 2)]"), 1);
+    assert_eq!(count("$[?(@.t =~ /X/i)]"), 1);
+    assert_eq!(count("$[?(@.t =~ /a\\/b/)]"), 0);
+    let doc = json!([{"in": 1}, {"inside": 2}]);
+    assert_eq!(path("$[?(@.in == 1)]").select(&doc).len(), 1);
+    assert_eq!(path("$[?(@.inside)]").select(&doc).len(), 1);
 }
 
 #[test]
@@ -301,7 +333,9 @@ fn parse_errors_say_where_and_why() {
         ("$[1:2:0]", 7),
         ("$.a b", 3),
         ("$[99999999999999999999]", 2),
-        ("$[?(@.a =~ /x/)]", 8),
+        ("$[?(@.a =~ /x)]", 15),
+        ("$[?(@.a =~ /(/)]", 11),
+        ("$[?(@.a in [@.b])]", 15),
     ] {
         let error = Path::parse(text).expect_err(text);
         assert_eq!(error.position, position, "{text}: {error}");
