@@ -386,3 +386,11 @@ fn whitespace_is_trimmed_and_tolerated_in_brackets() {
         Some(&json!("red"))
     );
 }
+
+#[test]
+fn paths_can_be_shared_between_threads() {
+    fn shareable<T: Send + Sync>() {}
+    shareable::<Path>();
+    shareable::<crate::ParseError>();
+    shareable::<crate::SetError>();
+}

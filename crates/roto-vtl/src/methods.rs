@@ -3,7 +3,7 @@
 //! method Java declares `void` gives an empty string, an index out of range is an error,
 //! and a method that does not exist gives null (so the reference prints as written).
 
-use std::rc::Rc;
+use std::sync::Arc;
 
 use regex_lite::Regex;
 
@@ -63,7 +63,7 @@ impl Renderer<'_> {
 
     fn string_method(
         &mut self,
-        s: &Rc<str>,
+        s: &Arc<str>,
         name: &str,
         args: &[Val],
     ) -> Result<Option<Val>, VtlError> {
@@ -304,7 +304,9 @@ impl Renderer<'_> {
             }
             (getter, []) if getter.len() > 3 && getter.starts_with("get") => {
                 let mut key = getter[3..].to_string();
-                key[..1].make_ascii_lowercase();
+                if let Some(first) = key.get_mut(..1) {
+                    first.make_ascii_lowercase();
+                }
                 self.heap.get(id, &key).cloned().unwrap_or(Val::Null)
             }
             _ => return Ok(None),

@@ -595,3 +595,11 @@ fn parse_and_render_are_bounded() {
     let recursion = "#macro(m $n)#m($n)#end#m(1)";
     assert!(try_render(recursion, &mut Context::default()).is_err());
 }
+
+#[test]
+fn templates_and_contexts_can_be_shared_between_threads() {
+    fn shareable<T: Send + Sync>() {}
+    shareable::<Template>();
+    shareable::<Context>();
+    shareable::<VtlError>();
+}

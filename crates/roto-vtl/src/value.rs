@@ -1,9 +1,10 @@
 //! The values templates compute with, modelled on the Java objects Velocity handles: strings,
 //! numbers, booleans, lists and maps (kept in a per-render heap, so that `$list.add()` changes
 //! the list every name refers to, and nothing outlives the render), and the conversions to
-//! and from JSON and to Java's `toString()` text.
+//! and from JSON and to Java's `toString()` text. Strings are shared with `Arc`, so that a
+//! parsed template, which holds literal values, can be shared between threads.
 
-use std::rc::Rc;
+use std::sync::Arc;
 
 use serde_json::Value;
 
@@ -20,7 +21,7 @@ pub(crate) enum Val {
     Bool(bool),
     Int(i64),
     Float(f64),
-    Str(Rc<str>),
+    Str(Arc<str>),
     /// A list in the heap.
     List(usize),
     /// A map in the heap.
@@ -35,7 +36,7 @@ pub(crate) enum Val {
 
 impl Val {
     pub(crate) fn str(s: &str) -> Val {
-        Val::Str(Rc::from(s))
+        Val::Str(Arc::from(s))
     }
 
     pub(crate) fn as_str(&self) -> Option<&str> {
