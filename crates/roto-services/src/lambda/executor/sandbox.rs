@@ -69,6 +69,10 @@ pub(super) struct Api {
     work_tx: mpsc::UnboundedSender<Work>,
     work_rx: tokio::sync::Mutex<mpsc::UnboundedReceiver<Work>>,
     pending: Mutex<HashMap<String, oneshot::Sender<Reply>>>,
+    /// An init error posted, or the runtime's exit, before any invocation waited (a
+    /// container's runtime may fail its init before Roto hands it the invocation that
+    /// started it); the next invocation gets it.
+    early: Mutex<Option<Reply>>,
     alive: AtomicBool,
 }
 
@@ -79,6 +83,7 @@ impl Api {
             work_tx,
             work_rx: tokio::sync::Mutex::new(work_rx),
             pending: Mutex::new(HashMap::new()),
+            early: Mutex::new(None),
             alive: AtomicBool::new(true),
         }
     }
@@ -98,7 +103,37 @@ impl Api {
     /// Records that the runtime is gone: the waiting invocation fails with `message`.
     pub(super) fn exited(&self, message: String) {
         self.alive.store(false, Ordering::SeqCst);
-        self.reply(None, Reply::Exited(message));
+        self.reply_or_keep(Reply::Exited(message));
+    }
+
+    /// Gives a reply for no invocation in particular (an init error, the runtime's exit) to
+    /// the waiting invocation, or keeps it for the next one if none waits yet; an init error
+    /// kept is not replaced by the exit that follows it.
+    fn reply_or_keep(&self, reply: Reply) {
+        let pending = self.pending.lock().unwrap_or_else(|p| p.into_inner());
+        if pending.is_empty() {
+            let mut early = self.early.lock().unwrap_or_else(|p| p.into_inner());
+            if !matches!(*early, Some(Reply::Error(_))) {
+                *early = Some(reply);
+            }
+            return;
+        }
+        drop(pending);
+        self.reply(None, reply);
+    }
+
+    /// Registers an invocation waiting for its result; it gets a reply kept for it at once.
+    fn wait_for(&self, request_id: &str, tx: oneshot::Sender<Reply>) {
+        let mut pending = self.pending.lock().unwrap_or_else(|p| p.into_inner());
+        let early = self.early.lock().unwrap_or_else(|p| p.into_inner()).take();
+        match early {
+            Some(reply) => {
+                let _ = tx.send(reply);
+            }
+            None => {
+                pending.insert(request_id.to_string(), tx);
+            }
+        }
     }
 
     fn reply(&self, request_id: Option<&str>, reply: Reply) {
@@ -251,11 +286,7 @@ impl Instance {
     ) -> (Outcome, bool) {
         let request_id = invocation.request_id.clone();
         let (tx, mut rx) = oneshot::channel();
-        self.api
-            .pending
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert(request_id.clone(), tx);
+        self.api.wait_for(&request_id, tx);
         let markers = self.output.markers();
         let run_started = Instant::now();
         let started_ms = now_millis();
@@ -543,7 +574,7 @@ async fn runtime_api(api: &Api, req: hyper::Request<Incoming>) -> hyper::Respons
         Err(_) => return reply_with(400, r#"{"errorType":"InvalidRequest"}"#),
     };
     if rest == "init/error" {
-        api.reply(None, Reply::Error(body));
+        api.reply_or_keep(Reply::Error(body));
         return reply_with(202, r#"{"status":"OK"}"#);
     }
     let mut parts = rest.splitn(3, '/');
