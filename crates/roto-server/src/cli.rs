@@ -67,6 +67,25 @@ pub struct Cli {
           value_parser = ["process", "docker", "none"])]
     pub lambda_executor: String,
 
+    /// The container image a runtime's functions run in under the docker executor,
+    /// RUNTIME=IMAGE (repeatable; `python3.12=my-mirror/python:3.12`); an ECR image URI of a
+    /// container-image function maps the same way. An image the engine has is used without
+    /// contacting a registry.
+    #[arg(
+        long = "lambda-image",
+        env = "ROTO_LAMBDA_IMAGE",
+        value_name = "RUNTIME=IMAGE",
+        value_delimiter = ',',
+        value_parser = runtime_image
+    )]
+    pub lambda_image: Vec<String>,
+
+    /// The registry prefix that replaces `public.ecr.aws/lambda` in every runtime's image
+    /// under the docker executor (`my-mirror.example.com/lambda` gives
+    /// `my-mirror.example.com/lambda/python:3.12`).
+    #[arg(long, env = "ROTO_LAMBDA_IMAGE_REGISTRY", value_name = "PREFIX")]
+    pub lambda_image_registry: Option<String>,
+
     /// Base domain of virtual-host-style addresses (bucket.s3.localhost).
     #[arg(long, env = "ROTO_DOMAIN", default_value = "localhost")]
     pub domain: String,
@@ -118,6 +137,11 @@ pub struct Cli {
     #[arg(long, env = "ROTO_LOG_LEVEL", default_value = "warn",
           value_parser = ["off", "error", "warn", "info", "debug", "trace"])]
     pub log_level: String,
+}
+
+/// A `--lambda-image` value: `RUNTIME=IMAGE`.
+fn runtime_image(value: &str) -> Result<String, String> {
+    roto_services::lambda::image_entry(value).map(|_| value.to_string())
 }
 
 /// A timeout flag's value: a positive number of seconds, at most a day.

@@ -99,6 +99,10 @@ async fn run(cli: Cli, mode: roto_core::store::StoreMode, hooks: Arc<Hooks>) -> 
         cli.domain.clone(),
     ));
     env.set_option("lambda-executor", &cli.lambda_executor);
+    env.set_option("lambda-images", &cli.lambda_image.join("\n"));
+    if let Some(prefix) = &cli.lambda_image_registry {
+        env.set_option("lambda-image-registry", prefix);
+    }
     if cli.port != 0 {
         env.set_endpoint(format!("http://{}:{}", cli.host, cli.port));
     }

@@ -58,6 +58,10 @@ const ACCOUNT_CONCURRENCY: i64 = 1000;
 /// The concurrency reservations must leave to the functions that have none.
 const MIN_UNRESERVED: i64 = 100;
 
+/// The configuration member holding a container-image function's `ImageUri` (not a member
+/// of `FunctionConfiguration`, so the codec never answers it; GetFunction's `Code` does).
+pub(super) const IMAGE_URI: &str = "ImageUri";
+
 /// The page size list operations use when the caller names none.
 const DEFAULT_PAGE: i64 = 50;
 

@@ -15,7 +15,7 @@ use roto_core::trace::{TraceEntry, TraceKind};
 use roto_core::{AwsError, AwsResult, Context, Env, Request, Value};
 use tokio::sync::mpsc;
 
-use super::executor::{Executor, Invocation, Outcome, Spec};
+use super::executor::{Executor, ImageFunction, Invocation, Outcome, Spec};
 use super::functions::Function;
 use super::{function_arn, target_of, Lambda};
 
@@ -509,7 +509,38 @@ fn spec_of(env: &Env, ctx: &Context, f: &Function) -> Spec {
         code_blob: f.code_blob.clone(),
         layers,
         log_group,
+        image: image_of(c),
     }
+}
+
+/// A container-image function's image and `ImageConfig`, from its configuration.
+fn image_of(config: &Value) -> Option<ImageFunction> {
+    if config.str("PackageType") != Some("Image") {
+        return None;
+    }
+    let image_config = config
+        .get("ImageConfigResponse")
+        .and_then(|r| r.get("ImageConfig"));
+    let strings = |member: &str| -> Vec<String> {
+        image_config
+            .and_then(|c| c.get(member))
+            .and_then(Value::as_list)
+            .unwrap_or_default()
+            .iter()
+            .filter_map(|v| v.as_str().map(str::to_string))
+            .collect()
+    };
+    Some(ImageFunction {
+        uri: config
+            .str(super::functions::IMAGE_URI)
+            .unwrap_or_default()
+            .to_string(),
+        entrypoint: strings("EntryPoint"),
+        command: strings("Command"),
+        working_directory: image_config
+            .and_then(|c| c.str("WorkingDirectory"))
+            .map(str::to_string),
+    })
 }
 
 impl Lambda {

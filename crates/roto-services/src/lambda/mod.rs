@@ -33,6 +33,8 @@ mod settings;
 mod urls;
 mod zip;
 
+pub use executor::images::parse_entry as image_entry;
+
 use std::io;
 use std::sync::Arc;
 use std::time::Duration;

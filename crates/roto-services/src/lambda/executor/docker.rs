@@ -1,19 +1,30 @@
-//! The `docker` executor: runtimes in containers of the public Lambda base images.
+//! The `docker` executor: runtimes in containers of the Lambda base images.
 //!
-//! Each instance is one container of `public.ecr.aws/lambda/<runtime>` (pulled when the
-//! engine lacks it) whose entrypoint is the image's own runtime bootstrap
+//! Each instance is one container. A zip function runs in its runtime's image
+//! ([`super::images`]: `public.ecr.aws/lambda/<runtime>` by default, or the image the user
+//! mapped it to), whose entrypoint is the image's own runtime bootstrap
 //! (`/var/runtime/bootstrap`; for `provided.*` the function's `bootstrap`), never the
 //! runtime interface emulator: the runtime speaks to the instance's Runtime API, served by
 //! Roto (see [`super::sandbox`]). The function's code and its layers, unpacked as for the
-//! process executor, are bind-mounted read-only at `/var/task` and `/opt`; the memory size
-//! is the container's memory limit.
+//! process executor, are bind-mounted read-only at `/var/task` and `/opt`. A container-image
+//! function runs its own image with its `ImageConfig`. The memory size is the container's
+//! memory limit. An image the engine has is used as it is; one it lacks is pulled once, and
+//! if that fails the invocation fails at once, naming the image and the flags that map it.
 //!
-//! Containers reach Roto through `host.docker.internal`, mapped to the engine's
-//! `host-gateway`. On Linux that is the bridge network's gateway, an address of this host:
-//! the Runtime API listeners bind there, and a forwarder there relays handler SDK calls to
-//! Roto's own port, which stays on loopback. Where the gateway is not an address of this
-//! host (Docker Desktop, whose engine runs in a VM), `host.docker.internal` reaches the
-//! host's loopback, so the listeners and Roto's port are used as they are.
+//! Networking: where the engine shares this host's network (a local engine, not rootless,
+//! not in a VM), containers join the host network and reach the Runtime API and Roto on
+//! loopback, with or without a bridge network. Otherwise they reach this host as
+//! `host.docker.internal`, mapped to the engine's `host-gateway`: with a bridge whose
+//! gateway is an address of this host, the Runtime API listeners bind there and a forwarder
+//! relays handler SDK calls to Roto's port, which stays on loopback; where the gateway is
+//! not an address of this host (Docker Desktop), `host.docker.internal` reaches the host's
+//! loopback, so the listeners and Roto's port are used as they are. Either way the
+//! container's `AWS_ENDPOINT_URL` names `host.docker.internal`, as LocalStack's does.
+//!
+//! Cleanup: every container is labelled with its owner (this host, Roto's pid and the
+//! process's start time). Stopping the server removes its containers; a server starting
+//! removes the labelled containers of owners on this host that are gone (a `kill -9`),
+//! never a live sibling's.
 //!
 //! Without an engine the server says so once at start, and each invocation fails with that
 //! reason until one answers: a user who asked for containers gets containers or an error,
@@ -27,13 +38,14 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use http_body_util::BodyExt;
-use roto_core::{AwsResult, BoxFuture, Env};
+use roto_core::{AwsError, AwsResult, BoxFuture, Env};
 use serde_json::{json, Value as Json};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::OnceCell;
 
 use super::engine::{self, Demux, Engine};
-use super::sandbox::{self, Api, Drain, Instance, Output, Pool, Started};
+use super::images::{self, Images};
+use super::sandbox::{self, Api, Drain, Instance, Output, Pool, StartFailure, Started};
 use super::{
     standard_environment, unpack, unsupported, Executor, Invocation, Outcome, Paths, Spec,
 };
@@ -46,22 +58,10 @@ const DRAIN_WAIT: Duration = Duration::from_millis(20);
 /// The label every container Roto starts carries (`docker rm -f $(docker ps -aq --filter
 /// label=roto.lambda)` clears what a killed Roto left).
 const LABEL: &str = "roto.lambda";
-
-/// The image a runtime runs in: `python3.12` -> `public.ecr.aws/lambda/python:3.12`,
-/// `nodejs20.x` -> `nodejs:20`, `provided.al2023` -> `provided:al2023`, `java21`,
-/// `ruby3.3` and `dotnet8` alike.
-fn image_of(runtime: &str) -> Option<String> {
-    let tag = match runtime {
-        "provided" => "provided:alami".to_string(),
-        r if r.starts_with("provided.") => format!("provided:{}", &r["provided.".len()..]),
-        r => {
-            let at = r.find(|c: char| c.is_ascii_digit()).filter(|at| *at > 0)?;
-            let (family, version) = r.split_at(at);
-            format!("{family}:{}", version.strip_suffix(".x").unwrap_or(version))
-        }
-    };
-    Some(format!("public.ecr.aws/lambda/{tag}"))
-}
+/// The label naming the server that owns a container: `<host>/<pid>/<start time>`.
+const OWNER_LABEL: &str = "roto.lambda.owner";
+/// How long a stopping server waits for the engine to remove its containers.
+const STOP_WAIT: Duration = Duration::from_secs(10);
 
 /// The engine's platform for a function's architecture.
 fn platform_of(architecture: &str) -> &'static str {
@@ -81,42 +81,116 @@ fn entrypoint_of(runtime: &str, task: &Path, opt: &Path) -> &'static str {
     }
 }
 
+/// This host's name, as an engine on it names itself.
+fn hostname() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().to_string())
+        .unwrap_or_default()
+}
+
+/// When process `pid` started (clock ticks after boot), from `/proc`: with the pid it
+/// names one process, whatever reuses the pid later.
+fn start_time(pid: u32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let (_, fields) = stat.rsplit_once(')')?;
+    fields.split_whitespace().nth(19)?.parse().ok()
+}
+
+/// This server's owner label value.
+fn owner_of_this_server() -> String {
+    let pid = std::process::id();
+    format!(
+        "{}/{pid}/{}",
+        hostname(),
+        start_time(pid).unwrap_or_default()
+    )
+}
+
+/// Whether the owner a label names is a server on this host that is gone.
+fn owner_is_gone(owner: &str, host: &str) -> bool {
+    let mut parts = owner.rsplitn(3, '/');
+    let (Some(started), Some(pid), Some(owner_host)) = (parts.next(), parts.next(), parts.next())
+    else {
+        return false;
+    };
+    let (Ok(started), Ok(pid)) = (started.parse::<u64>(), pid.parse::<u32>()) else {
+        return false;
+    };
+    owner_host == host && start_time(pid) != Some(started)
+}
+
+/// How containers reach this host.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Network {
+    /// On the host network: loopback is this host's.
+    Host,
+    /// On the engine's default network, reaching this host through `host-gateway`.
+    Gateway,
+}
+
 /// The container-create document for an instance.
 fn container_config(
     spec: &Spec,
     image: &str,
-    entrypoint: &str,
     environment: &BTreeMap<String, String>,
-    task: &Path,
-    opt: &Path,
+    mounts: Option<(&Path, &Path)>,
+    network: Network,
+    owner: &str,
 ) -> Json {
     let memory = spec.memory.max(1) * 1024 * 1024;
-    json!({
+    let host_address = match network {
+        Network::Host => "127.0.0.1",
+        Network::Gateway => "host-gateway",
+    };
+    let mut host_config = json!({
+        "ExtraHosts": [format!("{HOST_ALIAS}:{host_address}")],
+        "Memory": memory,
+        "MemorySwap": memory,
+        "AutoRemove": true,
+    });
+    if network == Network::Host {
+        host_config["NetworkMode"] = json!("host");
+    }
+    let mut config = json!({
         "Image": image,
-        "Entrypoint": [entrypoint],
         "Env": environment.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>(),
-        "WorkingDir": "/var/task",
         "Labels": {
             LABEL: format!("{}/{}/{}:{}", spec.account, spec.region, spec.name, spec.version),
+            OWNER_LABEL: owner,
         },
         "AttachStdout": true,
         "AttachStderr": true,
         "Tty": false,
-        "HostConfig": {
-            "Binds": [
+    });
+    match (&spec.image, mounts) {
+        (Some(function), _) => {
+            if !function.entrypoint.is_empty() {
+                config["Entrypoint"] = json!(function.entrypoint);
+            }
+            if !function.command.is_empty() {
+                config["Cmd"] = json!(function.command);
+            }
+            if let Some(dir) = &function.working_directory {
+                config["WorkingDir"] = json!(dir);
+            }
+        }
+        (None, Some((task, opt))) => {
+            config["Entrypoint"] = json!([entrypoint_of(&spec.runtime, task, opt)]);
+            config["WorkingDir"] = json!("/var/task");
+            host_config["Binds"] = json!([
                 format!("{}:/var/task:ro", task.display()),
                 format!("{}:/opt:ro", opt.display()),
-            ],
-            "ExtraHosts": [format!("{HOST_ALIAS}:host-gateway")],
-            "Memory": memory,
-            "MemorySwap": memory,
-            "AutoRemove": true,
-        },
-    })
+            ]);
+        }
+        (None, None) => {}
+    }
+    config["HostConfig"] = host_config;
+    config
 }
 
 /// Where containers find Roto, settled on the first start.
 struct HostSide {
+    network: Network,
     /// The address the Runtime API listeners bind.
     bind: IpAddr,
     /// The port containers reach Roto's own API on: a forwarder's, or Roto's itself.
@@ -160,18 +234,23 @@ pub struct DockerExecutor {
     env: Arc<Env>,
     /// The engine, or why there is none to talk to.
     engine: Result<Engine, String>,
+    /// Which image each runtime runs in.
+    images: Images,
     /// Where instances' code is unpacked.
     root: tempfile::TempDir,
     pool: Pool,
     host: OnceCell<HostSide>,
+    /// The owner label of this server's containers.
+    owner: String,
     /// Images the engine is known to have.
-    images: Mutex<HashSet<String>>,
+    present: Mutex<HashSet<String>>,
 }
 
 impl DockerExecutor {
     /// The executor for the engine `DOCKER_HOST` names (else `/var/run/docker.sock`); says
-    /// on stderr when no engine answers there.
-    pub fn new(env: Arc<Env>) -> io::Result<DockerExecutor> {
+    /// on stderr when no engine answers there, and removes the containers servers on this
+    /// host left when they were killed.
+    pub fn new(env: Arc<Env>, images: Images) -> io::Result<DockerExecutor> {
         let socket = engine::socket_from(std::env::var("DOCKER_HOST").ok().as_deref());
         let problem = match &socket {
             Ok(path) => engine::listening(path).err(),
@@ -182,18 +261,29 @@ impl DockerExecutor {
                 "--lambda-executor docker: {why}; Lambda invocations fail until an engine runs"
             );
         }
-        DockerExecutor::with_socket(env, socket)
+        let executor = DockerExecutor::with_socket(env, socket, images)?;
+        if let (Ok(engine), Ok(runtime)) = (&executor.engine, tokio::runtime::Handle::try_current())
+        {
+            runtime.spawn(remove_orphans(engine.clone()));
+        }
+        Ok(executor)
     }
 
     /// The executor for the engine at `socket` (or the reason there is none).
-    fn with_socket(env: Arc<Env>, socket: Result<PathBuf, String>) -> io::Result<DockerExecutor> {
+    fn with_socket(
+        env: Arc<Env>,
+        socket: Result<PathBuf, String>,
+        images: Images,
+    ) -> io::Result<DockerExecutor> {
         Ok(DockerExecutor {
             env,
             engine: socket.map(Engine::new),
+            images,
             root: tempfile::Builder::new().prefix("roto-lambda-").tempdir()?,
             pool: Pool::default(),
             host: OnceCell::new(),
-            images: Mutex::new(HashSet::new()),
+            owner: owner_of_this_server(),
+            present: Mutex::new(HashSet::new()),
         })
     }
 
@@ -210,21 +300,30 @@ impl DockerExecutor {
     async fn host_side(&self, engine: &Engine) -> io::Result<&HostSide> {
         self.host
             .get_or_try_init(|| async {
+                let loopback = HostSide {
+                    network: Network::Host,
+                    bind: IpAddr::V4(Ipv4Addr::LOCALHOST),
+                    endpoint_port: None,
+                    _forwarder: None,
+                };
+                if engine.shares_loopback(&hostname()).await {
+                    return Ok(loopback);
+                }
                 let gateway = match engine.bridge_gateway().await {
                     Some(ip) if !ip.is_loopback() => TcpListener::bind((ip, 0)).await.ok(),
                     _ => None,
                 };
                 let Some(listener) = gateway else {
                     return Ok(HostSide {
-                        bind: IpAddr::V4(Ipv4Addr::LOCALHOST),
-                        endpoint_port: None,
-                        _forwarder: None,
+                        network: Network::Gateway,
+                        ..loopback
                     });
                 };
                 let bound = listener.local_addr()?;
                 let env = Arc::downgrade(&self.env);
                 let forwarder = tokio::spawn(forward(listener, env));
                 Ok(HostSide {
+                    network: Network::Gateway,
                     bind: bound.ip(),
                     endpoint_port: Some(bound.port()),
                     _forwarder: Some(AbortOnDrop(forwarder)),
@@ -233,37 +332,74 @@ impl DockerExecutor {
             .await
     }
 
-    /// Starts an instance: the image, the code, the Runtime API, then the container.
-    async fn start(&self, spec: Spec) -> AwsResult<Arc<Instance>> {
-        let cannot = |why: String| unsupported(format!("Cannot run {}: {why}", spec.name));
-        let engine = self.engine.as_ref().map_err(|e| cannot(e.clone()))?;
-        let image = image_of(&spec.runtime).ok_or_else(|| {
-            cannot(format!(
-                "there is no Lambda base image for the runtime {}",
-                spec.runtime
-            ))
-        })?;
-        let platform = platform_of(&spec.architecture);
-        let known = self
-            .images
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .contains(&image);
-        if !known {
-            engine
-                .ensure_image(&image, platform)
-                .await
-                .map_err(cannot)?;
-            self.images
+    /// The images a function may run in, in the order to look for them.
+    fn candidates(&self, spec: &Spec) -> Result<Vec<String>, String> {
+        if let Some(function) = &spec.image {
+            return Ok(self.images.for_uri(&function.uri));
+        }
+        self.images
+            .for_runtime(&spec.runtime)
+            .map(|image| vec![image])
+            .ok_or_else(|| {
+                format!(
+                    "there is no Lambda base image for the runtime {}; map it to one with {}",
+                    spec.runtime,
+                    images::FLAGS
+                )
+            })
+    }
+
+    /// The first candidate image the engine has, else the first pulled.
+    async fn image(&self, engine: &Engine, spec: &Spec) -> Result<String, String> {
+        let candidates = self.candidates(spec)?;
+        let present = |image: &String| {
+            self.present
                 .lock()
                 .unwrap_or_else(|p| p.into_inner())
-                .insert(image.clone());
+                .contains(image)
+        };
+        if let Some(image) = candidates.iter().find(|i| present(i)) {
+            return Ok(image.clone());
         }
+        for image in &candidates {
+            if engine.has_image(image).await? {
+                self.remember(image);
+                return Ok(image.clone());
+            }
+        }
+        let first = &candidates[0];
+        match engine.pull(first, platform_of(&spec.architecture)).await {
+            Ok(()) => {
+                self.remember(first);
+                Ok(first.clone())
+            }
+            Err(why) => Err(missing_image(&candidates, spec, &why)),
+        }
+    }
+
+    fn remember(&self, image: &str) {
+        self.present
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(image.to_string());
+    }
+
+    /// Starts an instance: the image, the code, the Runtime API, then the container.
+    async fn start(&self, spec: Spec) -> Result<Arc<Instance>, StartFailure> {
+        let cannot = |why: String| unsupported(format!("Cannot run {}: {why}", spec.name));
+        let engine = self.engine.as_ref().map_err(|e| cannot(e.clone()))?;
+        let image = self.image(engine, &spec).await.map_err(cannot)?;
         let host = self.host_side(engine).await?;
         let dir = tempfile::Builder::new()
             .prefix("instance-")
             .tempdir_in(self.root.path())?;
-        let (task, opt) = unpack(&self.env, &spec, dir.path()).await?;
+        let mounts = match spec.image {
+            Some(_) => None,
+            None => Some(unpack(&self.env, &spec, dir.path()).await?),
+        };
+        if let Some((task, opt)) = &mounts {
+            check_bootstrap(&spec.runtime, task, opt)?;
+        }
         let (api, api_addr, server) = Api::serve(SocketAddr::new(host.bind, 0)).await?;
         let log_stream = sandbox::log_stream_name(&spec.version);
         let endpoint_port = host.endpoint_port.unwrap_or_else(|| self.roto_port());
@@ -277,38 +413,24 @@ impl DockerExecutor {
         let config = container_config(
             &spec,
             &image,
-            entrypoint_of(&spec.runtime, &task, &opt),
             &standard_environment(&spec, &paths),
-            &task,
-            &opt,
+            mounts.as_ref().map(|(t, o)| (t.as_path(), o.as_path())),
+            host.network,
+            &self.owner,
         );
         let name = format!("roto-lambda-{}-{:08x}", spec.name, fastrand::u32(..));
-        let id = engine
-            .create(&name, platform, &config)
-            .await
-            .map_err(cannot)?;
+        let id = engine.create(&name, &config).await.map_err(cannot)?;
         let sandbox = DockerSandbox {
             engine: engine.clone(),
             id: id.clone(),
             _dir: dir,
         };
         let output = Arc::new(Output::default());
-        let mut stream = engine.attach(&id).await.map_err(cannot)?;
-        {
-            let output = output.clone();
-            tokio::spawn(async move {
-                let mut demux = Demux::default();
-                while let Some(Ok(frame)) = stream.frame().await {
-                    for line in frame.data_ref().map(|d| demux.feed(d)).unwrap_or_default() {
-                        output.push(line);
-                    }
-                }
-                for line in demux.finish() {
-                    output.push(line);
-                }
-            });
+        let stream = engine.attach(&id).await.map_err(cannot)?;
+        tokio::spawn(read_output(stream, output.clone()));
+        if let Err(why) = engine.start(&id).await {
+            return Err(start_failure(&spec, mounts.as_ref(), why, cannot));
         }
-        engine.start(&id).await.map_err(cannot)?;
         {
             let api = api.clone();
             let engine = engine.clone();
@@ -331,6 +453,87 @@ impl DockerExecutor {
                 sandbox: Box::new(sandbox),
             },
         ))
+    }
+}
+
+/// The error for a function whose image the engine lacks and cannot pull.
+fn missing_image(candidates: &[String], spec: &Spec, why: &str) -> String {
+    let (names, mapping) = match &spec.image {
+        Some(function) => (
+            candidates.join(" or "),
+            format!("--lambda-image {}=IMAGE (ROTO_LAMBDA_IMAGE)", function.uri),
+        ),
+        None => (
+            candidates.join(" or "),
+            format!(
+                "--lambda-image {}=IMAGE (ROTO_LAMBDA_IMAGE) or --lambda-image-registry PREFIX (ROTO_LAMBDA_IMAGE_REGISTRY)",
+                spec.runtime
+            ),
+        ),
+    };
+    format!(
+        "the Docker engine has no image {names}, and pulling {} failed ({why}); pull or build it, or map the function to an image the engine has with {mapping}",
+        candidates[0]
+    )
+}
+
+/// Refuses a `provided` function whose bootstrap is missing, as Lambda does.
+fn check_bootstrap(runtime: &str, task: &Path, opt: &Path) -> Result<(), StartFailure> {
+    let (dir, _) = super::provided_bootstrap(task, opt);
+    if runtime.starts_with("provided") && !dir.join("bootstrap").exists() {
+        return Err(StartFailure::Entrypoint(
+            "Couldn't find valid bootstrap(s): [/var/task/bootstrap /opt/bootstrap]".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// Why a container did not start: a `provided` bootstrap the engine cannot execute is the
+/// function's `Runtime.InvalidEntrypoint`, as Lambda reports it; anything else is Roto's.
+fn start_failure(
+    spec: &Spec,
+    mounts: Option<&(PathBuf, PathBuf)>,
+    why: String,
+    cannot: impl Fn(String) -> AwsError,
+) -> StartFailure {
+    let reason = ["permission denied", "exec format error"]
+        .into_iter()
+        .find(|r| why.contains(r));
+    match (mounts, reason) {
+        (Some((task, opt)), Some(reason)) if spec.runtime.starts_with("provided") => {
+            let (_, path) = super::provided_bootstrap(task, opt);
+            StartFailure::Entrypoint(format!("fork/exec {path}: {reason}"))
+        }
+        _ => StartFailure::Service(cannot(why)),
+    }
+}
+
+/// Reads a container's multiplexed output into its instance's lines.
+async fn read_output(mut stream: hyper::body::Incoming, output: Arc<Output>) {
+    let mut demux = Demux::default();
+    while let Some(Ok(frame)) = stream.frame().await {
+        for line in frame.data_ref().map(|d| demux.feed(d)).unwrap_or_default() {
+            output.push(line);
+        }
+    }
+    for line in demux.finish() {
+        output.push(line);
+    }
+}
+
+/// Removes the containers that servers on this host left when they were killed.
+async fn remove_orphans(engine: Engine) {
+    let host = hostname();
+    let Ok(containers) = engine.labelled(OWNER_LABEL).await else {
+        return;
+    };
+    for (id, labels) in containers {
+        let owner = labels[OWNER_LABEL].as_str().unwrap_or_default();
+        if owner_is_gone(owner, &host) {
+            if let Err(e) = engine.remove(&id).await {
+                tracing::warn!("cannot remove the orphaned Lambda container {id}: {e}");
+            }
+        }
     }
 }
 
@@ -366,13 +569,36 @@ impl Executor for DockerExecutor {
         spec: Spec,
         invocation: Invocation,
     ) -> BoxFuture<'a, AwsResult<Outcome>> {
-        Box::pin(self.pool.invoke(spec, invocation, |spec| async {
-            Ok(self.start(spec).await?)
-        }))
+        Box::pin(self.pool.invoke(spec, invocation, |spec| self.start(spec)))
     }
 
     fn retire(&self, prefix: &str) {
         self.pool.retire(prefix);
+    }
+
+    /// Removes every container this server started, busy ones too, and waits (briefly)
+    /// until the engine has removed them all.
+    fn stop(&self) -> BoxFuture<'_, ()> {
+        self.pool.retire("");
+        Box::pin(async move {
+            let Ok(engine) = &self.engine else { return };
+            let label = format!("{OWNER_LABEL}={}", self.owner);
+            let removal = async {
+                while let Ok(containers) = engine.labelled(&label).await {
+                    if containers.is_empty() {
+                        return;
+                    }
+                    let mut removals = tokio::task::JoinSet::new();
+                    for (id, _) in containers {
+                        let engine = engine.clone();
+                        removals.spawn(async move { engine.remove(&id).await });
+                    }
+                    while removals.join_next().await.is_some() {}
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+            };
+            let _ = tokio::time::timeout(STOP_WAIT, removal).await;
+        })
     }
 }
 
@@ -408,25 +634,25 @@ mod tests {
             code_blob: blob.into(),
             layers: Vec::new(),
             log_group: "/aws/lambda/echo".into(),
+            image: None,
         }
     }
 
     #[test]
-    fn runtimes_map_to_the_public_lambda_images() {
-        let image = |r| image_of(r).unwrap();
-        assert_eq!(image("python3.12"), "public.ecr.aws/lambda/python:3.12");
-        assert_eq!(image("nodejs20.x"), "public.ecr.aws/lambda/nodejs:20");
-        assert_eq!(
-            image("provided.al2023"),
-            "public.ecr.aws/lambda/provided:al2023"
-        );
-        assert_eq!(image("provided.al2"), "public.ecr.aws/lambda/provided:al2");
-        assert_eq!(image("provided"), "public.ecr.aws/lambda/provided:alami");
-        assert_eq!(image("java21"), "public.ecr.aws/lambda/java:21");
-        assert_eq!(image("ruby3.3"), "public.ecr.aws/lambda/ruby:3.3");
-        assert_eq!(image_of("cobol"), None);
+    fn architectures_map_to_the_engines_platforms() {
         assert_eq!(platform_of("arm64"), "linux/arm64");
         assert_eq!(platform_of("x86_64"), "linux/amd64");
+    }
+
+    #[test]
+    fn owners_on_this_host_that_are_gone_are_found_by_pid_and_start_time() {
+        let pid = std::process::id();
+        let started = start_time(pid).unwrap();
+        assert!(!owner_is_gone(&owner_of_this_server(), &hostname()));
+        assert!(owner_is_gone(&format!("h/{pid}/{}", started + 1), "h"));
+        assert!(owner_is_gone("h/4194304/1", "h"));
+        assert!(!owner_is_gone("other/4194304/1", "h"));
+        assert!(!owner_is_gone("garbage", "h"));
     }
 
     #[test]
@@ -464,13 +690,14 @@ mod tests {
             ),
             ("_HANDLER".to_string(), "app.handler".to_string()),
         ]);
+        let mounts = (Path::new("/tmp/i/task"), Path::new("/tmp/i/opt"));
         let config = container_config(
             &spec("b"),
             "public.ecr.aws/lambda/python:3.12",
-            "/var/runtime/bootstrap",
             &environment,
-            Path::new("/tmp/i/task"),
-            Path::new("/tmp/i/opt"),
+            Some(mounts),
+            Network::Gateway,
+            "h/1/2",
         );
         assert_eq!(config["Image"], "public.ecr.aws/lambda/python:3.12");
         assert_eq!(config["Entrypoint"], json!(["/var/runtime/bootstrap"]));
@@ -492,6 +719,7 @@ mod tests {
             host["ExtraHosts"],
             json!(["host.docker.internal:host-gateway"])
         );
+        assert!(host.get("NetworkMode").is_none());
         assert_eq!(host["Memory"], 256 * 1024 * 1024);
         assert_eq!(host["MemorySwap"], host["Memory"]);
         assert_eq!(host["AutoRemove"], true);
@@ -499,6 +727,52 @@ mod tests {
             config["Labels"][LABEL],
             "000000000000/us-east-1/echo:$LATEST"
         );
+        assert_eq!(config["Labels"][OWNER_LABEL], "h/1/2");
+
+        let local = container_config(
+            &spec("b"),
+            "img",
+            &environment,
+            Some(mounts),
+            Network::Host,
+            "h/1/2",
+        );
+        assert_eq!(local["HostConfig"]["NetworkMode"], "host");
+        assert_eq!(
+            local["HostConfig"]["ExtraHosts"],
+            json!(["host.docker.internal:127.0.0.1"])
+        );
+    }
+
+    #[test]
+    fn a_container_image_function_runs_its_image_with_its_image_config() {
+        let mut spec = spec("");
+        spec.image = Some(super::super::ImageFunction {
+            uri: "app:v1".into(),
+            entrypoint: vec!["/lambda-entrypoint.sh".into()],
+            command: vec!["app.handler".into()],
+            working_directory: Some("/app".into()),
+        });
+        let config = container_config(
+            &spec,
+            "app:v1",
+            &BTreeMap::new(),
+            None,
+            Network::Host,
+            "h/1/2",
+        );
+        assert_eq!(config["Entrypoint"], json!(["/lambda-entrypoint.sh"]));
+        assert_eq!(config["Cmd"], json!(["app.handler"]));
+        assert_eq!(config["WorkingDir"], "/app");
+        assert!(config["HostConfig"].get("Binds").is_none());
+        spec.image = Some(super::super::ImageFunction {
+            uri: "app:v1".into(),
+            ..Default::default()
+        });
+        let plain = container_config(&spec, "app:v1", &BTreeMap::new(), None, Network::Host, "o");
+        for member in ["Entrypoint", "Cmd", "WorkingDir"] {
+            assert!(plain.get(member).is_none(), "{member}");
+        }
     }
 
     /// A body fed from a channel (the fake engine's attach stream).
@@ -698,7 +972,7 @@ mod tests {
             });
         }
         let (env, blob) = env_with_code();
-        let executor = DockerExecutor::with_socket(env, Ok(socket)).unwrap();
+        let executor = DockerExecutor::with_socket(env, Ok(socket), Images::default()).unwrap();
 
         let cold = executor
             .invoke(spec(&blob), invocation("req-1"))
@@ -737,9 +1011,9 @@ mod tests {
                 .count(),
             1
         );
-        assert!(requests.iter().any(|r| r
-            .starts_with("POST /v1.41/containers/create?name=roto-lambda-echo-")
-            && r.ends_with("&platform=linux%2Farm64")));
+        assert!(requests
+            .iter()
+            .any(|r| r.starts_with("POST /v1.41/containers/create?name=roto-lambda-echo-")));
         assert_eq!(created["Image"], "public.ecr.aws/lambda/python:3.12");
         let environment: Vec<String> = serde_json::from_value(created["Env"].clone()).unwrap();
         for expected in [
@@ -793,7 +1067,8 @@ mod tests {
     async fn without_an_engine_invocations_fail_saying_so() {
         let (env, blob) = env_with_code();
         let missing = PathBuf::from("/nonexistent/docker.sock");
-        let executor = DockerExecutor::with_socket(env.clone(), Ok(missing)).unwrap();
+        let executor =
+            DockerExecutor::with_socket(env.clone(), Ok(missing), Images::default()).unwrap();
         let err = executor
             .invoke(spec(&blob), invocation("r"))
             .await
@@ -806,9 +1081,12 @@ mod tests {
             "{}",
             err.message
         );
-        let tcp =
-            DockerExecutor::with_socket(env, engine::socket_from(Some("tcp://10.0.0.1:2375")))
-                .unwrap();
+        let tcp = DockerExecutor::with_socket(
+            env,
+            engine::socket_from(Some("tcp://10.0.0.1:2375")),
+            Images::default(),
+        )
+        .unwrap();
         let err = tcp.invoke(spec(&blob), invocation("r")).await.unwrap_err();
         assert!(err
             .message

@@ -1,9 +1,9 @@
 //! A small Docker Engine API client over the engine's unix socket, for the docker executor.
 //!
-//! Only what running a Lambda image needs: inspect and pull an image, the bridge
-//! network's gateway, create/attach/start/wait/remove a container. Each call opens its own
-//! connection (hyper's HTTP/1 client over a `UnixStream`): calls happen when instances start
-//! and stop, never per invocation, so pooling would buy nothing. Requests name API version
+//! Only what running a Lambda image needs: inspect and pull an image, where the engine runs
+//! and the bridge network's gateway, list/create/attach/start/wait/remove containers. Each
+//! call opens its own connection (hyper's HTTP/1 client over a `UnixStream`): calls happen
+//! when instances start and stop, never per invocation, so pooling would buy nothing. Requests name API version
 //! 1.41 (Docker 20.10, the first with `host-gateway`), which every later engine accepts.
 
 use std::path::{Path, PathBuf};
@@ -137,23 +137,61 @@ impl Engine {
         Ok((status, bytes))
     }
 
-    /// Pulls `image` for `platform` unless the engine has it already.
-    pub async fn ensure_image(&self, image: &str, platform: &str) -> Result<(), String> {
+    /// Whether the engine has `image` (no registry is contacted).
+    pub async fn has_image(&self, image: &str) -> Result<bool, String> {
         match self
             .call(Method::GET, &format!("/images/{image}/json"), None)
             .await
         {
-            Ok(_) => return Ok(()),
-            Err(e) if e.starts_with("404") => {}
-            Err(e) => return Err(e),
+            Ok(_) => Ok(true),
+            Err(e) if e.starts_with("404") => Ok(false),
+            Err(e) => Err(e),
         }
+    }
+
+    /// Pulls `image` for `platform` from its registry.
+    pub async fn pull(&self, image: &str, platform: &str) -> Result<(), String> {
         let (repo, tag) = split_image(image);
         let path = format!(
             "/images/create{}",
             query(&[("fromImage", repo), ("tag", tag), ("platform", platform)])
         );
         let (_, body) = self.call(Method::POST, &path, None).await?;
-        pull_error(&body).map_or(Ok(()), |e| Err(format!("pulling {image}: {e}")))
+        pull_error(&body).map_or(Ok(()), Err)
+    }
+
+    /// Whether the engine runs on this host, in its network namespace: not in a VM (Docker
+    /// Desktop, whose engine names itself `docker-desktop`), not rootless (whose containers'
+    /// host network is its own namespace). Only then do containers on the host network
+    /// share this host's loopback.
+    pub async fn shares_loopback(&self, hostname: &str) -> bool {
+        let Ok((_, body)) = self.call(Method::GET, "/info", None).await else {
+            return false;
+        };
+        let info: Json = serde_json::from_slice(&body).unwrap_or_default();
+        let rootless = info["SecurityOptions"].as_array().is_some_and(|o| {
+            o.iter()
+                .any(|o| o.as_str().is_some_and(|o| o.contains("rootless")))
+        });
+        let desktop = info["OperatingSystem"]
+            .as_str()
+            .is_some_and(|os| os.contains("Docker Desktop"));
+        info["Name"].as_str() == Some(hostname) && !rootless && !desktop
+    }
+
+    /// The ids and labels of the containers, running or not, that carry `label`.
+    pub async fn labelled(&self, label: &str) -> Result<Vec<(String, Json)>, String> {
+        let filters = serde_json::json!({ "label": [label] }).to_string();
+        let path = format!(
+            "/containers/json{}",
+            query(&[("all", "true"), ("filters", &filters)])
+        );
+        let (_, body) = self.call(Method::GET, &path, None).await?;
+        let list: Vec<Json> = serde_json::from_slice(&body).unwrap_or_default();
+        Ok(list
+            .into_iter()
+            .filter_map(|c| Some((c["Id"].as_str()?.to_string(), c["Labels"].clone())))
+            .collect())
     }
 
     /// The gateway address of the default bridge network, where `host-gateway` leads.
@@ -170,16 +208,8 @@ impl Engine {
     }
 
     /// Creates a container and returns its id.
-    pub async fn create(
-        &self,
-        name: &str,
-        platform: &str,
-        config: &Json,
-    ) -> Result<String, String> {
-        let path = format!(
-            "/containers/create{}",
-            query(&[("name", name), ("platform", platform)])
-        );
+    pub async fn create(&self, name: &str, config: &Json) -> Result<String, String> {
+        let path = format!("/containers/create{}", query(&[("name", name)]));
         let (_, body) = self.call(Method::POST, &path, Some(config)).await?;
         let doc: Json = serde_json::from_slice(&body).unwrap_or_default();
         doc["Id"]
@@ -226,14 +256,14 @@ impl Engine {
             .ok_or_else(|| "the Docker engine did not say how the container ended".to_string())
     }
 
-    /// Kills and removes a container.
+    /// Kills and removes a container (one already being removed, or gone, is fine).
     pub async fn remove(&self, id: &str) -> Result<(), String> {
         let path = format!(
             "/containers/{id}{}",
             query(&[("force", "true"), ("v", "true")])
         );
         match self.call(Method::DELETE, &path, None).await {
-            Err(e) if e.starts_with("404") => Ok(()),
+            Err(e) if e.starts_with("404") || e.contains("already in progress") => Ok(()),
             other => other.map(drop),
         }
     }

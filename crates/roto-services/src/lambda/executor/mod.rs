@@ -12,6 +12,7 @@
 
 mod docker;
 mod engine;
+pub mod images;
 mod none;
 mod process;
 mod python;
@@ -57,6 +58,21 @@ pub struct Spec {
     pub layers: Vec<String>,
     /// The log group the runtime is told about.
     pub log_group: String,
+    /// For a container-image function (`PackageType: Image`), its image; `None` for a zip.
+    pub image: Option<ImageFunction>,
+}
+
+/// A container-image function's image and its `ImageConfig` overrides.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ImageFunction {
+    /// The `ImageUri` it was created with.
+    pub uri: String,
+    /// `ImageConfig.EntryPoint`, replacing the image's entrypoint when not empty.
+    pub entrypoint: Vec<String>,
+    /// `ImageConfig.Command`, replacing the image's command when not empty.
+    pub command: Vec<String>,
+    /// `ImageConfig.WorkingDirectory`, replacing the image's when set.
+    pub working_directory: Option<String>,
 }
 
 /// One invocation.
@@ -142,7 +158,14 @@ pub fn build(env: &Arc<Env>, name: &str) -> io::Result<Arc<dyn Executor>> {
     match name {
         "none" => Ok(Arc::new(none::NoExecutor)),
         "process" => Ok(Arc::new(process::ProcessExecutor::new(env.clone())?)),
-        "docker" => Ok(Arc::new(docker::DockerExecutor::new(env.clone())?)),
+        "docker" => {
+            let images = images::Images::parse(
+                &env.option("lambda-images").unwrap_or_default(),
+                env.option("lambda-image-registry").as_deref(),
+            )
+            .map_err(io::Error::other)?;
+            Ok(Arc::new(docker::DockerExecutor::new(env.clone(), images)?))
+        }
         other => Err(io::Error::other(format!("unknown Lambda executor {other}"))),
     }
 }

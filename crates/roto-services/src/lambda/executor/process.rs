@@ -87,6 +87,12 @@ impl ProcessExecutor {
         opt: &Path,
     ) -> AwsResult<(PathBuf, Vec<PathBuf>, Drain)> {
         let runtime = spec.runtime.as_str();
+        if spec.image.is_some() {
+            return Err(unsupported(format!(
+                "Cannot run {}: it is a container-image function (PackageType Image), which runs with --lambda-executor docker",
+                spec.name
+            )));
+        }
         if runtime.starts_with("python") {
             let python = self.python.get_or_init(super::python::interpreter);
             Ok((
