@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Runs Roto's whole test suite on a fresh machine: builds the release binary, runs the Rust
 # unit tests and the fuzzer, runs the JavaScript test kit's tests (js/roto-testing), creates
-# the Python virtual environment with boto3 and the AWS CLI, and runs the black-box tests
-# against the real binary. Extra arguments go to pytest.
+# the Python virtual environment with boto3 and the AWS CLI, starts a Docker engine for the
+# docker executor's tests where none runs (scripts/docker-engine.sh), and runs the black-box
+# tests against the real binary. Extra arguments go to pytest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -29,5 +30,13 @@ if [ ! -x .venv/bin/python ]; then
   python3 -m venv .venv
 fi
 .venv/bin/python -m pip install --quiet --disable-pip-version-check -r tests/requirements.txt
+
+# The docker executor's tests run against a real engine: an engine that answers is used as
+# it is; otherwise scripts/docker-engine.sh starts a private one (installing Debian's
+# docker.io where it can), with its state in a temporary directory removed on exit, and
+# builds the test images. Where no engine can be had those tests skip, except in CI.
+engine_env="$(scripts/docker-engine.sh start)"
+eval "$engine_env"
+trap 'scripts/docker-engine.sh stop' EXIT
 
 ROTO_BINARY="$PWD/target/release/roto-server" .venv/bin/python -m pytest tests "$@"

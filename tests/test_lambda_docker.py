@@ -1,16 +1,25 @@
-"""Lambda's docker executor: functions in containers of the public Lambda base images.
+"""Lambda's docker executor: functions in containers, against a real Docker engine.
 
-The tests that run containers need a Docker engine (DOCKER_HOST's unix socket, else
-/var/run/docker.sock) and skip, saying so, where none answers. What a server does without an
-engine is tested everywhere."""
+The tests that run containers need an engine (DOCKER_HOST's unix socket, else
+/var/run/docker.sock) holding the Lambda base images their runtimes map to.
+`scripts/test.sh` starts a private engine with test images built from this machine's own
+interpreters (scripts/docker-engine.sh); elsewhere the tests skip, saying why: no engine, or
+an engine without the image (a present engine without images never fails the suite). What a
+server does without an engine, or without an image, is tested wherever an engine is."""
 
 from __future__ import annotations
 
 import base64
+import http.client
+import io
 import json
 import os
 import socket
 import sys
+import tarfile
+import threading
+import time
+import urllib.parse
 
 import pytest
 from botocore.exceptions import ClientError
@@ -19,10 +28,38 @@ sys.path.insert(0, os.path.dirname(__file__))
 from roto_server import RotoServer  # noqa: E402
 from test_lambda import NODE_HANDLER, PY_HANDLER, ROLE, SHELL_BOOTSTRAP, error_of, make_client, unique, zip_of  # noqa: E402
 
+PYTHON_IMAGE = "public.ecr.aws/lambda/python:3.12"
+NODE_IMAGE = "public.ecr.aws/lambda/nodejs:20"
+PROVIDED_IMAGE = "public.ecr.aws/lambda/provided:al2023"
+
 
 def engine_socket() -> str:
     host = os.environ.get("DOCKER_HOST", "")
     return host[len("unix://"):] if host.startswith("unix://") else "/var/run/docker.sock"
+
+
+class EngineConnection(http.client.HTTPConnection):
+    """HTTP to the Docker engine over its unix socket."""
+
+    def connect(self):
+        self.sock = socket.socket(socket.AF_UNIX)
+        self.sock.settimeout(60)
+        self.sock.connect(engine_socket())
+
+
+def engine(method: str, path: str, body: bytes | None = None, headers: dict | None = None):
+    """One Engine API call: (status, decoded JSON or None)."""
+    conn = EngineConnection("docker")
+    try:
+        conn.request(method, path, body=body, headers=headers or {})
+        resp = conn.getresponse()
+        data = resp.read()
+    finally:
+        conn.close()
+    try:
+        return resp.status, json.loads(data) if data else None
+    except ValueError:
+        return resp.status, None
 
 
 def engine_answers() -> bool:
@@ -30,16 +67,45 @@ def engine_answers() -> bool:
     if host and not host.startswith("unix://"):
         return False
     try:
-        with socket.socket(socket.AF_UNIX) as s:
-            s.settimeout(2)
-            s.connect(engine_socket())
-            s.sendall(b"GET /_ping HTTP/1.0\r\nHost: docker\r\n\r\n")
-            return s.recv(64).split(b" ")[1:2] == [b"200"]
+        return engine("GET", "/_ping")[0] == 200
     except OSError:
         return False
 
 
-needs_engine = pytest.mark.skipif(not engine_answers(), reason=f"no Docker engine answers at unix://{engine_socket()}")
+def has_image(image: str) -> bool:
+    return engine("GET", f"/images/{image}/json")[0] == 200
+
+
+def tag_image(image: str, repo: str, tag: str) -> None:
+    query = urllib.parse.urlencode({"repo": repo, "tag": tag})
+    assert engine("POST", f"/images/{image}/tag?{query}")[0] == 201
+
+
+def containers(label: str) -> list[dict]:
+    filters = urllib.parse.quote(json.dumps({"label": [label]}))
+    return engine("GET", f"/containers/json?all=true&filters={filters}")[1] or []
+
+
+def wait_until(check, timeout: float = 15.0):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        value = check()
+        if value:
+            return value
+        time.sleep(0.2)
+    return check()
+
+
+ENGINE = engine_answers()
+NO_ENGINE = os.environ.get("ROTO_DOCKER_UNAVAILABLE") or f"no Docker engine answers at unix://{engine_socket()}"
+needs_engine = pytest.mark.skipif(not ENGINE, reason=NO_ENGINE)
+
+
+def needs_image(*images: str):
+    missing = [i for i in images if not (ENGINE and has_image(i))]
+    reason = (f"the Docker engine has no image {', '.join(missing)} (scripts/docker-engine.sh start builds "
+              "test images in a private engine)")
+    return pytest.mark.skipif(bool(missing) or not ENGINE, reason=reason if ENGINE else NO_ENGINE)
 
 
 # --- without an engine ---------------------------------------------------------------------
@@ -97,10 +163,9 @@ def docker_server():
 def dlam(docker_server):
     from botocore.config import Config
     import boto3
-    # The first invocation of each runtime pulls its image: give it time.
     return boto3.client("lambda", endpoint_url=docker_server.endpoint, region_name="us-east-1",
                         aws_access_key_id="test", aws_secret_access_key="test",
-                        config=Config(retries={"max_attempts": 1}, read_timeout=600))
+                        config=Config(retries={"max_attempts": 1}, read_timeout=120))
 
 
 def invoke(lam, name, event, **kw):
@@ -108,7 +173,54 @@ def invoke(lam, name, event, **kw):
     return resp, json.loads(resp["Payload"].read() or b"null")
 
 
+def log_lines(resp) -> list[str]:
+    return base64.b64decode(resp["LogResult"]).decode().strip().split("\n")
+
+
 @needs_engine
+def test_a_missing_image_fails_at_once_naming_the_image_and_the_flag():
+    with RotoServer("--ephemeral", "--lambda-executor", "docker",
+                    "--lambda-image", "python3.12=roto-test.invalid/absent:1") as server:
+        lam = make_client(server, "lambda")
+        name = unique("dmiss")
+        lam.create_function(FunctionName=name, Runtime="python3.12", Role=ROLE, Handler="app.handler",
+                            Code={"ZipFile": zip_of({"app.py": PY_HANDLER})})
+        started = time.monotonic()
+        with pytest.raises(ClientError) as e:
+            lam.invoke(FunctionName=name, Payload=b"{}")
+        assert time.monotonic() - started < 20
+        code, message, status = error_of(e)
+        assert code == "ServiceException" and status == 501
+        assert message.startswith(f"Cannot run {name}: the Docker engine has no image roto-test.invalid/absent:1"), message
+        assert "--lambda-image python3.12=IMAGE (ROTO_LAMBDA_IMAGE)" in message
+        assert "--lambda-image-registry PREFIX" in message
+
+
+@needs_image(PYTHON_IMAGE)
+def test_runtimes_map_to_local_images_by_flag_or_registry_prefix():
+    tag_image(PYTHON_IMAGE, "roto-test.local/mapped-python", "1")
+    tag_image(PYTHON_IMAGE, "roto-test.local/lambda/python", "3.12")
+    handler = {"app.py": "def handler(e, c):\n    return 'mapped'\n"}
+    for flags in (["--lambda-image", "python3.12=roto-test.local/mapped-python:1"],
+                  ["--lambda-image-registry", "roto-test.local/lambda"]):
+        with RotoServer("--ephemeral", "--lambda-executor", "docker", *flags) as server:
+            lam = make_client(server, "lambda")
+            name = unique("dmap")
+            lam.create_function(FunctionName=name, Runtime="python3.12", Role=ROLE, Handler="app.handler",
+                                Code={"ZipFile": zip_of(handler)})
+            assert invoke(lam, name, {})[1] == "mapped"
+            image = {c["Image"] for c in containers(f"roto.lambda=000000000000/us-east-1/{name}:$LATEST")}
+            assert image == {"roto-test.local/mapped-python:1" if flags[0] == "--lambda-image"
+                             else "roto-test.local/lambda/python:3.12"}
+
+
+def test_a_malformed_lambda_image_flag_exits_2():
+    with pytest.raises(RuntimeError) as e:
+        RotoServer("--ephemeral", "--lambda-image", "python3.12").start()
+    assert "is not RUNTIME=IMAGE" in str(e.value)
+
+
+@needs_image(PYTHON_IMAGE)
 def test_python_runs_in_the_base_image_with_the_lambda_environment(dlam):
     name = unique("dpy")
     dlam.create_function(FunctionName=name, Runtime="python3.12", Role=ROLE, Handler="app.handler", Timeout=2,
@@ -117,41 +229,126 @@ def test_python_runs_in_the_base_image_with_the_lambda_environment(dlam):
     assert "FunctionError" not in resp, out
     assert out["echo"] == {"hello": "container"} and out["env"] == "docker" and out["name"] == name
     assert out["endpoint"].startswith("http://host.docker.internal:")
-    log = base64.b64decode(resp["LogResult"]).decode()
-    assert 'got {"hello": "container"}' in log and "Init Duration" in log
+    lines = log_lines(resp)
+    assert lines[0].startswith("START RequestId: ") and 'got {"hello": "container"}' in lines
+    assert lines[-2].startswith("END RequestId: ")
+    assert lines[-1].startswith("REPORT RequestId: ") and "Init Duration" in lines[-1]
     _, again = invoke(dlam, name, {})
     assert again["count"] == out["count"] + 1  # the same warm container served it
     resp, err = invoke(dlam, name, {"fail": "in docker"})
     assert resp["FunctionError"] == "Unhandled" and err["errorType"] == "ValueError"
-    resp, timed_out = invoke(dlam, name, {"sleep": 5})
+    resp, timed_out = invoke(dlam, name, {"sleep": 5}, LogType="Tail")
     assert resp["FunctionError"] == "Unhandled"
     assert "Task timed out after 2." in timed_out["errorMessage"]
+    assert "Status: timeout" in log_lines(resp)[-1]
 
 
-@needs_engine
+@needs_image(PYTHON_IMAGE)
+def test_logs_reach_cloudwatch_logs_with_start_end_report(docker_server, dlam):
+    name = unique("dlog")
+    dlam.create_function(FunctionName=name, Runtime="python3.12", Role=ROLE, Handler="app.handler",
+                         Code={"ZipFile": zip_of({"app.py": PY_HANDLER})})
+    resp, _ = invoke(dlam, name, {"to": "logs"})
+    request_id = resp["ResponseMetadata"]["RequestId"]
+    logs = make_client(docker_server, "logs")
+
+    def messages():
+        groups = logs.describe_log_groups(logGroupNamePrefix=f"/aws/lambda/{name}")["logGroups"]
+        return groups and [e["message"].rstrip("\n") for e in logs.filter_log_events(logGroupName=f"/aws/lambda/{name}")["events"]]
+    got = wait_until(lambda: (m := messages()) and any(x.startswith("REPORT") for x in m) and m)
+    assert got[0] == f"START RequestId: {request_id} Version: $LATEST"
+    assert 'got {"to": "logs"}' in got
+    assert got[-2] == f"END RequestId: {request_id}"
+    assert got[-1].startswith(f"REPORT RequestId: {request_id}\tDuration: ")
+
+
+@needs_image(PYTHON_IMAGE)
+def test_init_errors_are_reported_as_lambda_reports_them(dlam):
+    broken = unique("dinit")
+    dlam.create_function(FunctionName=broken, Runtime="python3.12", Role=ROLE, Handler="app.handler",
+                         Code={"ZipFile": zip_of({"app.py": "import does_not_exist\n"})})
+    resp, out = invoke(dlam, broken, {})
+    assert resp["FunctionError"] == "Unhandled"
+    assert out["errorType"] == "Runtime.ImportModuleError"
+    assert out["errorMessage"].startswith("Unable to import module 'app'")
+    missing = unique("dnohandler")
+    dlam.create_function(FunctionName=missing, Runtime="python3.12", Role=ROLE, Handler="app.nope",
+                         Code={"ZipFile": zip_of({"app.py": PY_HANDLER})})
+    assert invoke(dlam, missing, {})[1]["errorType"] == "Runtime.HandlerNotFound"
+
+
+@needs_image(PYTHON_IMAGE)
+def test_layers_are_at_opt_and_the_memory_size_is_the_containers_limit(dlam):
+    layer = dlam.publish_layer_version(LayerName=unique("dlayer"),
+                                       Content={"ZipFile": zip_of({"python/shared.py": "VALUE = 'from a layer'\n"})})
+    handler = """
+import shared
+def handler(event, context):
+    for path in ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"):
+        try:
+            limit = int(open(path).read())
+            break
+        except (OSError, ValueError):
+            limit = None
+    return {"layer": shared.VALUE, "file": shared.__file__, "limit": limit}
+"""
+    name = unique("dopt")
+    dlam.create_function(FunctionName=name, Runtime="python3.12", Role=ROLE, Handler="app.handler", MemorySize=256,
+                         Code={"ZipFile": zip_of({"app.py": handler})}, Layers=[layer["LayerVersionArn"]])
+    _, out = invoke(dlam, name, {})
+    assert out == {"layer": "from a layer", "file": "/opt/python/shared.py", "limit": 256 * 1024 * 1024}
+
+
+@needs_image(PYTHON_IMAGE)
+def test_concurrent_invocations_run_in_several_warm_containers(dlam):
+    name = unique("dconc")
+    handler = "import time\nN = [0]\ndef handler(e, c):\n    N[0] += 1\n    time.sleep(1)\n    return N[0]\n"
+    dlam.create_function(FunctionName=name, Runtime="python3.12", Role=ROLE, Handler="app.handler",
+                         Code={"ZipFile": zip_of({"app.py": handler})})
+    results = []
+    threads = [threading.Thread(target=lambda: results.append(invoke(dlam, name, {})[1])) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert results == [1, 1]  # each ran in a container of its own
+    running = containers(f"roto.lambda=000000000000/us-east-1/{name}:$LATEST")
+    assert len(running) == 2
+    assert sorted([invoke(dlam, name, {})[1], invoke(dlam, name, {})[1]]) in ([2, 3], [2, 2])
+
+
+@needs_image(NODE_IMAGE, PROVIDED_IMAGE)
 def test_node_and_provided_runtimes_run_in_their_images(dlam):
     node = unique("dnode")
     dlam.create_function(FunctionName=node, Runtime="nodejs20.x", Role=ROLE, Handler="index.handler",
-                         Code={"ZipFile": zip_of({"index.js": NODE_HANDLER})})
+                         Code={"ZipFile": zip_of({"index.js": NODE_HANDLER})}, Environment={"Variables": {"GREETING": "n"}})
     _, out = invoke(dlam, node, {"n": 1})
-    assert out["echo"] == {"n": 1} and out["name"] == node
+    assert out == {"echo": {"n": 1}, "count": 1, "env": "n", "name": node}
+    resp, err = invoke(dlam, node, {"fail": "x"})
+    assert resp["FunctionError"] == "Unhandled" and err["errorType"] == "TypeError"
     shell = unique("dshell")
     dlam.create_function(FunctionName=shell, Runtime="provided.al2023", Role=ROLE, Handler="unused",
                          Code={"ZipFile": zip_of({"bootstrap": SHELL_BOOTSTRAP}, {"bootstrap": 0o755})})
     resp, out = invoke(dlam, shell, {"k": "v"}, LogType="Tail")
     assert out == {"shell": {"k": "v"}}
     assert "shell handled" in base64.b64decode(resp["LogResult"]).decode()
+    nothing = unique("dnoboot")
+    dlam.create_function(FunctionName=nothing, Runtime="provided.al2023", Role=ROLE, Handler="unused",
+                         Code={"ZipFile": zip_of({"README": "no bootstrap"})})
+    resp, out = invoke(dlam, nothing, {})
+    assert resp["FunctionError"] == "Unhandled" and out["errorType"] == "Runtime.InvalidEntrypoint"
+    assert "Couldn't find valid bootstrap(s): [/var/task/bootstrap /opt/bootstrap]" in out["errorMessage"]
 
 
-@needs_engine
+@needs_image(PYTHON_IMAGE)
 def test_handler_sdk_calls_reach_roto_from_the_container(docker_server, dlam):
-    handler = '''
+    handler = """
 import boto3
 def handler(event, context):
     s3 = boto3.client("s3")
     s3.put_object(Bucket=event["bucket"], Key="from-docker", Body=b"hi")
     return s3.get_object(Bucket=event["bucket"], Key="from-docker")["Body"].read().decode()
-'''
+"""
     make_client(docker_server, "s3").create_bucket(Bucket="docker-writes")
     name = unique("dsdk")
     dlam.create_function(FunctionName=name, Runtime="python3.12", Role=ROLE, Handler="app.handler", Timeout=30,
@@ -161,7 +358,51 @@ def handler(event, context):
     assert out == "hi"
 
 
-@needs_engine
+@needs_image(NODE_IMAGE)
+def test_node_handlers_use_the_sdk_for_javascript_from_the_image(docker_server, dlam):
+    handler = """
+const { SQSClient, CreateQueueCommand, GetQueueUrlCommand } = require("@aws-sdk/client-sqs");
+exports.handler = async (event) => {
+  const sqs = new SQSClient({});
+  await sqs.send(new CreateQueueCommand({ QueueName: event.queue }));
+  return (await sqs.send(new GetQueueUrlCommand({ QueueName: event.queue }))).QueueUrl;
+};
+"""
+    name = unique("dnodesdk")
+    dlam.create_function(FunctionName=name, Runtime="nodejs20.x", Role=ROLE, Handler="index.handler", Timeout=30,
+                         Code={"ZipFile": zip_of({"index.js": handler})})
+    resp, out = invoke(dlam, name, {"queue": "from-node"})
+    if resp.get("FunctionError") and out.get("errorType") == "Runtime.ImportModuleError":
+        pytest.skip("the nodejs image has no AWS SDK for JavaScript (npm ci in js/roto-testing provides it)")
+    assert "FunctionError" not in resp, out
+    assert out.endswith("/from-node")
+    sqs = make_client(docker_server, "sqs")
+    assert sqs.get_queue_url(QueueName="from-node")["QueueUrl"].endswith("/from-node")
+
+
+@needs_image(PYTHON_IMAGE)
+def test_an_sqs_mapping_delivers_to_a_container(docker_server, dlam):
+    sqs = make_client(docker_server, "sqs")
+    url = sqs.create_queue(QueueName=unique("djobs"))["QueueUrl"]
+    arn = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+    out_url = sqs.create_queue(QueueName=unique("dout"))["QueueUrl"]
+    handler = f"""
+import boto3
+def handler(event, context):
+    sqs = boto3.client("sqs")
+    for record in event["Records"]:
+        sqs.send_message(QueueUrl={out_url!r}, MessageBody="seen " + record["body"])
+"""
+    name = unique("dmap")
+    dlam.create_function(FunctionName=name, Runtime="python3.12", Role=ROLE, Handler="app.handler", Timeout=30,
+                         Code={"ZipFile": zip_of({"app.py": handler})})
+    dlam.create_event_source_mapping(EventSourceArn=arn, FunctionName=name, BatchSize=1)
+    sqs.send_message(QueueUrl=url, MessageBody="job-1")
+    got = wait_until(lambda: sqs.receive_message(QueueUrl=out_url, WaitTimeSeconds=1).get("Messages"), timeout=60)
+    assert got and got[0]["Body"] == "seen job-1"
+
+
+@needs_image(PYTHON_IMAGE)
 def test_updating_a_function_replaces_its_container(dlam):
     name = unique("dupd")
     dlam.create_function(FunctionName=name, Runtime="python3.12", Role=ROLE, Handler="app.handler",
@@ -169,3 +410,55 @@ def test_updating_a_function_replaces_its_container(dlam):
     assert invoke(dlam, name, {})[1] == 1
     dlam.update_function_code(FunctionName=name, ZipFile=zip_of({"app.py": "def handler(e, c):\n    return 2\n"}))
     assert invoke(dlam, name, {})[1] == 2
+    label = f"roto.lambda=000000000000/us-east-1/{name}:$LATEST"
+    assert wait_until(lambda: len(containers(label)) == 1)
+
+
+# --- cleanup -------------------------------------------------------------------------------
+
+LOOPING_BOOTSTRAP = """#!/bin/sh
+# Keeps running when the Runtime API is gone, as some runtime clients do.
+while true; do
+  curl -s "http://${AWS_LAMBDA_RUNTIME_API}/2018-06-01/runtime/invocation/next" -D /tmp/h -o /tmp/event || { sleep 0.2; continue; }
+  ID=$(grep -i lambda-runtime-aws-request-id /tmp/h | tr -d '[:space:]' | cut -d: -f2)
+  curl -s -X POST "http://${AWS_LAMBDA_RUNTIME_API}/2018-06-01/runtime/invocation/$ID/response" -d '"up"' > /dev/null
+done
+"""
+
+
+def start_looping_function(server) -> str:
+    lam = make_client(server, "lambda")
+    name = unique("dloop")
+    lam.create_function(FunctionName=name, Runtime="provided.al2023", Role=ROLE, Handler="unused",
+                        Code={"ZipFile": zip_of({"bootstrap": LOOPING_BOOTSTRAP}, {"bootstrap": 0o755})})
+    assert invoke(lam, name, {})[1] == "up"
+    return name
+
+
+@needs_image(PROVIDED_IMAGE)
+def test_no_container_outlives_its_server_and_a_killed_servers_are_removed_by_the_next():
+    def of(name):
+        return containers(f"roto.lambda=000000000000/us-east-1/{name}:$LATEST")
+
+    stopped = RotoServer("--ephemeral", "--lambda-executor", "docker").start()
+    quiet = start_looping_function(stopped)
+    stopped.stop()
+    assert of(quiet) == []
+
+    killed = RotoServer("--ephemeral", "--lambda-executor", "docker").start()
+    sibling = RotoServer("--ephemeral", "--lambda-executor", "docker").start()
+    try:
+        orphan = start_looping_function(killed)
+        alive = start_looping_function(sibling)
+        owner = of(orphan)[0]["Labels"]["roto.lambda.owner"]
+        assert owner.split("/")[1] == str(killed.process.pid)
+        killed.kill()
+        time.sleep(1)
+        assert len(of(orphan)) == 1  # the runtime outlives its server...
+        with RotoServer("--ephemeral", "--lambda-executor", "docker"):
+            assert wait_until(lambda: of(orphan) == [])  # ...until the next server starts
+            assert len(of(alive)) == 1  # never a live sibling's
+    finally:
+        sibling.stop()
+        killed.stop()
+    assert of(alive) == []
