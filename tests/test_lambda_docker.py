@@ -26,7 +26,8 @@ from botocore.exceptions import ClientError
 
 sys.path.insert(0, os.path.dirname(__file__))
 from roto_server import RotoServer  # noqa: E402
-from test_lambda import NODE_HANDLER, PY_HANDLER, ROLE, SHELL_BOOTSTRAP, error_of, make_client, unique, zip_of  # noqa: E402
+from test_lambda import (NODE_HANDLER, PY_HANDLER, ROLE, SHELL_BOOTSTRAP, error_of, make_client, unique,  # noqa: E402
+                         wait_for, zip_of)
 
 PYTHON_IMAGE = "public.ecr.aws/lambda/python:3.12"
 NODE_IMAGE = "public.ecr.aws/lambda/nodejs:20"
@@ -84,16 +85,6 @@ def tag_image(image: str, repo: str, tag: str) -> None:
 def containers(label: str) -> list[dict]:
     filters = urllib.parse.quote(json.dumps({"label": [label]}))
     return engine("GET", f"/containers/json?all=true&filters={filters}")[1] or []
-
-
-def wait_until(check, timeout: float = 15.0):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        value = check()
-        if value:
-            return value
-        time.sleep(0.2)
-    return check()
 
 
 ENGINE = engine_answers()
@@ -255,7 +246,7 @@ def test_logs_reach_cloudwatch_logs_with_start_end_report(docker_server, dlam):
     def messages():
         groups = logs.describe_log_groups(logGroupNamePrefix=f"/aws/lambda/{name}")["logGroups"]
         return groups and [e["message"].rstrip("\n") for e in logs.filter_log_events(logGroupName=f"/aws/lambda/{name}")["events"]]
-    got = wait_until(lambda: (m := messages()) and any(x.startswith("REPORT") for x in m) and m)
+    got = wait_for(lambda: (m := messages()) and any(x.startswith("REPORT") for x in m) and m)
     assert got[0] == f"START RequestId: {request_id} Version: $LATEST"
     assert 'got {"to": "logs"}' in got
     assert got[-2] == f"END RequestId: {request_id}"
@@ -398,7 +389,7 @@ def handler(event, context):
                          Code={"ZipFile": zip_of({"app.py": handler})})
     dlam.create_event_source_mapping(EventSourceArn=arn, FunctionName=name, BatchSize=1)
     sqs.send_message(QueueUrl=url, MessageBody="job-1")
-    got = wait_until(lambda: sqs.receive_message(QueueUrl=out_url, WaitTimeSeconds=1).get("Messages"), timeout=60)
+    got = wait_for(lambda: sqs.receive_message(QueueUrl=out_url, WaitTimeSeconds=1).get("Messages"), timeout=60)
     assert got and got[0]["Body"] == "seen job-1"
 
 
@@ -411,7 +402,7 @@ def test_updating_a_function_replaces_its_container(dlam):
     dlam.update_function_code(FunctionName=name, ZipFile=zip_of({"app.py": "def handler(e, c):\n    return 2\n"}))
     assert invoke(dlam, name, {})[1] == 2
     label = f"roto.lambda=000000000000/us-east-1/{name}:$LATEST"
-    assert wait_until(lambda: len(containers(label)) == 1)
+    assert wait_for(lambda: len(containers(label)) == 1)
 
 
 # --- cleanup -------------------------------------------------------------------------------
@@ -456,7 +447,7 @@ def test_no_container_outlives_its_server_and_a_killed_servers_are_removed_by_th
         time.sleep(1)
         assert len(of(orphan)) == 1  # the runtime outlives its server...
         with RotoServer("--ephemeral", "--lambda-executor", "docker"):
-            assert wait_until(lambda: of(orphan) == [])  # ...until the next server starts
+            assert wait_for(lambda: of(orphan) == [])  # ...until the next server starts
             assert len(of(alive)) == 1  # never a live sibling's
     finally:
         sibling.stop()
