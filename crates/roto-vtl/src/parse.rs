@@ -124,6 +124,7 @@ pub(crate) fn parse(text: &str) -> Result<Parsed, VtlError> {
         depth: 0,
         macros: HashMap::new(),
         defines: Vec::new(),
+        run_start: 0,
     };
     let (nodes, _) = parser.block(false)?;
     Ok(Parsed {
@@ -139,6 +140,10 @@ struct Parser<'t> {
     depth: usize,
     macros: HashMap<String, Macro>,
     defines: Vec<Vec<Node>>,
+    /// Where, in the text a block is collecting, the current run of plain text started
+    /// (Velocity's `TEXT` token): `#set` eats the spaces before it only when they are the
+    /// whole run.
+    run_start: usize,
 }
 
 fn ident_start(c: u8) -> bool {
@@ -147,6 +152,32 @@ fn ident_start(c: u8) -> bool {
 
 fn ident_char(c: u8) -> bool {
     c.is_ascii_alphanumeric() || c == b'_' || c == b'-'
+}
+
+/// `\uXXXX` escapes in a string literal read as the characters they stand for.
+fn unicode_escapes(value: &str) -> String {
+    let mut out = String::with_capacity(value.len());
+    let mut rest = value;
+    while let Some(at) = rest.find("\\u") {
+        out.push_str(&rest[..at]);
+        let hex = rest.get(at + 2..at + 6).unwrap_or_default();
+        let decoded = u32::from_str_radix(hex, 16)
+            .ok()
+            .filter(|_| hex.len() == 4 && hex.bytes().all(|b| b.is_ascii_hexdigit()))
+            .and_then(char::from_u32);
+        match decoded {
+            Some(c) => {
+                out.push(c);
+                rest = &rest[at + 6..];
+            }
+            None => {
+                out.push_str("\\u");
+                rest = &rest[at + 2..];
+            }
+        }
+    }
+    out.push_str(rest);
+    out
 }
 
 fn flush(text: &mut String, nodes: &mut Vec<Node>) {
@@ -244,6 +275,7 @@ impl<'t> Parser<'t> {
             };
             text.push_str(&rest[..off]);
             self.pos += off;
+            self.run_start = self.run_start.min(text.len());
             match self.byte(self.pos) {
                 Some(b'\\') => self.backslashes(&mut text, &mut nodes)?,
                 Some(b'$') => match self.reference()? {
@@ -266,6 +298,7 @@ impl<'t> Parser<'t> {
                     }
                 }
             }
+            self.run_start = text.len();
         }
     }
 
@@ -329,7 +362,10 @@ impl<'t> Parser<'t> {
     fn chain(&mut self) -> Result<Vec<Access>, VtlError> {
         let mut chain = Vec::new();
         loop {
-            if self.byte(self.pos) == Some(b'.') && self.byte(self.pos + 1).is_some_and(ident_start)
+            if self.byte(self.pos) == Some(b'.')
+                && self
+                    .byte(self.pos + 1)
+                    .is_some_and(|c| c.is_ascii_alphabetic())
             {
                 self.pos += 1;
                 let name = self.ident().unwrap_or_default().to_string();
@@ -444,9 +480,9 @@ impl<'t> Parser<'t> {
                 return Ok(Some(Close::ElseIf(cond)));
             }
             "set" => {
-                let kept = text.trim_end_matches([' ', '\t']).len();
-                if kept == 0 || text[..kept].ends_with('\n') {
-                    text.truncate(kept);
+                let run = text.get(self.run_start..).unwrap_or_default();
+                if run.bytes().all(|b| b == b' ' || b == b'\t') {
+                    text.truncate(self.run_start);
                 }
                 self.set()?
             }
@@ -456,7 +492,6 @@ impl<'t> Parser<'t> {
             }
             "foreach" => self.foreach()?,
             "break" | "stop" => {
-                self.eat_line_end();
                 if name == "break" {
                     Node::Break
                 } else {
@@ -808,34 +843,26 @@ impl<'t> Parser<'t> {
         }
     }
 
-    /// A string: single quotes are literal, double quotes interpolate references and
-    /// directives. A doubled quote (or a backslash before it) stands for the quote.
+    /// A string, as Velocity 1.7 reads it: single quotes are literal, double quotes
+    /// interpolate references and directives; a doubled quote stands for the quote, and a
+    /// backslash is an ordinary character (only `\uXXXX` is read as an escape).
     fn string(&mut self, quote: u8) -> Result<Expr, VtlError> {
         self.pos += 1;
         let mut value = String::new();
         loop {
             let rest = self.rest();
-            let Some(off) = rest.find([quote as char, '\\']) else {
+            let Some(off) = rest.find(quote as char) else {
                 return self.fail("unterminated string");
             };
             value.push_str(&rest[..off]);
-            self.pos += off;
-            let doubled = self.byte(self.pos + 1) == Some(quote);
-            if self.byte(self.pos) == Some(b'\\') {
-                value.push_str(if doubled { "" } else { "\\" });
-                self.pos += 1;
-                if doubled {
-                    value.push(quote as char);
-                    self.pos += 1;
-                }
-            } else if doubled {
-                value.push(quote as char);
-                self.pos += 2;
-            } else {
-                self.pos += 1;
+            self.pos += off + 1;
+            if self.byte(self.pos) != Some(quote) {
                 break;
             }
+            value.push(quote as char);
+            self.pos += 1;
         }
+        let value = unicode_escapes(&value);
         if quote == b'\'' || !value.contains(['$', '#']) {
             return Ok(Expr::Lit(Val::str(&value)));
         }
@@ -850,6 +877,7 @@ impl<'t> Parser<'t> {
             depth: self.depth,
             macros: std::mem::take(&mut self.macros),
             defines: std::mem::take(&mut self.defines),
+            run_start: 0,
         };
         let parsed = inner.block(false);
         self.macros = inner.macros;

@@ -62,7 +62,9 @@ fn escaped_references() {
 #[test]
 fn set_and_whitespace_rules() {
     assert_eq!(render("#set($a = 1)\n$a"), "1");
-    assert_eq!(render("x\n   #set($a = 1)\n$a"), "x\n1");
+    assert_eq!(render("x\n   #set($a = 1)\n$a"), "x\n   1");
+    assert_eq!(render("#if(true)\n   #set($a = 1)\n#end$a"), "1");
+    assert_eq!(render("## note\n\t #set($a = 1)\n$a"), "1");
     assert_eq!(render("x #set($a = 1)$a"), "x 1");
     assert_eq!(render("#if(true)\nyes\n#end\nafter"), "yes\nafter");
     assert_eq!(
@@ -125,6 +127,8 @@ fn strings_interpolate_in_double_quotes_only() {
     assert_eq!(render("#set($n = 'x')#set($s = 'a$n')$s"), "a$n");
     assert_eq!(render("#set($s = \"#if(true)yes#end\")$s"), "yes");
     assert_eq!(render("#set($s = \"say \"\"hi\"\"\")$s"), "say \"hi\"");
+    assert_eq!(render("#set($s = \"a\\\")$s"), "a\\");
+    assert_eq!(render("#set($s = '\\s+\\u00e9')$s"), "\\s+é");
     assert_eq!(render("#set($s = 'it''s')$s"), "it's");
 }
 
