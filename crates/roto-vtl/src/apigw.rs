@@ -90,6 +90,9 @@ impl Renderer<'_> {
         args: &[Val],
     ) -> Result<Option<Val>, VtlError> {
         let [arg] = args else { return Ok(None) };
+        if *arg == Val::Null {
+            return Ok(Some(Val::Null));
+        }
         let text = self.text_of(arg)?;
         Ok(Some(match name {
             "escapeJavaScript" => self.string(escape_javascript(&text))?,

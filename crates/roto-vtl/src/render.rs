@@ -514,25 +514,40 @@ impl<'t> Renderer<'t> {
         self.heap.list(items)
     }
 
-    fn binary(&mut self, op: BinOp, left: &'t Expr, right: &'t Expr) -> Result<Val, VtlError> {
-        let left = self.eval(left)?;
+    fn binary(
+        &mut self,
+        op: BinOp,
+        left_expr: &'t Expr,
+        right_expr: &'t Expr,
+    ) -> Result<Val, VtlError> {
+        let left = self.eval(left_expr)?;
         match op {
             BinOp::Or if left.truthy() => return Ok(Val::Bool(true)),
             BinOp::And if !left.truthy() => return Ok(Val::Bool(false)),
             _ => {}
         }
-        let right = self.eval(right)?;
+        let right = self.eval(right_expr)?;
         Ok(match op {
             BinOp::Or | BinOp::And => Val::Bool(right.truthy()),
             BinOp::Eq => Val::Bool(self.loose_equal(&left, &right)?),
             BinOp::Ne => Val::Bool(!self.loose_equal(&left, &right)?),
             BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge => Val::Bool(order(op, &left, &right)),
             BinOp::Add if matches!(left, Val::Str(_)) || matches!(right, Val::Str(_)) => {
-                let joined = self.text_of(&left)? + &self.text_of(&right)?;
+                let joined = self.operand_text(&left, left_expr)?
+                    + &self.operand_text(&right, right_expr)?;
                 self.string(joined)?
             }
             _ => arithmetic(op, &left, &right),
         })
+    }
+
+    /// A side of a string concatenation: a null reference joins as written, as Velocity
+    /// prints it.
+    fn operand_text(&mut self, val: &Val, expr: &Expr) -> Result<String, VtlError> {
+        match (val, expr) {
+            (Val::Null, Expr::Ref(reference)) => Ok(reference.raw.clone()),
+            _ => self.text_of(val),
+        }
     }
 
     /// Velocity's `==`: numbers by value, values of one kind by `equals`, others by their
@@ -552,15 +567,12 @@ impl<'t> Renderer<'t> {
     }
 }
 
-/// `<`, `<=`, `>`, `>=` on numbers (and strings, in order); false otherwise.
+/// `<`, `<=`, `>`, `>=` on numbers; false otherwise, as in Velocity 1.7.
 fn order(op: BinOp, left: &Val, right: &Val) -> bool {
-    let ordering = match (left, right) {
-        (Val::Str(a), Val::Str(b)) => Some(a.cmp(b)),
-        _ => left
-            .as_f64()
-            .zip(right.as_f64())
-            .and_then(|(a, b)| a.partial_cmp(&b)),
-    };
+    let ordering = left
+        .as_f64()
+        .zip(right.as_f64())
+        .and_then(|(a, b)| a.partial_cmp(&b));
     ordering.is_some_and(|ordering| match op {
         BinOp::Lt => ordering.is_lt(),
         BinOp::Le => ordering.is_le(),

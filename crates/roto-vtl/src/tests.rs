@@ -96,7 +96,7 @@ fn conditions_and_operators() {
         ("#if(false or not false)t#end", "t"),
         ("#if($x == $y)t#end", "t"),
         ("#if(1 == '1')t#end", "t"),
-        ("#if('b' > 'a')t#end", "t"),
+        ("#if('b' > 'a')t#{else}f#end", "f"),
         ("#if(1 lt 2 && 2 gt 1 && 2 le 2 && 2 ge 2)t#end", "t"),
     ];
     for (template, expected) in cases {
@@ -114,6 +114,7 @@ fn arithmetic_like_java() {
     assert_eq!(render("#set($f = 2.5 * 4)$f"), "10.0");
     assert_eq!(render("#set($m = 7 % 3)$m,#set($n = -7 + 2)$n"), "1,-5");
     assert_eq!(render("#set($s = 'a' + 1 + 2)$s"), "a12");
+    assert_eq!(render("#set($s = 'a' + $nothing)$s"), "a$nothing");
     assert_eq!(render("#set($s = (1 + 2) * 3)$s"), "9");
     assert_eq!(
         render("#set($big = 9223372036854775807 + 1)$big"),
@@ -328,6 +329,10 @@ fn util_functions() {
         "1 2"
     );
     assert!(try_render("$util.urlDecode('%G1')", &mut ctx).is_err());
+    assert_eq!(
+        render_with("$util.escapeJavaScript($none)", &mut ctx),
+        "$util.escapeJavaScript($none)"
+    );
     assert!(try_render("$util.parseJson('{')", &mut ctx).is_err());
 }
 
