@@ -39,10 +39,22 @@
 //! `&&`/`and`, `||`/`or`, `!`/`not`; interpolating double-quoted strings; ranges, lists and
 //! maps. A reference that is null prints as written (`$missing`), or as nothing when quiet.
 //!
+//! # API Gateway's tools
+//!
+//! `$input.body` is the body as sent. `$input.json(path)` is the JSON text of what the
+//! JSONPath (read by `roto-jsonpath`) selects, `""` when a definite path selects nothing;
+//! `$input.path(path)` is the value itself (a map, a list, a string...), null when missing.
+//! An empty body reads as `{}`; a body that is not JSON makes those two calls fail.
+//! `$input.params(name)` looks in the path, then the query string, then the headers (by
+//! any case), and gives `""` when the name is in none. `$util`'s functions follow the Java
+//! ones API Gateway calls (commons-lang's `escapeJavaScript`, which also escapes `'`;
+//! `URLEncoder`/`URLDecoder`, where a space is `+`).
+//!
 //! # Bounds
 //!
 //! A template is at most [`MAX_TEMPLATE_LEN`] bytes and nests at most [`MAX_DEPTH`] deep;
-//! a `#foreach` stops after [`MAX_FOREACH`] iterations (API Gateway's limit); a render
+//! a `#foreach` stops after [`MAX_FOREACH`] iterations (API Gateway's limit, applied as
+//! Velocity's `directive.foreach.maxloops`: the loop ends, the render goes on); a render
 //! takes at most [`MAX_STEPS`] steps, produces at most [`MAX_OUTPUT`] bytes, and macros
 //! call each other at most [`MAX_MACRO_DEPTH`] deep. Past a bound, rendering fails with a
 //! [`VtlError`].

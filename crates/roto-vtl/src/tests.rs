@@ -612,3 +612,31 @@ fn templates_and_contexts_can_be_shared_between_threads() {
     shareable::<Context>();
     shareable::<VtlError>();
 }
+
+#[test]
+fn the_pet_store_example_of_the_mapping_templates_guide() {
+    let mut ctx = body_ctx(
+        r#"[{"id": 1, "type": "dog", "price": 249.99}, {"id": 2, "type": "cat", "price": 124.99}, {"id": 3, "type": "fish", "price": 0.99}]"#,
+    );
+    let template = r#"#set($inputRoot = $input.path('$'))
+[
+#foreach($elem in $inputRoot)
+  {
+    "description" : "Item $elem.id is a $elem.type.",
+    "askingPrice" : $elem.price
+  }#if($foreach.hasNext),#end
+
+#end
+]"#;
+    let text = render_with(template, &mut ctx);
+    let out: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}:\n{text}"));
+    assert_eq!(
+        out,
+        json!([
+            {"description": "Item 1 is a dog.", "askingPrice": 249.99},
+            {"description": "Item 2 is a cat.", "askingPrice": 124.99},
+            {"description": "Item 3 is a fish.", "askingPrice": 0.99}
+        ])
+    );
+    assert!(text.starts_with("[\n  {\n    \"description\""), "{text}");
+}
