@@ -1,9 +1,9 @@
 //! The HTTP client of the deliveries Roto makes to user endpoints: SNS's HTTP/HTTPS
 //! subscriptions, EventBridge's API destinations and the OAuth token requests of their
-//! connections.
+//! connections, API Gateway's HTTP integrations.
 //!
 //! One request per connection, HTTP/1.1 over hyper, with 5 s to answer (AWS's limit for API
-//! destinations; SNS allows about as long). Roto carries no TLS client: `https://` URLs are
+//! destinations; SNS allows about as long) unless the caller gives its own limit. Roto carries no TLS client: `https://` URLs are
 //! reached over plain HTTP on the same host and port, which serves the local endpoints
 //! tests point these deliveries at.
 
@@ -45,6 +45,8 @@ pub struct HttpRequest {
 pub struct HttpResponse {
     /// The status.
     pub status: http::StatusCode,
+    /// The headers, in order (values not UTF-8 are replaced lossily).
+    pub headers: Vec<(String, String)>,
     /// The whole body.
     pub body: Bytes,
 }
@@ -87,13 +89,18 @@ pub fn encode_pairs(pairs: &[(String, String)]) -> String {
 /// Sends `request` and reads the whole answer, whatever its status; `Err` says why no
 /// answer came (a bad URL, no connection, the timeout).
 pub async fn send(request: &HttpRequest) -> Result<HttpResponse, String> {
+    send_within(request, TIMEOUT).await
+}
+
+/// [`send`] with the caller's time limit.
+pub async fn send_within(request: &HttpRequest, limit: Duration) -> Result<HttpResponse, String> {
     let url = request.full_url();
-    match tokio::time::timeout(TIMEOUT, exchange(request, &url)).await {
+    match tokio::time::timeout(limit, exchange(request, &url)).await {
         Ok(result) => result,
         Err(_) => Err(format!(
-            "{} {url}: no answer within {} s",
+            "{} {url}: no answer within {} ms",
             request.method,
-            TIMEOUT.as_secs()
+            limit.as_millis()
         )),
     }
 }
@@ -157,13 +164,27 @@ async fn exchange(request: &HttpRequest, url: &str) -> Result<HttpResponse, Stri
         .await
         .map_err(|e| format!("{method} {url} failed: {e}"))?;
     let status = response.status();
+    let headers = response
+        .headers()
+        .iter()
+        .map(|(k, v)| {
+            (
+                k.as_str().to_string(),
+                String::from_utf8_lossy(v.as_bytes()).into_owned(),
+            )
+        })
+        .collect();
     let body = response
         .into_body()
         .collect()
         .await
         .map_err(|e| format!("{method} {url}: reading the answer failed: {e}"))?
         .to_bytes();
-    Ok(HttpResponse { status, body })
+    Ok(HttpResponse {
+        status,
+        headers,
+        body,
+    })
 }
 
 #[cfg(test)]

@@ -219,10 +219,12 @@ impl ApiGateway {
 
     /// REST APIs' data plane: `None` when no REST API has the request's id.
     async fn serve_rest_api(&self, req: &ApiRequest) -> AwsResult<Option<ApiResponse>> {
-        let Some(_api) = self.store.locate("restapi", &req.api_id)? else {
+        let Some(api) = self.store.locate("restapi", &req.api_id)? else {
             return Ok(None);
         };
-        Ok(Some(ApiResponse::message(403, "Forbidden")))
+        self.serve_rest(req, &api.account, &api.region)
+            .await
+            .map(Some)
     }
 }
 

@@ -69,6 +69,21 @@ pub async fn invoke(
     event: &Json,
     timeout: Duration,
 ) -> Result<Vec<u8>, ApiResponse> {
+    match invoke_raw(env, ctx, function, event, timeout).await? {
+        (_, Some(_)) => Err(bad_gateway()),
+        (payload, None) => Ok(payload),
+    }
+}
+
+/// [`invoke`] for custom integrations, which read a function error's payload: the answer
+/// and the function error (`Unhandled`), if any.
+pub async fn invoke_raw(
+    env: &Env,
+    ctx: &Context,
+    function: &str,
+    event: &Json,
+    timeout: Duration,
+) -> Result<(Vec<u8>, Option<String>), ApiResponse> {
     let internal = || {
         ApiResponse::message(500, "Internal server error")
             .with_header("x-amzn-ErrorType", "InternalServerErrorException")
@@ -85,13 +100,15 @@ pub async fn invoke(
         Err(_) => Err(ApiResponse::message(504, "Endpoint request timed out")
             .with_header("x-amzn-ErrorType", "InternalServerErrorException")),
         Ok(Err(_)) => Err(internal()),
-        Ok(Ok(response)) if response.output.get("FunctionError").is_some() => Err(bad_gateway()),
-        Ok(Ok(response)) => Ok(response
-            .output
-            .get("Payload")
-            .and_then(Value::as_blob)
-            .unwrap_or_default()
-            .to_vec()),
+        Ok(Ok(response)) => Ok((
+            response
+                .output
+                .get("Payload")
+                .and_then(Value::as_blob)
+                .unwrap_or_default()
+                .to_vec(),
+            response.output.str("FunctionError").map(str::to_string),
+        )),
     }
 }
 

@@ -19,10 +19,13 @@
 
 pub mod invoke;
 pub mod lambda_proxy;
+mod patch;
+mod rest;
 mod store;
 pub mod v2;
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 
 use roto_core::{
     AwsError, AwsResult, BoxFuture, Context, Env, Request, Response, Service, ServiceSpec,
@@ -38,7 +41,7 @@ static SPEC: ServiceSpec = ServiceSpec {
     target_prefix: None,
     query_version: None,
     crc32_responses: false,
-    validate_input: true,
+    validate_input: false,
 };
 
 /// The characters of an API id (10 of them, as AWS's).
@@ -51,10 +54,27 @@ pub fn new_id() -> String {
         .collect()
 }
 
+/// `BadRequestException` (400) with AWS's message.
+pub fn bad_request(message: impl Into<String>) -> AwsError {
+    AwsError::new("BadRequestException", message).with_status(400)
+}
+
+/// `NotFoundException` (404) with AWS's message.
+pub fn not_found(message: impl Into<String>) -> AwsError {
+    AwsError::new("NotFoundException", message).with_status(404)
+}
+
+/// `ConflictException` (409) with AWS's message.
+pub fn conflict(message: impl Into<String>) -> AwsError {
+    AwsError::new("ConflictException", message).with_status(409)
+}
+
 /// API Gateway's REST APIs (v1).
 pub struct ApiGateway {
     env: Arc<Env>,
     store: Store,
+    /// The deployments' snapshots the data plane has parsed, by deployment id.
+    snapshots: Mutex<HashMap<String, Arc<rest::Snapshot>>>,
 }
 
 impl ApiGateway {
@@ -62,6 +82,7 @@ impl ApiGateway {
     pub fn new(env: Arc<Env>) -> std::io::Result<ApiGateway> {
         Ok(ApiGateway {
             store: Store::new(env.clone()),
+            snapshots: Mutex::new(HashMap::new()),
             env,
         })
     }
@@ -79,9 +100,12 @@ impl Service for ApiGateway {
         request: Request,
     ) -> BoxFuture<'a, AwsResult<Response>> {
         Box::pin(async move {
-            match operation {
-                "ExecuteApi" => self.execute_api(ctx, &request).await,
-                other => Err(AwsError::not_implemented(other)),
+            if operation == "ExecuteApi" {
+                return self.execute_api(ctx, &request).await;
+            }
+            match self.rest_call(ctx, operation, &request.input).await {
+                Some(result) => result.map(Response::new),
+                None => Err(AwsError::not_implemented(operation)),
             }
         })
     }
