@@ -17,6 +17,13 @@ impl Renderer<'_> {
         name: &str,
         args: &[Val],
     ) -> Result<Option<Val>, VtlError> {
+        let imported = self.heap.imported;
+        let found = self.input_call(name, args)?;
+        self.charge((self.heap.imported - imported) / 8)?;
+        Ok(found)
+    }
+
+    fn input_call(&mut self, name: &str, args: &[Val]) -> Result<Option<Val>, VtlError> {
         Ok(Some(match (name, args) {
             ("json", [path]) => {
                 let path = self.jsonpath(path)?;
@@ -99,7 +106,10 @@ impl Renderer<'_> {
             "parseJson" => {
                 let json: Value = serde_json::from_str(&text)
                     .map_err(|e| VtlError::new(format!("parseJson: invalid JSON: {e}")))?;
-                self.heap.import(&json)?
+                let imported = self.heap.imported;
+                let val = self.heap.import(&json)?;
+                self.charge((self.heap.imported - imported) / 8)?;
+                val
             }
             "urlEncode" => self.string(url_encode(&text))?,
             "urlDecode" => self.string(url_decode(&text)?)?,

@@ -72,7 +72,7 @@ impl Renderer<'_> {
         Ok(Some(match (name, args.len()) {
             ("length", 0) => Val::Int(units() as i64),
             ("isEmpty", 0) => Val::Bool(s.is_empty()),
-            ("trim", 0) => Val::str(s.trim_matches(|c: char| c <= ' ')),
+            ("trim", 0) => self.string(s.trim_matches(|c: char| c <= ' ').to_string())?,
             ("toLowerCase", 0) => self.string(s.to_lowercase())?,
             ("toUpperCase", 0) => self.string(s.to_uppercase())?,
             ("toString", 0) => Val::Str(s.clone()),
@@ -82,11 +82,11 @@ impl Renderer<'_> {
                     Some(_) => int_arg(args, 1)?,
                     None => units() as i64,
                 };
-                Val::str(substring(s, begin, end)?)
+                self.string(substring(s, begin, end)?.to_string())?
             }
             ("charAt", 1) => {
                 let at = int_arg(args, 0)?;
-                Val::str(substring(s, at, at + 1)?)
+                self.string(substring(s, at, at + 1)?.to_string())?
             }
             ("indexOf", 1 | 2) | ("lastIndexOf", 1) => {
                 let Some(needle) = arg(0) else {
@@ -160,7 +160,7 @@ impl Renderer<'_> {
                 };
                 let re = self.regex(pattern)?;
                 let pieces = split(&re, s, limit);
-                self.charge(pieces.len())?;
+                self.charge(pieces.len() + s.len() / 64)?;
                 self.heap.list(pieces.into_iter().map(Val::str).collect())?
             }
             _ => return Ok(None),

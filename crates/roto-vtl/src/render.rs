@@ -32,6 +32,8 @@ pub(crate) struct Renderer<'t> {
     pub(crate) input: &'t Input,
     pub(crate) heap: Heap,
     vars: HashMap<String, Val>,
+    /// `$input.body`, shared by every use.
+    body: std::sync::Arc<str>,
     /// `$input.body` read as JSON, once.
     pub(crate) body_json: Option<Value>,
     /// Regular expressions compiled so far.
@@ -55,6 +57,7 @@ fn render_with(parsed: &Parsed, input: &Input, ctx: &mut Context) -> Result<Stri
         input,
         heap: Heap::default(),
         vars: HashMap::new(),
+        body: input.body.as_str().into(),
         body_json: None,
         regexes: HashMap::new(),
         steps: 0,
@@ -252,10 +255,11 @@ impl<'t> Renderer<'t> {
         self.write(out, &text)
     }
 
-    /// A value as text (`toString()`), rendering blocks.
+    /// A value as text (`toString()`), rendering blocks; the copy counts as work.
     pub(crate) fn text_of(&mut self, val: &Val) -> Result<String, VtlError> {
         let mut text = String::new();
         self.write_val(val, &mut text)?;
+        self.charge(text.len() / 64)?;
         Ok(text)
     }
 
@@ -431,7 +435,7 @@ impl<'t> Renderer<'t> {
     fn property(&self, val: &Val, name: &str) -> Val {
         match val {
             Val::Map(id) => self.heap.get(*id, name).cloned().unwrap_or(Val::Null),
-            Val::Input if name == "body" => Val::str(&self.input.body),
+            Val::Input if name == "body" => Val::Str(self.body.clone()),
             _ => Val::Null,
         }
     }

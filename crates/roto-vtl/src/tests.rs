@@ -640,3 +640,17 @@ fn the_pet_store_example_of_the_mapping_templates_guide() {
     );
     assert!(text.starts_with("[\n  {\n    \"description\""), "{text}");
 }
+
+#[test]
+fn big_bodies_cost_in_proportion_to_their_size() {
+    let big = format!("{{\"items\": [{}1]}}", "1, ".repeat(300_000));
+    let mut ctx = body_ctx(&big);
+    assert_eq!(
+        render_with("$input.path('$.items').size()", &mut ctx),
+        "300001"
+    );
+    let copies = "#foreach($a in [1..1000])#set($x = $input.path('$'))#end";
+    assert!(try_render(copies, &mut ctx).is_err());
+    let trims = "#foreach($a in [1..1000])#set($x = $input.body.trim())#end";
+    assert!(try_render(trims, &mut ctx).is_err());
+}

@@ -75,6 +75,8 @@ pub(crate) enum Obj {
 #[derive(Debug, Default)]
 pub(crate) struct Heap {
     objects: Vec<Obj>,
+    /// How many JSON values were imported so far (imports count as work).
+    pub(crate) imported: usize,
 }
 
 /// How many lists and maps one render creates at most.
@@ -156,6 +158,7 @@ impl Heap {
         if depth > MAX_NESTING {
             return Err(VtlError::new("a JSON value is nested too deeply"));
         }
+        self.imported += 1;
         Ok(match json {
             Value::Null => Val::Null,
             Value::Bool(b) => Val::Bool(*b),
