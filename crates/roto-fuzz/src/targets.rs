@@ -111,6 +111,11 @@ pub const TARGETS: &[Target] = &[
         run: vtl,
         grammar: VTL,
     },
+    Target {
+        name: "jsonata",
+        run: jsonata,
+        grammar: JSONATA,
+    },
 ];
 
 /// The target called `name`.
@@ -331,6 +336,66 @@ const FILTER: Grammar = Grammar {
     ],
     nesting: &[("(", ")"), ("$.a[0]", "")],
 };
+const JSONATA: Grammar = Grammar {
+    dictionary: &[
+        "$",
+        "$$",
+        ".",
+        "*",
+        "**",
+        "%",
+        "#$i",
+        "@$v",
+        "[]",
+        "^(",
+        ">",
+        "<",
+        "..",
+        ":=",
+        "~>",
+        "?",
+        ":",
+        "?:",
+        "??",
+        "&",
+        "and",
+        "or",
+        "in",
+        "=",
+        "!=",
+        "function($x){",
+        "}",
+        "$map(",
+        "$reduce(",
+        "$sort(",
+        "$string(",
+        "$substring(",
+        "$replace(",
+        "$match(",
+        "/a+/i",
+        "|",
+        ",",
+        ";",
+        "\"",
+        "'",
+        "`",
+        "1e308",
+        "-",
+        "$eval(",
+        "$formatNumber(",
+        "$fromMillis(",
+        "$partition(",
+        "$range(",
+    ],
+    nesting: &[
+        ("(", ")"),
+        ("[", "]"),
+        ("{", "}"),
+        ("function($f){", "}"),
+        ("$f(", ")"),
+    ],
+};
+
 const SCHEDULE: Grammar = Grammar {
     dictionary: &[
         "rate(",
@@ -749,6 +814,16 @@ fn vtl(input: &[u8]) {
     );
     ctx.set("stageVariables", serde_json::json!({"env": "dev"}));
     let _ = template.render(&mut ctx);
+}
+
+/// Parses the input as a JSONata expression and evaluates it over a small document, with
+/// Step Functions' functions bound.
+fn jsonata(input: &[u8]) {
+    let Ok(expr) = roto_jsonata::Expression::parse(&text(input)) else {
+        return;
+    };
+    let doc = serde_json::json!({"a": [1, {"b": "x"}, [2, 3]], "c": {"d": null, "e": true}});
+    let _ = expr.evaluate(&doc, &roto_jsonata::Environment::with_step_functions());
 }
 
 fn iam_policy(input: &[u8]) {
