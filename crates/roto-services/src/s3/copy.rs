@@ -18,6 +18,7 @@ use super::objects::{
     version_header,
 };
 use super::restore;
+use super::sse;
 use super::tagging;
 use super::versions::{self, Found, ObjectRow};
 use super::{input_str, Bucket, S3};
@@ -98,6 +99,7 @@ impl S3 {
                 &row,
                 "Operation is not valid for the source object's storage class",
             )?;
+            sse::check_read(input, "CopySource", &row.headers)?;
             let blob = row.blob.clone().unwrap_or_default();
             let reader = self.env.store.open_blob(c, &blob)?;
             Ok((row, reader))
@@ -137,7 +139,8 @@ impl S3 {
             || class.is_some()
             || input.get("WebsiteRedirectLocation").is_some()
             || input.get("ServerSideEncryption").is_some()
-            || input.get("SSEKMSKeyId").is_some();
+            || input.get("SSEKMSKeyId").is_some()
+            || input.get("SSECustomerAlgorithm").is_some();
         if same_object && !changes {
             return Err(errors::invalid_request(
                 "This copy request is illegal because it is trying to copy an object to itself without changing the object's metadata, storage class, website redirect location or encryption attributes.",
@@ -155,6 +158,8 @@ impl S3 {
             },
         )?;
         let headers = self.with_object_acl(ctx, &bucket, input, headers)?;
+        let encryption = self.encryption_for_write(ctx, &bucket, &key, input).await?;
+        let headers = sse::store(&headers, &encryption);
         let algorithm = input
             .str("ChecksumAlgorithm")
             .and_then(ChecksumAlgorithm::from_name)
@@ -206,14 +211,19 @@ impl S3 {
             result.insert(checksum_member(algorithm), upload.checksum.1.clone());
             result.insert("ChecksumType", "FULL_OBJECT");
         }
-        Ok(Value::map()
+        let mut out = Value::map()
             .with("CopyObjectResult", result)
-            .with("ServerSideEncryption", "AES256")
             .with_opt(
                 "CopySourceVersionId",
                 version_header(&source_bucket, &source_row),
             )
-            .with_opt("VersionId", version_header(&bucket, &row)))
+            .with_opt("VersionId", version_header(&bucket, &row))
+            .with_opt(
+                "SSEKMSEncryptionContext",
+                input.str("SSEKMSEncryptionContext"),
+            );
+        sse::merge(&mut out, encryption);
+        Ok(out)
     }
 }
 

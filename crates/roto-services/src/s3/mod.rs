@@ -7,7 +7,7 @@
 //! and lifecycle operations over them), `lifecycle.rs` (lifecycle rules checked as S3
 //! checks them), `objects.rs` (Put/Get/Head/Delete object,
 //! DeleteObjects, GetObjectAttributes), `conditions.rs` (conditional requests and ranges),
-//! `copy.rs` (CopyObject), `tagging.rs` (object tags), `multipart.rs` (multipart uploads),
+//! `copy.rs` (CopyObject), `sse.rs` (server-side encryption), `tagging.rs` (object tags), `multipart.rs` (multipart uploads),
 //! `versions.rs` (the version chain every write goes through), `lock.rs` (Object Lock:
 //! retention, legal holds, and the deletions they refuse), `restore.rs` (archived objects
 //! and RestoreObject), `list.rs` (ListObjects v1 and v2, ListObjectVersions), `body.rs`
@@ -35,6 +35,7 @@ mod objects;
 mod post;
 mod public;
 mod restore;
+mod sse;
 mod tagging;
 mod versions;
 
@@ -327,7 +328,7 @@ impl S3 {
             "GetObjectTagging" => self.get_object_tagging(input)?,
             "PutObjectTagging" => self.put_object_tagging(input)?,
             "DeleteObjectTagging" => self.delete_object_tagging(input)?,
-            "CreateMultipartUpload" => self.create_multipart_upload(ctx, input)?,
+            "CreateMultipartUpload" => self.create_multipart_upload(ctx, input).await?,
             "UploadPart" => return self.upload_part(request).await.map(Response::new),
             "UploadPartCopy" => self.upload_part_copy(input).await?,
             "CompleteMultipartUpload" => self.complete_multipart_upload(ctx, &request).await?,

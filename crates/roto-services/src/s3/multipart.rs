@@ -21,6 +21,7 @@ use super::errors;
 use super::objects::{
     check_key, checksum_member, metadata_json, storage_class, stored_headers, version_header,
 };
+use super::sse;
 use super::tagging;
 use super::versions::ObjectRow;
 use super::{input_str, owner, S3};
@@ -159,18 +160,24 @@ impl S3 {
         }
     }
 
-    pub(crate) fn create_multipart_upload(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
+    pub(crate) async fn create_multipart_upload(
+        &self,
+        ctx: &Context,
+        input: &Value,
+    ) -> AwsResult<Value> {
         let key = input_str(input, "Key");
         let bucket = self.bucket(input_str(input, "Bucket"))?;
         check_key(key)?;
         let (alg, kind) = checksum_choice(input)?;
+        let headers = self.with_object_acl(
+            ctx,
+            &bucket,
+            input,
+            self.lock_headers(&bucket, input, &stored_headers(input))?,
+        )?;
+        let encryption = self.encryption_for_write(ctx, &bucket, key, input).await?;
         let template = Template {
-            headers: self.with_object_acl(
-                ctx,
-                &bucket,
-                input,
-                self.lock_headers(&bucket, input, &stored_headers(input))?,
-            )?,
+            headers: sse::store(&headers, &encryption),
             metadata: metadata_json(input)?,
             storage_class: storage_class(input)?,
             tags: tagging::from_header(input.str("Tagging"))?,
@@ -187,13 +194,18 @@ impl S3 {
             )
             .map_err(AwsError::from)
         })?;
-        Ok(Value::map()
+        let mut out = Value::map()
             .with("Bucket", bucket.name)
             .with("Key", key)
             .with("UploadId", upload_id)
-            .with("ServerSideEncryption", "AES256")
             .with_opt("ChecksumAlgorithm", alg.map(|a| a.name()))
-            .with_opt("ChecksumType", kind))
+            .with_opt("ChecksumType", kind)
+            .with_opt(
+                "SSEKMSEncryptionContext",
+                input.str("SSEKMSEncryptionContext"),
+            );
+        sse::merge(&mut out, encryption);
+        Ok(out)
     }
 
     /// Records a finished part, replacing (and removing) any earlier upload of its number.
@@ -266,6 +278,7 @@ impl S3 {
         let upload_id = input_str(&input, "UploadId");
         let number = part_number(&input)?;
         let upload = self.upload(upload_id, &bucket.name, key)?;
+        sse::check_part(&input, &upload.template.headers)?;
         let expected = upload.template.algorithm();
         let inline = input
             .get("Body")
@@ -291,9 +304,7 @@ impl S3 {
         }
         let checksum = expected.map(|_| part.checksum.1.clone());
         let etag = self.record_part(upload_id, number, &part, checksum.as_deref())?;
-        let mut out = Value::map()
-            .with("ETag", etag)
-            .with("ServerSideEncryption", "AES256");
+        let mut out = sse::echo(&upload.template.headers).with("ETag", etag);
         if let Some(alg) = expected.or(part.declared) {
             out.insert(checksum_member(alg), part.checksum.1.clone());
         }
@@ -306,6 +317,7 @@ impl S3 {
         let upload_id = input_str(input, "UploadId");
         let number = part_number(input)?;
         let upload = self.upload(upload_id, &bucket.name, key)?;
+        sse::check_part(input, &upload.template.headers)?;
         let (_, opened) = self.open_copy_source(input)?;
         let range = match input.str("CopySourceRange") {
             Some(text) => Some(copy_source_range(text, opened.row.size)?),
@@ -327,9 +339,8 @@ impl S3 {
         if let (Some(alg), Some(sum)) = (alg, checksum) {
             result.insert(checksum_member(alg), sum);
         }
-        Ok(Value::map()
+        Ok(sse::echo(&upload.template.headers)
             .with("CopyPartResult", result)
-            .with("ServerSideEncryption", "AES256")
             .with_opt(
                 "CopySourceVersionId",
                 version_header(&opened.bucket, &opened.row),
@@ -509,8 +520,8 @@ impl S3 {
             Some(&row),
         );
         let mut out = completed_output(ctx, &bucket.name, &key, etag)
-            .with("ServerSideEncryption", "AES256")
             .with_opt("VersionId", version_header(&bucket, &row));
+        sse::merge(&mut out, sse::echo(&row.headers));
         if let Some(alg) = alg {
             out.insert(checksum_member(alg), checksum);
             out.insert(

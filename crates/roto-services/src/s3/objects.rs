@@ -17,6 +17,7 @@ use super::conditions::{self, ByteRange};
 use super::errors;
 use super::lock;
 use super::restore;
+use super::sse;
 use super::tagging;
 use super::versions::{self, Deleted, Found, ObjectRow};
 use super::{input_str, Bucket, S3};
@@ -284,6 +285,10 @@ impl S3 {
         metadata_json(&input)?;
         let stored = self.lock_headers(&bucket, &input, &stored_headers(&input))?;
         let stored = self.with_object_acl(ctx, &bucket, &input, stored)?;
+        let encryption = self
+            .encryption_for_write(ctx, &bucket, &key, &input)
+            .await?;
+        let stored = sse::store(&stored, &encryption);
         if input.get("IfNoneMatch").is_some() || input.get("IfMatch").is_some() {
             let current = self
                 .env
@@ -316,8 +321,12 @@ impl S3 {
         self.notify(ctx, &bucket, "ObjectCreated:Put", &key, Some(&row));
         let mut out = Value::map()
             .with("ETag", row.etag.clone())
-            .with("ServerSideEncryption", "AES256")
-            .with_opt("VersionId", version_header(&bucket, &row));
+            .with_opt("VersionId", version_header(&bucket, &row))
+            .with_opt(
+                "SSEKMSEncryptionContext",
+                input.str("SSEKMSEncryptionContext"),
+            );
+        sse::merge(&mut out, encryption);
         if declared {
             let (alg, checksum) = &upload.checksum;
             out.insert(checksum_member(*alg), checksum.clone());
@@ -363,6 +372,7 @@ impl S3 {
                 ))
             }
         };
+        sse::check_read(input, "", &row.headers)?;
         if !head {
             restore::check_readable(
                 &row,
@@ -650,11 +660,11 @@ fn object_output(bucket: &Bucket, row: &ObjectRow) -> Value {
         .with("LastModified", Value::Timestamp(row.last_modified))
         .with("AcceptRanges", "bytes")
         .with("ContentType", "binary/octet-stream")
-        .with("ServerSideEncryption", "AES256")
         .with_opt("VersionId", version_header(bucket, row));
     for (member, value) in json_members(&row.headers) {
         out.insert(member, value);
     }
+    sse::merge(&mut out, sse::echo(&row.headers));
     out.remove(restore::RESTORE);
     if let Some(restore) = restore::restore_header(row) {
         out.insert(restore::RESTORE, restore);
