@@ -138,26 +138,53 @@ impl<'a> Walker<'a> {
         if path.is_definite() {
             matches.into_iter().next().map(Cow::Borrowed)
         } else {
-            Some(Cow::Owned(Value::Array(
-                matches.into_iter().cloned().collect(),
-            )))
+            Some(Cow::Owned(Value::Array(self.copies(matches))))
         }
+    }
+
+    /// Copies of `nodes`, each node copied counting as work: copying stops where the budget
+    /// does (the matches of `$..*` together hold the document many times over).
+    fn copies(&mut self, nodes: Vec<&'a Value>) -> Vec<Value> {
+        nodes
+            .into_iter()
+            .map_while(|node| self.copy(node))
+            .collect()
+    }
+
+    fn copy(&mut self, node: &Value) -> Option<Value> {
+        let mut stack = vec![node];
+        while let Some(current) = stack.pop() {
+            if !self.charge() {
+                return None;
+            }
+            match current {
+                Value::Object(members) => stack.extend(members.values()),
+                Value::Array(items) => stack.extend(items),
+                _ => {}
+            }
+        }
+        Some(node.clone())
     }
 
     /// Jayway's leaf member union: each object reached by `prefix` cut down to `names`.
     fn merge(&mut self, prefix: &[Step], names: &[String], start: &'a Value) -> Option<Value> {
-        let picked = self.steps(start, prefix).into_iter().filter_map(|node| {
-            let members = node.as_object()?;
-            let kept: Map<String, Value> = names
-                .iter()
-                .filter_map(|name| Some((name.clone(), members.get(name)?.clone())))
-                .collect();
-            Some(Value::Object(kept))
-        });
+        let mut picked = Vec::new();
+        for node in self.steps(start, prefix) {
+            let Some(members) = node.as_object() else {
+                continue;
+            };
+            let mut kept = Map::new();
+            for name in names {
+                if let Some(member) = members.get(name) {
+                    kept.insert(name.clone(), self.copy(member)?);
+                }
+            }
+            picked.push(Value::Object(kept));
+        }
         if steps_definite(prefix) {
             picked.into_iter().next()
         } else {
-            Some(Value::Array(picked.collect()))
+            Some(Value::Array(picked))
         }
     }
 
@@ -170,7 +197,7 @@ impl<'a> Walker<'a> {
                 let children = matches.iter().map(|node| children(node)).sum::<usize>();
                 return Some(Value::from(children));
             }
-            let all = Value::Array(matches.into_iter().cloned().collect());
+            let all = Value::Array(self.copies(matches));
             return call(function, &all);
         }
         if steps_definite(steps) {

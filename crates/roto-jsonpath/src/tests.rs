@@ -372,6 +372,16 @@ fn evaluation_is_bounded() {
     let doc = json!([[[[[[[[1, 2, 3, 4, 5, 6, 7, 8]]]]]]], {"a": [1, 2, 3]}]);
     let explosive = path("$..*..*..*..*..*..*..*..*");
     assert!(explosive.select(&doc).len() <= crate::MAX_WORK);
+    let wide = Value::Array(
+        (0..20_000)
+            .map(|n| json!({"n": n, "l": [n, [n]]}))
+            .collect(),
+    );
+    let copies = path("$[?(@.l == $..*)]");
+    assert_eq!(copies.evaluate(&wide), Some(json!([])));
+    let everything = path("$..*");
+    let all = everything.evaluate(&wide).unwrap_or_default();
+    assert_eq!(all.as_array().map(Vec::len), Some(120_000));
 }
 
 #[test]
