@@ -497,6 +497,9 @@ impl<'t> Reader<'t> {
                 self.expect(",")?;
                 self.skip_ws();
             }
+            if self.peek() == Some('[') {
+                return self.fail("an array holds strings, numbers, true, false or null");
+            }
             match self.operand()? {
                 Operand::Literal(
                     item @ (Value::String(_) | Value::Number(_) | Value::Bool(_) | Value::Null),
