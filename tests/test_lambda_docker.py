@@ -453,3 +453,117 @@ def test_no_container_outlives_its_server_and_a_killed_servers_are_removed_by_th
         sibling.stop()
         killed.stop()
     assert of(alive) == []
+
+
+# --- container-image functions -------------------------------------------------------------
+
+IMAGE_HANDLER = """
+import os
+def handler(event, context):
+    return {"image": VERSION, "cwd": os.getcwd(), "handler": os.environ.get("_HANDLER"), "event": event}
+def other(event, context):
+    return {"other": VERSION}
+"""
+
+
+def build_function_image(base: str, name: str, version: str) -> None:
+    """Builds `name` from `base` with app.py in /var/task and CMD ["app.handler"], as a
+    Dockerfile's COPY and CMD would, through the Engine API (create, upload, commit)."""
+    status, created = engine("POST", "/containers/create", json.dumps({"Image": base}).encode(),
+                             {"Content-Type": "application/json"})
+    assert status == 201, created
+    container = created["Id"]
+    try:
+        archive = io.BytesIO()
+        with tarfile.open(fileobj=archive, mode="w") as tar:
+            source = f"VERSION = {version!r}\n{IMAGE_HANDLER}".encode()
+            info = tarfile.TarInfo("app.py")
+            info.size, info.mode = len(source), 0o644
+            tar.addfile(info, io.BytesIO(source))
+        status, _ = engine("PUT", f"/containers/{container}/archive?path=/var/task", archive.getvalue(),
+                           {"Content-Type": "application/x-tar"})
+        assert status == 200
+        repo, tag = name.rsplit(":", 1)
+        query = urllib.parse.urlencode({"container": container, "repo": repo, "tag": tag,
+                                        "changes": 'CMD ["app.handler"]'})
+        assert engine("POST", f"/commit?{query}")[0] == 201
+    finally:
+        engine("DELETE", f"/containers/{container}?force=true")
+
+
+def test_container_image_functions_are_checked_as_lambda_checks_them(docker_server_or_plain):
+    lam = make_client(docker_server_or_plain, "lambda")
+    with pytest.raises(ClientError) as e:
+        lam.create_function(FunctionName=unique("img"), PackageType="Image", Role=ROLE, Handler="app.handler",
+                            Code={"ImageUri": "app:v1"})
+    assert error_of(e) == ("InvalidParameterValueException",
+                           "Please don't provide Handler or Runtime or Layer when the intended function PackageType is Image.", 400)
+    with pytest.raises(ClientError) as e:
+        lam.create_function(FunctionName=unique("img"), PackageType="Image", Role=ROLE, Code={})
+    assert error_of(e)[:2] == ("InvalidParameterValueException", "Please provide a source for function code.")
+    name = unique("img")
+    uri = "123456789012.dkr.ecr.us-east-1.amazonaws.com/app:v1"
+    config = lam.create_function(FunctionName=name, PackageType="Image", Role=ROLE, Code={"ImageUri": uri},
+                                 ImageConfig={"Command": ["app.other"], "WorkingDirectory": "/srv"})
+    assert config["PackageType"] == "Image" and "Runtime" not in config and "Handler" not in config
+    assert config["ImageConfigResponse"] == {"ImageConfig": {"Command": ["app.other"], "WorkingDirectory": "/srv"}}
+    code = lam.get_function(FunctionName=name)["Code"]
+    assert code["RepositoryType"] == "ECR" and code["ImageUri"] == uri
+    assert code["ResolvedImageUri"].startswith("123456789012.dkr.ecr.us-east-1.amazonaws.com/app@sha256:")
+    with pytest.raises(ClientError) as e:
+        lam.update_function_code(FunctionName=name, ZipFile=zip_of({"app.py": ""}))
+    assert error_of(e)[1] == "Please provide ImageUri when updating a function with packageType Image."
+    zipped = unique("zip")
+    lam.create_function(FunctionName=zipped, Runtime="python3.12", Role=ROLE, Handler="app.handler",
+                        Code={"ZipFile": zip_of({"app.py": PY_HANDLER})})
+    with pytest.raises(ClientError) as e:
+        lam.update_function_code(FunctionName=zipped, ImageUri=uri)
+    assert error_of(e)[1] == "Please don't provide ImageUri when updating a function with packageType Zip."
+    updated = lam.update_function_configuration(FunctionName=name, ImageConfig={"Command": ["app.handler"]})
+    assert updated["ImageConfigResponse"] == {"ImageConfig": {"Command": ["app.handler"]}}
+
+
+@pytest.fixture(scope="module")
+def docker_server_or_plain():
+    with RotoServer("--ephemeral") as s:
+        yield s
+
+
+def test_the_process_executor_says_container_images_need_the_docker_executor(docker_server_or_plain):
+    lam = make_client(docker_server_or_plain, "lambda")
+    name = unique("img")
+    lam.create_function(FunctionName=name, PackageType="Image", Role=ROLE, Code={"ImageUri": "app:v1"})
+    with pytest.raises(ClientError) as e:
+        lam.invoke(FunctionName=name, Payload=b"{}")
+    code, message, status = error_of(e)
+    assert (code, status) == ("ServiceException", 501)
+    assert "container-image function" in message and "--lambda-executor docker" in message
+
+
+@needs_image(PYTHON_IMAGE)
+def test_a_locally_built_image_runs_as_a_function_and_updates_to_a_new_image(dlam):
+    build_function_image(PYTHON_IMAGE, "roto-test-image-fn:v1", "v1")
+    build_function_image(PYTHON_IMAGE, "roto-test-image-fn:v2", "v2")
+    name = unique("dimg")
+    ecr = "000000000000.dkr.ecr.us-east-1.amazonaws.com/roto-test-image-fn"
+    dlam.create_function(FunctionName=name, PackageType="Image", Role=ROLE, Code={"ImageUri": f"{ecr}:v1"})
+    resp, out = invoke(dlam, name, {"k": 1}, LogType="Tail")
+    assert "FunctionError" not in resp, out
+    assert out == {"image": "v1", "cwd": "/var/task", "handler": "app.handler", "event": {"k": 1}}
+    assert log_lines(resp)[-1].startswith("REPORT RequestId: ")
+    dlam.update_function_code(FunctionName=name, ImageUri="roto-test-image-fn:v2")
+    assert invoke(dlam, name, {})[1]["image"] == "v2"
+    configured = unique("dimgcfg")
+    dlam.create_function(FunctionName=configured, PackageType="Image", Role=ROLE,
+                         Code={"ImageUri": "roto-test-image-fn:v1"},
+                         ImageConfig={"EntryPoint": ["/var/runtime/bootstrap"], "Command": ["app.other"],
+                                      "WorkingDirectory": "/tmp"})
+    assert invoke(dlam, configured, {})[1] == {"other": "v1"}
+    absent = unique("dimgabsent")
+    dlam.create_function(FunctionName=absent, PackageType="Image", Role=ROLE,
+                         Code={"ImageUri": f"{ecr}:absent"})
+    with pytest.raises(ClientError) as e:
+        dlam.invoke(FunctionName=absent, Payload=b"{}")
+    message = error_of(e)[1]
+    assert f"has no image {ecr}:absent or roto-test-image-fn:absent" in message
+    assert f"--lambda-image {ecr}:absent=IMAGE" in message

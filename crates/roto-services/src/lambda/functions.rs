@@ -201,6 +201,12 @@ fn apply_settings(config: &mut Value, input: &Value) {
             config.insert(member, v.clone());
         }
     }
+    if let Some(image_config) = input.get("ImageConfig") {
+        config.insert(
+            "ImageConfigResponse",
+            Value::map().with("ImageConfig", image_config.clone()),
+        );
+    }
     if let Some(logging) = input.get("LoggingConfig") {
         let mut merged = config
             .get("LoggingConfig")
@@ -233,6 +239,46 @@ fn as_answered(mut config: Value, change: Change) -> Value {
     );
     config.insert(format!("{status_member}ReasonCode"), "Creating");
     config
+}
+
+/// A container-image function's `CodeSha256`: Lambda answers the image's digest, which a
+/// local image need not have; the digest of its URI stands in for it.
+fn image_sha256(uri: &str) -> String {
+    Sha256::digest(uri.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// What GetFunction's `Code` says of a container-image function.
+fn image_location(uri: &str) -> Value {
+    let repository = uri.split('@').next().unwrap_or(uri);
+    let repository = match repository.rsplit_once(':') {
+        Some((repo, tag)) if !tag.contains('/') => repo,
+        _ => repository,
+    };
+    Value::map()
+        .with("RepositoryType", "ECR")
+        .with("ImageUri", uri)
+        .with(
+            "ResolvedImageUri",
+            format!("{repository}@sha256:{}", image_sha256(uri)),
+        )
+}
+
+/// Refuses what a container-image function cannot have, as Lambda does.
+fn check_image_function(input: &Value, code: &Value) -> AwsResult<String> {
+    if ["Handler", "Runtime", "Layers"]
+        .iter()
+        .any(|m| input.get(m).is_some())
+    {
+        return Err(invalid_parameter(
+            "Please don't provide Handler or Runtime or Layer when the intended function PackageType is Image.",
+        ));
+    }
+    code.str("ImageUri")
+        .map(str::to_string)
+        .ok_or_else(|| invalid_parameter("Please provide a source for function code."))
 }
 
 fn sha256_base64(bytes: &[u8]) -> String {
@@ -351,6 +397,9 @@ impl Lambda {
 
     /// Removes a code blob no version references any more.
     fn release_blob(&self, blob: &str) -> AwsResult<()> {
+        if blob.is_empty() {
+            return Ok(());
+        }
         let used: bool = self.env.store.with(|c| {
             c.prepare_cached("SELECT 1 FROM lambda_functions WHERE code_blob = ?1")?
                 .exists([blob])
@@ -401,7 +450,14 @@ impl Lambda {
             return Err(conflict(format!("Function already exist: {name}")));
         }
         let code = input.get("Code").cloned().unwrap_or_else(Value::map);
-        let (blob, size, sha) = self.store_code(ctx, &code).await?;
+        let image = match package {
+            "Image" => Some(check_image_function(input, &code)?),
+            _ => None,
+        };
+        let (blob, size, sha) = match &image {
+            Some(uri) => (String::new(), 0, image_sha256(uri)),
+            None => self.store_code(ctx, &code).await?,
+        };
         let mut config = Value::map()
             .with("FunctionName", name.as_str())
             .with("FunctionArn", function_arn(ctx, &name))
@@ -441,6 +497,9 @@ impl Lambda {
         if let Some(layers) = self.function_layers(input)? {
             config.insert("Layers", layers);
         }
+        if let Some(uri) = image {
+            config.insert(IMAGE_URI, uri);
+        }
         let function = Function {
             name: name.clone(),
             version: 0,
@@ -466,12 +525,15 @@ impl Lambda {
             name,
             function.version_name()
         );
-        let mut out = Value::map().with("Configuration", function.config).with(
-            "Code",
-            Value::map()
+        let code = match function.config.str(IMAGE_URI) {
+            Some(uri) => image_location(uri),
+            None => Value::map()
                 .with("RepositoryType", "S3")
                 .with("Location", location),
-        );
+        };
+        let mut out = Value::map()
+            .with("Configuration", function.config)
+            .with("Code", code);
         if !latest.tags.is_empty() {
             out.insert("Tags", tags_value(&latest.tags));
         }
@@ -513,8 +575,24 @@ impl Lambda {
         input: &Value,
     ) -> AwsResult<Value> {
         let mut function = self.for_update(ctx, input)?;
-        let (blob, size, sha) = self.store_code(ctx, input).await?;
+        let is_image = function.config.str("PackageType") == Some("Image");
+        let (blob, size, sha) =
+            match (is_image, input.str("ImageUri")) {
+                (true, Some(uri)) => (String::new(), 0, image_sha256(uri)),
+                (true, None) => {
+                    return Err(invalid_parameter(
+                        "Please provide ImageUri when updating a function with packageType Image.",
+                    ))
+                }
+                (false, Some(_)) => return Err(invalid_parameter(
+                    "Please don't provide ImageUri when updating a function with packageType Zip.",
+                )),
+                (false, None) => self.store_code(ctx, input).await?,
+            };
         let mut config = function.config.clone();
+        if let Some(uri) = input.str("ImageUri") {
+            config.insert(IMAGE_URI, uri);
+        }
         config.insert("CodeSize", size);
         config.insert("CodeSha256", sha);
         config.insert("LastModified", last_modified());

@@ -226,6 +226,11 @@ pub fn standard_environment(spec: &Spec, paths: &Paths<'_>) -> BTreeMap<String, 
         ("TZ", ":UTC".to_string()),
     ];
     env.extend(standard.map(|(k, v)| (k.to_string(), v)));
+    if spec.image.is_some() {
+        // A container image names its handler in its command and its runtime itself.
+        env.remove("_HANDLER");
+        env.remove("AWS_EXECUTION_ENV");
+    }
     env
 }
 

@@ -87,12 +87,6 @@ impl ProcessExecutor {
         opt: &Path,
     ) -> AwsResult<(PathBuf, Vec<PathBuf>, Drain)> {
         let runtime = spec.runtime.as_str();
-        if spec.image.is_some() {
-            return Err(unsupported(format!(
-                "Cannot run {}: it is a container-image function (PackageType Image), which runs with --lambda-executor docker",
-                spec.name
-            )));
-        }
         if runtime.starts_with("python") {
             let python = self.python.get_or_init(super::python::interpreter);
             Ok((
@@ -129,6 +123,13 @@ impl ProcessExecutor {
 
     /// Starts an instance: unpacks the code, binds its Runtime API, spawns the runtime.
     async fn start(&self, spec: Spec) -> Result<Arc<Instance>, StartFailure> {
+        if spec.image.is_some() {
+            return Err(unsupported(format!(
+                "Cannot run {}: it is a container-image function (PackageType Image), which runs with --lambda-executor docker",
+                spec.name
+            ))
+            .into());
+        }
         let dir = tempfile::Builder::new()
             .prefix("instance-")
             .tempdir_in(self.root.path())?;
