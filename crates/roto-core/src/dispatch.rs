@@ -14,6 +14,7 @@ use std::time::Instant;
 use bytes::Bytes;
 use http_body_util::combinators::BoxBody;
 
+use crate::access::{self, Access, Principal, Verdict};
 use crate::error::{AwsError, AwsResult};
 use crate::events::{DeliveryError, Event, EventBus};
 use crate::featureless::Featureless;
@@ -203,6 +204,39 @@ pub trait Service: Send + Sync + 'static {
     /// the server exits. Nothing by default.
     fn stop(&self) -> BoxFuture<'_, ()> {
         Box::pin(async {})
+    }
+
+    /// What a call asks, for `--enforce-iam`: its IAM action, its resource's ARN and the
+    /// resource's own policy, read from this service's tables. By default the generic
+    /// action and resource with no policy.
+    fn access<'a>(
+        &'a self,
+        ctx: &'a Context,
+        principal: &'a Principal,
+        operation: &'a str,
+        input: &'a Value,
+    ) -> BoxFuture<'a, AwsResult<Access>> {
+        let _ = (ctx, principal);
+        Box::pin(async move { Ok(access::generic(self.spec(), operation, input)) })
+    }
+
+    /// The principal behind an access key this service issued (IAM users' keys, STS
+    /// sessions'); `None` for keys it did not issue.
+    fn identify(&self, ctx: &Context, access_key: &str) -> AwsResult<Option<Principal>> {
+        let _ = (ctx, access_key);
+        Ok(None)
+    }
+
+    /// Decides whether `principal` may make the call `access` describes, with the
+    /// request's condition keys; only IAM decides (`None` elsewhere).
+    fn authorize(
+        &self,
+        principal: &Principal,
+        access: &Access,
+        context: &[(String, Vec<String>)],
+    ) -> Option<AwsResult<Verdict>> {
+        let _ = (principal, access, context);
+        None
     }
 }
 

@@ -8,10 +8,12 @@
 //! - [`events`] and [`trace`]: asynchronous deliveries between services, and the record of
 //!   every request and delivery.
 //! - [`dispatch`]: the [`dispatch::Service`] trait and the in-process dispatcher.
+//! - [`access`]: principals, actions, resources and verdicts, for `--enforce-iam`.
 //! - [`featureless`]: how services answer operations of features Roto does not model.
 //!
 //! This crate knows no service: it must never name S3, DynamoDB or any other.
 
+pub mod access;
 pub mod dispatch;
 pub mod error;
 pub mod events;

@@ -34,6 +34,11 @@ pub struct Cli {
     #[arg(long, env = "ROTO_DURABLE", action = ArgAction::SetTrue, value_parser = BoolishValueParser::new())]
     pub durable: bool,
 
+    /// Enforce access as AWS does: identity, resource and session policies, boundaries,
+    /// ACLs and Block Public Access decide every request (see docs/security.md).
+    #[arg(long, env = "ROTO_ENFORCE_IAM", action = ArgAction::SetTrue, value_parser = BoolishValueParser::new())]
+    pub enforce_iam: bool,
+
     /// Lua setup script run before the port opens (repeatable, run in order).
     #[arg(
         long = "setup",

@@ -43,6 +43,8 @@ pub struct App {
     pub timeouts: Timeouts,
     /// What LocalStack's endpoints report.
     pub localstack: localstack::Instance,
+    /// Whether access is enforced as AWS does (`--enforce-iam`).
+    pub enforce_iam: bool,
 }
 
 /// The address a request's connection comes from (a request extension), which data planes
@@ -388,6 +390,17 @@ async fn run(
     entry.operation = op.name.clone();
     let input = protocol.decode(model, &resolved, &wire_req)?;
     let ctx = context(route, parts, request_id);
+    if app.enforce_iam {
+        let call = crate::access::Call {
+            service: route.service.as_ref(),
+            parts,
+            ctx: &ctx,
+            protocol,
+            operation: &op.name,
+            input: &input,
+        };
+        crate::access::check(&app.dispatcher, call, entry).await?;
+    }
     let request = Request {
         input,
         body: stream,
@@ -578,6 +591,7 @@ mod tests {
                 idle: std::time::Duration::from_secs(5),
             },
             localstack: localstack::Instance::new(Arc::default()),
+            enforce_iam: false,
         })
     }
 

@@ -6,6 +6,7 @@
 //! accepting, answer long polls at once, finish in-flight requests, stop the services'
 //! outside work such as Lambda's runtime processes, flush the store, exit 0).
 
+mod access;
 mod boundary;
 mod cli;
 mod conn;
@@ -150,6 +151,7 @@ async fn run(cli: Cli, mode: roto_core::store::StoreMode, hooks: Arc<Hooks>) -> 
         guard: Guard::new(&cli.host, &cli.domain, &cli.allow_host, &cli.allow_origin),
         timeouts: cli.timeouts(),
         localstack: Instance::new(hooks.clone()),
+        enforce_iam: cli.enforce_iam,
         router: Router::new(services, cli.account_id, cli.region, cli.domain),
     });
     tokio::spawn(hooks.run(hook_env));

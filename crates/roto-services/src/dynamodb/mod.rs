@@ -40,6 +40,7 @@ use roto_core::{
 
 pub use streams_service::DynamoDbStreams;
 
+mod access;
 mod attr;
 mod backups;
 mod batch;
@@ -243,5 +244,15 @@ impl Service for DynamoDb {
             };
             Ok(Response::new(output))
         })
+    }
+
+    fn access<'a>(
+        &'a self,
+        ctx: &'a Context,
+        _: &'a roto_core::access::Principal,
+        operation: &'a str,
+        input: &'a roto_core::Value,
+    ) -> BoxFuture<'a, AwsResult<roto_core::access::Access>> {
+        Box::pin(async move { Ok(access::access_of(ctx, operation, input)) })
     }
 }

@@ -14,6 +14,8 @@
 
 use std::net::IpAddr;
 
+pub(super) use roto_core::access::{Denial, Grant};
+
 use super::spanned::{self, Json, Node, Position};
 
 /// One parsed policy and where its statements came from.
@@ -233,6 +235,15 @@ pub(super) struct PolicySet {
     /// Whether the resource belongs to another account than the caller, so that both the
     /// identity and the resource policy must allow.
     pub cross_account: bool,
+    /// The session policy of a role session, which must allow too (when there is one).
+    pub session: Option<Vec<Policy>>,
+    /// What an access control list grants beside the resource policy (S3's ACLs).
+    pub grant: Grant,
+    /// Whether the resource policy must allow in any case (a role's trust policy).
+    pub resource_required: bool,
+    /// Whether a resource policy that names the caller's account (rather than the caller)
+    /// only delegates to the account's identity policies, as AWS enforces it.
+    pub account_delegates: bool,
 }
 
 /// What the evaluation of one request found.
@@ -245,6 +256,8 @@ pub(super) struct Evaluation {
     pub allowed_by_boundary: Option<bool>,
     /// Whether the organization policies allowed it (when there are any).
     pub allowed_by_organizations: Option<bool>,
+    /// Why an implicit deny denied, in the terms of AWS's messages.
+    pub lacking: Denial,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -260,6 +273,8 @@ struct Applying {
     allow: Vec<Matched>,
     deny: Vec<Matched>,
     missing: Vec<String>,
+    /// Whether an allow names the caller itself (or everyone), not only its account.
+    allow_named: bool,
 }
 
 fn applying(policies: &[Policy], request: &Request, resource_policy: bool) -> Applying {
@@ -297,7 +312,10 @@ fn applying(policies: &[Policy], request: &Request, resource_policy: bool) -> Ap
                 end: statement.end,
             };
             match effect {
-                Effect::Allow => out.allow.push(matched),
+                Effect::Allow => {
+                    out.allow_named |= resource_policy && names_caller(statement, request.caller);
+                    out.allow.push(matched)
+                }
                 Effect::Deny => out.deny.push(matched),
             }
         }
@@ -329,17 +347,43 @@ pub(super) fn evaluate(set: &PolicySet, request: &Request) -> Evaluation {
         merge_keys(&mut missing, part.missing.clone());
         deny.extend(part.deny.iter().cloned());
     }
+    let session = set.session.as_ref().map(|p| applying(p, request, false));
+    if let Some(session) = &session {
+        merge_keys(&mut missing, session.missing.clone());
+        deny.extend(session.deny.iter().cloned());
+    }
     let permits = |a: &Applying| !a.allow.is_empty() && a.deny.is_empty();
     let allowed_by_boundary = boundary.as_ref().map(permits);
+    let allowed_by_session = session.as_ref().map(permits);
     let allowed_by_organizations =
         (!organizations.is_empty()).then(|| organizations.iter().all(permits));
-    let identity_allows = !identity.allow.is_empty() && allowed_by_boundary != Some(false);
-    let resource_allows = !resource.allow.is_empty();
+    let identity_allows = !identity.allow.is_empty()
+        && allowed_by_boundary != Some(false)
+        && allowed_by_session != Some(false);
+    let resource_allows = !resource.allow.is_empty() || set.grant != Grant::None;
+    let resource_names_caller = match set.account_delegates {
+        true => resource.allow_named || set.grant == Grant::Caller,
+        false => resource_allows,
+    };
     let allowed = allowed_by_organizations != Some(false)
-        && match set.cross_account {
-            true => identity_allows && resource_allows,
-            false => identity_allows || resource_allows,
+        && if set.resource_required {
+            resource_allows && (identity_allows || resource_names_caller)
+        } else if set.cross_account {
+            identity_allows && resource_allows
+        } else {
+            identity_allows || resource_names_caller
         };
+    let lacking = if identity.allow.is_empty() && !(set.cross_account || set.resource_required) {
+        Denial::NoIdentityAllow
+    } else if allowed_by_boundary == Some(false) {
+        Denial::NoBoundaryAllow
+    } else if allowed_by_session == Some(false) {
+        Denial::NoSessionAllow
+    } else if !resource_allows {
+        Denial::NoResourceAllow
+    } else {
+        Denial::NoIdentityAllow
+    };
     let (decision, matched) = if !deny.is_empty() {
         (Decision::ExplicitDeny, deny)
     } else if allowed {
@@ -355,6 +399,7 @@ pub(super) fn evaluate(set: &PolicySet, request: &Request) -> Evaluation {
         missing,
         allowed_by_boundary,
         allowed_by_organizations,
+        lacking,
     }
 }
 
@@ -446,6 +491,22 @@ fn principal_names(node: &Node, caller: Option<&str>) -> bool {
             || pattern == format!("arn:aws:iam::{account}:root")
             || glob(pattern, caller, false)
     };
+    match &node.value {
+        Json::String(s) => names(s),
+        Json::Object(members) => members
+            .iter()
+            .any(|(_, v)| v.strings().iter().any(|p| names(p))),
+        _ => false,
+    }
+}
+
+/// Whether a statement's `Principal` names the caller itself or everyone, rather than
+/// only the caller's account.
+fn names_caller(statement: &Node, caller: Option<&str>) -> bool {
+    let Some(node) = statement.get("Principal") else {
+        return statement.get("NotPrincipal").is_some();
+    };
+    let names = |pattern: &str| pattern == "*" || caller.is_some_and(|c| glob(pattern, c, false));
     match &node.value {
         Json::String(s) => names(s),
         Json::Object(members) => members

@@ -2,8 +2,9 @@
 //! and a user's other credentials (SSH keys, signing certificates, service-specific ones).
 //!
 //! IAM is global: its state belongs to the account alone, whatever region a call is
-//! signed for, and its ARNs carry no region. Policies are stored and returned, never
-//! enforced; the policy simulator evaluates them (`evaluate.rs`, `simulate.rs`). Access keys made by `CreateAccessKey` carry their account in the key id (see
+//! signed for, and its ARNs carry no region. The policy simulator evaluates policies
+//! (`evaluate.rs`, `simulate.rs`), and `--enforce-iam` asks the same evaluator for every
+//! request (`enforce.rs`, through the `Service::identify` and `Service::authorize` hooks). Access keys made by `CreateAccessKey` carry their account in the key id (see
 //! `roto_core::identity`), so calls signed with them route to the creating account; STS
 //! learns which user a key belongs to by calling `GetUser` without a user name through the
 //! dispatcher, the way AWS resolves the caller from the signing key.
@@ -17,6 +18,7 @@ mod certificates;
 mod credentials;
 mod details;
 mod document;
+mod enforce;
 mod evaluate;
 pub mod fuzz;
 mod keys;
@@ -37,6 +39,7 @@ use std::io;
 use std::sync::Arc;
 
 use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
+use roto_core::access::{Access, Principal, Verdict};
 use roto_core::featureless::{self, Featureless};
 use roto_core::{
     AwsError, AwsResult, BoxFuture, Context, Env, Request, Response, Service, ServiceSpec, Value,
@@ -58,13 +61,17 @@ static SPEC: ServiceSpec = ServiceSpec {
 /// IAM.
 pub struct Iam {
     env: Arc<Env>,
+    cache: enforce::Cache,
 }
 
 impl Iam {
     /// Creates IAM's tables.
     pub fn new(env: Arc<Env>) -> io::Result<Iam> {
         env.store.migrate(store::SCHEMA)?;
-        Ok(Iam { env })
+        Ok(Iam {
+            env,
+            cache: enforce::Cache::default(),
+        })
     }
 
     fn run(&self, ctx: &Context, operation: &str, input: &Value) -> AwsResult<Value> {
@@ -264,7 +271,45 @@ impl Service for Iam {
         operation: &'a str,
         request: Request,
     ) -> BoxFuture<'a, AwsResult<Response>> {
-        Box::pin(async move { self.run(ctx, operation, &request.input).map(Response::new) })
+        Box::pin(async move {
+            let result = self.run(ctx, operation, &request.input);
+            if !["Get", "List", "Simulate", "Generate"]
+                .iter()
+                .any(|read| operation.starts_with(read))
+            {
+                self.cache.clear();
+            }
+            result.map(Response::new)
+        })
+    }
+
+    fn access<'a>(
+        &'a self,
+        ctx: &'a Context,
+        _: &'a Principal,
+        operation: &'a str,
+        input: &'a Value,
+    ) -> BoxFuture<'a, AwsResult<Access>> {
+        Box::pin(async move {
+            let mut access = roto_core::access::generic(&SPEC, operation, input);
+            if let Some(resource) = enforce::resource(&ctx.account, input) {
+                access.resource = resource;
+            }
+            Ok(access)
+        })
+    }
+
+    fn identify(&self, _: &Context, access_key: &str) -> AwsResult<Option<Principal>> {
+        self.identify_key(access_key)
+    }
+
+    fn authorize(
+        &self,
+        principal: &Principal,
+        access: &Access,
+        context: &[(String, Vec<String>)],
+    ) -> Option<AwsResult<Verdict>> {
+        Some(self.decide(principal, access, context))
     }
 }
 

@@ -32,6 +32,7 @@ use roto_core::{
 };
 use rusqlite::OptionalExtension;
 
+mod access;
 mod aliases;
 pub(crate) mod crypto;
 mod grants;
@@ -657,6 +658,16 @@ impl Service for Kms {
             let work = move || kms.operate(&ctx, &operation, &request.input);
             Ok(Response::new(crate::blocking::run(work).await?))
         })
+    }
+
+    fn access<'a>(
+        &'a self,
+        ctx: &'a Context,
+        _: &'a roto_core::access::Principal,
+        operation: &'a str,
+        input: &'a Value,
+    ) -> BoxFuture<'a, AwsResult<roto_core::access::Access>> {
+        Box::pin(async move { self.access_of(ctx, operation, input) })
     }
 }
 

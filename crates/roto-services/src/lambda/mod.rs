@@ -20,6 +20,7 @@
 //! - [`urls`]: function URLs, answered on Roto's port.
 //! - [`zip`]: the archive reader.
 
+mod access;
 mod aliases;
 mod code_signing;
 mod configs;
@@ -275,6 +276,16 @@ impl Service for Lambda {
 
     fn stop(&self) -> BoxFuture<'_, ()> {
         self.executor.stop()
+    }
+
+    fn access<'a>(
+        &'a self,
+        ctx: &'a Context,
+        _: &'a roto_core::access::Principal,
+        operation: &'a str,
+        input: &'a Value,
+    ) -> BoxFuture<'a, AwsResult<roto_core::access::Access>> {
+        Box::pin(async move { self.access_of(ctx, operation, input) })
     }
 }
 

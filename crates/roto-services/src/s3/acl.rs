@@ -268,7 +268,9 @@ pub(crate) fn grants_of(acl: &Value) -> &[Value] {
 #[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct PublicAccessBlock {
     pub block_public_acls: bool,
+    pub ignore_public_acls: bool,
     pub block_public_policy: bool,
+    pub restrict_public_buckets: bool,
 }
 
 impl PublicAccessBlock {
@@ -276,7 +278,9 @@ impl PublicAccessBlock {
         let on = |m: &str| value.bool(m) == Some(true);
         PublicAccessBlock {
             block_public_acls: on("BlockPublicAcls"),
+            ignore_public_acls: on("IgnorePublicAcls"),
             block_public_policy: on("BlockPublicPolicy"),
+            restrict_public_buckets: on("RestrictPublicBuckets"),
         }
     }
 }
@@ -319,7 +323,9 @@ impl S3 {
             Some(None) => PublicAccessBlock::default(),
             None => PublicAccessBlock {
                 block_public_acls: true,
+                ignore_public_acls: true,
                 block_public_policy: true,
+                restrict_public_buckets: true,
             },
         })
     }

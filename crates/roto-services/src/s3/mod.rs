@@ -3,7 +3,8 @@
 //! One file per operation family, as in Garage: `buckets.rs` (Create/Head/List/Delete
 //! bucket, location, versioning), `config.rs` (the stored bucket configurations: policy,
 //! CORS, lifecycle, tagging, encryption, ...), `acl.rs` (ACLs, Object Ownership and Block
-//! Public Access), `public.rs` (whether a bucket policy is public), `legacy.rs` (the deprecated notification
+//! Public Access), `access.rs` (what each call asks of `--enforce-iam`: its action,
+//! resource and the bucket's policy and ACLs), `public.rs` (whether a bucket policy is public), `legacy.rs` (the deprecated notification
 //! and lifecycle operations over them), `lifecycle.rs` (lifecycle rules checked as S3
 //! checks them), `objects.rs` (Put/Get/Head/Delete object,
 //! DeleteObjects, GetObjectAttributes), `conditions.rs` (conditional requests and ranges),
@@ -17,6 +18,7 @@
 //! bodies live in blob files named by random ids, never by keys; a row references its
 //! blob and is committed only after the blob is complete.
 
+mod access;
 mod acl;
 mod body;
 mod buckets;
@@ -44,6 +46,7 @@ use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
 
 use md5::{Digest, Md5};
+use roto_core::access::{Access, Principal};
 use roto_core::featureless::{self, Featureless};
 use roto_core::{
     AwsError, AwsResult, BoxFuture, Context, Env, Request, Response, Service, ServiceSpec, Value,
@@ -284,6 +287,16 @@ impl Service for S3 {
             }
             Ok(response)
         })
+    }
+
+    fn access<'a>(
+        &'a self,
+        _: &'a Context,
+        principal: &'a Principal,
+        operation: &'a str,
+        input: &'a Value,
+    ) -> BoxFuture<'a, AwsResult<Access>> {
+        Box::pin(async move { self.access_of(principal, operation, input) })
     }
 }
 

@@ -25,6 +25,7 @@ use roto_core::{
 };
 use rusqlite::OptionalExtension;
 
+mod access;
 mod password;
 mod replication;
 mod rotation;
@@ -383,5 +384,15 @@ impl Service for SecretsManager {
             }
             Ok(self.run_rotation(event).await?)
         })
+    }
+
+    fn access<'a>(
+        &'a self,
+        ctx: &'a Context,
+        _: &'a roto_core::access::Principal,
+        operation: &'a str,
+        input: &'a Value,
+    ) -> BoxFuture<'a, AwsResult<roto_core::access::Access>> {
+        Box::pin(async move { self.access_of(ctx, operation, input) })
     }
 }

@@ -22,6 +22,7 @@
 //! SNS checks its own input (`validate_input: false`): it reports bad input as
 //! `InvalidParameter` with its own wording, not the generic `ValidationError`.
 
+mod access;
 mod dead_letters;
 mod deliveries;
 mod platform;
@@ -182,6 +183,16 @@ impl Service for Sns {
 
     fn delivery_failed(&self, event: &Event, _error: &str) {
         self.dead_letter(event);
+    }
+
+    fn access<'a>(
+        &'a self,
+        ctx: &'a Context,
+        _: &'a roto_core::access::Principal,
+        operation: &'a str,
+        input: &'a Value,
+    ) -> BoxFuture<'a, AwsResult<roto_core::access::Access>> {
+        Box::pin(async move { self.access_of(ctx, operation, input) })
     }
 }
 

@@ -22,6 +22,7 @@
 //! - [`attributes`]: message attributes, their validation and their MD5 digests.
 //! - [`store`]: the tables, and every query over them.
 
+mod access;
 mod attributes;
 mod batch;
 mod messages;
@@ -178,6 +179,16 @@ impl Service for Sqs {
 
     fn deliver<'a>(&'a self, event: &'a Event) -> BoxFuture<'a, Result<(), DeliveryError>> {
         Box::pin(async move { Ok(self.accept_delivery(event)?) })
+    }
+
+    fn access<'a>(
+        &'a self,
+        ctx: &'a Context,
+        _: &'a roto_core::access::Principal,
+        operation: &'a str,
+        input: &'a Value,
+    ) -> BoxFuture<'a, AwsResult<roto_core::access::Access>> {
+        Box::pin(async move { self.access_of(ctx, operation, input) })
     }
 }
 

@@ -11,11 +11,13 @@
 //! an `AKIA` key that Roto issued, and `GetRole` gives `AssumeRole` the role's id and its
 //! `MaxSessionDuration`. A role IAM does not have is `AccessDenied`, as in AWS.
 
+mod enforce;
 mod federation;
 
 use std::io;
 use std::sync::Arc;
 
+use roto_core::access::{Access, Principal};
 use roto_core::identity::{
     account_of_access_key, issue_access_key_id, issue_secret_key, issue_session_token,
 };
@@ -41,7 +43,8 @@ const SCHEMA: &str = "CREATE TABLE IF NOT EXISTS sts_sessions (
     account TEXT NOT NULL,
     arn TEXT NOT NULL,
     user_id TEXT NOT NULL,
-    expiration INTEGER NOT NULL
+    expiration INTEGER NOT NULL,
+    policy TEXT
 );";
 
 /// The identity behind a set of credentials.
@@ -49,6 +52,8 @@ struct Identity {
     account: String,
     arn: String,
     user_id: String,
+    /// The session policy the credentials were issued with.
+    policy: Option<String>,
 }
 
 /// STS.
@@ -71,13 +76,14 @@ impl Sts {
         }
         self.env.store.with(|c| {
             c.prepare_cached(
-                "SELECT account, arn, user_id FROM sts_sessions WHERE access_key = ?1",
+                "SELECT account, arn, user_id, policy FROM sts_sessions WHERE access_key = ?1",
             )?
             .query_row([access_key], |r| {
                 Ok(Identity {
                     account: r.get(0)?,
                     arn: r.get(1)?,
                     user_id: r.get(2)?,
+                    policy: r.get(3)?,
                 })
             })
             .optional()
@@ -117,6 +123,7 @@ impl Sts {
                 account: ctx.account.clone(),
                 arn: arn.to_string(),
                 user_id: user_id.to_string(),
+                policy: None,
             }),
             _ => None,
         })
@@ -135,6 +142,7 @@ impl Sts {
             account: ctx.account.clone(),
             arn: format!("arn:aws:iam::{}:root", ctx.account),
             user_id: ctx.account.clone(),
+            policy: None,
         })
     }
 
@@ -152,14 +160,15 @@ impl Sts {
         let expiration = now_millis() / 1000 * 1000 + duration * 1000;
         self.env.store.with(|c| {
             c.execute(
-                "INSERT INTO sts_sessions (access_key, account, arn, user_id, expiration)
-                 VALUES (?1, ?2, ?3, ?4, ?5)",
+                "INSERT INTO sts_sessions (access_key, account, arn, user_id, expiration, policy)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
                 rusqlite::params![
                     access_key,
                     identity.account,
                     identity.arn,
                     identity.user_id,
-                    expiration
+                    expiration,
+                    identity.policy
                 ],
             )
             .map_err(AwsError::from)
@@ -260,6 +269,7 @@ impl Sts {
             arn: format!("arn:aws:sts::{account}:assumed-role/{role_name}/{session_name}"),
             account,
             user_id: user_id.clone(),
+            policy: input.str("Policy").map(str::to_string),
         };
         let credentials = self.issue(&identity, duration)?;
         let mut out = Value::map().with("Credentials", credentials).with(
@@ -387,6 +397,7 @@ impl Sts {
             arn: format!("arn:aws:sts::{}:federated-user/{name}", caller.account),
             user_id: format!("{}:{name}", caller.account),
             account: caller.account,
+            policy: input.str("Policy").map(str::to_string),
         };
         let credentials = self.issue(&identity, duration)?;
         let mut out = Value::map().with("Credentials", credentials).with(
@@ -479,6 +490,20 @@ impl Service for Sts {
                 };
             Ok(Response::new(output))
         })
+    }
+
+    fn access<'a>(
+        &'a self,
+        ctx: &'a Context,
+        _: &'a Principal,
+        operation: &'a str,
+        input: &'a Value,
+    ) -> BoxFuture<'a, AwsResult<Access>> {
+        Box::pin(self.access_of(ctx, operation, input))
+    }
+
+    fn identify(&self, _: &Context, access_key: &str) -> AwsResult<Option<Principal>> {
+        Ok(self.session(access_key)?.map(enforce::principal))
     }
 }
 

@@ -1,0 +1,255 @@
+//! Access control's shared vocabulary, for `--enforce-iam`: who calls (a [`Principal`]),
+//! what a call asks (an [`Access`]: the IAM action, the resource's ARN and the resource's
+//! own policy), and what was decided (a [`Verdict`]).
+//!
+//! The pieces meet through [`crate::Service`]: STS and IAM name the principal behind the
+//! keys they issued (`identify`), each service turns its shaped input into an [`Access`]
+//! (`access`; [`generic`] serves services with nothing to add) and reads its own resource
+//! policies, and IAM decides (`authorize`) with the one evaluator its policy simulator
+//! uses. No service reads another's tables.
+
+use crate::dispatch::{Context, ServiceSpec};
+use crate::error::AwsError;
+use crate::value::Value;
+
+/// What kind of caller a principal is (`aws:PrincipalType`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PrincipalKind {
+    /// An account's root (the key `test`, or a 12-digit key id).
+    Root,
+    /// An IAM user, by its access keys.
+    User,
+    /// A role session from STS.
+    AssumedRole,
+    /// A session from `GetSessionToken` or `GetFederationToken`.
+    Federated,
+    /// An unsigned request.
+    Anonymous,
+}
+
+impl PrincipalKind {
+    /// The value of `aws:PrincipalType`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PrincipalKind::Root => "Account",
+            PrincipalKind::User => "User",
+            PrincipalKind::AssumedRole => "AssumedRole",
+            PrincipalKind::Federated => "FederatedUser",
+            PrincipalKind::Anonymous => "Anonymous",
+        }
+    }
+}
+
+/// Who is calling.
+#[derive(Debug, Clone)]
+pub struct Principal {
+    /// Its kind.
+    pub kind: PrincipalKind,
+    /// Its account (the routed account for an anonymous caller).
+    pub account: String,
+    /// Its ARN (`arn:aws:iam::111122223333:user/alice`); `*` for an anonymous caller.
+    pub arn: String,
+    /// `aws:userid`.
+    pub user_id: String,
+    /// The IAM user's or the role's name, whose policies apply.
+    pub name: Option<String>,
+    /// A session policy passed to `AssumeRole`, which limits the session further.
+    pub session_policy: Option<String>,
+}
+
+impl Principal {
+    /// An account's root.
+    pub fn root(account: &str) -> Principal {
+        Principal {
+            kind: PrincipalKind::Root,
+            account: account.to_string(),
+            arn: format!("arn:aws:iam::{account}:root"),
+            user_id: account.to_string(),
+            name: None,
+            session_policy: None,
+        }
+    }
+
+    /// An unsigned caller.
+    pub fn anonymous(account: &str) -> Principal {
+        Principal {
+            kind: PrincipalKind::Anonymous,
+            account: account.to_string(),
+            arn: "*".into(),
+            user_id: "anonymous".into(),
+            name: None,
+            session_policy: None,
+        }
+    }
+}
+
+/// Who besides the policies grants access to a resource (S3 ACLs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Grant {
+    /// Nobody.
+    #[default]
+    None,
+    /// The caller's account (as an account named in a resource policy: its principals
+    /// still need their identity policies).
+    Account,
+    /// The caller itself, or everyone (a public ACL).
+    Caller,
+}
+
+/// A resource's own access policy.
+#[derive(Debug, Clone, Default)]
+pub struct ResourcePolicy {
+    /// The account that owns the resource.
+    pub owner: String,
+    /// The policy document, if the resource has one.
+    pub document: Option<String>,
+    /// What an access control list grants the caller for this action.
+    pub grant: Grant,
+    /// Whether the policy must allow whatever the identity allows (a role's trust policy).
+    pub required: bool,
+}
+
+/// What a call asks.
+#[derive(Debug, Clone)]
+pub struct Access {
+    /// The IAM action (`s3:GetObject`).
+    pub action: String,
+    /// The resource's ARN, or `*`.
+    pub resource: String,
+    /// The resource's policy, where the service has one.
+    pub policy: Option<ResourcePolicy>,
+    /// Whether no permission is needed (`sts:GetCallerIdentity`).
+    pub open: bool,
+}
+
+/// Why a request was denied, in the words AWS's messages use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Denial {
+    /// No identity-based policy allows the action.
+    NoIdentityAllow,
+    /// No resource-based policy allows it (across accounts, or a trust policy).
+    NoResourceAllow,
+    /// The permissions boundary does not allow it.
+    NoBoundaryAllow,
+    /// The session policy does not allow it.
+    NoSessionAllow,
+    /// A statement in an identity-based policy denies it.
+    IdentityDeny,
+    /// A statement in a resource-based policy denies it.
+    ResourceDeny,
+}
+
+impl Denial {
+    /// The `because ...` clause of AWS's message.
+    pub fn because(self, action: &str) -> String {
+        match self {
+            Denial::NoIdentityAllow => {
+                format!("because no identity-based policy allows the {action} action")
+            }
+            Denial::NoResourceAllow => {
+                format!("because no resource-based policy allows the {action} action")
+            }
+            Denial::NoBoundaryAllow => {
+                format!("because no permissions boundary allows the {action} action")
+            }
+            Denial::NoSessionAllow => {
+                format!("because no session policy allows the {action} action")
+            }
+            Denial::IdentityDeny => "with an explicit deny in an identity-based policy".into(),
+            Denial::ResourceDeny => "with an explicit deny in a resource-based policy".into(),
+        }
+    }
+}
+
+/// IAM's decision.
+#[derive(Debug, Clone)]
+pub struct Verdict {
+    /// `None` when allowed.
+    pub denial: Option<Denial>,
+    /// The statements that decided, for the trace (`Policy.json` ids and kinds).
+    pub matched: Vec<String>,
+}
+
+/// The action and resource of a call for a service that adds nothing: the action is
+/// `<signing name>:<operation>`, the resource the first input member holding an ARN
+/// (`TopicArn`, `RoleArn`), else `*`.
+pub fn generic(spec: &ServiceSpec, operation: &str, input: &Value) -> Access {
+    let prefix = spec.signing_names.first().copied().unwrap_or(spec.name);
+    let resource = input
+        .as_map()
+        .into_iter()
+        .flatten()
+        .filter(|(name, _)| name.ends_with("Arn") || name.ends_with("ARN"))
+        .find_map(|(_, v)| v.as_str().filter(|s| s.starts_with("arn:")))
+        .unwrap_or("*")
+        .to_string();
+    Access {
+        action: format!("{prefix}:{operation}"),
+        resource,
+        policy: None,
+        open: false,
+    }
+}
+
+/// An ARN in the caller's partition, region and account.
+pub fn arn(ctx: &Context, service: &str, resource: &str) -> String {
+    format!(
+        "arn:aws:{service}:{}:{}:{resource}",
+        ctx.region, ctx.account
+    )
+}
+
+/// AWS's message for a denied request.
+pub fn denial_message(
+    principal: &Principal,
+    access: &Access,
+    denial: Denial,
+    quoted: bool,
+) -> String {
+    let resource = match quoted {
+        true => format!("\"{}\"", access.resource),
+        false => access.resource.clone(),
+    };
+    format!(
+        "User: {} is not authorized to perform: {} on resource: {resource} {}",
+        principal.arn,
+        access.action,
+        denial.because(&access.action)
+    )
+}
+
+/// The error an unknown access key gets under enforcement.
+pub fn unknown_key() -> AwsError {
+    AwsError::new(
+        "InvalidClientTokenId",
+        "The security token included in the request is invalid.",
+    )
+    .with_status(403)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_say_who_what_and_why() {
+        let alice = Principal {
+            kind: PrincipalKind::User,
+            name: Some("alice".into()),
+            arn: "arn:aws:iam::123456789012:user/alice".into(),
+            ..Principal::root("123456789012")
+        };
+        let access = Access {
+            action: "s3:GetObject".into(),
+            resource: "arn:aws:s3:::b/k".into(),
+            policy: None,
+            open: false,
+        };
+        assert_eq!(
+            denial_message(&alice, &access, Denial::NoIdentityAllow, true),
+            "User: arn:aws:iam::123456789012:user/alice is not authorized to perform: \
+             s3:GetObject on resource: \"arn:aws:s3:::b/k\" because no identity-based policy \
+             allows the s3:GetObject action"
+        );
+    }
+}

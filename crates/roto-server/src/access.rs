@@ -1,0 +1,207 @@
+//! `--enforce-iam` at the front end: before a decoded call reaches its service, find who is
+//! calling, ask the service what the call asks (action, resource, resource policy), ask
+//! IAM to decide, and answer a denial as the service's AWS front end does.
+//!
+//! Who calls: no signature is anonymous; the key `test` or a 12-digit key id is that
+//! account's root; a key STS or IAM issued is the session or user behind it, which they
+//! name through `Service::identify`; any other key is unknown (`InvalidClientTokenId` in
+//! the protocol's words). Every decision is written into the request's trace entry.
+
+use http::request::Parts;
+use roto_core::access::{denial_message, Access, Principal, PrincipalKind, Verdict};
+use roto_core::identity::account_of_access_key;
+use roto_core::protocol::Protocol;
+use roto_core::timestamp::{now_millis, TimestampFormat};
+use roto_core::trace::TraceEntry;
+use roto_core::{AwsError, Context, Dispatcher, Service, Value};
+
+use crate::http::Peer;
+
+/// One decoded call, as the check reads it.
+pub struct Call<'a> {
+    /// The service it is for.
+    pub service: &'a dyn Service,
+    /// The request's head (its peer address, its user agent).
+    pub parts: &'a Parts,
+    /// The caller's context.
+    pub ctx: &'a Context,
+    /// The caller's protocol, which shapes a denial.
+    pub protocol: Protocol,
+    /// The operation.
+    pub operation: &'a str,
+    /// The decoded input.
+    pub input: &'a Value,
+}
+
+/// Checks one call; `Err` is the denial to answer.
+pub async fn check(
+    dispatcher: &Dispatcher,
+    call: Call<'_>,
+    entry: &mut TraceEntry,
+) -> Result<(), AwsError> {
+    let Call {
+        service,
+        parts,
+        ctx,
+        protocol,
+        operation,
+        input,
+    } = call;
+    let principal = identify(dispatcher, ctx).map_err(|e| unknown_key(e, protocol, ctx))?;
+    let access = service.access(ctx, &principal, operation, input).await?;
+    if access.open {
+        return Ok(());
+    }
+    let keys = context_keys(parts, ctx, &principal);
+    let Some(iam) = dispatcher.service("iam") else {
+        return Ok(());
+    };
+    let Some(verdict) = iam.authorize(&principal, &access, &keys) else {
+        return Ok(());
+    };
+    let verdict = verdict?;
+    entry.detail = Some(describe(&principal, &access, &verdict));
+    match verdict.denial {
+        None => Ok(()),
+        Some(denial) => Err(denied(protocol, &principal, &access, denial)),
+    }
+}
+
+/// The principal behind the request's key.
+fn identify(dispatcher: &Dispatcher, ctx: &Context) -> Result<Principal, AwsError> {
+    let Some(key) = ctx.access_key.as_deref() else {
+        return Ok(Principal::anonymous(&ctx.account));
+    };
+    if key == "test" || (key.len() == 12 && key.bytes().all(|b| b.is_ascii_digit())) {
+        return Ok(Principal::root(&ctx.account));
+    }
+    let issuer = match &key.get(..4) {
+        Some("ASIA") => "sts",
+        Some("AKIA") => "iam",
+        _ => return Err(roto_core::access::unknown_key()),
+    };
+    if account_of_access_key(key).is_none() {
+        return Err(roto_core::access::unknown_key());
+    }
+    dispatcher
+        .service(issuer)
+        .map(|s| s.identify(ctx, key))
+        .transpose()?
+        .flatten()
+        .ok_or_else(roto_core::access::unknown_key)
+}
+
+/// The global condition keys of a request.
+fn context_keys(parts: &Parts, ctx: &Context, principal: &Principal) -> Vec<(String, Vec<String>)> {
+    let mut keys = vec![
+        (
+            "aws:PrincipalAccount".to_string(),
+            principal.account.clone(),
+        ),
+        ("aws:PrincipalArn".into(), principal.arn.clone()),
+        ("aws:PrincipalType".into(), principal.kind.as_str().into()),
+        ("aws:userid".into(), principal.user_id.clone()),
+        ("aws:RequestedRegion".into(), ctx.region.clone()),
+        ("aws:SecureTransport".into(), "false".into()),
+        ("aws:CurrentTime".into(), iso_now()),
+        ("aws:EpochTime".into(), (now_millis() / 1000).to_string()),
+    ];
+    if principal.kind == PrincipalKind::User {
+        if let Some(name) = &principal.name {
+            keys.push(("aws:username".into(), name.clone()));
+        }
+    }
+    if let Some(peer) = parts.extensions.get::<Peer>() {
+        keys.push(("aws:SourceIp".into(), peer.0.ip().to_string()));
+    }
+    if let Some(agent) = parts
+        .headers
+        .get(http::header::USER_AGENT)
+        .and_then(|v| v.to_str().ok())
+    {
+        keys.push(("aws:UserAgent".into(), agent.to_string()));
+    }
+    keys.into_iter().map(|(k, v)| (k, vec![v])).collect()
+}
+
+fn iso_now() -> String {
+    roto_core::timestamp::format(now_millis(), TimestampFormat::Iso8601)
+}
+
+/// The decision as the trace shows it.
+fn describe(principal: &Principal, access: &Access, verdict: &Verdict) -> String {
+    let decision = match verdict.denial {
+        None => "allowed".to_string(),
+        Some(denial) => format!("denied {}", denial.because(&access.action)),
+    };
+    let mut text = format!(
+        "access {decision}: {} {} on {}",
+        principal.arn, access.action, access.resource
+    );
+    if !verdict.matched.is_empty() {
+        text.push_str(&format!(" by {}", verdict.matched.join(", ")));
+    }
+    text
+}
+
+/// A denial in the protocol's shape: S3's XML `AccessDenied` (403), the JSON services'
+/// `AccessDeniedException`, the query services' `AccessDenied`.
+fn denied(
+    protocol: Protocol,
+    principal: &Principal,
+    access: &Access,
+    denial: roto_core::access::Denial,
+) -> AwsError {
+    match protocol {
+        Protocol::RestXml if principal.kind == PrincipalKind::Anonymous => {
+            AwsError::new("AccessDenied", "Access Denied").with_status(403)
+        }
+        Protocol::RestXml => AwsError::new(
+            "AccessDenied",
+            denial_message(principal, access, denial, true),
+        )
+        .with_status(403),
+        Protocol::Json => AwsError::new(
+            "AccessDeniedException",
+            denial_message(principal, access, denial, false),
+        )
+        .with_status(400),
+        Protocol::RestJson => AwsError::new(
+            "AccessDeniedException",
+            denial_message(principal, access, denial, false),
+        )
+        .with_status(403),
+        Protocol::Query => AwsError::new(
+            "AccessDenied",
+            denial_message(principal, access, denial, false),
+        )
+        .with_status(403),
+    }
+}
+
+/// An unknown key in the protocol's words.
+fn unknown_key(error: AwsError, protocol: Protocol, ctx: &Context) -> AwsError {
+    if error.code != "InvalidClientTokenId" {
+        return error;
+    }
+    match protocol {
+        Protocol::RestXml => AwsError::new(
+            "InvalidAccessKeyId",
+            "The AWS Access Key Id you provided does not exist in our records.",
+        )
+        .with_status(403)
+        .with_field(
+            "AWSAccessKeyId",
+            ctx.access_key.as_deref().unwrap_or_default(),
+        ),
+        Protocol::Json | Protocol::RestJson => AwsError::new(
+            "UnrecognizedClientException",
+            "The security token included in the request is invalid.",
+        )
+        .with_status(match protocol {
+            Protocol::Json => 400,
+            _ => 403,
+        }),
+        Protocol::Query => error,
+    }
+}

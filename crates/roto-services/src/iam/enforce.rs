@@ -1,0 +1,240 @@
+//! IAM's side of `--enforce-iam`: the IAM user behind an access key IAM issued, and the
+//! decision on a call, made by the policy simulator's evaluator (`evaluate.rs`) over the
+//! caller's identity policies (its own and its groups', or its role's), its permissions
+//! boundary, a session policy and the resource's policy.
+//!
+//! A principal's parsed policies are cached until IAM's next write, and resource policies
+//! by their text, so a request pays for an evaluation, not for reading and parsing.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use roto_core::access::{Access, Principal, PrincipalKind, Verdict};
+use roto_core::identity::account_of_access_key;
+use roto_core::AwsResult;
+use rusqlite::Connection;
+
+use super::evaluate::{evaluate, Decision, Policy, PolicySet, Request};
+use super::store::{self, Kind};
+use super::Iam;
+
+/// An identity's policies as the evaluator takes them.
+#[derive(Default)]
+pub(super) struct Compiled {
+    identity: Vec<Policy>,
+    boundary: Option<Vec<Policy>>,
+}
+
+/// The most resource policies kept parsed.
+const RESOURCE_CACHE: usize = 1024;
+
+/// Parsed policies, dropped on IAM's next write.
+#[derive(Default)]
+pub(super) struct Cache {
+    identities: Mutex<HashMap<(String, String), Arc<Compiled>>>,
+    resources: Mutex<HashMap<String, Option<Arc<Policy>>>>,
+}
+
+impl Cache {
+    /// Forgets every parsed identity (a write may have changed any of them).
+    pub fn clear(&self) {
+        self.identities
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clear();
+    }
+
+    fn resource(&self, text: &str) -> Option<Arc<Policy>> {
+        let mut map = self.resources.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(policy) = map.get(text) {
+            return policy.clone();
+        }
+        if map.len() >= RESOURCE_CACHE {
+            map.clear();
+        }
+        let policy = Policy::parse(text, "ResourcePolicy", "Resource Policy").map(Arc::new);
+        map.insert(text.to_string(), policy.clone());
+        policy
+    }
+}
+
+/// The policy that stands for a root's own permissions: everything in its account.
+fn root_policy() -> Vec<Policy> {
+    Policy::parse(
+        r#"{"Statement":[{"Effect":"Allow","Action":"*","Resource":"*"}]}"#,
+        "root",
+        "root",
+    )
+    .into_iter()
+    .collect()
+}
+
+impl Iam {
+    /// The IAM user behind an `AKIA` key IAM issued (active), if any.
+    pub(super) fn identify_key(&self, key: &str) -> AwsResult<Option<Principal>> {
+        if !key.starts_with("AKIA") {
+            return Ok(None);
+        }
+        let Some(account) = account_of_access_key(key) else {
+            return Ok(None);
+        };
+        self.env.store.with(|c| {
+            let Some((user, status)) = store::access_key_owner(c, &account, key)? else {
+                return Ok(None);
+            };
+            if status != "Active" {
+                return Ok(None);
+            }
+            let Some(entity) = store::find(c, &account, Kind::User, &user)? else {
+                return Ok(None);
+            };
+            Ok(Some(Principal {
+                kind: PrincipalKind::User,
+                arn: entity.arn(&account),
+                user_id: entity.id.clone(),
+                name: Some(entity.name.clone()),
+                session_policy: None,
+                account,
+            }))
+        })
+    }
+
+    /// A user's or a role's policies and boundary, parsed.
+    fn compile(
+        &self,
+        c: &Connection,
+        account: &str,
+        kind: Kind,
+        name: &str,
+    ) -> AwsResult<Compiled> {
+        let Some(entity) = store::find(c, account, kind, name)? else {
+            return Ok(Compiled::default());
+        };
+        let identity = self
+            .principal_sources(c, account, &entity)?
+            .into_iter()
+            .map(|s| s.policy)
+            .collect();
+        let boundary = match entity.attr("PermissionsBoundary") {
+            Some(arn) => Some(
+                self.managed_document(c, account, arn)?
+                    .and_then(|d| Policy::parse(&d, arn, "permissions-boundary"))
+                    .into_iter()
+                    .collect(),
+            ),
+            None => None,
+        };
+        Ok(Compiled { identity, boundary })
+    }
+
+    /// The principal's identity policies, from the cache or the store.
+    fn compiled(&self, principal: &Principal) -> AwsResult<Arc<Compiled>> {
+        let kind = match principal.kind {
+            PrincipalKind::User => Kind::User,
+            PrincipalKind::AssumedRole => Kind::Role,
+            _ => return Ok(Arc::new(Compiled::default())),
+        };
+        let name = principal.name.clone().unwrap_or_default();
+        let key = (
+            principal.account.clone(),
+            format!("{}/{name}", kind.as_str()),
+        );
+        let cache = &self.cache.identities;
+        if let Some(hit) = cache.lock().unwrap_or_else(|p| p.into_inner()).get(&key) {
+            return Ok(hit.clone());
+        }
+        let compiled = Arc::new(
+            self.env
+                .store
+                .with(|c| self.compile(c, &principal.account, kind, &name))?,
+        );
+        cache
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(key, compiled.clone());
+        Ok(compiled)
+    }
+
+    /// Decides a call: explicit denies first, then the allows each party must give.
+    pub(super) fn decide(
+        &self,
+        principal: &Principal,
+        access: &Access,
+        context: &[(String, Vec<String>)],
+    ) -> AwsResult<Verdict> {
+        let compiled = self.compiled(principal)?;
+        let identity = match principal.kind {
+            PrincipalKind::Root => root_policy(),
+            _ => compiled.identity.clone(),
+        };
+        let session = principal.session_policy.as_ref().map(|text| {
+            Policy::parse(text, "SessionPolicy", "session")
+                .into_iter()
+                .collect()
+        });
+        let resource_policy = access.policy.as_ref();
+        let mut set = PolicySet {
+            identity,
+            boundary: compiled.boundary.clone(),
+            session,
+            account_delegates: true,
+            ..Default::default()
+        };
+        if let Some(rp) = resource_policy {
+            set.resource = rp
+                .document
+                .as_deref()
+                .and_then(|text| self.cache.resource(text))
+                .map(|p| (*p).clone());
+            set.grant = rp.grant;
+            set.resource_required = rp.required;
+            set.cross_account =
+                principal.kind != PrincipalKind::Anonymous && rp.owner != principal.account;
+        }
+        let caller = (principal.kind != PrincipalKind::Anonymous).then_some(principal.arn.as_str());
+        let request = Request {
+            action: &access.action,
+            resource: &access.resource,
+            caller,
+            context,
+        };
+        let evaluation = evaluate(&set, &request);
+        let matched = evaluation
+            .matched
+            .iter()
+            .map(|m| format!("{} ({})", m.policy_id, m.policy_kind))
+            .collect();
+        let denial = match evaluation.decision {
+            Decision::Allowed => None,
+            Decision::ExplicitDeny => Some(
+                match evaluation
+                    .matched
+                    .iter()
+                    .any(|m| m.policy_kind == "Resource Policy")
+                {
+                    true => roto_core::access::Denial::ResourceDeny,
+                    false => roto_core::access::Denial::IdentityDeny,
+                },
+            ),
+            Decision::ImplicitDeny => Some(evaluation.lacking),
+        };
+        Ok(Verdict { denial, matched })
+    }
+}
+
+/// The resource an IAM call acts on: the user, group, role or policy it names.
+pub(super) fn resource(account: &str, input: &roto_core::Value) -> Option<String> {
+    if let Some(arn) = input.str("PolicyArn") {
+        return Some(arn.to_string());
+    }
+    [
+        ("UserName", "user"),
+        ("RoleName", "role"),
+        ("GroupName", "group"),
+    ]
+    .iter()
+    .find_map(|(member, kind)| {
+        let name = input.str(member)?;
+        Some(format!("arn:aws:iam::{account}:{kind}/{name}"))
+    })
+}

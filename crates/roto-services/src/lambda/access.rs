@@ -1,0 +1,41 @@
+//! Lambda's side of `--enforce-iam`: a call's function ARN (from `FunctionName`: a name, a
+//! partial or a full ARN) and the function's resource policy, which `AddPermission` builds.
+
+use roto_core::access::{self, Access, ResourcePolicy};
+use roto_core::{AwsResult, Context, Value};
+
+use super::Lambda;
+
+impl Lambda {
+    /// What a Lambda call asks.
+    pub(super) fn access_of(
+        &self,
+        ctx: &Context,
+        operation: &str,
+        input: &Value,
+    ) -> AwsResult<Access> {
+        let mut out = access::generic(&super::SPEC, operation, input);
+        let Some(name) = input.str("FunctionName") else {
+            return Ok(out);
+        };
+        out.resource = match name.starts_with("arn:") {
+            true => name.to_string(),
+            false => access::arn(ctx, "lambda", &format!("function:{name}")),
+        };
+        let policy = self
+            .get_policy(ctx, &Value::map().with("FunctionName", name))
+            .ok()
+            .and_then(|p| p.str("Policy").map(str::to_string));
+        out.policy = Some(ResourcePolicy {
+            owner: out
+                .resource
+                .split(':')
+                .nth(4)
+                .unwrap_or_default()
+                .to_string(),
+            document: policy,
+            ..ResourcePolicy::default()
+        });
+        Ok(out)
+    }
+}

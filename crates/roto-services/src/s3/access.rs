@@ -1,0 +1,280 @@
+//! S3's side of `--enforce-iam`: the IAM action each operation needs (AWS's names, which
+//! differ from the operation's: `HeadObject` needs `s3:GetObject`, `ListObjectsV2`
+//! `s3:ListBucket`), the bucket's or object's ARN, and the bucket's access policy: its
+//! bucket policy, and what its ACLs grant the caller, with Block Public Access
+//! (`IgnorePublicAcls`, `RestrictPublicBuckets`) and Object Ownership (ACLs count for
+//! nothing under `BucketOwnerEnforced`) applied.
+
+use roto_core::access::{Access, Grant, Principal, PrincipalKind, ResourcePolicy};
+use roto_core::{AwsResult, Value};
+
+use super::acl::{self, canonical_id, ALL_USERS, AUTHENTICATED_USERS};
+use super::{input_str, public, versions, Bucket, S3};
+
+/// The IAM action an operation needs, where its name is not the operation's.
+fn renamed(operation: &str, versioned: bool) -> Option<&'static str> {
+    Some(match (operation, versioned) {
+        ("HeadObject" | "GetObject", false) => "GetObject",
+        ("HeadObject" | "GetObject", true) => "GetObjectVersion",
+        ("GetObjectAcl", true) => "GetObjectVersionAcl",
+        ("PutObjectAcl", true) => "PutObjectVersionAcl",
+        ("GetObjectTagging", true) => "GetObjectVersionTagging",
+        ("PutObjectTagging", true) => "PutObjectVersionTagging",
+        ("DeleteObjectTagging", true) => "DeleteObjectVersionTagging",
+        ("DeleteObject", true) => "DeleteObjectVersion",
+        ("GetObjectAttributes", true) => "GetObjectVersionAttributes",
+        ("HeadBucket" | "ListObjects" | "ListObjectsV2", _) => "ListBucket",
+        ("ListObjectVersions", _) => "ListBucketVersions",
+        ("ListBuckets", _) => "ListAllMyBuckets",
+        (
+            "CreateMultipartUpload"
+            | "UploadPart"
+            | "UploadPartCopy"
+            | "CompleteMultipartUpload"
+            | "CopyObject"
+            | "PostObject",
+            _,
+        ) => "PutObject",
+        ("ListParts", _) => "ListMultipartUploadParts",
+        ("ListMultipartUploads", _) => "ListBucketMultipartUploads",
+        ("DeleteObjects", _) => "DeleteObject",
+        ("GetPublicAccessBlock", _) => "GetBucketPublicAccessBlock",
+        ("PutPublicAccessBlock" | "DeletePublicAccessBlock", _) => "PutBucketPublicAccessBlock",
+        ("DeleteBucketOwnershipControls", _) => "PutBucketOwnershipControls",
+        ("GetBucketCors", _) => "GetBucketCORS",
+        ("PutBucketCors" | "DeleteBucketCors", _) => "PutBucketCORS",
+        ("GetBucketLifecycleConfiguration" | "GetBucketLifecycle", _) => {
+            "GetLifecycleConfiguration"
+        }
+        ("PutBucketLifecycleConfiguration" | "PutBucketLifecycle" | "DeleteBucketLifecycle", _) => {
+            "PutLifecycleConfiguration"
+        }
+        ("GetBucketEncryption", _) => "GetEncryptionConfiguration",
+        ("PutBucketEncryption" | "DeleteBucketEncryption", _) => "PutEncryptionConfiguration",
+        ("DeleteBucketTagging", _) => "PutBucketTagging",
+        ("GetBucketNotificationConfiguration", _) => "GetBucketNotification",
+        ("PutBucketNotificationConfiguration", _) => "PutBucketNotification",
+        ("GetBucketReplication", _) => "GetReplicationConfiguration",
+        ("PutBucketReplication" | "DeleteBucketReplication", _) => "PutReplicationConfiguration",
+        ("GetObjectLockConfiguration", _) => "GetBucketObjectLockConfiguration",
+        ("PutObjectLockConfiguration", _) => "PutBucketObjectLockConfiguration",
+        ("GetBucketAccelerateConfiguration", _) => "GetAccelerateConfiguration",
+        ("PutBucketAccelerateConfiguration", _) => "PutAccelerateConfiguration",
+        (
+            "GetBucketAnalyticsConfiguration"
+            | "ListBucketAnalyticsConfigurations"
+            | "PutBucketAnalyticsConfiguration"
+            | "DeleteBucketAnalyticsConfiguration",
+            _,
+        ) => analytics(operation, "AnalyticsConfiguration"),
+        (
+            "GetBucketInventoryConfiguration"
+            | "ListBucketInventoryConfigurations"
+            | "PutBucketInventoryConfiguration"
+            | "DeleteBucketInventoryConfiguration",
+            _,
+        ) => analytics(operation, "InventoryConfiguration"),
+        (
+            "GetBucketMetricsConfiguration"
+            | "ListBucketMetricsConfigurations"
+            | "PutBucketMetricsConfiguration"
+            | "DeleteBucketMetricsConfiguration",
+            _,
+        ) => analytics(operation, "MetricsConfiguration"),
+        (
+            "GetBucketIntelligentTieringConfiguration"
+            | "ListBucketIntelligentTieringConfigurations"
+            | "PutBucketIntelligentTieringConfiguration"
+            | "DeleteBucketIntelligentTieringConfiguration",
+            _,
+        ) => analytics(operation, "IntelligentTieringConfiguration"),
+        _ => return None,
+    })
+}
+
+/// `s3:Get<what>` for reads and lists of a configuration family, `s3:Put<what>` for writes.
+fn analytics(operation: &str, what: &'static str) -> &'static str {
+    let read = operation.starts_with("Get") || operation.starts_with("List");
+    match (what, read) {
+        ("AnalyticsConfiguration", true) => "GetAnalyticsConfiguration",
+        ("AnalyticsConfiguration", false) => "PutAnalyticsConfiguration",
+        ("InventoryConfiguration", true) => "GetInventoryConfiguration",
+        ("InventoryConfiguration", false) => "PutInventoryConfiguration",
+        ("MetricsConfiguration", true) => "GetMetricsConfiguration",
+        ("MetricsConfiguration", false) => "PutMetricsConfiguration",
+        (_, true) => "GetIntelligentTieringConfiguration",
+        (_, false) => "PutIntelligentTieringConfiguration",
+    }
+}
+
+/// The ACL permission an operation needs, and whether the object's ACL (rather than the
+/// bucket's) grants it.
+fn acl_permission(action: &str) -> Option<(&'static str, bool)> {
+    Some(match action {
+        "s3:GetObject" | "s3:GetObjectVersion" => ("READ", true),
+        "s3:GetObjectAcl" | "s3:GetObjectVersionAcl" => ("READ_ACP", true),
+        "s3:PutObjectAcl" | "s3:PutObjectVersionAcl" => ("WRITE_ACP", true),
+        "s3:ListBucket" | "s3:ListBucketVersions" | "s3:ListBucketMultipartUploads" => {
+            ("READ", false)
+        }
+        "s3:PutObject" | "s3:DeleteObject" | "s3:DeleteObjectVersion" => ("WRITE", false),
+        "s3:GetBucketAcl" => ("READ_ACP", false),
+        "s3:PutBucketAcl" => ("WRITE_ACP", false),
+        _ => return None,
+    })
+}
+
+/// What an ACL grants the caller for `permission`.
+fn acl_grant(acl: &Value, principal: &Principal, permission: &str, ignore_public: bool) -> Grant {
+    let own_id = canonical_id(&principal.account);
+    let mut best = Grant::None;
+    for grant in acl::grants_of(acl) {
+        let Some(p) = grant.str("Permission") else {
+            continue;
+        };
+        if p != permission && p != "FULL_CONTROL" {
+            continue;
+        }
+        let grantee = grant.get("Grantee");
+        let uri = grantee.and_then(|g| g.str("URI"));
+        let signed = principal.kind != PrincipalKind::Anonymous;
+        let found = match uri {
+            Some(ALL_USERS) if !ignore_public => Grant::Caller,
+            Some(AUTHENTICATED_USERS) if !ignore_public && signed => Grant::Caller,
+            _ if signed && grantee.and_then(|g| g.str("ID")) == Some(own_id.as_str()) => {
+                match principal.kind {
+                    PrincipalKind::Root => Grant::Caller,
+                    _ => Grant::Account,
+                }
+            }
+            _ => Grant::None,
+        };
+        if found == Grant::Caller {
+            return found;
+        }
+        if found == Grant::Account {
+            best = found;
+        }
+    }
+    best
+}
+
+impl S3 {
+    /// What an S3 call asks.
+    pub(crate) fn access_of(
+        &self,
+        principal: &Principal,
+        operation: &str,
+        input: &Value,
+    ) -> AwsResult<Access> {
+        let versioned = input.str("VersionId").is_some();
+        let action = match renamed(operation, versioned) {
+            Some(name) => format!("s3:{name}"),
+            None => format!("s3:{operation}"),
+        };
+        let name = input_str(input, "Bucket");
+        let resource = match (name, input.str("Key")) {
+            ("", _) => "*".to_string(),
+            (bucket, Some(key)) => format!("arn:aws:s3:::{bucket}/{key}"),
+            (bucket, None) => format!("arn:aws:s3:::{bucket}"),
+        };
+        let policy = match self.find_bucket(name)? {
+            Some(bucket) => Some(self.bucket_access(&bucket, principal, &action, input)?),
+            None => None,
+        };
+        Ok(Access {
+            action,
+            resource,
+            policy,
+            open: operation == "PreflightRequest",
+        })
+    }
+
+    /// The bucket's policy and what its ACLs grant, as Block Public Access and Object
+    /// Ownership let them count.
+    fn bucket_access(
+        &self,
+        bucket: &Bucket,
+        principal: &Principal,
+        action: &str,
+        input: &Value,
+    ) -> AwsResult<ResourcePolicy> {
+        let block = self.public_access_block(&bucket.name)?;
+        let mut document = self
+            .stored_config(&bucket.name, "policy")?
+            .flatten()
+            .and_then(|p| p.as_str().map(str::to_string));
+        let restricted = document
+            .as_deref()
+            .is_some_and(|text| block.restrict_public_buckets && public::policy_is_public(text));
+        let outsider =
+            principal.kind == PrincipalKind::Anonymous || principal.account != bucket.account;
+        if restricted && outsider {
+            document = None;
+        }
+        let grant = match acl_permission(action) {
+            Some(_) if self.ownership(&bucket.name)? == "BucketOwnerEnforced" => Grant::None,
+            Some((permission, true)) => {
+                let key = input_str(input, "Key");
+                let version = input.str("VersionId");
+                let row = self
+                    .env
+                    .store
+                    .with(|c| versions::find(c, &bucket.name, key, version));
+                let acl = match row {
+                    Ok(versions::Found::Object(row)) => acl::stored_acl(&row.headers),
+                    _ => None,
+                };
+                let acl = acl.unwrap_or_else(|| acl::private(&bucket.account));
+                acl_grant(&acl, principal, permission, block.ignore_public_acls)
+            }
+            Some((permission, false)) => {
+                let acl = self
+                    .bucket_acl(bucket)?
+                    .unwrap_or_else(|| acl::private(&bucket.account));
+                acl_grant(&acl, principal, permission, block.ignore_public_acls)
+            }
+            None => Grant::None,
+        };
+        Ok(ResourcePolicy {
+            owner: bucket.account.clone(),
+            document,
+            grant,
+            required: false,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn actions_take_aws_names() {
+        assert_eq!(renamed("HeadObject", false), Some("GetObject"));
+        assert_eq!(renamed("GetObject", true), Some("GetObjectVersion"));
+        assert_eq!(renamed("ListObjectsV2", false), Some("ListBucket"));
+        assert_eq!(renamed("PutBucketAcl", false), None);
+        assert_eq!(
+            renamed("ListBucketInventoryConfigurations", false),
+            Some("GetInventoryConfiguration")
+        );
+    }
+
+    #[test]
+    fn public_grants_count_unless_ignored() {
+        let acl = Value::map().with(
+            "Grants",
+            vec![Value::map()
+                .with(
+                    "Grantee",
+                    Value::map().with("Type", "Group").with("URI", ALL_USERS),
+                )
+                .with("Permission", "READ")],
+        );
+        let anonymous = Principal::anonymous("111111111111");
+        assert_eq!(acl_grant(&acl, &anonymous, "READ", false), Grant::Caller);
+        assert_eq!(acl_grant(&acl, &anonymous, "READ", true), Grant::None);
+        assert_eq!(acl_grant(&acl, &anonymous, "WRITE", false), Grant::None);
+    }
+}

@@ -1,0 +1,37 @@
+//! SNS's side of `--enforce-iam`: a call's topic (its `TopicArn`, or the topic `Name`
+//! creates) and the topic's policy.
+
+use roto_core::access::{self, Access, ResourcePolicy};
+use roto_core::{AwsError, AwsResult, Context, Value};
+
+use super::{store, Sns};
+
+impl Sns {
+    /// What an SNS call asks.
+    pub(super) fn access_of(
+        &self,
+        ctx: &Context,
+        operation: &str,
+        input: &Value,
+    ) -> AwsResult<Access> {
+        let mut out = access::generic(&super::SPEC, operation, input);
+        let Some(arn) = input.str("TopicArn") else {
+            if let (Some(name), "CreateTopic") = (input.str("Name"), operation) {
+                out.resource = access::arn(ctx, "sns", name);
+            }
+            return Ok(out);
+        };
+        let topic = self
+            .env
+            .store
+            .with(|c| store::find_topic(c, arn).map_err(AwsError::from))?;
+        out.policy = Some(ResourcePolicy {
+            document: topic
+                .as_ref()
+                .and_then(|t| t.attributes.get("Policy").cloned()),
+            owner: arn.split(':').nth(4).unwrap_or_default().to_string(),
+            ..ResourcePolicy::default()
+        });
+        Ok(out)
+    }
+}
