@@ -4,26 +4,15 @@ of a role that does not exist."""
 
 from __future__ import annotations
 
-import io
 import re
-import zipfile
 
 import pytest
 from botocore.exceptions import ClientError
 
-ROLE = "arn:aws:iam::000000000000:role/lambda-role"
+from lambda_helpers import ECHO_CODE, ROLE
+
 ACCOUNT = "000000000000"
 
-
-def zip_of(files: dict[str, str]) -> bytes:
-    buf = io.BytesIO()
-    with zipfile.ZipFile(buf, "w") as z:
-        for name, text in files.items():
-            z.writestr(name, text)
-    return buf.getvalue()
-
-
-CODE = {"ZipFile": zip_of({"app.py": "def handler(event, context):\n    return event\n"})}
 
 
 @pytest.fixture
@@ -32,7 +21,7 @@ def lam(client):
 
 
 def create(lam, name="fn", runtime="python3.12"):
-    lam.create_function(FunctionName=name, Runtime=runtime, Role=ROLE, Handler="app.handler", Code=CODE)
+    lam.create_function(FunctionName=name, Runtime=runtime, Role=ROLE, Handler="app.handler", Code=ECHO_CODE)
     return name
 
 

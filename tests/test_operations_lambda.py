@@ -5,32 +5,21 @@ and returned exactly, with Lambda's defaults; and the Lambda features Roto does 
 
 from __future__ import annotations
 
-import io
 import json
-import zipfile
 
 import pytest
 from botocore.exceptions import ClientError
 
-ROLE = "arn:aws:iam::000000000000:role/lambda-role"
+from lambda_helpers import ECHO_CODE, ROLE, zip_of
+
 ARN = "arn:aws:lambda:us-east-1:000000000000:function:fn"
 
-
-def zip_of(files: dict[str, str]) -> bytes:
-    buf = io.BytesIO()
-    with zipfile.ZipFile(buf, "w") as z:
-        for name, text in files.items():
-            z.writestr(name, text)
-    return buf.getvalue()
-
-
-CODE = {"ZipFile": zip_of({"app.py": "def handler(event, context):\n    return event\n"})}
 
 
 @pytest.fixture
 def lam(client):
     lam = client("lambda")
-    lam.create_function(FunctionName="fn", Runtime="python3.12", Role=ROLE, Handler="app.handler", Code=CODE)
+    lam.create_function(FunctionName="fn", Runtime="python3.12", Role=ROLE, Handler="app.handler", Code=ECHO_CODE)
     return lam
 
 

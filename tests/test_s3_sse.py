@@ -9,6 +9,7 @@ import base64
 import hashlib
 import http.client
 import urllib.parse
+import urllib.request
 
 import pytest
 from botocore.exceptions import ClientError
@@ -311,3 +312,30 @@ def test_upload_part_copy_between_modes(s3):
     s3.complete_multipart_upload(Bucket="bkt", Key="dst", UploadId=uid, MultipartUpload={"Parts": [
         {"PartNumber": 1, "ETag": part["CopyPartResult"]["ETag"]}]})
     assert s3.get_object(Bucket="bkt", Key="dst", **SSE_C_OTHER)["Body"].read() == PART
+
+
+# --- POST form uploads ----------------------------------------------------------------------
+
+def test_post_form_upload_with_sse_c_fields_needs_the_key_to_read(s3):
+    fields = {
+        "x-amz-server-side-encryption-customer-algorithm": "AES256",
+        "x-amz-server-side-encryption-customer-key": KEY,
+        "x-amz-server-side-encryption-customer-key-MD5": KEY_MD5,
+    }
+    post = s3.generate_presigned_post("bkt", "posted", Fields=fields, Conditions=[{k: v} for k, v in fields.items()])
+    boundary = "----rotoformboundary"
+    body = b""
+    for k, v in post["fields"].items():
+        body += f'--{boundary}\r\nContent-Disposition: form-data; name="{k}"\r\n\r\n{v}\r\n'.encode()
+    body += (f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="f"\r\n'
+             "Content-Type: application/octet-stream\r\n\r\n").encode() + b"posted secret\r\n"
+    body += f"--{boundary}--\r\n".encode()
+    request = urllib.request.Request(post["url"], data=body, method="POST",
+                                     headers={"Content-Type": f"multipart/form-data; boundary={boundary}"})
+    with urllib.request.urlopen(request) as resp:
+        assert resp.status == 204
+    with pytest.raises(ClientError) as e:
+        s3.get_object(Bucket="bkt", Key="posted")
+    assert error_of(e) == ("InvalidRequest", 400)
+    got = s3.get_object(Bucket="bkt", Key="posted", **SSE_C)
+    assert got["Body"].read() == b"posted secret" and got["SSECustomerKeyMD5"] == KEY_MD5

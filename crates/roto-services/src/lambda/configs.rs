@@ -26,33 +26,16 @@ const RESOURCE_POLICY: &str = "resource-policy";
 /// Lambda features Roto does not model, answered as for an account without them.
 pub(super) const FEATURELESS: &[Featureless] = &[
     Featureless::empty("ListCapacityProviders"),
-    Featureless::error("GetCapacityProvider", |input| {
-        not_found(format!(
-            "Capacity provider not found: {}",
-            input.str("CapacityProviderName").unwrap_or_default()
-        ))
-    }),
-    Featureless::error("UpdateCapacityProvider", |input| {
-        not_found(format!(
-            "Capacity provider not found: {}",
-            input.str("CapacityProviderName").unwrap_or_default()
-        ))
-    }),
-    Featureless::error("DeleteCapacityProvider", |input| {
-        not_found(format!(
-            "Capacity provider not found: {}",
-            input.str("CapacityProviderName").unwrap_or_default()
-        ))
-    }),
+    Featureless::error("GetCapacityProvider", capacity_provider_not_found),
+    Featureless::error("UpdateCapacityProvider", capacity_provider_not_found),
+    Featureless::error("DeleteCapacityProvider", capacity_provider_not_found),
     Featureless::error("CreateCapacityProvider", |_| {
         invalid_parameter("Capacity providers are not supported in this region.")
     }),
-    Featureless::error("ListFunctionVersionsByCapacityProvider", |input| {
-        not_found(format!(
-            "Capacity provider not found: {}",
-            input.str("CapacityProviderName").unwrap_or_default()
-        ))
-    }),
+    Featureless::error(
+        "ListFunctionVersionsByCapacityProvider",
+        capacity_provider_not_found,
+    ),
     Featureless::error("GetDurableExecution", durable_execution_not_found),
     Featureless::error("GetDurableExecutionHistory", durable_execution_not_found),
     Featureless::error("GetDurableExecutionState", durable_execution_not_found),
@@ -71,6 +54,13 @@ fn not_found(message: String) -> AwsError {
     AwsError::new("ResourceNotFoundException", message)
         .with_status(404)
         .with_field("Type", "User")
+}
+
+fn capacity_provider_not_found(input: &Value) -> AwsError {
+    not_found(format!(
+        "Capacity provider not found: {}",
+        input.str("CapacityProviderName").unwrap_or_default()
+    ))
 }
 
 fn durable_execution_not_found(input: &Value) -> AwsError {

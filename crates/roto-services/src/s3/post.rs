@@ -173,8 +173,22 @@ fn check_policy(form: &Form, bucket: &str, size: usize) -> AwsResult<()> {
 
 /// The PutObject-shaped input a form describes.
 fn form_input(form: &Form) -> Value {
-    const FIELDS: [(&str, &str); 8] = [
+    const FIELDS: [(&str, &str); 13] = [
         ("acl", "ACL"),
+        ("x-amz-server-side-encryption", "ServerSideEncryption"),
+        ("x-amz-server-side-encryption-aws-kms-key-id", "SSEKMSKeyId"),
+        (
+            "x-amz-server-side-encryption-customer-algorithm",
+            "SSECustomerAlgorithm",
+        ),
+        (
+            "x-amz-server-side-encryption-customer-key",
+            "SSECustomerKey",
+        ),
+        (
+            "x-amz-server-side-encryption-customer-key-md5",
+            "SSECustomerKeyMD5",
+        ),
         ("content-type", "ContentType"),
         ("cache-control", "CacheControl"),
         ("content-disposition", "ContentDisposition"),
@@ -246,6 +260,9 @@ impl S3 {
         super::objects::check_key(&key)?;
         check_policy(&form, &bucket.name, data.len())?;
         let input = form_input(&form);
+        let encryption = self
+            .encryption_for_write(ctx, &bucket, &key, &input)
+            .await?;
         let upload = body::receive(
             &self.env.store,
             &http::HeaderMap::new(),
@@ -255,7 +272,7 @@ impl S3 {
         )
         .await?;
         let stored = match self.with_object_acl(ctx, &bucket, &input, stored_headers(&input)) {
-            Ok(stored) => stored,
+            Ok(stored) => super::sse::store(&stored, &encryption),
             Err(e) => {
                 self.env.store.remove_blob(&upload.blob);
                 return Err(e);
