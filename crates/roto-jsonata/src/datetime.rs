@@ -187,7 +187,7 @@ fn component(p: &Parts, marker: &str) -> Result<String, Error> {
     };
     let max_width = width
         .as_deref()
-        .and_then(|w| w.split('-').nth(1))
+        .and_then(|w| w.split('-').next_back())
         .and_then(|w| w.parse::<usize>().ok());
     let value = match spec {
         'Y' => p.year,
@@ -253,10 +253,24 @@ fn component(p: &Parts, marker: &str) -> Result<String, Error> {
     }
     let digits = modifier.chars().filter(char::is_ascii_digit).count().max(1);
     let mut text = format!("{:0width$}", value, width = digits);
-    if spec == 'Y' && digits == 2 {
+    if modifier.ends_with('o') {
+        text.push_str(ordinal_suffix(value));
+    }
+    if spec == 'Y' && (digits == 2 || max_width == Some(2)) {
         text = format!("{:02}", value % 100);
     }
     Ok(text)
+}
+
+/// English ordinal suffix: 1st, 2nd, 3rd, 4th, 11th, 12th, 13th, 21st...
+fn ordinal_suffix(n: i64) -> &'static str {
+    match (n % 10, n % 100) {
+        (_, 11..=13) => "th",
+        (1, _) => "st",
+        (2, _) => "nd",
+        (3, _) => "rd",
+        _ => "th",
+    }
 }
 
 fn zone(offset: i64, spec: char, modifier: &str) -> String {
@@ -277,16 +291,14 @@ fn zone(offset: i64, spec: char, modifier: &str) -> String {
 }
 
 /// `$toMillis(timestamp, picture)`.
-pub(crate) fn to_millis(a: Args) -> Res {
+pub(crate) fn to_millis(a: Args, now: f64) -> Res {
     let Some(s) = str_arg(&a, 0) else {
         return Ok(None);
     };
     let invalid = || Error::new("D3110").value(serde_json::Value::from(s).to_string());
     match str_arg(&a, 1) {
-        None => parse_iso(s)
-            .map(|m| Some(V::Num(m as f64)))
-            .ok_or_else(invalid),
-        Some(picture) => parse_picture(s, picture),
+        None => parse_iso(s).map(|m| Some(V::Num(m))).ok_or_else(invalid),
+        Some(picture) => parse_picture(s, picture, now),
     }
 }
 
@@ -301,7 +313,9 @@ fn take_digits(chars: &[char], i: &mut usize, max: usize) -> Option<i64> {
     chars[start..*i].iter().collect::<String>().parse().ok()
 }
 
-fn parse_iso(s: &str) -> Option<i64> {
+/// An ISO 8601 timestamp's milliseconds; a well-formed one naming no real instant (month 13)
+/// is NaN, as JavaScript's `Date.parse` answers.
+fn parse_iso(s: &str) -> Option<f64> {
     let chars: Vec<char> = s.chars().collect();
     let mut i = 0;
     let year = take_digits(&chars, &mut i, 4)?;
@@ -350,22 +364,26 @@ fn parse_iso(s: &str) -> Option<i64> {
         }
         _ => {}
     }
-    if i != chars.len() || !(1..=12).contains(&month) || !(1..=31).contains(&day) || hour > 24 {
+    if i != chars.len() {
         return None;
+    }
+    if !(1..=12).contains(&month) || !(1..=31).contains(&day) || hour > 24 {
+        return Some(f64::NAN);
     }
     let days = days_from_civil(year, month, day);
     Some(
-        days * 86_400_000 + hour * 3_600_000 + minute * 60_000 + second * 1000 + milli
-            - offset * 60_000,
+        (days * 86_400_000 + hour * 3_600_000 + minute * 60_000 + second * 1000 + milli
+            - offset * 60_000) as f64,
     )
 }
 
-fn parse_picture(s: &str, picture: &str) -> Res {
+fn parse_picture(s: &str, picture: &str, now: f64) -> Res {
     let text: Vec<char> = s.chars().collect();
     let pic: Vec<char> = picture.chars().collect();
     let (mut year, mut month, mut day, mut hour, mut minute, mut second, mut milli, mut offset) =
         (None, 1, 1, 0, 0, 0, 0, 0);
     let mut pm = None;
+    let mut date_given = false;
     let (mut i, mut j) = (0, 0);
     while j < pic.len() {
         if pic[j] != '[' {
@@ -406,6 +424,7 @@ fn parse_picture(s: &str, picture: &str) -> Res {
             i += len;
             if spec == 'M' {
                 month = index as i64 + 1;
+                date_given = true;
             }
             continue;
         }
@@ -440,6 +459,9 @@ fn parse_picture(s: &str, picture: &str) -> Res {
         let Some(v) = take_digits(&text, &mut i, max) else {
             return Ok(None);
         };
+        if matches!(spec, 'Y' | 'M' | 'D' | 'd') {
+            date_given = true;
+        }
         match spec {
             'Y' => year = Some(v),
             'M' => month = v,
@@ -458,9 +480,12 @@ fn parse_picture(s: &str, picture: &str) -> Res {
             }
         }
     }
-    let Some(year) = year else {
-        return Err(Error::new("D3136"));
-    };
+    let today = parts(now as i64, 0);
+    let year = year.unwrap_or(today.year);
+    if !date_given {
+        month = today.month;
+        day = today.day;
+    }
     if let Some(pm) = pm {
         hour %= 12;
         if pm {

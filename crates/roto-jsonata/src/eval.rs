@@ -19,7 +19,10 @@ use crate::value::{boolean, deep_equal, format_number, numeric, Arr, Object, V};
 use crate::NativeFn;
 
 /// The deepest nesting of evaluation (expressions within expressions, non-tail calls).
-pub(crate) const MAX_EVAL_DEPTH: usize = 200;
+pub(crate) const MAX_EVAL_DEPTH: usize = 2000;
+/// The stack one evaluation may use below its entry point: with 2 MiB stacks (tokio's
+/// workers, test threads) this leaves room for the caller, whatever the build's frame sizes.
+const STACK_BUDGET: usize = 1024 * 1024;
 /// The evaluation steps one `evaluate` may take.
 pub(crate) const STEP_BUDGET: u64 = 2_000_000;
 /// The largest range `..` allocates.
@@ -70,11 +73,14 @@ impl Fun {
 /// One evaluation's state: depth, budget, the scopes it made, the clock.
 pub(crate) struct Evaluator {
     depth: usize,
+    stack_base: usize,
     steps: u64,
     frames: Vec<Frame>,
     pub(crate) now_millis: f64,
     pub(crate) step_functions: bool,
     next_id: u64,
+    /// The scope of the call being made, which `$eval` evaluates in.
+    pub(crate) call_env: Option<Frame>,
 }
 
 type Res = Result<Option<V>, Error>;
@@ -92,6 +98,13 @@ fn tuple_at(tuple: &IndexMap<String, V>) -> Option<V> {
     tuple.get("@").cloned()
 }
 
+/// The address of a local: how far the stack has grown, measured between two calls.
+#[inline(never)]
+fn stack_position() -> usize {
+    let marker = 0u8;
+    std::hint::black_box(&marker) as *const u8 as usize
+}
+
 fn label(slot: usize) -> String {
     format!("!{slot}")
 }
@@ -100,11 +113,13 @@ impl Evaluator {
     pub(crate) fn new(now_millis: f64, step_functions: bool) -> Evaluator {
         Evaluator {
             depth: 0,
+            stack_base: stack_position(),
             steps: STEP_BUDGET,
             frames: Vec::new(),
             now_millis,
             step_functions,
             next_id: 0,
+            call_env: None,
         }
     }
 
@@ -150,7 +165,8 @@ impl Evaluator {
     /// Evaluates `node` against `input` in `env`.
     pub(crate) fn eval(&mut self, node: &Node, input: Option<&V>, env: &Frame) -> Res {
         self.depth += 1;
-        if self.depth > MAX_EVAL_DEPTH {
+        if self.depth > MAX_EVAL_DEPTH || self.stack_base.abs_diff(stack_position()) > STACK_BUDGET
+        {
             self.depth -= 1;
             return Err(Error::new("U1001").at(node.pos));
         }
@@ -798,12 +814,8 @@ impl Evaluator {
         let proc = self.eval(procedure, input, env)?;
         let name = procedure_name(procedure);
         if proc.is_none() {
-            if let Kind::Path(steps) = &procedure.kind {
-                if let Some(Kind::Name(n)) = steps.first().map(|s| &s.kind) {
-                    if self.lookup(env, n).is_some() {
-                        return Err(Error::new("T1005").at(node.pos).token(n.clone()));
-                    }
-                }
+            if let Some(name) = self.forgot_dollar(procedure, env) {
+                return Err(Error::new("T1005").at(node.pos).token(name));
             }
         }
         let mut evaluated = Vec::with_capacity(args.len() + 1);
@@ -813,6 +825,7 @@ impl Evaluator {
         for arg in args {
             evaluated.push(self.eval(arg, input, env)?);
         }
+        self.call_env = Some(env.clone());
         self.apply(proc.as_ref(), evaluated, input)
             .map_err(|e| e.at(node.pos).token(name))
     }
@@ -921,6 +934,17 @@ impl Evaluator {
         self.apply(Some(func), args, None)
     }
 
+    /// The name of a function called without its `$` (`uppercase(x)`), for T1005/T1007.
+    fn forgot_dollar(&self, procedure: &Node, env: &Frame) -> Option<String> {
+        let Kind::Path(steps) = &procedure.kind else {
+            return None;
+        };
+        let Some(Kind::Name(n)) = steps.first().map(|s| &s.kind) else {
+            return None;
+        };
+        self.lookup(env, n).map(|_| n.clone())
+    }
+
     fn partial(
         &mut self,
         node: &Node,
@@ -944,12 +968,8 @@ impl Evaluator {
                 args: bound,
             }))),
             None => {
-                if let Kind::Path(steps) = &procedure.kind {
-                    if let Some(Kind::Name(n)) = steps.first().map(|s| &s.kind) {
-                        if self.lookup(env, n).is_some() {
-                            return Err(Error::new("T1007").at(node.pos).token(n.clone()));
-                        }
-                    }
+                if let Some(name) = self.forgot_dollar(procedure, env) {
+                    return Err(Error::new("T1007").at(node.pos).token(name));
                 }
                 Err(Error::new("T1008")
                     .at(node.pos)
@@ -1047,7 +1067,7 @@ impl Evaluator {
                 }
             }
             if let (Some(edited), true) = (edited, id != 0) {
-                result = replace_by_id(&result, id, &V::Obj(Rc::new(edited)));
+                result = replace_by_id(&result, id, &V::Obj(Rc::new(edited)), 0);
             }
         }
         Ok(Some(result))
@@ -1179,10 +1199,10 @@ fn procedure_name(procedure: &Node) -> String {
 /// A field of an object, mapped over arrays and flattened one level.
 pub(crate) fn lookup_field(input: Option<&V>, key: &str) -> Option<V> {
     match input? {
-        V::Arr(a) => {
+        array @ V::Arr(_) => {
             let mut out = Vec::new();
-            for item in &a.items {
-                match lookup_field(Some(item), key) {
+            for item in crate::value::leaves(array) {
+                match lookup_field(Some(&item), key) {
                     Some(V::Arr(inner)) => out.extend(inner.items.iter().cloned()),
                     Some(v) => out.push(v),
                     None => {}
@@ -1195,13 +1215,6 @@ pub(crate) fn lookup_field(input: Option<&V>, key: &str) -> Option<V> {
     }
 }
 
-fn flatten_into(v: &V, out: &mut Vec<V>) {
-    match v {
-        V::Arr(a) => a.items.iter().for_each(|i| flatten_into(i, out)),
-        other => out.push(other.clone()),
-    }
-}
-
 fn wildcard(input: Option<&V>) -> V {
     let mut input = input;
     if let Some(V::Arr(a)) = input {
@@ -1211,8 +1224,11 @@ fn wildcard(input: Option<&V>) -> V {
     }
     let mut out = Vec::new();
     match input {
-        Some(V::Obj(o)) => o.map.values().for_each(|v| flatten_into(v, &mut out)),
-        Some(V::Arr(a)) => a.items.iter().for_each(|v| flatten_into(v, &mut out)),
+        Some(V::Obj(o)) => o
+            .map
+            .values()
+            .for_each(|v| out.extend(crate::value::leaves(v))),
+        Some(v @ V::Arr(_)) => out.extend(crate::value::leaves(v)),
         _ => {}
     }
     V::seq(out)
@@ -1248,14 +1264,17 @@ fn find_by_id(v: &V, id: u64) -> Option<V> {
     None
 }
 
-fn replace_by_id(v: &V, id: u64, with: &V) -> V {
+fn replace_by_id(v: &V, id: u64, with: &V, depth: usize) -> V {
+    if depth > crate::value::MAX_VALUE_DEPTH {
+        return v.clone();
+    }
     match v {
         V::Obj(o) if o.id == id => with.clone(),
         V::Obj(o) => {
             let map = o
                 .map
                 .iter()
-                .map(|(k, item)| (k.clone(), replace_by_id(item, id, with)))
+                .map(|(k, item)| (k.clone(), replace_by_id(item, id, with, depth + 1)))
                 .collect();
             V::Obj(Rc::new(Object { map, id: o.id }))
         }
@@ -1263,7 +1282,7 @@ fn replace_by_id(v: &V, id: u64, with: &V) -> V {
             items: a
                 .items
                 .iter()
-                .map(|item| replace_by_id(item, id, with))
+                .map(|item| replace_by_id(item, id, with, depth + 1))
                 .collect(),
             ..(**a).clone()
         })),

@@ -300,21 +300,31 @@ pub(crate) fn parse_integer_fn(a: Args) -> Res {
     Ok(Some(V::Num(value)))
 }
 
+/// `$base64encode`: as the reference (Node's `binary` encoding), each UTF-16 unit's low byte.
 pub(crate) fn base64_encode(a: Args) -> Res {
-    Ok(str_arg(&a, 0)
-        .map(|s| V::string(base64::engine::general_purpose::STANDARD.encode(s.as_bytes()))))
+    let Some(s) = str_arg(&a, 0) else {
+        return Ok(None);
+    };
+    let bytes: Vec<u8> = s.encode_utf16().map(|u| (u & 0xff) as u8).collect();
+    Ok(Some(V::string(
+        base64::engine::general_purpose::STANDARD.encode(bytes),
+    )))
 }
 
+/// `$base64decode`: each decoded byte is one character (U+0000 to U+00FF), as the reference.
 pub(crate) fn base64_decode(a: Args) -> Res {
     let Some(s) = str_arg(&a, 0) else {
         return Ok(None);
     };
-    let bytes = base64::engine::general_purpose::STANDARD
-        .decode(s.trim())
-        .or_else(|_| base64::engine::general_purpose::STANDARD_NO_PAD.decode(s.trim()))
+    let cleaned: String = s
+        .chars()
+        .filter(|c| !c.is_whitespace() && *c != '=')
+        .collect();
+    let bytes = base64::engine::general_purpose::STANDARD_NO_PAD
+        .decode(cleaned.as_bytes())
         .unwrap_or_default();
     Ok(Some(V::string(
-        String::from_utf8_lossy(&bytes).into_owned(),
+        bytes.iter().map(|b| char::from(*b)).collect(),
     )))
 }
 

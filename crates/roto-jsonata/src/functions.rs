@@ -157,8 +157,8 @@ pub(crate) static CORE: &[Builtin] = &[
         crate::format::decode_url(a, "decodeUrl", false)
     }),
     builtin!("eval", "<sx?:x>", 2, eval_fn),
-    builtin!("toMillis", "<s-s?:n>", 2, |_, a, _| {
-        crate::datetime::to_millis(a)
+    builtin!("toMillis", "<s-s?:n>", 2, |ev, a, _| {
+        crate::datetime::to_millis(a, ev.now_millis)
     }),
     builtin!("fromMillis", "<n-s?s?:s>", 3, |_, a, _| {
         crate::datetime::from_millis(a)
@@ -416,7 +416,13 @@ fn match_object(found: &crate::regex::Found, with_end: bool) -> V {
     }
     map.insert(
         "groups".to_string(),
-        V::array(found.groups.iter().map(|g| V::str(g)).collect()),
+        V::array(
+            found
+                .groups
+                .iter()
+                .map(|g| g.as_deref().map_or(V::Null, V::str))
+                .collect(),
+        ),
     );
     V::object(map)
 }
@@ -507,7 +513,7 @@ fn substitute(replacement: &str, found: &crate::regex::Found) -> String {
                 match index {
                     Some(n) => {
                         if n >= 1 {
-                            if let Some(g) = groups.get(n - 1) {
+                            if let Some(Some(g)) = groups.get(n - 1) {
                                 out.push_str(g);
                             }
                         }
@@ -848,21 +854,14 @@ fn each(ev: &mut Evaluator, a: Args, _: Option<&V>) -> Res {
 }
 
 fn keys(v: Option<&V>) -> Vec<V> {
-    match v {
-        Some(V::Arr(a)) => {
-            let mut seen: IndexMap<String, ()> = IndexMap::new();
-            for item in &a.items {
-                for k in keys(Some(item)) {
-                    if let V::Str(s) = k {
-                        seen.insert(s.to_string(), ());
-                    }
-                }
-            }
-            seen.into_keys().map(V::string).collect()
+    let Some(v) = v else { return Vec::new() };
+    let mut seen: IndexMap<String, ()> = IndexMap::new();
+    for item in crate::value::leaves(v) {
+        if let V::Obj(o) = item {
+            seen.extend(o.map.keys().map(|k| (k.clone(), ())));
         }
-        Some(V::Obj(o)) => o.map.keys().map(|k| V::str(k)).collect(),
-        _ => Vec::new(),
     }
+    seen.into_keys().map(V::string).collect()
 }
 
 /// `$append`: concatenation, a single value counting as a one-item array.
@@ -881,22 +880,21 @@ pub(crate) fn append(a: Option<V>, b: Option<V>) -> Option<V> {
 }
 
 fn spread(v: &V) -> V {
-    match v {
-        V::Arr(a) => {
-            let mut out: Option<V> = Some(V::seq(vec![]));
-            for item in &a.items {
-                out = append(out, Some(spread(item)));
-            }
-            out.unwrap_or_else(|| V::seq(vec![]))
-        }
-        V::Obj(o) => V::seq(
-            o.map
-                .iter()
-                .map(|(k, v)| V::object(IndexMap::from([(k.clone(), v.clone())])))
-                .collect(),
-        ),
-        other => other.clone(),
+    if !matches!(v, V::Arr(_) | V::Obj(_)) {
+        return v.clone();
     }
+    let mut out = Vec::new();
+    for item in crate::value::leaves(v) {
+        match item {
+            V::Obj(o) => out.extend(
+                o.map
+                    .iter()
+                    .map(|(k, v)| V::object(IndexMap::from([(k.clone(), v.clone())]))),
+            ),
+            other => out.push(other),
+        }
+    }
+    V::seq(out)
 }
 
 fn merge(v: &V) -> V {
@@ -1006,7 +1004,8 @@ fn eval_fn(ev: &mut Evaluator, a: Args, input: Option<&V>) -> Res {
         Some(Some(v)) => Some(v.clone()),
         _ => input.cloned(),
     };
-    let env = ev.frame(None);
+    let parent = ev.call_env.take();
+    let env = ev.frame(parent.as_ref());
     ev.eval(expr.root(), focus.as_ref(), &env)
         .map_err(|e| Error::new("D3121").value(e.message()))
 }

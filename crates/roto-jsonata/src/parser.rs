@@ -417,3 +417,110 @@ fn static_op(op: &str) -> &'static str {
     const OPS: &[&str] = &[")", "]", "}", ":", "|", "(", "{", ">", ";", ","];
     OPS.iter().copied().find(|o| *o == op).unwrap_or("")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::process::process;
+
+    fn code(text: &str) -> String {
+        match parse(text).and_then(process) {
+            Ok(_) => "ok".into(),
+            Err(e) => e.code().to_string(),
+        }
+    }
+
+    fn steps(text: &str) -> usize {
+        match parse(text).and_then(process).map(|n| n.kind) {
+            Ok(Kind::Path(steps)) => steps.len(),
+            _ => 0,
+        }
+    }
+
+    #[test]
+    fn dots_fold_into_one_path_of_steps() {
+        assert_eq!(steps("a.b.c"), 3);
+        assert_eq!(steps("a.(b.c).d"), 3);
+        assert_eq!(steps("a.\"b\".c"), 3);
+        assert_eq!(steps("$x.a"), 2);
+    }
+
+    #[test]
+    fn predicates_on_a_step_become_its_stages() {
+        let Ok(Kind::Path(steps)) = parse("a.b[0][c > 1]").and_then(process).map(|n| n.kind) else {
+            panic!("a path");
+        };
+        assert_eq!(steps[1].stages.len(), 2);
+        assert!(steps[1].predicate.is_empty());
+    }
+
+    #[test]
+    fn parent_marks_the_step_it_refers_to() {
+        let Ok(Kind::Path(steps)) = parse("a.b.%.c").and_then(process).map(|n| n.kind) else {
+            panic!("a path");
+        };
+        assert!(steps[1].tuple && steps[1].ancestor.is_some());
+        assert_eq!(code("%"), "S0217");
+        assert_eq!(code("$sum(%)"), "S0217");
+    }
+
+    #[test]
+    fn syntax_errors_carry_the_reference_codes() {
+        for (text, expected) in [
+            ("1 2", "S0201"),
+            ("(1 + 2", "S0203"),
+            ("[1, 2 3]", "S0202"),
+            ("1 ! 2", "S0204"),
+            ("1 +", "S0207"),
+            ("function($x, 1){ $x }", "S0208"),
+            ("a{\"x\": 1}{\"y\": 2}", "S0210"),
+            ("]", "S0211"),
+            ("a := 1", "S0212"),
+            ("a.5", "S0213"),
+            ("a@5", "S0214"),
+            ("a[0]@$x", "S0215"),
+            ("a^(b)@$x", "S0216"),
+            ("//", "S0301"),
+            ("/abc", "S0302"),
+            ("\"abc", "S0101"),
+            ("\"\\q\"", "S0103"),
+            ("`abc", "S0105"),
+            ("/* x", "S0106"),
+            ("function($x)<a<(sn)>:a>{ $x }", "ok"),
+            ("function($x)<n<n>:n>{ $x }", "S0401"),
+        ] {
+            assert_eq!(code(text), expected, "{text}");
+        }
+    }
+
+    #[test]
+    fn nesting_beyond_the_limit_is_u1001() {
+        let deep = format!(
+            "{}1{}",
+            "(".repeat(MAX_DEPTH + 1),
+            ")".repeat(MAX_DEPTH + 1)
+        );
+        assert_eq!(code(&deep), "U1001");
+        let chain = format!("a{}", ".b".repeat(MAX_DEPTH + 1));
+        assert_eq!(code(&chain), "U1001");
+        let fine = format!(
+            "{}1{}",
+            "(".repeat(MAX_DEPTH / 2),
+            ")".repeat(MAX_DEPTH / 2)
+        );
+        assert_eq!(code(&fine), "ok");
+    }
+
+    #[test]
+    fn keywords_are_names_where_an_operand_is_due() {
+        assert_eq!(steps("and.or.in"), 3);
+    }
+
+    #[test]
+    fn coalescing_operators_build_conditions() {
+        let Ok(node) = parse("a ?? b").and_then(process) else {
+            panic!("parses");
+        };
+        assert!(matches!(node.kind, Kind::Condition(..)));
+    }
+}

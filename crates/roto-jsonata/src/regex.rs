@@ -19,7 +19,8 @@ pub(crate) struct Found {
     pub end: usize,
     pub byte_start: usize,
     pub byte_end: usize,
-    pub groups: Vec<String>,
+    /// Capture groups; `None` for a group that took no part in the match.
+    pub groups: Vec<Option<String>>,
 }
 
 impl Pattern {
@@ -54,10 +55,7 @@ impl Pattern {
         let caps = self.regex.captures_at(text, from)?;
         let m = caps.get(0)?;
         let groups = (1..caps.len())
-            .map(|i| {
-                caps.get(i)
-                    .map_or(String::new(), |g| g.as_str().to_string())
-            })
+            .map(|i| caps.get(i).map(|g| g.as_str().to_string()))
             .collect();
         Some(Found {
             text: m.as_str().to_string(),

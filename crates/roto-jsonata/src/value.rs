@@ -283,7 +283,7 @@ pub(crate) fn precision15(n: f64) -> f64 {
     format!("{n:.14e}").parse().unwrap_or(n)
 }
 
-/// `JSON.stringify` with JSONata's replacer: numbers at 15 significant digits, functions as
+/// `JSON.stringify` with JSONata's replacer: fractions at 15 significant digits, functions as
 /// empty strings; `indent` is `Some(2)` for `$string(x, true)`.
 pub(crate) fn stringify(v: &V, pretty: bool) -> Result<String, Error> {
     let mut out = String::new();
@@ -298,6 +298,7 @@ fn write_json(out: &mut String, v: &V, pretty: bool, depth: usize) -> Result<(),
     match v {
         V::Null => out.push_str("null"),
         V::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        V::Num(n) if n.is_finite() && n.fract() == 0.0 => out.push_str(&format_number(*n)),
         V::Num(n) if n.is_finite() => out.push_str(&format_number(precision15(*n))),
         V::Num(_) => out.push_str("null"),
         V::Str(s) => write_string(out, s),
@@ -383,7 +384,7 @@ pub(crate) fn deep_equal(a: &V, b: &V, depth: usize) -> bool {
     }
 }
 
-/// JSONata's `$boolean`.
+/// JSONata's `$boolean`; an array is true when any value inside it is.
 pub(crate) fn boolean(v: &V) -> bool {
     match v {
         V::Null => false,
@@ -392,12 +393,22 @@ pub(crate) fn boolean(v: &V) -> bool {
         V::Str(s) => !s.is_empty(),
         V::Fun(_) => false,
         V::Obj(o) => !o.map.is_empty(),
-        V::Arr(a) => match a.items.len() {
-            0 => false,
-            1 => boolean(&a.items[0]),
-            _ => a.items.iter().any(boolean),
-        },
+        V::Arr(_) => leaves(v).iter().any(boolean),
     }
+}
+
+/// The values inside nested arrays, in order, without recursing (arrays can be built deeper
+/// than any stack).
+pub(crate) fn leaves(v: &V) -> Vec<V> {
+    let mut out = Vec::new();
+    let mut stack = vec![v.clone()];
+    while let Some(item) = stack.pop() {
+        match item {
+            V::Arr(a) => stack.extend(a.items.iter().rev().cloned()),
+            other => out.push(other),
+        }
+    }
+    out
 }
 
 #[cfg(test)]
