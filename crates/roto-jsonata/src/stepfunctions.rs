@@ -164,3 +164,88 @@ fn parse(_: &mut Evaluator, a: Args, _: Option<&V>) -> Res {
         .map_err(|e| invalid("parse", &format!("the string is not valid JSON ({e})")))?;
     Ok(Some(from_json(&value)))
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{json, Value};
+
+    use crate::{Environment, Expression};
+
+    fn eval(text: &str) -> Result<Option<Value>, String> {
+        let env = Environment::with_step_functions();
+        Expression::parse(text)
+            .and_then(|e| e.evaluate(&json!({"seed": 7, "doc": "{\"a\": [1, 2]}"}), &env))
+            .map_err(|e| e.code().to_string())
+    }
+
+    #[test]
+    fn partition_chunks_with_a_short_last_chunk() {
+        assert_eq!(
+            eval("$partition([1, 2, 3, 4, 5], 2)"),
+            Ok(Some(json!([[1, 2], [3, 4], [5]])))
+        );
+        assert_eq!(eval("$partition([], 2)"), Ok(Some(json!([]))));
+        assert!(eval("$partition([1], 0)").is_err());
+    }
+
+    #[test]
+    fn range_includes_its_end_and_steps_either_way() {
+        assert_eq!(
+            eval("$range(0, 10, 2)"),
+            Ok(Some(json!([0, 2, 4, 6, 8, 10])))
+        );
+        assert_eq!(eval("$range(5, 1, -2)"), Ok(Some(json!([5, 3, 1]))));
+        assert_eq!(eval("$range(1, 0, 1)"), Ok(Some(json!([]))));
+        assert!(eval("$range(0, 5000, 1)").is_err());
+        assert!(eval("$range(0, 5, 0)").is_err());
+    }
+
+    #[test]
+    fn hash_gives_lowercase_hex_digests() {
+        assert_eq!(
+            eval("$hash('abc', 'MD5')"),
+            Ok(Some(json!("900150983cd24fb0d6963f7d28e17f72")))
+        );
+        assert_eq!(
+            eval("$hash('abc', 'SHA-1')"),
+            Ok(Some(json!("a9993e364706816aba3e25717850c26c9cd0d89d")))
+        );
+        assert!(eval("$hash('abc', 'SHA-3')").is_err());
+    }
+
+    #[test]
+    fn random_with_a_seed_repeats_and_without_varies_in_range() {
+        let a = eval("$random(seed)");
+        assert_eq!(a, eval("$random(seed)"));
+        let n = eval("$random()")
+            .ok()
+            .flatten()
+            .and_then(|v| v.as_f64())
+            .unwrap_or(-1.0);
+        assert!((0.0..1.0).contains(&n));
+    }
+
+    #[test]
+    fn uuid_is_version_4() {
+        let Ok(Some(Value::String(id))) = eval("$uuid()") else {
+            panic!("a string");
+        };
+        assert_eq!(id.len(), 36);
+        assert_eq!(&id[14..15], "4");
+        assert!(matches!(&id[19..20], "8" | "9" | "a" | "b"));
+    }
+
+    #[test]
+    fn parse_reads_json_text() {
+        assert_eq!(eval("$parse(doc).a[1]"), Ok(Some(json!(2))));
+        assert!(eval("$parse('{nope')").is_err());
+    }
+
+    #[test]
+    fn core_random_keeps_its_signature_without_step_functions() {
+        let plain = Expression::parse("$random(1)")
+            .and_then(|e| e.evaluate(&json!({}), &Environment::new()))
+            .map_err(|e| e.code().to_string());
+        assert_eq!(plain, Err("T0410".into()));
+    }
+}
