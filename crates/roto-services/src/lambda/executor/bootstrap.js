@@ -60,6 +60,18 @@ async function initFailure(document) {
   process.exit(1);
 }
 
+// Says, on the function's log, how to provide the AWS SDK for JavaScript v3 when the function
+// cannot find it: Lambda's Node.js runtime includes it, so functions require it unpackaged.
+function sdkHint(error) {
+  if (!/Cannot find (module|package) '@aws-sdk\//.test(String(error && error.message))) return;
+  const global = path.join(path.dirname(path.dirname(process.execPath)), "lib", "node_modules");
+  console.error(
+    `Roto: Lambda's Node.js runtime includes the AWS SDK for JavaScript v3, but this runtime cannot find it; ` +
+      `install it globally (npm install -g @aws-sdk/client-s3 puts it in ${global}, on NODE_PATH), ` +
+      `add it to the function's package or a layer, or run functions with --lambda-executor docker`
+  );
+}
+
 async function load() {
   const handler = process.env._HANDLER || "";
   const dot = handler.lastIndexOf(".");
@@ -97,6 +109,7 @@ async function load() {
       return initFailure({ errorType: "Runtime.UserCodeSyntaxError", errorMessage: String(error), trace: doc.trace });
     }
     if (error && ["MODULE_NOT_FOUND", "ERR_MODULE_NOT_FOUND"].includes(error.code)) {
+      sdkHint(error);
       return initFailure({ errorType: "Runtime.ImportModuleError", errorMessage: String(error), trace: doc.trace });
     }
     return initFailure(doc);

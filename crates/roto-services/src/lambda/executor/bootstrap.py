@@ -169,6 +169,16 @@ def init_failure(document):
     sys.exit(1)
 
 
+def sdk_hint(error):
+    """Says, on the function's log, how to provide the AWS SDK when the function cannot import
+    it: Lambda's Python runtime includes boto3, so functions import it without packaging it."""
+    if (getattr(error, "name", None) or "").split(".")[0] in ("boto3", "botocore"):
+        sys.stderr.write(
+            "Roto: Lambda's Python runtime includes boto3, but this interpreter (%s) cannot import it; "
+            "install it for that interpreter (%s -m pip install boto3), add it to the function's package, "
+            "a layer or PYTHONPATH, or run functions with --lambda-executor docker\n" % (sys.executable, sys.executable))
+
+
 def add_site_packages():
     """Appends the directories `site` would add: a virtual environment's site-packages,
     then the user's, then the base interpreter's (unless pyvenv.cfg excludes those two)."""
@@ -203,6 +213,7 @@ def load():
         __import__(import_name)
         module = sys.modules[import_name]
     except ImportError as error:
+        sdk_hint(error)
         init_failure({"errorMessage": "Unable to import module '%s': %s" % (module_name, error),
                       "errorType": "Runtime.ImportModuleError", "requestId": "", "stackTrace": []})
     except SyntaxError as error:

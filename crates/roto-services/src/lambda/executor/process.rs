@@ -53,6 +53,8 @@ pub struct ProcessExecutor {
     /// The `node` on the PATH, found on first use: a program named by its path starts
     /// through `posix_spawn`, where one the child's PATH must find costs a `fork`.
     node: OnceLock<PathBuf>,
+    /// The global `node_modules` beside that `node`, found on first use.
+    node_modules: OnceLock<Option<PathBuf>>,
     /// The tasks that reap the runtime processes (they end when their process has exited).
     watchers: Mutex<Vec<tokio::task::JoinHandle<()>>>,
 }
@@ -71,8 +73,21 @@ impl ProcessExecutor {
             pool: Pool::default(),
             python: OnceLock::new(),
             node: OnceLock::new(),
+            node_modules: OnceLock::new(),
             watchers: Mutex::default(),
         })
+    }
+
+    /// The global `node_modules` of the `node` that runs functions (`npm install -g`
+    /// puts packages there), if it exists.
+    fn sdk_modules(&self) -> Option<&Path> {
+        let node = self.node.get()?;
+        let dir = self.node_modules.get_or_init(|| {
+            let node = std::fs::canonicalize(node).ok()?;
+            let dir = node.parent()?.parent()?.join("lib/node_modules");
+            dir.is_dir().then_some(dir)
+        });
+        dir.as_deref()
     }
 
     fn runtime_dir(&self) -> PathBuf {
@@ -163,7 +178,7 @@ impl ProcessExecutor {
             endpoint,
         };
         cmd.envs(standard_environment(&spec, &paths))
-            .envs(search_paths(&opt, &spec.environment))
+            .envs(search_paths(&opt, &spec.environment, self.sdk_modules()))
             .env("PYTHONUNBUFFERED", "1");
         let mut child = match cmd.spawn() {
             Ok(child) => child,
@@ -248,8 +263,14 @@ fn entrypoint_error(error: &io::Error, lambda_path: &str) -> String {
 }
 
 /// The search paths of a runtime with its layers under `opt`, as Lambda lays out `/opt`:
-/// the function's own values first, then the layers' directories, then Roto's `PATH`.
-fn search_paths(opt: &Path, environment: &BTreeMap<String, String>) -> Vec<(String, String)> {
+/// the function's own values first, then the layers' directories, then Roto's `PATH` and
+/// the host's global node modules (`sdk_modules`), where the AWS SDK for JavaScript that
+/// Lambda's runtime includes is found when installed with `npm install -g`.
+fn search_paths(
+    opt: &Path,
+    environment: &BTreeMap<String, String>,
+    sdk_modules: Option<&Path>,
+) -> Vec<(String, String)> {
     let join = |name: &str, dirs: &[&str], inherited: Option<String>| {
         let mut parts: Vec<String> = environment.get(name).cloned().into_iter().collect();
         parts.extend(dirs.iter().map(|d| opt.join(d).display().to_string()));
@@ -259,7 +280,11 @@ fn search_paths(opt: &Path, environment: &BTreeMap<String, String>) -> Vec<(Stri
     vec![
         join("PATH", &["bin"], std::env::var("PATH").ok()),
         join("PYTHONPATH", &["python"], None),
-        join("NODE_PATH", &["nodejs/node_modules"], None),
+        join(
+            "NODE_PATH",
+            &["nodejs/node_modules"],
+            sdk_modules.map(|p| p.display().to_string()),
+        ),
         join("LD_LIBRARY_PATH", &["lib"], None),
     ]
 }
