@@ -146,6 +146,18 @@ impl Evaluator {
         Ok(())
     }
 
+    /// Charges for a value just built, by its size, so that loops that copy ever larger
+    /// strings or arrays run out of budget rather than time.
+    pub(crate) fn charge_size(&mut self, v: &V) -> Result<(), Error> {
+        let size = match v {
+            V::Str(s) => s.len(),
+            V::Arr(a) => a.items.len(),
+            V::Obj(o) => o.map.len(),
+            _ => 0,
+        };
+        self.charge(size as u64 / 16)
+    }
+
     pub(crate) fn bind(frame: &Frame, name: &str, value: Option<V>) {
         frame.vars.borrow_mut().insert(name.to_string(), value);
     }
@@ -393,6 +405,7 @@ impl Evaluator {
         if last && results.len() == 1 && matches!(&results[0], V::Arr(a) if !a.seq) {
             return Ok(results.remove(0));
         }
+        self.charge(results.len() as u64 / 16)?;
         let mut flat = Vec::with_capacity(results.len());
         for res in results {
             match res {
@@ -735,7 +748,9 @@ impl Evaluator {
                     Some(v) => crate::functions::string_of(v)?,
                     None => String::new(),
                 };
-                Ok(Some(V::string(ls + &rs)))
+                let joined = V::string(ls + &rs);
+                self.charge_size(&joined)?;
+                Ok(Some(joined))
             }
             BinOp::Range => self.range(l, r),
             BinOp::In => {
@@ -793,11 +808,13 @@ impl Evaluator {
                 }
             }
         }
-        Ok(V::Arr(Rc::new(Arr {
+        let array = V::Arr(Rc::new(Arr {
             items: out,
             cons: node.consarray,
             ..Arr::default()
-        })))
+        }));
+        self.charge_size(&array)?;
+        Ok(array)
     }
 
     // ----- functions -----------------------------------------------------------------------
@@ -886,7 +903,11 @@ impl Evaluator {
             }
             Fun::Builtin(b) => {
                 let args = crate::functions::signature(b)?.validate(&args, input)?;
-                (b.f)(self, args, input)
+                let result = (b.f)(self, args, input)?;
+                if let Some(v) = &result {
+                    self.charge_size(v)?;
+                }
+                Ok(result)
             }
             Fun::Native(native) => native.call(&args, input),
             Fun::Partial {

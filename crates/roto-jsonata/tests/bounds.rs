@@ -107,3 +107,11 @@ fn walks_over_deep_arrays_do_not_recurse() {
     assert_eq!(outcome(&format!("({deep}).*")), "ok");
     assert_eq!(outcome(&format!("({deep}).a")), "ok");
 }
+
+#[test]
+fn loops_that_copy_growing_values_run_out_of_budget() {
+    let strings = "$reduce([1..1000000], function($a, $x){ $a & 'xxxxxxxxxxxxxxxx' }, '')";
+    assert_eq!(outcome(strings), "D1012");
+    let arrays = "$reduce([1..1000000], function($a, $x){ $append($a, $x) }, [])";
+    assert_eq!(outcome(arrays), "D1012");
+}
