@@ -22,6 +22,8 @@ mod event;
 mod resources;
 mod route;
 mod serve;
+mod services;
+mod templates;
 
 use roto_core::timestamp::now_millis;
 use roto_core::{AwsError, AwsResult, Context, Value};

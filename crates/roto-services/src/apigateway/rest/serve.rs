@@ -21,6 +21,7 @@ use super::super::ApiGateway;
 use super::children::{default_gateway_response, GATEWAY_RESPONSES};
 use super::event::Routed;
 use super::route::route;
+use super::templates;
 use super::Snapshot;
 use crate::http_client::{self, HttpRequest};
 use roto_core::{AwsResult, Context};
@@ -221,82 +222,118 @@ impl ApiGateway {
         let timeout =
             Duration::from_millis(integration["timeoutInMillis"].as_u64().unwrap_or(29_000));
         let uri = integration["uri"].as_str().unwrap_or_default();
-        match integration["type"].as_str().unwrap_or_default() {
+        let kind = integration["type"].as_str().unwrap_or_default();
+        match kind {
             "AWS_PROXY" => {
-                let function = lambda_proxy::function_of_uri(uri).ok_or_else(|| {
-                    Refusal::new("API_CONFIGURATION_ERROR", "Internal server error")
-                })?;
+                let function =
+                    lambda_proxy::function_of_uri(uri).ok_or_else(configuration_error)?;
                 let function = substitute(function, routed);
-                Ok(
+                return Ok(
                     match lambda_proxy::invoke(&self.env, ctx, &function, &routed.event(), timeout)
                         .await
                     {
                         Ok(payload) => lambda_proxy::proxy_response(&payload, PayloadFormat::V1),
                         Err(failure) => failure,
                     },
-                )
+                );
             }
-            "MOCK" => Ok(mock(integration)),
-            "HTTP_PROXY" => http_proxy(routed, integration, timeout).await,
-            "HTTP" => {
-                let (status, headers, body) = http_call(routed, integration, timeout).await?;
-                Ok(respond(
-                    integration,
-                    &status.to_string(),
-                    status,
-                    &headers,
-                    body,
-                ))
-            }
-            _ => {
-                self.aws_integration(ctx, routed, integration, timeout)
-                    .await
-            }
+            "HTTP_PROXY" => return http_proxy(routed, integration, timeout).await,
+            _ => {}
         }
+        let (body, overrides) = templates::request_body(routed, integration)?;
+        let answer = match kind {
+            "MOCK" => {
+                let status = serde_json::from_slice::<Json>(&body)
+                    .ok()
+                    .and_then(|t| t["statusCode"].as_u64())
+                    .unwrap_or(200);
+                Answer {
+                    selector: status.to_string(),
+                    status: u16::try_from(status).unwrap_or(200),
+                    headers: Vec::new(),
+                    body: Vec::new(),
+                }
+            }
+            "HTTP" => {
+                let (status, headers, body) =
+                    http_call(routed, integration, body, overrides.as_ref(), timeout).await?;
+                Answer {
+                    selector: status.to_string(),
+                    status,
+                    headers,
+                    body,
+                }
+            }
+            _ => match lambda_proxy::function_of_uri(uri) {
+                Some(function) => {
+                    self.lambda_custom(ctx, &substitute(function, routed), &body, timeout)
+                        .await?
+                }
+                None => {
+                    let method = integration["httpMethod"].as_str().unwrap_or("POST");
+                    self.service_action(ctx, uri, method, &body).await?
+                }
+            },
+        };
+        respond(routed, integration, answer)
     }
 
-    /// An `AWS` integration: a Lambda custom integration (the body, or the request
-    /// template's output, is the payload; a function error's `errorMessage` selects the
-    /// integration response).
-    async fn aws_integration(
+    /// A Lambda custom integration: the integration request's body is the payload; a
+    /// function error's `errorMessage` selects the integration response.
+    async fn lambda_custom(
         &self,
         ctx: &Context,
-        routed: &Routed<'_>,
-        integration: &Json,
+        function: &str,
+        body: &[u8],
         timeout: Duration,
-    ) -> Result<ApiResponse, Refusal> {
-        let uri = integration["uri"].as_str().unwrap_or_default();
-        let Some(function) = lambda_proxy::function_of_uri(uri) else {
-            return Err(Refusal::new(
-                "API_CONFIGURATION_ERROR",
-                "Internal server error",
-            ));
-        };
-        let function = substitute(function, routed);
-        let payload: Json = if routed.req.body.is_empty() {
+    ) -> Result<Answer, Refusal> {
+        let payload: Json = if body.is_empty() {
             json!({})
         } else {
-            serde_json::from_slice(&routed.req.body).unwrap_or_else(|_| {
-                Json::String(String::from_utf8_lossy(&routed.req.body).into_owned())
-            })
+            serde_json::from_slice(body)
+                .unwrap_or_else(|_| Json::String(String::from_utf8_lossy(body).into_owned()))
         };
-        let (selector, body) =
-            match lambda_proxy::invoke_raw(&self.env, ctx, &function, &payload, timeout).await {
-                Ok((payload, None)) => (String::new(), payload),
-                Ok((payload, Some(_))) => {
-                    let error: Json = serde_json::from_slice(&payload).unwrap_or_default();
-                    (
-                        error["errorMessage"]
-                            .as_str()
-                            .unwrap_or_default()
-                            .to_string(),
-                        payload,
-                    )
-                }
-                Err(failure) => return Ok(failure),
-            };
-        Ok(respond(integration, &selector, 200, &[], body))
+        match lambda_proxy::invoke_raw(&self.env, ctx, function, &payload, timeout).await {
+            Ok((payload, error)) => {
+                let selector = match error {
+                    Some(_) => serde_json::from_slice::<Json>(&payload).unwrap_or_default()
+                        ["errorMessage"]
+                        .as_str()
+                        .unwrap_or_default()
+                        .to_string(),
+                    None => String::new(),
+                };
+                Ok(Answer {
+                    selector,
+                    status: 200,
+                    headers: Vec::new(),
+                    body: payload,
+                })
+            }
+            Err(failure) if failure.status == 504 => Err(Refusal::new(
+                "INTEGRATION_TIMEOUT",
+                "Endpoint request timed out",
+            )),
+            Err(_) => Err(Refusal::new("INTEGRATION_FAILURE", "Internal server error")),
+        }
     }
+}
+
+/// What an integration answered, before the integration response maps it.
+pub struct Answer {
+    /// What selection patterns match (a status code, or a Lambda error's message).
+    pub selector: String,
+    /// The integration's status.
+    pub status: u16,
+    /// The integration's headers.
+    pub headers: Vec<(String, String)>,
+    /// The integration's body.
+    pub body: Vec<u8>,
+}
+
+/// 500 for an integration the API defines wrongly.
+pub fn configuration_error() -> Refusal {
+    Refusal::new("API_CONFIGURATION_ERROR", "Internal server error")
 }
 
 /// `${stageVariables.name}` in an integration's URI, replaced by the stage's variable.
@@ -333,30 +370,22 @@ fn select<'i>(integration: &'i Json, selector: &str) -> Option<&'i Json> {
 }
 
 /// The method response an integration's answer becomes, through the selected integration
-/// response (its status, header mappings and template); without one, the integration's
-/// own status and body.
+/// response (its status, header mappings and template); no integration response for it is
+/// AWS's 500 `Internal server error`.
 fn respond(
+    routed: &Routed<'_>,
     integration: &Json,
-    selector: &str,
-    status: u16,
-    headers: &[(String, String)],
-    body: Vec<u8>,
-) -> ApiResponse {
-    let Some(chosen) = select(integration, selector) else {
-        return ApiResponse {
-            status,
-            headers: vec![("content-type".into(), "application/json".into())],
-            body,
-        };
-    };
+    answer: Answer,
+) -> Result<ApiResponse, Refusal> {
+    let chosen = select(integration, &answer.selector).ok_or_else(configuration_error)?;
     let status = chosen["statusCode"]
         .as_str()
         .and_then(|s| s.parse().ok())
-        .unwrap_or(status);
+        .unwrap_or(answer.status);
     let mut out = ApiResponse {
         status,
         headers: vec![("content-type".into(), "application/json".into())],
-        body,
+        body: answer.body,
     };
     for (name, source) in chosen["responseParameters"]
         .as_object()
@@ -373,42 +402,33 @@ fn respond(
             } else {
                 source
                     .strip_prefix("integration.response.header.")
-                    .and_then(|h| headers.iter().find(|(k, _)| k.eq_ignore_ascii_case(h)))
+                    .and_then(|h| {
+                        answer
+                            .headers
+                            .iter()
+                            .find(|(k, _)| k.eq_ignore_ascii_case(h))
+                    })
                     .map(|(_, v)| v.clone())
             };
         if let Some(value) = value {
-            out.headers.retain(|(k, _)| !k.eq_ignore_ascii_case(header));
-            out.headers.push((header.to_string(), value));
+            set_header(&mut out.headers, header, value);
         }
     }
-    if let Some(template) = chosen["responseTemplates"]["application/json"].as_str() {
-        if !template.is_empty() {
-            out.body = template.as_bytes().to_vec();
+    if let Some(rendered) = templates::response_body(routed, chosen, &out.body)? {
+        out.body = rendered.text.into_bytes();
+        if let Some(status) = rendered.context.response_override_status() {
+            out.status = status;
+        }
+        for (name, value) in rendered.context.response_override_headers() {
+            set_header(&mut out.headers, &name, value);
         }
     }
-    out
+    Ok(out)
 }
 
-/// A MOCK integration: the request template's `statusCode` selects the response.
-fn mock(integration: &Json) -> ApiResponse {
-    let template = integration["requestTemplates"]["application/json"]
-        .as_str()
-        .unwrap_or("{\"statusCode\": 200}");
-    let status = serde_json::from_str::<Json>(template)
-        .ok()
-        .and_then(|t| t["statusCode"].as_u64())
-        .unwrap_or(200);
-    let mut response = respond(
-        integration,
-        &status.to_string(),
-        u16::try_from(status).unwrap_or(200),
-        &[],
-        Vec::new(),
-    );
-    if select(integration, &status.to_string()).is_none() {
-        response = ApiResponse::message(500, "Internal server error");
-    }
-    response
+fn set_header(headers: &mut Vec<(String, String)>, name: &str, value: String) {
+    headers.retain(|(k, _)| !k.eq_ignore_ascii_case(name));
+    headers.push((name.to_string(), value));
 }
 
 /// The URL an HTTP integration calls: its URI with path parameters put in
@@ -432,9 +452,13 @@ fn http_url(routed: &Routed<'_>, uri: &str) -> String {
 }
 
 /// Calls an HTTP integration's endpoint with the request; its status, headers and body.
+/// `body` is what the endpoint receives; `overrides`, a request template's context, adds
+/// its `requestOverride` headers and query parameters.
 async fn http_call(
     routed: &Routed<'_>,
     integration: &Json,
+    body: Vec<u8>,
+    overrides: Option<&roto_vtl::Context>,
     timeout: Duration,
 ) -> Result<(u16, Vec<(String, String)>, Vec<u8>), Refusal> {
     let method = match integration["httpMethod"].as_str() {
@@ -450,7 +474,13 @@ async fn http_call(
         .header_pairs()
         .filter(|(k, _)| !matches!(k.as_str(), "host" | "content-length" | "connection"))
         .collect();
-    request.body = routed.req.body.to_vec();
+    request.body = body;
+    if let Some(context) = overrides {
+        request.headers.extend(context.request_override_headers());
+        request
+            .query
+            .extend(context.request_override_querystrings());
+    }
     match http_client::send_within(&request, timeout).await {
         Ok(response) => Ok((
             response.status.as_u16(),
@@ -471,7 +501,8 @@ async fn http_proxy(
     integration: &Json,
     timeout: Duration,
 ) -> Result<ApiResponse, Refusal> {
-    let (status, headers, body) = http_call(routed, integration, timeout).await?;
+    let body = routed.req.body.to_vec();
+    let (status, headers, body) = http_call(routed, integration, body, None, timeout).await?;
     let headers = headers
         .into_iter()
         .filter(|(k, _)| {

@@ -1,0 +1,153 @@
+"""API Gateway REST APIs: non-proxy integrations with VTL mapping templates (MOCK, Lambda
+custom, AWS service integrations through the dispatcher) and integration responses chosen
+by selection pattern."""
+
+from __future__ import annotations
+
+import http.client
+import io
+import json
+import zipfile
+
+import pytest
+
+from roto_server import RotoServer
+
+ROLE = "arn:aws:iam::000000000000:role/lambda-role"
+CUSTOM_HANDLER = '''
+def handler(event, context):
+    if event.get("fail"):
+        raise Exception("Bad input: " + event["fail"])
+    return {"got": event}
+'''
+
+
+def zip_of(files):
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        for name, text in files.items():
+            z.writestr(name, text)
+    return buf.getvalue()
+
+
+@pytest.fixture(scope="module")
+def env():
+    with RotoServer("--ephemeral") as s:
+        yield s, s.client("apigateway")
+
+
+def call(server, api_id, method, path, body=b"", headers=None):
+    conn = http.client.HTTPConnection(server.host, server.port, timeout=30)
+    try:
+        conn.request(method, path, body=body, headers={"Host": f"{api_id}.execute-api.localhost", **(headers or {})})
+        resp = conn.getresponse()
+        return resp.status, {k.lower(): v for k, v in resp.getheaders()}, resp.read()
+    finally:
+        conn.close()
+
+
+def method_with(apigw, api, path_part, http_method, integration, responses):
+    resource = apigw.create_resource(restApiId=api["id"], parentId=api["rootResourceId"], pathPart=path_part)
+    apigw.put_method(restApiId=api["id"], resourceId=resource["id"], httpMethod=http_method, authorizationType="NONE")
+    apigw.put_integration(restApiId=api["id"], resourceId=resource["id"], httpMethod=http_method, **integration)
+    for status, extra in responses.items():
+        apigw.put_method_response(restApiId=api["id"], resourceId=resource["id"], httpMethod=http_method, statusCode=status)
+        apigw.put_integration_response(restApiId=api["id"], resourceId=resource["id"], httpMethod=http_method,
+                                       statusCode=status, **extra)
+    return resource
+
+
+def test_mock_templates_render_with_input_context_and_stage_variables(env):
+    server, apigw = env
+    api = apigw.create_rest_api(name="vtl")
+    method_with(apigw, api, "hello", "POST", {
+        "type": "MOCK",
+        "requestTemplates": {"application/json": '#if($input.params("fail") == "yes"){"statusCode": 400}#else{"statusCode": 200}#end'},
+    }, {
+        "200": {"responseTemplates": {"application/json":
+            '{"stage": "$context.stage", "color": "$stageVariables.color", "q": "$input.params(\'q\')"}'}},
+        "400": {"selectionPattern": "400", "responseTemplates": {"application/json": '{"error": true}'}},
+    })
+    apigw.create_deployment(restApiId=api["id"], stageName="dev", variables={"color": "red"})
+    status, _, body = call(server, api["id"], "POST", "/dev/hello?q=x")
+    assert status == 200
+    assert json.loads(body) == {"stage": "dev", "color": "red", "q": "x"}
+    status, _, body = call(server, api["id"], "POST", "/dev/hello?fail=yes")
+    assert (status, json.loads(body)) == (400, {"error": True})
+
+
+def test_lambda_custom_integrations_map_errors_by_selection_pattern(env):
+    server, apigw = env
+    lam = server.client("lambda")
+    lam.create_function(FunctionName="custom", Runtime="python3.12", Role=ROLE, Handler="app.handler",
+                        Code={"ZipFile": zip_of({"app.py": CUSTOM_HANDLER})})
+    arn = "arn:aws:lambda:us-east-1:000000000000:function:custom"
+    api = apigw.create_rest_api(name="custom")
+    method_with(apigw, api, "items", "POST", {
+        "type": "AWS", "integrationHttpMethod": "POST",
+        "uri": f"arn:aws:apigateway:us-east-1:lambda:path/2015-03-31/functions/{arn}/invocations",
+        "requestTemplates": {"application/json": '{"name": $input.json(\'$.name\'), "fail": "$input.params(\'fail\')", "id": "$context.requestId"}'},
+    }, {
+        "200": {"responseTemplates": {"application/json": '{"name": $input.json(\'$.got.name\')}'}},
+        "400": {"selectionPattern": "Bad input.*",
+                "responseTemplates": {"application/json": '{"error": $input.json(\'$.errorMessage\')}'}},
+    })
+    apigw.create_deployment(restApiId=api["id"], stageName="prod")
+    status, _, body = call(server, api["id"], "POST", "/prod/items", body=b'{"name": "rex"}',
+                           headers={"Content-Type": "application/json"})
+    assert (status, json.loads(body)) == (200, {"name": "rex"})
+    status, _, body = call(server, api["id"], "POST", "/prod/items?fail=nope", body=b'{"name": "rex"}',
+                           headers={"Content-Type": "application/json"})
+    assert (status, json.loads(body)) == (400, {"error": "Bad input: nope"})
+
+
+def test_passthrough_never_refuses_unmapped_content_types(env):
+    server, apigw = env
+    api = apigw.create_rest_api(name="strict")
+    method_with(apigw, api, "x", "POST", {
+        "type": "MOCK", "passthroughBehavior": "NEVER",
+        "requestTemplates": {"application/json": '{"statusCode": 200}'},
+    }, {"200": {}})
+    apigw.create_deployment(restApiId=api["id"], stageName="prod")
+    status, _, body = call(server, api["id"], "POST", "/prod/x", body=b"a", headers={"Content-Type": "text/plain"})
+    assert (status, json.loads(body)) == (415, {"message": "Unsupported Media Type"})
+    status, _, _ = call(server, api["id"], "POST", "/prod/x", body=b"{}", headers={"Content-Type": "application/json"})
+    assert status == 200
+
+
+def test_sqs_and_dynamodb_service_integrations_go_through_the_dispatcher(env):
+    server, apigw = env
+    sqs = server.client("sqs")
+    queue = sqs.create_queue(QueueName="inbox")["QueueUrl"]
+    ddb = server.client("dynamodb")
+    ddb.create_table(TableName="things", KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
+                     AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}], BillingMode="PAY_PER_REQUEST")
+    api = apigw.create_rest_api(name="services")
+    method_with(apigw, api, "queue", "POST", {
+        "type": "AWS", "integrationHttpMethod": "POST",
+        "uri": "arn:aws:apigateway:us-east-1:sqs:path/000000000000/inbox",
+        "requestParameters": {"integration.request.header.Content-Type": "'application/x-www-form-urlencoded'"},
+        "requestTemplates": {"application/json": "Action=SendMessage&MessageBody=$util.urlEncode($input.body)"},
+    }, {"200": {"responseTemplates": {"application/json": '{"queued": true}'}}})
+    method_with(apigw, api, "things", "PUT", {
+        "type": "AWS", "integrationHttpMethod": "POST",
+        "uri": "arn:aws:apigateway:us-east-1:dynamodb:action/PutItem",
+        "requestTemplates": {"application/json":
+            '{"TableName": "things", "Item": {"id": {"S": "$input.path(\'$.id\')"}, "n": {"N": "$input.path(\'$.n\')"}}}'},
+    }, {
+        "200": {"responseTemplates": {"application/json": '{"stored": true}'}},
+        "400": {"selectionPattern": "4\\d\\d", "responseTemplates": {"application/json": '{"stored": false}'}},
+    })
+    apigw.create_deployment(restApiId=api["id"], stageName="prod")
+    status, _, body = call(server, api["id"], "POST", "/prod/queue", body=b'{"job": 1}',
+                           headers={"Content-Type": "application/json"})
+    assert (status, json.loads(body)) == (200, {"queued": True})
+    messages = sqs.receive_message(QueueUrl=queue, WaitTimeSeconds=1)["Messages"]
+    assert json.loads(messages[0]["Body"]) == {"job": 1}
+    status, _, body = call(server, api["id"], "PUT", "/prod/things", body=b'{"id": "a", "n": 3}',
+                           headers={"Content-Type": "application/json"})
+    assert (status, json.loads(body)) == (200, {"stored": True})
+    assert ddb.get_item(TableName="things", Key={"id": {"S": "a"}})["Item"]["n"] == {"N": "3"}
+    status, _, body = call(server, api["id"], "PUT", "/prod/things", body=b'{"id": "", "n": 3}',
+                           headers={"Content-Type": "application/json"})
+    assert (status, json.loads(body)) == (400, {"stored": False})
