@@ -263,7 +263,7 @@ fn component(p: &Parts, marker: &str) -> Result<String, Error> {
 }
 
 /// English ordinal suffix: 1st, 2nd, 3rd, 4th, 11th, 12th, 13th, 21st...
-fn ordinal_suffix(n: i64) -> &'static str {
+pub(crate) fn ordinal_suffix(n: i64) -> &'static str {
     match (n % 10, n % 100) {
         (_, 11..=13) => "th",
         (1, _) => "st",

@@ -35,6 +35,16 @@ fn parse_picture(text: &str, decimal: char, group: char) -> Result<Picture, Erro
     if body.matches(decimal).count() > 1 {
         return Err(Error::new("D3081"));
     }
+    let (percents, permilles) = (text.matches('%').count(), text.matches('\u{2030}').count());
+    if percents > 1 {
+        return Err(Error::new("D3082"));
+    }
+    if permilles > 1 {
+        return Err(Error::new("D3083"));
+    }
+    if percents > 0 && permilles > 0 {
+        return Err(Error::new("D3084"));
+    }
     let (int_part, frac_part) = match body.split_once(decimal) {
         Some((i, f)) => (i.to_string(), f.to_string()),
         None => (body.clone(), String::new()),
@@ -233,11 +243,15 @@ pub(crate) fn format_integer_fn(a: Args) -> Res {
         return Ok(None);
     };
     let picture = str_arg(&a, 1).unwrap_or("0");
-    let primary = picture.split(';').next().unwrap_or("0");
+    let (primary, modifier) = picture.split_once(';').unwrap_or((picture, ""));
+    let ordinal = modifier.starts_with('o');
     let int = n.trunc();
     let magnitude = int.abs() as u64;
     let sign = if int < 0.0 { "-" } else { "" };
     let body = match primary {
+        "w" | "W" | "Ww" => {
+            crate::words::case(&crate::words::to_words(magnitude, ordinal), primary)
+        }
         "I" => roman(magnitude).to_uppercase(),
         "i" => roman(magnitude),
         "A" => letters(magnitude).to_uppercase(),
@@ -248,7 +262,11 @@ pub(crate) fn format_integer_fn(a: Args) -> Res {
             while digits.len() < pic.min_int.max(1) {
                 digits.insert(0, '0');
             }
-            group_digits(&digits, &pic.grouping, ',')
+            let mut text = group_digits(&digits, &pic.grouping, ',');
+            if ordinal {
+                text.push_str(crate::datetime::ordinal_suffix(magnitude as i64));
+            }
+            text
         }
     };
     Ok(Some(V::string(format!("{sign}{body}"))))
@@ -260,7 +278,8 @@ pub(crate) fn parse_integer_fn(a: Args) -> Res {
         return Ok(None);
     };
     let picture = str_arg(&a, 1).unwrap_or("0");
-    let value = match picture {
+    let primary = picture.split(';').next().unwrap_or(picture);
+    let value = match primary {
         "I" | "i" => {
             let lower = s.to_lowercase();
             let mut total = 0i64;
@@ -287,8 +306,9 @@ pub(crate) fn parse_integer_fn(a: Args) -> Res {
             total as f64
         }
         "A" | "a" => s.to_lowercase().chars().fold(0.0, |acc, c| {
-            acc * 26.0 + f64::from(c as u32 - 'a' as u32 + 1)
+            acc * 26.0 + f64::from((c as u32).saturating_sub('a' as u32 - 1))
         }),
+        "w" | "W" | "Ww" => crate::words::from_words(s).map_or(f64::NAN, |n| n as f64),
         _ => {
             let digits: String = s
                 .chars()

@@ -29,6 +29,7 @@ mod regex;
 mod signature;
 pub mod stepfunctions;
 mod value;
+mod words;
 
 use std::collections::BTreeMap;
 use std::rc::Rc;
