@@ -52,3 +52,25 @@ def test_logs_ssm_iam_sns_s3_lists_are_empty(client):
     assert client("iam").list_delegation_requests()["DelegationRequests"] == []
     assert client("sns").list_sms_sandbox_phone_numbers()["PhoneNumbers"] == []
     assert client("s3").list_directory_buckets()["Buckets"] == []
+
+
+def test_outbound_web_identity_federation_is_disabled(client):
+    with pytest.raises(ClientError) as e:
+        client("iam").get_outbound_web_identity_federation_info()
+    assert code_of(e) == ("FeatureDisabled", 404)
+    with pytest.raises(ClientError) as e:
+        client("sts").get_web_identity_token(Audience=["https://example.com"], SigningAlgorithm="RS256")
+    assert code_of(e) == ("OutboundWebIdentityFederationDisabledException", 403)
+
+
+def test_sns_data_protection_policy_is_stored_and_returned(client):
+    sns = client("sns")
+    arn = sns.create_topic(Name="t")["TopicArn"]
+    assert sns.get_data_protection_policy(ResourceArn=arn)["DataProtectionPolicy"] == ""
+    policy = '{"Name":"p","Version":"2021-06-01","Statement":[]}'
+    sns.put_data_protection_policy(ResourceArn=arn, DataProtectionPolicy=policy)
+    assert sns.get_data_protection_policy(ResourceArn=arn)["DataProtectionPolicy"] == policy
+    assert sns.get_topic_attributes(TopicArn=arn)["Attributes"]["DataProtectionPolicy"] == policy
+    with pytest.raises(ClientError) as e:
+        sns.get_data_protection_policy(ResourceArn=arn + "-missing")
+    assert code_of(e) == ("NotFound", 404)

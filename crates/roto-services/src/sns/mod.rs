@@ -136,6 +136,8 @@ impl Service for Sns {
                 "UntagResource" => self.untag_resource(ctx, input)?,
                 "ListTagsForResource" => self.list_tags_for_resource(ctx, input)?,
                 "AddPermission" => self.add_permission(ctx, input)?,
+                "GetDataProtectionPolicy" => self.get_data_protection_policy(input)?,
+                "PutDataProtectionPolicy" => self.put_data_protection_policy(input)?,
                 "RemovePermission" => self.remove_permission(ctx, input)?,
                 "Subscribe" => self.subscribe(ctx, input)?,
                 "ConfirmSubscription" => self.confirm_subscription(ctx, input)?,

@@ -384,6 +384,30 @@ impl Sns {
         Ok(Value::map())
     }
 
+    /// The topic's data protection policy (empty when it has none), as the
+    /// `DataProtectionPolicy` attribute holds it.
+    pub(super) fn get_data_protection_policy(&self, input: &Value) -> AwsResult<Value> {
+        let topic = self.topic(required(input, "ResourceArn")?)?;
+        let policy = topic.attributes.get("DataProtectionPolicy").cloned();
+        Ok(Value::map().with("DataProtectionPolicy", policy.unwrap_or_default()))
+    }
+
+    /// Sets the topic's `DataProtectionPolicy` attribute.
+    pub(super) fn put_data_protection_policy(&self, input: &Value) -> AwsResult<Value> {
+        let mut topic = self.topic(required(input, "ResourceArn")?)?;
+        let policy = required(input, "DataProtectionPolicy")?;
+        if serde_json::from_str::<serde_json::Value>(policy).is_err() {
+            return Err(invalid("DataProtectionPolicy"));
+        }
+        topic
+            .attributes
+            .insert("DataProtectionPolicy".into(), policy.to_string());
+        self.env
+            .store
+            .with(|c| store::update_topic(c, &topic).map_err(AwsError::from))?;
+        Ok(Value::map())
+    }
+
     pub(super) fn remove_permission(&self, _ctx: &Context, input: &Value) -> AwsResult<Value> {
         let mut topic = self.topic(required(input, "TopicArn")?)?;
         let label = required(input, "Label")?;

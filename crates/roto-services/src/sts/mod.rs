@@ -18,6 +18,7 @@ use std::io;
 use std::sync::Arc;
 
 use roto_core::access::{Access, Principal};
+use roto_core::featureless::{self, Featureless};
 use roto_core::identity::{
     account_of_access_key, issue_access_key_id, issue_secret_key, issue_session_token,
 };
@@ -26,6 +27,16 @@ use roto_core::{
     AwsError, AwsResult, BoxFuture, Context, Env, Request, Response, Service, ServiceSpec, Value,
 };
 use rusqlite::OptionalExtension;
+
+/// The STS features Roto does not model, answered as STS answers an account without them:
+/// outbound web identity federation, which an account has off until IAM enables it.
+const FEATURELESS: &[Featureless] = &[Featureless::error("GetWebIdentityToken", |_| {
+    AwsError::new(
+        "OutboundWebIdentityFederationDisabledException",
+        "The outbound web identity federation feature is not enabled for this account. To use this feature, you must first enable it through the Amazon Web Services Management Console or API.",
+    )
+    .with_status(403)
+})];
 
 static SPEC: ServiceSpec = ServiceSpec {
     name: "sts",
@@ -463,6 +474,10 @@ impl Service for Sts {
         &SPEC
     }
 
+    fn featureless(&self) -> &'static [Featureless] {
+        FEATURELESS
+    }
+
     fn call<'a>(
         &'a self,
         ctx: &'a Context,
@@ -486,7 +501,10 @@ impl Service for Sts {
                         "InvalidAuthorizationMessageException",
                         "Roto never encodes authorization messages, so there is none to decode.",
                     )),
-                    other => return Err(AwsError::not_implemented(other)),
+                    other => {
+                        return featureless::answer(SPEC.model(), FEATURELESS, other, input)
+                            .map(Response::new)
+                    }
                 };
             Ok(Response::new(output))
         })
