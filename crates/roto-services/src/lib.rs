@@ -34,6 +34,8 @@ pub mod sts;
 
 /// Every service, constructed over the shared environment (creating their tables).
 pub fn all(env: &Arc<Env>) -> io::Result<Vec<Arc<dyn Service>>> {
+    let apigateway = Arc::new(apigateway::ApiGateway::new(env.clone())?);
+    let http_apis = apigateway.http_apis();
     Ok(vec![
         Arc::new(s3::S3::new(env.clone())?),
         Arc::new(dynamodb::DynamoDb::new(env.clone())?),
@@ -48,7 +50,7 @@ pub fn all(env: &Arc<Env>) -> io::Result<Vec<Arc<dyn Service>>> {
         Arc::new(lambda::Lambda::new(env.clone())?),
         Arc::new(ssm::Ssm::new(env.clone())?),
         Arc::new(events::EventBridge::new(env.clone())?),
-        Arc::new(apigateway::ApiGateway::new(env.clone())?),
-        Arc::new(apigateway::v2::ApiGatewayV2::new(env.clone())?),
+        apigateway,
+        http_apis,
     ])
 }

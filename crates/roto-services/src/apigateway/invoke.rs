@@ -9,23 +9,20 @@
 //!
 //! 1. REST APIs (v1): the API with that id, if there is one, answers (its stage, its
 //!    resources, its integrations);
-//! 2. HTTP APIs (v2): `v2::serve(env, &ApiRequest) -> AwsResult<Option<ApiResponse>>`,
-//!    which answers `Ok(None)` when no HTTP API has that id; it takes the place of
-//!    `serve_http_api` below once the v2 module exists;
+//! 2. HTTP APIs (v2): `ApiGatewayV2::serve(&ApiRequest) -> AwsResult<Option<ApiResponse>>`,
+//!    which answers `Ok(None)` when no HTTP API has that id;
 //! 3. neither: 404 `{"message":"Not Found"}`.
 //!
 //! The API's own account and region are those it was created in, found from its id; the
 //! caller's signature plays no part. [`ApiResponse`] is what either kind answers; the
 //! Lambda proxy integration both share is in [`super::lambda_proxy`].
 
-use std::sync::Arc;
-
 use bytes::Bytes;
 use http::HeaderMap;
 use http_body_util::{BodyExt, Full};
 use roto_core::timestamp::now_millis;
 use roto_core::value::EpochMillis;
-use roto_core::{AwsResult, Context, Env, Request, Response, Value};
+use roto_core::{AwsResult, Context, Request, Response, Value};
 
 use super::ApiGateway;
 
@@ -192,12 +189,6 @@ fn not_found() -> ApiResponse {
     ApiResponse::message(404, "Not Found")
 }
 
-/// HTTP APIs' data plane (v2), asked for an id no REST API has: `Ok(None)` when no HTTP
-/// API has it either. `v2::serve`, with this signature, takes its place at the call below.
-async fn serve_http_api(_env: &Arc<Env>, _request: &ApiRequest) -> AwsResult<Option<ApiResponse>> {
-    Ok(None)
-}
-
 impl ApiGateway {
     /// Serves one data-plane request (`ExecuteApi`, from the router).
     pub(super) async fn execute_api(
@@ -210,9 +201,7 @@ impl ApiGateway {
         };
         let answer = match self.serve_rest_api(&req).await? {
             Some(answer) => answer,
-            None => serve_http_api(&self.env, &req)
-                .await?
-                .unwrap_or_else(not_found),
+            None => self.http_apis.serve(&req).await?.unwrap_or_else(not_found),
         };
         Ok(answer.into_response(&req.request_id))
     }

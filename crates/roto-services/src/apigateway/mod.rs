@@ -6,16 +6,15 @@
 //! on Roto's own port: the router hands every request for `{apiId}.execute-api.{domain}`,
 //! `{apiId}.execute-api.{region}.amazonaws.com`, `{apiId}.execute-api.localhost.localstack.cloud`
 //! or the path `/_aws/execute-api/{apiId}/...` to this service as `ExecuteApi`, and
-//! [`invoke`] serves it: REST APIs first, then HTTP APIs (`v2::serve`), else 404.
+//! [`invoke`] serves it: REST APIs first, then HTTP APIs (`v2::ApiGatewayV2::serve`), else 404.
 //!
 //! - [`invoke`]: the data plane's entry and its interface ([`invoke::ApiRequest`],
 //!   [`invoke::ApiResponse`]), shared by both API kinds.
 //! - [`lambda_proxy`]: Lambda proxy integrations (invoking the function through the
 //!   dispatcher, reading its proxy response, AWS's 502 and 504), shared by both.
 //! - [`store`]: the documents both keep (one table, created on the first call).
-//!
-//! The v2 module (`pub mod v2;`) plugs in with `v2::serve(env, &ApiRequest) ->
-//! AwsResult<Option<ApiResponse>>`, called from [`invoke`] where `serve_http_api` stands.
+//! - [`v2`]: HTTP APIs, a service of their own over the same store; the entry asks its
+//!   `serve` for ids no REST API has.
 
 pub mod invoke;
 pub mod lambda_proxy;
@@ -75,6 +74,7 @@ pub struct ApiGateway {
     store: Store,
     /// The deployments' snapshots the data plane has parsed, by deployment id.
     snapshots: Mutex<HashMap<String, Arc<rest::Snapshot>>>,
+    http_apis: Arc<v2::ApiGatewayV2>,
 }
 
 impl ApiGateway {
@@ -83,8 +83,17 @@ impl ApiGateway {
         Ok(ApiGateway {
             store: Store::new(env.clone()),
             snapshots: Mutex::new(HashMap::new()),
+            http_apis: Arc::new(v2::ApiGatewayV2::new(env.clone())?),
             env,
         })
+    }
+}
+
+impl ApiGateway {
+    /// The HTTP API service whose data plane this entry serves (registered as a service
+    /// of its own, so that its control plane and data plane share their caches).
+    pub fn http_apis(&self) -> Arc<v2::ApiGatewayV2> {
+        self.http_apis.clone()
     }
 }
 

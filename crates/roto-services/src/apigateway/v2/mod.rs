@@ -14,11 +14,20 @@
 //! - [`stages`]: stages, deployments and snapshots.
 //! - [`domains`]: custom domain names, API mappings and tags.
 //! - [`openapi`]: ImportApi, ReimportApi and ExportApi (OpenAPI 3).
+//! - [`serve`]: the data plane (stages, CORS, integrations, trace), with [`routing`] (which
+//!   route a request takes), [`event`] (Lambda's payload formats 1.0 and 2.0),
+//!   [`authorize`] (JWT and Lambda authorizers) and [`access_log`] (stages' access logs in
+//!   CloudWatch Logs).
 
+mod access_log;
 mod apis;
+mod authorize;
 mod children;
 mod domains;
+mod event;
 mod openapi;
+mod routing;
+mod serve;
 mod stages;
 mod store;
 
@@ -45,14 +54,18 @@ static SPEC: ServiceSpec = ServiceSpec {
 
 /// The HTTP API half of API Gateway.
 pub struct ApiGatewayV2 {
+    env: Arc<Env>,
     store: Store,
+    caches: authorize::Caches,
 }
 
 impl ApiGatewayV2 {
     /// The service; API Gateway's table is created on the first call, not here.
     pub fn new(env: Arc<Env>) -> io::Result<ApiGatewayV2> {
         Ok(ApiGatewayV2 {
-            store: Store::new(env),
+            store: Store::new(env.clone()),
+            env,
+            caches: authorize::Caches::default(),
         })
     }
 

@@ -198,6 +198,7 @@ impl ApiGatewayV2 {
     fn reset_authorizers_cache(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
         let (api_id, _) = self.api_of(ctx, input)?;
         self.stage_key(ctx, input, &api_id)?;
+        self.caches.reset_api(&api_id);
         Ok(Value::map())
     }
 
@@ -282,9 +283,25 @@ impl ApiGatewayV2 {
     pub(super) fn deployed(&self, ctx: &Context, api: &str, stage: &str) -> AwsResult<Deployed> {
         let stage = self.fetch(ctx, Key::of(api, Kind::Stage, stage))?;
         let deployment = stage.str("DeploymentId").unwrap_or_default();
-        let deployment = self.fetch(ctx, Key::of(api, Kind::Deployment, deployment))?;
-        let snapshot = deployment.get(SNAPSHOT).cloned().unwrap_or_else(Value::map);
-        Ok(Deployed::of_snapshot(&snapshot))
+        self.snapshot_of(ctx, api, &stage)?
+            .ok_or_else(|| Kind::Deployment.not_found(ctx, deployment))
+    }
+
+    /// What a stage serves; `None` while nothing is deployed to it.
+    pub(super) fn snapshot_of(
+        &self,
+        ctx: &Context,
+        api: &str,
+        stage: &Value,
+    ) -> AwsResult<Option<Deployed>> {
+        let Some(deployment) = stage.str("DeploymentId") else {
+            return Ok(None);
+        };
+        let deployment = self.load(ctx, Key::of(api, Kind::Deployment, deployment))?;
+        Ok(deployment.map(|d| {
+            let snapshot = d.get(SNAPSHOT).cloned().unwrap_or_else(Value::map);
+            Deployed::of_snapshot(&snapshot)
+        }))
     }
 
     /// A new deployment of the API as it is now.
