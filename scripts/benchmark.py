@@ -2609,8 +2609,93 @@ def lambda_runtime_latency(args, client, runtime):
             "warm": latency_summary(warm)}
 
 
+def docker_engine_socket():
+    """The Docker engine's unix socket if one answers there (DOCKER_HOST, else the default
+    socket), else None."""
+    host = os.environ.get("DOCKER_HOST", "")
+    if host and not host.startswith("unix://"):
+        return None
+    path = host[len("unix://"):] if host else "/var/run/docker.sock"
+    try:
+        with socket.socket(socket.AF_UNIX) as sock:
+            sock.settimeout(2)
+            sock.connect(path)
+            sock.sendall(b"GET /_ping HTTP/1.0\r\nHost: docker\r\n\r\n")
+            return path if sock.recv(64).split(b" ")[1:2] == [b"200"] else None
+    except OSError:
+        return None
+
+
+def docker_containers_rss_kib(engine, label):
+    """The summed RSS of the processes of the containers that carry `label`."""
+    import urllib.parse
+
+    class Connection(http.client.HTTPConnection):
+        def connect(self):
+            self.sock = socket.socket(socket.AF_UNIX)
+            self.sock.connect(engine)
+
+    def get(path):
+        connection = Connection("docker")
+        try:
+            connection.request("GET", path)
+            return json.loads(connection.getresponse().read() or b"null")
+        finally:
+            connection.close()
+    filters = urllib.parse.quote(json.dumps({"label": [label]}))
+    total = 0
+    for container in get("/containers/json?filters=" + filters) or []:
+        pid = (get("/containers/{}/json".format(container["Id"])) or {}).get("State", {}).get("Pid")
+        if pid:
+            total += sample_rss(pid)["tree_rss_kib"] or 0
+    return total
+
+
+def lambda_executor_benchmark(args, runtimes, executor, tmpdir):
+    """Invoke latency per runtime, and RSS with 10 warm instances, on one fresh server whose
+    functions run with `executor`."""
+    results = {}
+    server, port = start_roto_server(args, args.binary, tmpdir,
+                                     ["--ephemeral", "--lambda-executor", executor],
+                                     "lambda-" + executor)
+    client = Client(args.host, port)
+    try:
+        time.sleep(args.settle_seconds)
+        idle = lambda_rss(server.pid)
+        names = ["rss-{}".format(i) for i in range(LAMBDA_WARM_INSTANCES)]
+        for i, name in enumerate(names):
+            lambda_create(client, name, runtimes[i % len(runtimes)], args.account_id)
+            lambda_invoke(client, name, i)
+        time.sleep(args.settle_seconds)
+        warm = lambda_rss(server.pid)
+        engine = docker_engine_socket() if executor == "docker" else None
+        containers = docker_containers_rss_kib(engine, "roto.lambda") if engine else None
+        for name in names:
+            lambda_delete(client, name)
+        results["rss"] = {
+            "warm_instances": LAMBDA_WARM_INSTANCES,
+            "instances_by_runtime": {r: len(names[i::len(runtimes)])
+                                     for i, r in enumerate(runtimes)},
+            "idle_kib": idle["rss_kib"],
+            "with_warm_instances_kib": warm["rss_kib"],
+            "added_kib": (warm["rss_kib"] - idle["rss_kib"])
+            if None not in (warm["rss_kib"], idle["rss_kib"]) else None,
+            "tree_with_warm_instances_kib": warm["tree_rss_kib"] if containers is None
+            else (warm["rss_kib"] or 0) + containers,
+            "tree_processes": warm["tree_processes"],
+        }
+        for runtime in runtimes:
+            log("Lambda ({}): timing {} invocations ...".format(executor, runtime))
+            results[runtime] = lambda_runtime_latency(args, client, runtime)
+    finally:
+        client.close()
+        server.stop()
+    return results
+
+
 def lambda_benchmark(args):
-    """Invoke latency per runtime, and RSS with 10 warm instances, on one fresh server."""
+    """The process executor's figures, and beside them the docker executor's where a Docker
+    engine answers (with the Lambda images its runtimes map to; see docs/lambda.md)."""
     results = {"skipped": []}
     runtimes = []
     for runtime, interpreter in (("python", "python3"), ("node", "node")):
@@ -2622,57 +2707,41 @@ def lambda_benchmark(args):
     if not runtimes:
         raise BenchmarkError("Lambda: neither python3 nor node is on PATH")
     with tempfile.TemporaryDirectory(prefix="roto-bench-lambda-") as tmpdir:
-        server, port = start_messaging_server(args, tmpdir)
-        client = Client(args.host, port)
+        results.update(lambda_executor_benchmark(args, runtimes, "process", tmpdir))
+        if not docker_engine_socket():
+            results["docker"] = {"skipped": "no Docker engine answers (DOCKER_HOST)"}
+            log("Lambda: skipping the docker executor: no Docker engine answers")
+            return results
         try:
-            time.sleep(args.settle_seconds)
-            idle = lambda_rss(server.pid)
-            names = ["rss-{}".format(i) for i in range(LAMBDA_WARM_INSTANCES)]
-            for i, name in enumerate(names):
-                lambda_create(client, name, runtimes[i % len(runtimes)], args.account_id)
-                lambda_invoke(client, name, i)
-            time.sleep(args.settle_seconds)
-            warm = lambda_rss(server.pid)
-            for name in names:
-                lambda_delete(client, name)
-            results["rss"] = {
-                "warm_instances": LAMBDA_WARM_INSTANCES,
-                "instances_by_runtime": {r: len(names[i::len(runtimes)])
-                                         for i, r in enumerate(runtimes)},
-                "idle_kib": idle["rss_kib"],
-                "with_warm_instances_kib": warm["rss_kib"],
-                "added_kib": (warm["rss_kib"] - idle["rss_kib"])
-                if None not in (warm["rss_kib"], idle["rss_kib"]) else None,
-                "tree_with_warm_instances_kib": warm["tree_rss_kib"],
-                "tree_processes": warm["tree_processes"],
-            }
-            for runtime in runtimes:
-                log("Lambda: timing {} invocations ...".format(runtime))
-                results[runtime] = lambda_runtime_latency(args, client, runtime)
-        finally:
-            client.close()
-            server.stop()
+            results["docker"] = lambda_executor_benchmark(args, runtimes, "docker", tmpdir)
+        except ValidationError as error:
+            results["docker"] = {"skipped": str(error)}
+            log("Lambda: the docker executor failed: {}".format(error))
     return results
 
 
 def print_lambda_report(results):
-    """Prints the Lambda figures."""
-    for runtime in LAMBDA_RUNTIMES:
-        row = results.get(runtime)
-        if not row:
+    """Prints the Lambda figures, the docker executor's beside the process executor's."""
+    for executor, rows in (("process", results), ("docker", results.get("docker") or {})):
+        if rows.get("skipped") and executor == "docker":
+            print("Lambda docker executor skipped: {}".format(rows["skipped"]))
             continue
-        cold, warm = row["cold"], row["warm"]
-        print("Lambda {:<12} cold p50 {:8.2f} ms, p90 {:8.2f} ms ({} invocations); warm p50 "
-              "{:.3f} ms, p90 {:.3f} ms ({} invocations)".format(
-                  row["runtime"], cold["p50_ms"], cold["p90_ms"], cold["count"],
-                  warm["p50_ms"], warm["p90_ms"], warm["count"]))
-    rss = results["rss"]
-    mib = lambda kib: kib / 1024 if kib is not None else float("nan")
-    print("Lambda RSS of roto-server: {:.1f} MiB idle, {:.1f} MiB with {} warm instances "
-          "(+{:.1f} MiB; the runtimes' processes excluded; with them {:.1f} MiB over {} "
-          "processes)".format(mib(rss["idle_kib"]), mib(rss["with_warm_instances_kib"]),
-                              rss["warm_instances"], mib(rss["added_kib"]),
-                              mib(rss["tree_with_warm_instances_kib"]), rss["tree_processes"]))
+        for runtime in LAMBDA_RUNTIMES:
+            row = rows.get(runtime)
+            if not row:
+                continue
+            cold, warm = row["cold"], row["warm"]
+            print("Lambda {:<7} {:<12} cold p50 {:8.2f} ms, p90 {:8.2f} ms ({} invocations); "
+                  "warm p50 {:.3f} ms, p90 {:.3f} ms ({} invocations)".format(
+                      executor, row["runtime"], cold["p50_ms"], cold["p90_ms"], cold["count"],
+                      warm["p50_ms"], warm["p90_ms"], warm["count"]))
+        rss = rows["rss"]
+        mib = lambda kib: kib / 1024 if kib is not None else float("nan")
+        print("Lambda {} RSS of roto-server: {:.1f} MiB idle, {:.1f} MiB with {} warm instances "
+              "(+{:.1f} MiB; the runtimes excluded; with them {:.1f} MiB)".format(
+                  executor, mib(rss["idle_kib"]), mib(rss["with_warm_instances_kib"]),
+                  rss["warm_instances"], mib(rss["added_kib"]),
+                  mib(rss["tree_with_warm_instances_kib"])))
 
 
 def main(argv=None):

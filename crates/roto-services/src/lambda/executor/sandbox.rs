@@ -206,7 +206,9 @@ impl Output {
 pub(super) enum Drain {
     /// The runtime is Roto's bootstrap, which writes [`END_MARKER`] before each result.
     Marker,
-    /// The runtime writes no marker: wait this long for stragglers.
+    /// The runtime may write no marker: wait this long for stragglers, unless it has
+    /// written markers before (Roto's bootstraps in a container image), whose next is
+    /// awaited instead.
     Wait(Duration),
 }
 
@@ -332,6 +334,9 @@ impl Instance {
         if from_runtime {
             match self.drain {
                 Drain::Marker => self.output.wait_marker(markers, MARKER_WAIT).await,
+                Drain::Wait(_) if markers > 0 => {
+                    self.output.wait_marker(markers, MARKER_WAIT).await;
+                }
                 Drain::Wait(wait) => tokio::time::sleep(wait).await,
             }
         }
