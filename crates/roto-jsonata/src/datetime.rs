@@ -9,6 +9,10 @@ use crate::value::V;
 type Res = Result<Option<V>, Error>;
 type Args = Vec<Option<V>>;
 
+/// The furthest instant from the epoch a JavaScript `Date` holds; beyond it the reference
+/// prints NaN fields.
+const MAX_MILLIS: f64 = 8.64e15;
+
 const MONTHS: [&str; 12] = [
     "January",
     "February",
@@ -125,6 +129,9 @@ pub(crate) fn from_millis(a: Args) -> Res {
     let picture = str_arg(&a, 1);
     let tz = str_arg(&a, 2);
     let offset = tz.and_then(parse_offset).unwrap_or(0);
+    if millis.abs() > MAX_MILLIS {
+        return Ok(Some(V::str("0NaN-NaN-NaNTNaN:NaN:NaN.NaNZ")));
+    }
     let p = parts(millis.floor() as i64, offset);
     let text = match (picture, tz) {
         (None, None) => format!(

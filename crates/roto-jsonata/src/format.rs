@@ -215,6 +215,10 @@ const ROMAN: &[(u64, &str)] = &[
     (1, "i"),
 ];
 
+/// The largest roman numeral written (ten thousand `M`s); the reference overflows its stack
+/// on larger ones.
+const MAX_ROMAN: u64 = 10_000_000;
+
 fn roman(mut n: u64) -> String {
     let mut out = String::new();
     for (value, text) in ROMAN {
@@ -248,6 +252,9 @@ pub(crate) fn format_integer_fn(a: Args) -> Res {
     let int = n.trunc();
     let magnitude = int.abs() as u64;
     let sign = if int < 0.0 { "-" } else { "" };
+    if matches!(primary, "I" | "i") && magnitude > MAX_ROMAN {
+        return Err(Error::new("U1001"));
+    }
     let body = match primary {
         "w" | "W" | "Ww" => {
             crate::words::case(&crate::words::to_words(magnitude, ordinal), primary)

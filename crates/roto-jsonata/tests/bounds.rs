@@ -115,3 +115,12 @@ fn loops_that_copy_growing_values_run_out_of_budget() {
     let arrays = "$reduce([1..1000000], function($a, $x){ $append($a, $x) }, [])";
     assert_eq!(outcome(arrays), "D1012");
 }
+
+#[test]
+fn huge_numbers_in_formatting_functions_stay_bounded() {
+    assert_eq!(outcome("$formatInteger(1e300, 'I')"), "U1001");
+    assert_eq!(outcome("$fromMillis(1e300)"), "ok");
+    assert_eq!(outcome("$pad('x', 1e9)"), "D1012");
+    assert_eq!(outcome("$formatBase(1e300, 16)"), "ok");
+    assert_eq!(outcome("$formatInteger(1e300, 'w')"), "ok");
+}
