@@ -209,15 +209,9 @@ pub trait Service: Send + Sync + 'static {
     /// What a call asks, for `--enforce-iam`: its IAM action, its resource's ARN and the
     /// resource's own policy, read from this service's tables. By default the generic
     /// action and resource with no policy.
-    fn access<'a>(
-        &'a self,
-        ctx: &'a Context,
-        principal: &'a Principal,
-        operation: &'a str,
-        input: &'a Value,
-    ) -> BoxFuture<'a, AwsResult<Access>> {
-        let _ = (ctx, principal);
-        Box::pin(async move { Ok(access::generic(self.spec(), operation, input)) })
+    fn access(&self, ctx: &Context, who: &Principal, op: &str, input: &Value) -> AwsResult<Access> {
+        let _ = (ctx, who);
+        Ok(access::generic(self.spec(), op, input))
     }
 
     /// The principal behind an access key this service issued (IAM users' keys, STS

@@ -34,7 +34,7 @@ pub struct Call<'a> {
 }
 
 /// Checks one call; `Err` is the denial to answer.
-pub async fn check(
+pub fn check(
     dispatcher: &Dispatcher,
     call: Call<'_>,
     entry: &mut TraceEntry,
@@ -48,7 +48,7 @@ pub async fn check(
         input,
     } = call;
     let principal = identify(dispatcher, ctx).map_err(|e| unknown_key(e, protocol, ctx))?;
-    let access = service.access(ctx, &principal, operation, input).await?;
+    let access = service.access(ctx, &principal, operation, input)?;
     if access.open {
         return Ok(());
     }

@@ -399,7 +399,7 @@ async fn run(
             operation: &op.name,
             input: &input,
         };
-        crate::access::check(&app.dispatcher, call, entry).await?;
+        crate::access::check(&app.dispatcher, call, entry)?;
     }
     let request = Request {
         input,

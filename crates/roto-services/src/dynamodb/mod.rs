@@ -33,7 +33,9 @@
 use std::io;
 use std::sync::{Arc, OnceLock};
 
+use roto_core::access::{Access, Principal};
 use roto_core::featureless::Featureless;
+use roto_core::Value;
 use roto_core::{
     AwsError, AwsResult, BoxFuture, Context, Env, Request, Response, Service, ServiceSpec,
 };
@@ -246,13 +248,7 @@ impl Service for DynamoDb {
         })
     }
 
-    fn access<'a>(
-        &'a self,
-        ctx: &'a Context,
-        _: &'a roto_core::access::Principal,
-        operation: &'a str,
-        input: &'a roto_core::Value,
-    ) -> BoxFuture<'a, AwsResult<roto_core::access::Access>> {
-        Box::pin(async move { Ok(access::access_of(ctx, operation, input)) })
+    fn access(&self, ctx: &Context, _: &Principal, op: &str, input: &Value) -> AwsResult<Access> {
+        Ok(access::access_of(ctx, op, input))
     }
 }

@@ -1,7 +1,8 @@
 //! IAM's side of `--enforce-iam`: the IAM user behind an access key IAM issued, and the
 //! decision on a call, made by the policy simulator's evaluator (`evaluate.rs`) over the
 //! caller's identity policies (its own and its groups', or its role's), its permissions
-//! boundary, a session policy and the resource's policy.
+//! boundary, a session policy and the resource's policy (for `sts:AssumeRole`, the role's
+//! trust policy, which IAM keeps).
 //!
 //! A principal's parsed policies are cached until IAM's next write, and resource policies
 //! by their text, so a request pays for an evaluation, not for reading and parsing.
@@ -155,6 +156,21 @@ impl Iam {
         Ok(compiled)
     }
 
+    /// The trust policy of the role an ARN names, if IAM has the role.
+    fn trust_policy(&self, role_arn: &str) -> AwsResult<Option<String>> {
+        let mut parts = role_arn.splitn(6, ':');
+        let account = parts.nth(4).unwrap_or_default();
+        let Some(name) = parts.next().and_then(|r| r.strip_prefix("role/")) else {
+            return Ok(None);
+        };
+        let name = name.rsplit('/').next().unwrap_or_default();
+        let role = self
+            .env
+            .store
+            .with(|c| store::find(c, account, Kind::Role, name))?;
+        Ok(role.and_then(|r| r.attr("AssumeRolePolicyDocument").map(str::to_string)))
+    }
+
     /// Decides a call: explicit denies first, then the allows each party must give.
     pub(super) fn decide(
         &self,
@@ -181,9 +197,14 @@ impl Iam {
             ..Default::default()
         };
         if let Some(rp) = resource_policy {
+            let trust = match rp.required && rp.document.is_none() {
+                true => self.trust_policy(&access.resource)?,
+                false => None,
+            };
             set.resource = rp
                 .document
                 .as_deref()
+                .or(trust.as_deref())
                 .and_then(|text| self.cache.resource(text))
                 .map(|p| (*p).clone());
             set.grant = rp.grant;

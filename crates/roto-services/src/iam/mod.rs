@@ -283,20 +283,12 @@ impl Service for Iam {
         })
     }
 
-    fn access<'a>(
-        &'a self,
-        ctx: &'a Context,
-        _: &'a Principal,
-        operation: &'a str,
-        input: &'a Value,
-    ) -> BoxFuture<'a, AwsResult<Access>> {
-        Box::pin(async move {
-            let mut access = roto_core::access::generic(&SPEC, operation, input);
-            if let Some(resource) = enforce::resource(&ctx.account, input) {
-                access.resource = resource;
-            }
-            Ok(access)
-        })
+    fn access(&self, ctx: &Context, _: &Principal, op: &str, input: &Value) -> AwsResult<Access> {
+        let mut access = roto_core::access::generic(&SPEC, op, input);
+        if let Some(resource) = enforce::resource(&ctx.account, input) {
+            access.resource = resource;
+        }
+        Ok(access)
     }
 
     fn identify(&self, _: &Context, access_key: &str) -> AwsResult<Option<Principal>> {

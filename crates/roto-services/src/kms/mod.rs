@@ -26,6 +26,7 @@
 use std::io;
 use std::sync::Arc;
 
+use roto_core::access::{Access, Principal};
 use roto_core::timestamp::now_millis;
 use roto_core::{
     AwsError, AwsResult, BoxFuture, Context, Env, Request, Response, Service, ServiceSpec, Value,
@@ -660,14 +661,8 @@ impl Service for Kms {
         })
     }
 
-    fn access<'a>(
-        &'a self,
-        ctx: &'a Context,
-        _: &'a roto_core::access::Principal,
-        operation: &'a str,
-        input: &'a Value,
-    ) -> BoxFuture<'a, AwsResult<roto_core::access::Access>> {
-        Box::pin(async move { self.access_of(ctx, operation, input) })
+    fn access(&self, ctx: &Context, _: &Principal, op: &str, input: &Value) -> AwsResult<Access> {
+        self.access_of(ctx, op, input)
     }
 }
 

@@ -40,6 +40,7 @@ use std::io;
 use std::sync::Arc;
 use std::time::Duration;
 
+use roto_core::access::{Access, Principal};
 use roto_core::events::{DeliveryError, Event};
 use roto_core::featureless::{self, Featureless};
 use roto_core::store::BlobReader;
@@ -278,14 +279,8 @@ impl Service for Lambda {
         self.executor.stop()
     }
 
-    fn access<'a>(
-        &'a self,
-        ctx: &'a Context,
-        _: &'a roto_core::access::Principal,
-        operation: &'a str,
-        input: &'a Value,
-    ) -> BoxFuture<'a, AwsResult<roto_core::access::Access>> {
-        Box::pin(async move { self.access_of(ctx, operation, input) })
+    fn access(&self, ctx: &Context, _: &Principal, op: &str, input: &Value) -> AwsResult<Access> {
+        self.access_of(ctx, op, input)
     }
 }
 

@@ -289,14 +289,8 @@ impl Service for S3 {
         })
     }
 
-    fn access<'a>(
-        &'a self,
-        _: &'a Context,
-        principal: &'a Principal,
-        operation: &'a str,
-        input: &'a Value,
-    ) -> BoxFuture<'a, AwsResult<Access>> {
-        Box::pin(async move { self.access_of(principal, operation, input) })
+    fn access(&self, _: &Context, who: &Principal, op: &str, input: &Value) -> AwsResult<Access> {
+        self.access_of(who, op, input)
     }
 }
 

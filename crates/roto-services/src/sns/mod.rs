@@ -35,6 +35,7 @@ use std::collections::HashMap;
 use std::io;
 use std::sync::{Arc, Mutex};
 
+use roto_core::access::{Access, Principal};
 use roto_core::events::{DeliveryError, Event};
 use roto_core::featureless::{self, Featureless};
 use roto_core::timestamp::now_millis;
@@ -187,14 +188,8 @@ impl Service for Sns {
         self.dead_letter(event);
     }
 
-    fn access<'a>(
-        &'a self,
-        ctx: &'a Context,
-        _: &'a roto_core::access::Principal,
-        operation: &'a str,
-        input: &'a Value,
-    ) -> BoxFuture<'a, AwsResult<roto_core::access::Access>> {
-        Box::pin(async move { self.access_of(ctx, operation, input) })
+    fn access(&self, ctx: &Context, _: &Principal, op: &str, input: &Value) -> AwsResult<Access> {
+        self.access_of(ctx, op, input)
     }
 }
 

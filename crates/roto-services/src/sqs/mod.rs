@@ -35,6 +35,7 @@ use std::collections::HashMap;
 use std::io;
 use std::sync::{Arc, Mutex};
 
+use roto_core::access::{Access, Principal};
 use roto_core::events::{DeliveryError, Event};
 use roto_core::timestamp::now_millis;
 use roto_core::value::EpochMillis;
@@ -181,14 +182,8 @@ impl Service for Sqs {
         Box::pin(async move { Ok(self.accept_delivery(event)?) })
     }
 
-    fn access<'a>(
-        &'a self,
-        ctx: &'a Context,
-        _: &'a roto_core::access::Principal,
-        operation: &'a str,
-        input: &'a Value,
-    ) -> BoxFuture<'a, AwsResult<roto_core::access::Access>> {
-        Box::pin(async move { self.access_of(ctx, operation, input) })
+    fn access(&self, ctx: &Context, _: &Principal, op: &str, input: &Value) -> AwsResult<Access> {
+        self.access_of(ctx, op, input)
     }
 }
 

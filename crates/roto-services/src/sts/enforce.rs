@@ -1,14 +1,14 @@
 //! STS's side of `--enforce-iam`: the principal behind a session key STS issued (a role
 //! session with its session policy, a user's or root's `GetSessionToken` session, a
 //! federated user), and what STS's calls ask: `GetCallerIdentity` needs no permission,
-//! `AssumeRole` needs the role's trust policy, which STS asks IAM for. The federated
+//! `AssumeRole` needs the role's trust policy, which IAM (owning roles) reads. The federated
 //! `AssumeRoleWith*` calls are unsigned and authorised by their token, which Roto reads
 //! and does not verify, so they are not checked.
 
 use roto_core::access::{self, Access, Principal, PrincipalKind, ResourcePolicy};
-use roto_core::{AwsResult, Context, Value};
+use roto_core::Value;
 
-use super::{parse_role_arn, Identity, Sts};
+use super::{parse_role_arn, Identity};
 
 /// The principal a session's identity is.
 pub(super) fn principal(identity: Identity) -> Principal {
@@ -35,56 +35,25 @@ pub(super) fn principal(identity: Identity) -> Principal {
     }
 }
 
-/// The trust policy of a role, as IAM's `GetRole` gives it (decoded).
-fn trust_document(role: &Value) -> Option<String> {
-    let text = role.get("Role")?.str("AssumeRolePolicyDocument")?;
-    Some(
-        percent_encoding::percent_decode_str(text)
-            .decode_utf8_lossy()
-            .into_owned(),
-    )
-}
-
-impl Sts {
-    /// What an STS call asks.
-    pub(super) async fn access_of(
-        &self,
-        ctx: &Context,
-        operation: &str,
-        input: &Value,
-    ) -> AwsResult<Access> {
-        let mut access = access::generic(&super::SPEC, operation, input);
-        access.open = matches!(
-            operation,
-            "GetCallerIdentity"
-                | "GetAccessKeyInfo"
-                | "DecodeAuthorizationMessage"
-                | "AssumeRoleWithWebIdentity"
-                | "AssumeRoleWithSAML"
-        );
-        if operation != "AssumeRole" {
-            return Ok(access);
-        }
-        let role_arn = input.str("RoleArn").unwrap_or_default();
-        let Some((account, name)) = parse_role_arn(role_arn) else {
-            return Ok(access);
-        };
-        let role_ctx = Context {
-            account: account.clone(),
-            access_key: None,
-            ..ctx.clone()
-        };
-        let input = Value::map().with("RoleName", name);
-        let document = match self.call_other(&role_ctx, "iam", "GetRole", input).await {
-            Some(Ok(role)) => trust_document(&role),
-            _ => None,
-        };
+/// What an STS call asks; for `AssumeRole`, the role's trust policy, which IAM, the role's
+/// owner, reads when it decides.
+pub(super) fn access_of(operation: &str, input: &Value) -> Access {
+    let mut access = access::generic(&super::SPEC, operation, input);
+    access.open = matches!(
+        operation,
+        "GetCallerIdentity"
+            | "GetAccessKeyInfo"
+            | "DecodeAuthorizationMessage"
+            | "AssumeRoleWithWebIdentity"
+            | "AssumeRoleWithSAML"
+    );
+    let role_arn = input.str("RoleArn").unwrap_or_default();
+    if let ("AssumeRole", Some((account, _))) = (operation, parse_role_arn(role_arn)) {
         access.policy = Some(ResourcePolicy {
             owner: account,
-            document,
             required: true,
             ..ResourcePolicy::default()
         });
-        Ok(access)
     }
+    access
 }
