@@ -116,6 +116,11 @@ pub const TARGETS: &[Target] = &[
         run: jsonata,
         grammar: JSONATA,
     },
+    Target {
+        name: "apigatewayv2-openapi",
+        run: apigatewayv2_openapi,
+        grammar: JSON,
+    },
 ];
 
 /// The target called `name`.
@@ -747,6 +752,11 @@ fn dynamodb_expression(input: &[u8]) {
 
 fn partiql(input: &[u8]) {
     roto_services::dynamodb::fuzz::fuzz_partiql(&text(input));
+}
+
+/// HTTP APIs' OpenAPI import, route matching over what it imports, and JWT reading.
+fn apigatewayv2_openapi(input: &[u8]) {
+    roto_services::apigateway::v2::fuzz::fuzz_openapi(&text(input));
 }
 
 fn logs_filter(input: &[u8]) {

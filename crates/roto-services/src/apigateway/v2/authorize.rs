@@ -105,6 +105,15 @@ fn b64url(part: &str) -> Option<Vec<u8>> {
         .ok()
 }
 
+/// Reads `text` as a JWT and checks its claims, as the fuzzer drives it.
+pub(super) fn fuzz_token(text: &str) {
+    if let Some(token) = parse_token(text) {
+        let _ = check_claims(&token.claims, "https://issuer", &["app".to_string()], 0);
+        scopes_of(&token.claims);
+        claims_as_strings(&token.claims);
+    }
+}
+
 /// A JWT's header, claims, signed part and signature.
 struct Token {
     header: Json,

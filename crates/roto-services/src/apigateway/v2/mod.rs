@@ -14,6 +14,7 @@
 //! - [`stages`]: stages, deployments and snapshots.
 //! - [`domains`]: custom domain names, API mappings and tags.
 //! - [`openapi`]: ImportApi, ReimportApi and ExportApi (OpenAPI 3).
+//! - [`fuzz`]: the fuzzer's way in to the OpenAPI reader, route matching and JWT reading.
 //! - [`serve`]: the data plane (stages, CORS, integrations, trace), with [`routing`] (which
 //!   route a request takes), [`event`] (Lambda's payload formats 1.0 and 2.0),
 //!   [`authorize`] (JWT and Lambda authorizers) and [`access_log`] (stages' access logs in
@@ -25,6 +26,7 @@ mod authorize;
 mod children;
 mod domains;
 mod event;
+pub mod fuzz;
 mod openapi;
 mod routing;
 mod serve;

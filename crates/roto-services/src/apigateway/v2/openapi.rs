@@ -23,10 +23,10 @@ const AUTHORIZER: &str = "x-amazon-apigateway-authorizer";
 const CORS: &str = "x-amazon-apigateway-cors";
 
 /// What an imported document defines, before it is stored.
-struct Definition {
+pub(super) struct Definition {
     api: Value,
     authorizers: Vec<(String, Value)>,
-    routes: Vec<(Value, Option<Value>)>,
+    pub routes: Vec<(Value, Option<Value>)>,
     warnings: Vec<String>,
 }
 
@@ -110,7 +110,7 @@ fn authorization_of(security: Option<&Json>) -> Option<(String, Vec<Value>)> {
 }
 
 /// Reads an OpenAPI document into what the API will hold.
-fn read_definition(body: &str) -> AwsResult<Definition> {
+pub(super) fn read_definition(body: &str) -> AwsResult<Definition> {
     let trimmed = body.trim_start();
     if !trimmed.starts_with('{') {
         return Err(bad_request(
