@@ -28,6 +28,7 @@ sys.path.insert(0, os.path.dirname(__file__))
 from roto_server import RotoServer  # noqa: E402
 from test_lambda import (NODE_HANDLER, PY_HANDLER, ROLE, SHELL_BOOTSTRAP, error_of, make_client, unique,  # noqa: E402
                          wait_for, zip_of)
+from test_lambda import lam, server  # noqa: E402,F401 (fixtures: a server with the process executor)
 
 PYTHON_IMAGE = "public.ecr.aws/lambda/python:3.12"
 NODE_IMAGE = "public.ecr.aws/lambda/nodejs:20"
@@ -491,8 +492,7 @@ def build_function_image(base: str, name: str, version: str) -> None:
         engine("DELETE", f"/containers/{container}?force=true")
 
 
-def test_container_image_functions_are_checked_as_lambda_checks_them(docker_server_or_plain):
-    lam = make_client(docker_server_or_plain, "lambda")
+def test_container_image_functions_are_checked_as_lambda_checks_them(lam):
     with pytest.raises(ClientError) as e:
         lam.create_function(FunctionName=unique("img"), PackageType="Image", Role=ROLE, Handler="app.handler",
                             Code={"ImageUri": "app:v1"})
@@ -523,14 +523,7 @@ def test_container_image_functions_are_checked_as_lambda_checks_them(docker_serv
     assert updated["ImageConfigResponse"] == {"ImageConfig": {"Command": ["app.handler"]}}
 
 
-@pytest.fixture(scope="module")
-def docker_server_or_plain():
-    with RotoServer("--ephemeral") as s:
-        yield s
-
-
-def test_the_process_executor_says_container_images_need_the_docker_executor(docker_server_or_plain):
-    lam = make_client(docker_server_or_plain, "lambda")
+def test_the_process_executor_says_container_images_need_the_docker_executor(lam):
     name = unique("img")
     lam.create_function(FunctionName=name, PackageType="Image", Role=ROLE, Code={"ImageUri": "app:v1"})
     with pytest.raises(ClientError) as e:

@@ -17,19 +17,7 @@ import sys
 import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))
-from roto_server import RotoServer  # noqa: E402
-from test_lambda import ROLE, make_client, unique, zip_of  # noqa: E402
-
-
-@pytest.fixture(scope="module")
-def server():
-    with RotoServer("--ephemeral") as s:
-        yield s
-
-
-@pytest.fixture(scope="module")
-def lam(server):
-    return make_client(server, "lambda")
+from test_lambda import ROLE, lam, server, unique, zip_of  # noqa: E402,F401 (lam and server are fixtures)
 
 
 def invoke(lam, name, event):
