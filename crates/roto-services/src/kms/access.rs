@@ -10,13 +10,8 @@ use super::Kms;
 
 impl Kms {
     /// What a KMS call asks.
-    pub(super) fn access_of(
-        &self,
-        ctx: &Context,
-        operation: &str,
-        input: &Value,
-    ) -> AwsResult<Access> {
-        let mut out = access::generic(&super::SPEC, operation, input);
+    pub(super) fn access_of(&self, ctx: &Context, op: &str, input: &Value) -> AwsResult<Access> {
+        let mut out = access::generic(&super::SPEC, op, input);
         let Some(key_id) = input.str("KeyId") else {
             return Ok(out);
         };

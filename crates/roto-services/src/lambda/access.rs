@@ -8,13 +8,8 @@ use super::Lambda;
 
 impl Lambda {
     /// What a Lambda call asks.
-    pub(super) fn access_of(
-        &self,
-        ctx: &Context,
-        operation: &str,
-        input: &Value,
-    ) -> AwsResult<Access> {
-        let mut out = access::generic(&super::SPEC, operation, input);
+    pub(super) fn access_of(&self, ctx: &Context, op: &str, input: &Value) -> AwsResult<Access> {
+        let mut out = access::generic(&super::SPEC, op, input);
         let Some(name) = input.str("FunctionName") else {
             return Ok(out);
         };

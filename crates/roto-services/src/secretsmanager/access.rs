@@ -8,13 +8,8 @@ use super::SecretsManager;
 
 impl SecretsManager {
     /// What a Secrets Manager call asks.
-    pub(super) fn access_of(
-        &self,
-        ctx: &Context,
-        operation: &str,
-        input: &Value,
-    ) -> AwsResult<Access> {
-        let mut out = access::generic(&super::SPEC, operation, input);
+    pub(super) fn access_of(&self, ctx: &Context, op: &str, input: &Value) -> AwsResult<Access> {
+        let mut out = access::generic(&super::SPEC, op, input);
         if input.str("SecretId").is_none() {
             return Ok(out);
         }

@@ -8,15 +8,10 @@ use super::{store, Sns};
 
 impl Sns {
     /// What an SNS call asks.
-    pub(super) fn access_of(
-        &self,
-        ctx: &Context,
-        operation: &str,
-        input: &Value,
-    ) -> AwsResult<Access> {
-        let mut out = access::generic(&super::SPEC, operation, input);
+    pub(super) fn access_of(&self, ctx: &Context, op: &str, input: &Value) -> AwsResult<Access> {
+        let mut out = access::generic(&super::SPEC, op, input);
         let Some(arn) = input.str("TopicArn") else {
-            if let (Some(name), "CreateTopic") = (input.str("Name"), operation) {
+            if let (Some(name), "CreateTopic") = (input.str("Name"), op) {
                 out.resource = access::arn(ctx, "sns", name);
             }
             return Ok(out);

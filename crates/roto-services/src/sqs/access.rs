@@ -9,13 +9,8 @@ use super::{store, Sqs};
 
 impl Sqs {
     /// What an SQS call asks.
-    pub(super) fn access_of(
-        &self,
-        ctx: &Context,
-        operation: &str,
-        input: &Value,
-    ) -> AwsResult<Access> {
-        let mut out = access::generic(&super::SPEC, operation, input);
+    pub(super) fn access_of(&self, ctx: &Context, op: &str, input: &Value) -> AwsResult<Access> {
+        let mut out = access::generic(&super::SPEC, op, input);
         let Some(url) = input.str("QueueUrl") else {
             if let Some(name) = input.str("QueueName") {
                 out.resource = access::arn(ctx, "sqs", name);
