@@ -151,3 +151,101 @@ def test_sqs_and_dynamodb_service_integrations_go_through_the_dispatcher(env):
     status, _, body = call(server, api["id"], "PUT", "/prod/things", body=b'{"id": "", "n": 3}',
                            headers={"Content-Type": "application/json"})
     assert (status, json.loads(body)) == (400, {"stored": False})
+
+
+PROXY_HANDLER = '''
+import json
+def handler(event, context):
+    return {"statusCode": 200, "body": json.dumps({"path": event["path"], "params": event["pathParameters"]})}
+'''
+
+
+def sam_document(function_arn):
+    uri = f"arn:aws:apigateway:us-east-1:lambda:path/2015-03-31/functions/{function_arn}/invocations"
+    return {
+        "openapi": "3.0.1",
+        "info": {"title": "sam-app", "version": "1.0"},
+        "x-amazon-apigateway-binary-media-types": ["image/png"],
+        "paths": {
+            "/pets/{petId}": {
+                "get": {
+                    "operationId": "getPet",
+                    "parameters": [{"name": "petId", "in": "path", "required": True, "schema": {"type": "string"}}],
+                    "responses": {"200": {"description": "ok", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Pet"}}}}},
+                    "x-amazon-apigateway-integration": {"type": "aws_proxy", "httpMethod": "POST", "uri": uri},
+                },
+                "options": {
+                    "responses": {"200": {"description": "cors", "headers": {"Access-Control-Allow-Origin": {"schema": {"type": "string"}}}}},
+                    "x-amazon-apigateway-integration": {
+                        "type": "mock", "requestTemplates": {"application/json": '{"statusCode": 200}'},
+                        "responses": {"default": {"statusCode": "200",
+                                                  "responseParameters": {"method.response.header.Access-Control-Allow-Origin": "'*'"}}},
+                    },
+                },
+            },
+            "/{proxy+}": {"x-amazon-apigateway-any-method": {
+                "x-amazon-apigateway-integration": {"type": "aws_proxy", "httpMethod": "POST", "uri": uri}}},
+        },
+        "components": {
+            "schemas": {"Pet": {"type": "object", "properties": {"name": {"type": "string"}}}},
+            "securitySchemes": {"api_key": {"type": "apiKey", "name": "x-api-key", "in": "header"}},
+        },
+    }
+
+
+def test_import_deploy_serve_and_export_an_openapi_document(env):
+    server, apigw = env
+    lam = server.client("lambda")
+    lam.create_function(FunctionName="pets", Runtime="python3.12", Role=ROLE, Handler="app.handler",
+                        Code={"ZipFile": zip_of({"app.py": PROXY_HANDLER})})
+    arn = "arn:aws:lambda:us-east-1:000000000000:function:pets"
+    api = apigw.import_rest_api(body=json.dumps(sam_document(arn)).encode())
+    assert api["name"] == "sam-app" and api["binaryMediaTypes"] == ["image/png"] and api["version"] == "1.0"
+    paths = {r["path"]: r for r in apigw.get_resources(restApiId=api["id"], embed=["methods"])["items"]}
+    assert set(paths) == {"/", "/pets", "/pets/{petId}", "/{proxy+}"}
+    get = paths["/pets/{petId}"]["resourceMethods"]["GET"]
+    assert get["operationName"] == "getPet"
+    assert get["requestParameters"] == {"method.request.path.petId": True}
+    assert get["methodResponses"]["200"]["responseModels"] == {"application/json": "Pet"}
+    assert get["methodIntegration"]["type"] == "AWS_PROXY"
+    assert paths["/{proxy+}"]["resourceMethods"]["ANY"]["methodIntegration"]["type"] == "AWS_PROXY"
+    assert apigw.get_model(restApiId=api["id"], modelName="Pet")["contentType"] == "application/json"
+    apigw.create_deployment(restApiId=api["id"], stageName="Prod")
+    status, _, body = call(server, api["id"], "GET", "/Prod/pets/7")
+    assert (status, json.loads(body)) == (200, {"path": "/pets/7", "params": {"petId": "7"}})
+    status, headers, _ = call(server, api["id"], "OPTIONS", "/Prod/pets/7")
+    assert status == 200 and headers["access-control-allow-origin"] == "*"
+    status, _, body = call(server, api["id"], "DELETE", "/Prod/any/thing")
+    assert json.loads(body)["params"] == {"proxy": "any/thing"}
+    exported = apigw.get_export(restApiId=api["id"], stageName="Prod", exportType="oas30",
+                                parameters={"extensions": "integrations"})
+    doc = json.loads(exported["body"].read())
+    assert doc["openapi"] == "3.0.1" and doc["info"]["title"] == "sam-app"
+    assert doc["servers"][0]["variables"]["basePath"]["default"] == "Prod"
+    assert doc["paths"]["/pets/{petId}"]["get"]["x-amazon-apigateway-integration"]["type"] == "aws_proxy"
+    assert "x-amazon-apigateway-any-method" in doc["paths"]["/{proxy+}"]
+    assert doc["components"]["schemas"]["Pet"]["type"] == "object"
+    swagger = json.loads(apigw.get_export(restApiId=api["id"], stageName="Prod", exportType="swagger")["body"].read())
+    assert swagger["swagger"] == "2.0" and swagger["basePath"] == "/Prod"
+    assert "x-amazon-apigateway-integration" not in swagger["paths"]["/pets/{petId}"]["get"]
+    again = apigw.import_rest_api(body=json.dumps(doc).encode())
+    assert {r["path"] for r in apigw.get_resources(restApiId=again["id"])["items"]} == set(paths)
+
+
+def test_put_rest_api_overwrites_or_merges(env):
+    server, apigw = env
+    doc = {"swagger": "2.0", "info": {"title": "put", "version": "1"}, "paths": {
+        "/a": {"get": {"responses": {"200": {"description": "ok"}},
+                       "x-amazon-apigateway-integration": {"type": "mock", "requestTemplates": {"application/json": '{"statusCode": 200}'},
+                                                           "responses": {"default": {"statusCode": "200"}}}}}}}
+    api = apigw.create_rest_api(name="put")
+    apigw.create_resource(restApiId=api["id"], parentId=api["rootResourceId"], pathPart="old")
+    apigw.put_rest_api(restApiId=api["id"], mode="merge", body=json.dumps(doc).encode())
+    assert {r["path"] for r in apigw.get_resources(restApiId=api["id"])["items"]} == {"/", "/old", "/a"}
+    apigw.put_rest_api(restApiId=api["id"], mode="overwrite", body=json.dumps(doc).encode())
+    resources = apigw.get_resources(restApiId=api["id"])["items"]
+    assert {r["path"] for r in resources} == {"/", "/a"}
+    assert [r["id"] for r in resources if r["path"] == "/"] == [api["rootResourceId"]]
+    with pytest.raises(Exception) as e:
+        apigw.import_rest_api(body=b"openapi: 3.0.1\ninfo:\n  title: yaml\n")
+    assert e.value.response["Error"]["Code"] == "BadRequestException"

@@ -75,6 +75,9 @@ pub struct ApiGateway {
     /// The deployments' snapshots the data plane has parsed, by deployment id.
     snapshots: Mutex<HashMap<String, Arc<rest::Snapshot>>>,
     http_apis: Arc<v2::ApiGatewayV2>,
+    /// Lambda authorizers' results by authorizer and identity: when each expires
+    /// (epoch milliseconds), and the result.
+    authorizations: Mutex<HashMap<String, (i64, serde_json::Value)>>,
 }
 
 impl ApiGateway {
@@ -84,6 +87,7 @@ impl ApiGateway {
             store: Store::new(env.clone()),
             snapshots: Mutex::new(HashMap::new()),
             http_apis: Arc::new(v2::ApiGatewayV2::new(env.clone())?),
+            authorizations: Mutex::new(HashMap::new()),
             env,
         })
     }

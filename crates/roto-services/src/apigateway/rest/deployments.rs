@@ -19,6 +19,12 @@ pub struct Snapshot {
     pub api: Json,
     /// Its resources, each with its methods.
     pub resources: Vec<Json>,
+    /// Its authorizers.
+    pub authorizers: Vec<Json>,
+    /// Its request validators.
+    pub validators: Vec<Json>,
+    /// Its models.
+    pub models: Vec<Json>,
     /// The gateway responses it customised.
     pub gateway_responses: Vec<Json>,
 }
@@ -29,6 +35,9 @@ impl Snapshot {
         Snapshot {
             api: doc["api"].clone(),
             resources: list("resources"),
+            authorizers: list("authorizers"),
+            validators: list("validators"),
+            models: list("models"),
             gateway_responses: list("gatewayResponses"),
         }
     }

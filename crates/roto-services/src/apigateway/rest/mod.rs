@@ -11,14 +11,19 @@
 //!   UsagePlans and their keys, DomainNames and BasePathMappings, client certificates,
 //!   VPC links), through one create/get/list/update/delete over a table of kinds.
 //! - [`deployments`]: Deployments (a snapshot of the API the data plane serves) and Stages.
+//! - [`openapi`]: ImportRestApi, PutRestApi and GetExport (OpenAPI 3 and Swagger 2).
 //!
 //! The data plane: [`serve`] (stage, routing by [`route`], integrations, gateway
-//! responses) and [`event`] (the Lambda proxy event, payload format 1.0).
+//! responses), [`guards`] (API keys, Lambda authorizers, request validators),
+//! [`templates`] (VTL mapping templates), [`services`] (AWS service integrations) and
+//! [`event`] (the Lambda proxy event, payload format 1.0).
 
 mod apis;
 mod children;
 mod deployments;
 mod event;
+mod guards;
+mod openapi;
 mod resources;
 mod route;
 mod serve;
@@ -115,6 +120,9 @@ impl ApiGateway {
             return Some(result);
         }
         if let Some(result) = self.deployment_call(ctx, operation, input) {
+            return Some(result);
+        }
+        if let Some(result) = self.openapi_call(ctx, operation, input) {
             return Some(result);
         }
         self.child_call(ctx, operation, input)

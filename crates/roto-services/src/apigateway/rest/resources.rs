@@ -177,6 +177,37 @@ impl ApiGateway {
         Ok(output(&doc))
     }
 
+    /// Adds a new resource for `path` (and any missing ancestors) to an API; the id of the
+    /// resource at `path`. Imports build their tree with it.
+    pub(super) fn ensure_path(&self, ctx: &Context, api: &str, path: &str) -> AwsResult<String> {
+        let resources = self.resources(ctx, api)?;
+        let mut current = resources
+            .iter()
+            .find(|r| r["path"] == "/")
+            .cloned()
+            .ok_or_else(|| missing("Resource"))?;
+        let mut known = resources;
+        for part in path.split('/').filter(|p| !p.is_empty()) {
+            let base = current["path"]
+                .as_str()
+                .unwrap_or("/")
+                .trim_end_matches('/');
+            let wanted = format!("{base}/{part}");
+            if let Some(found) = known.iter().find(|r| r["path"] == wanted.as_str()) {
+                current = found.clone();
+                continue;
+            }
+            Self::check_path_part(&known, &current, part, None)?;
+            let id = super::super::new_id();
+            let doc =
+                json!({"id": id, "parentId": current["id"], "pathPart": part, "path": wanted});
+            self.store.put(scope(ctx, "resource", api), &id, &doc)?;
+            known.push(doc.clone());
+            current = doc;
+        }
+        Ok(current["id"].as_str().unwrap_or_default().to_string())
+    }
+
     fn get_resource(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
         let api = input.str("restApiId").unwrap_or_default();
         let doc = self.resource(ctx, api, input.str("resourceId").unwrap_or_default())?;

@@ -209,6 +209,16 @@ impl ApiGateway {
             authorizer: None,
             api_key_id: None,
         };
+        let authorizer = self
+            .authorize(ctx, &routed, matched.method, snapshot)
+            .await?;
+        let api_key_id = self.check_api_key(ctx, &routed, matched.method)?;
+        let routed = Routed {
+            authorizer: authorizer.as_ref(),
+            api_key_id: api_key_id.as_deref(),
+            ..routed
+        };
+        self.validate(&routed, matched.method, snapshot)?;
         let integration = &matched.method["methodIntegration"];
         self.integrate(ctx, &routed, integration).await
     }

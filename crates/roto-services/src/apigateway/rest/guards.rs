@@ -1,0 +1,483 @@
+//! What a REST API checks before it integrates: the API key a method requires (sent as
+//! `x-api-key`, enabled, and in a usage plan of the stage; else 403 `Forbidden`), its
+//! Lambda authorizer (TOKEN or REQUEST, results cached by identity for the authorizer's
+//! TTL, the policy evaluated against the method ARN: 401 `Unauthorized`, 403 `User is not
+//! authorized to access this resource with an explicit deny`), and its request validator
+//! (required parameters, and the body against the request model's JSON schema: 400).
+
+use std::time::Duration;
+
+use roto_core::timestamp::now_millis;
+use roto_core::Context;
+use serde_json::{json, Value as Json};
+
+use super::super::lambda_proxy;
+use super::super::store::Scope;
+use super::super::ApiGateway;
+use super::event::Routed;
+use super::serve::Refusal;
+use super::Snapshot;
+
+/// How deep a JSON schema is followed when a body is validated.
+const MAX_SCHEMA_DEPTH: usize = 32;
+
+/// What an authorizer allowed: the context the integration sees as
+/// `requestContext.authorizer`.
+pub type Allowed = Json;
+
+/// Whether `pattern` (with `*` and `?` wildcards) matches `text` whole; iterative.
+fn glob(pattern: &str, text: &str) -> bool {
+    let (p, t): (Vec<char>, Vec<char>) = (pattern.chars().collect(), text.chars().collect());
+    let (mut pi, mut ti, mut star, mut mark) = (0, 0, None, 0);
+    while ti < t.len() {
+        if pi < p.len() && (p[pi] == '?' || p[pi] == t[ti]) {
+            pi += 1;
+            ti += 1;
+        } else if pi < p.len() && p[pi] == '*' {
+            star = Some(pi);
+            mark = ti;
+            pi += 1;
+        } else if let Some(s) = star {
+            pi = s + 1;
+            mark += 1;
+            ti = mark;
+        } else {
+            return false;
+        }
+    }
+    p[pi..].iter().all(|c| *c == '*')
+}
+
+/// The policy's verdict on `arn`: `Some(true)` allowed, `Some(false)` explicitly denied,
+/// `None` not allowed.
+fn verdict(policy: &Json, arn: &str) -> Option<bool> {
+    let list = |v: &Json| -> Vec<String> {
+        match v {
+            Json::String(s) => vec![s.clone()],
+            Json::Array(a) => a
+                .iter()
+                .filter_map(|x| x.as_str().map(str::to_string))
+                .collect(),
+            _ => Vec::new(),
+        }
+    };
+    let statements = match &policy["Statement"] {
+        Json::Array(a) => a.clone(),
+        single @ Json::Object(_) => vec![single.clone()],
+        _ => Vec::new(),
+    };
+    let mut allowed = None;
+    for statement in statements {
+        let invokes = list(&statement["Action"])
+            .iter()
+            .any(|a| glob(&a.to_ascii_lowercase(), "execute-api:invoke"));
+        let covers = list(&statement["Resource"]).iter().any(|r| glob(r, arn));
+        if !(invokes && covers) {
+            continue;
+        }
+        match statement["Effect"].as_str() {
+            Some("Deny") => return Some(false),
+            Some("Allow") => allowed = Some(true),
+            _ => {}
+        }
+    }
+    allowed
+}
+
+/// A request parameter's value by its `method.request.{place}.{name}` source.
+fn parameter(routed: &Routed<'_>, source: &str) -> Option<String> {
+    let rest = source.strip_prefix("method.request.")?;
+    let (place, name) = rest.split_once('.')?;
+    match place {
+        "header" => routed.req.header(name),
+        "querystring" => routed
+            .req
+            .query
+            .iter()
+            .rev()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.clone()),
+        "path" => routed.params.get(name).cloned(),
+        _ => None,
+    }
+}
+
+impl ApiGateway {
+    /// Checks the method's API key, if it requires one; the key's id.
+    pub(super) fn check_api_key(
+        &self,
+        ctx: &Context,
+        routed: &Routed<'_>,
+        method: &Json,
+    ) -> Result<Option<String>, Refusal> {
+        if method["apiKeyRequired"] != true {
+            return Ok(None);
+        }
+        let forbidden = || Refusal::new("INVALID_API_KEY", "Forbidden");
+        let value = routed.req.header("x-api-key").ok_or_else(forbidden)?;
+        let scope = |kind, parent| Scope {
+            account: &ctx.account,
+            region: &ctx.region,
+            kind,
+            parent,
+        };
+        let keys = self
+            .store
+            .list(scope("apikey", ""))
+            .map_err(|_| forbidden())?;
+        let key = keys
+            .iter()
+            .find(|k| k["value"] == value.as_str() && k["enabled"] == true)
+            .ok_or_else(forbidden)?;
+        let key_id = key["id"].as_str().unwrap_or_default();
+        let plans = self
+            .store
+            .list(scope("usageplan", ""))
+            .map_err(|_| forbidden())?;
+        let in_plan = plans.iter().any(|plan| {
+            let staged =
+                plan["apiStages"].as_array().into_iter().flatten().any(|s| {
+                    s["apiId"] == routed.req.api_id.as_str() && s["stage"] == routed.stage
+                });
+            let plan_id = plan["id"].as_str().unwrap_or_default();
+            staged
+                && self
+                    .store
+                    .get(scope("usageplankey", plan_id), key_id)
+                    .ok()
+                    .flatten()
+                    .is_some()
+        });
+        if !in_plan {
+            return Err(forbidden());
+        }
+        Ok(Some(key_id.to_string()))
+    }
+
+    /// Runs the method's Lambda authorizer, if it has one; the context it allowed with.
+    pub(super) async fn authorize(
+        &self,
+        ctx: &Context,
+        routed: &Routed<'_>,
+        method: &Json,
+        snapshot: &Snapshot,
+    ) -> Result<Option<Allowed>, Refusal> {
+        if method["authorizationType"] != "CUSTOM" {
+            return Ok(None);
+        }
+        let authorizer = snapshot
+            .authorizers
+            .iter()
+            .find(|a| a["id"] == method["authorizerId"])
+            .ok_or_else(|| {
+                Refusal::new("AUTHORIZER_CONFIGURATION_ERROR", "Internal server error")
+            })?;
+        let unauthorized = || Refusal::new("UNAUTHORIZED", "Unauthorized");
+        let sources: Vec<&str> = authorizer["identitySource"]
+            .as_str()
+            .unwrap_or_default()
+            .split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .collect();
+        let identity: Vec<Option<String>> = sources.iter().map(|s| parameter(routed, s)).collect();
+        let token_kind = authorizer["type"] == "TOKEN";
+        if (token_kind || !identity.is_empty()) && identity.iter().any(Option::is_none) {
+            return Err(unauthorized());
+        }
+        let token = identity.first().cloned().flatten().unwrap_or_default();
+        if let Some(expression) = authorizer["identityValidationExpression"]
+            .as_str()
+            .filter(|_| token_kind)
+        {
+            if !regex_lite::Regex::new(&format!("^(?:{expression})$"))
+                .is_ok_and(|r| r.is_match(&token))
+            {
+                return Err(unauthorized());
+            }
+        }
+        let method_arn = format!(
+            "arn:aws:execute-api:{}:{}:{}/{}/{}{}",
+            ctx.region,
+            ctx.account,
+            routed.req.api_id,
+            routed.stage,
+            routed.req.method,
+            routed.path
+        );
+        let ttl = authorizer["authorizerResultTtlInSeconds"]
+            .as_i64()
+            .unwrap_or(300);
+        let cache_key = format!(
+            "{}|{}",
+            authorizer["id"],
+            identity
+                .iter()
+                .flatten()
+                .cloned()
+                .collect::<Vec<_>>()
+                .join("|")
+        );
+        let cached = (ttl > 0 && !identity.is_empty())
+            .then(|| self.cached_authorization(&cache_key))
+            .flatten();
+        let result = match cached {
+            Some(result) => result,
+            None => {
+                let result = self
+                    .run_authorizer(ctx, routed, authorizer, &token, &method_arn)
+                    .await?;
+                if ttl > 0 && !identity.is_empty() {
+                    let mut cache = self
+                        .authorizations
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner());
+                    if cache.len() >= 1024 {
+                        cache.clear();
+                    }
+                    cache.insert(cache_key, (now_millis() + ttl * 1000, result.clone()));
+                }
+                result
+            }
+        };
+        match verdict(&result["policyDocument"], &method_arn) {
+            Some(true) => {}
+            Some(false) => {
+                return Err(Refusal::new(
+                    "ACCESS_DENIED",
+                    "User is not authorized to access this resource with an explicit deny",
+                ))
+            }
+            None => {
+                return Err(Refusal::new(
+                    "ACCESS_DENIED",
+                    "User is not authorized to access this resource",
+                ))
+            }
+        }
+        let mut allowed = result["context"].as_object().cloned().unwrap_or_default();
+        allowed.insert("principalId".into(), result["principalId"].clone());
+        Ok(Some(Json::Object(allowed)))
+    }
+
+    fn cached_authorization(&self, key: &str) -> Option<Json> {
+        let cache = self
+            .authorizations
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        cache
+            .get(key)
+            .filter(|(expires, _)| *expires > now_millis())
+            .map(|(_, r)| r.clone())
+    }
+
+    async fn run_authorizer(
+        &self,
+        ctx: &Context,
+        routed: &Routed<'_>,
+        authorizer: &Json,
+        token: &str,
+        method_arn: &str,
+    ) -> Result<Json, Refusal> {
+        let failure = || Refusal::new("AUTHORIZER_FAILURE", "Internal server error");
+        let uri = authorizer["authorizerUri"].as_str().unwrap_or_default();
+        let function = lambda_proxy::function_of_uri(uri).ok_or_else(failure)?;
+        let event = if authorizer["type"] == "TOKEN" {
+            json!({"type": "TOKEN", "authorizationToken": token, "methodArn": method_arn})
+        } else {
+            let mut event = routed.event();
+            event["type"] = "REQUEST".into();
+            event["methodArn"] = method_arn.into();
+            if let Some(o) = event.as_object_mut() {
+                o.remove("body");
+                o.remove("isBase64Encoded");
+            }
+            event
+        };
+        let (payload, error) =
+            lambda_proxy::invoke_raw(&self.env, ctx, function, &event, Duration::from_secs(30))
+                .await
+                .map_err(|_| failure())?;
+        let result: Json = serde_json::from_slice(&payload).map_err(|_| failure())?;
+        if error.is_some() {
+            return Err(if result["errorMessage"] == "Unauthorized" {
+                Refusal::new("UNAUTHORIZED", "Unauthorized")
+            } else {
+                failure()
+            });
+        }
+        if !result["policyDocument"].is_object() || result.get("principalId").is_none() {
+            return Err(failure());
+        }
+        Ok(result)
+    }
+
+    /// Applies the method's request validator, if it has one.
+    pub(super) fn validate(
+        &self,
+        routed: &Routed<'_>,
+        method: &Json,
+        snapshot: &Snapshot,
+    ) -> Result<(), Refusal> {
+        let Some(validator) = snapshot.validators.iter().find(|v| {
+            method["requestValidatorId"]
+                .as_str()
+                .is_some_and(|id| v["id"] == id)
+        }) else {
+            return Ok(());
+        };
+        if validator["validateRequestParameters"] == true {
+            let missing: Vec<String> = method["requestParameters"]
+                .as_object()
+                .into_iter()
+                .flatten()
+                .filter(|(source, required)| {
+                    **required == true && parameter(routed, source).is_none()
+                })
+                .filter_map(|(source, _)| source.rsplit('.').next().map(str::to_string))
+                .collect();
+            if !missing.is_empty() {
+                return Err(Refusal::new(
+                    "BAD_REQUEST_PARAMETERS",
+                    format!(
+                        "Missing required request parameters: [{}]",
+                        missing.join(", ")
+                    ),
+                ));
+            }
+        }
+        if validator["validateRequestBody"] == true {
+            let content_type = routed
+                .req
+                .header("content-type")
+                .unwrap_or_else(|| "application/json".into());
+            let mime = content_type
+                .split(';')
+                .next()
+                .unwrap_or_default()
+                .trim()
+                .to_ascii_lowercase();
+            let model = method["requestModels"][mime.as_str()]
+                .as_str()
+                .or_else(|| method["requestModels"]["application/json"].as_str());
+            let schema = model
+                .and_then(|name| snapshot.models.iter().find(|m| m["name"] == name))
+                .and_then(|m| m["schema"].as_str())
+                .and_then(|s| serde_json::from_str::<Json>(s).ok());
+            if let Some(schema) = schema {
+                let body: Option<Json> = serde_json::from_slice(&routed.req.body).ok();
+                if !body.is_some_and(|b| conforms(&b, &schema, 0)) {
+                    return Err(Refusal::new("BAD_REQUEST_BODY", "Invalid request body"));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Whether `value` conforms to a JSON schema (draft 4's type, required, properties,
+/// additionalProperties, items, enum, lengths, bounds), followed at most
+/// [`MAX_SCHEMA_DEPTH`] deep.
+fn conforms(value: &Json, schema: &Json, depth: usize) -> bool {
+    if depth > MAX_SCHEMA_DEPTH || !schema.is_object() {
+        return true;
+    }
+    let type_ok = |t: &str| match t {
+        "object" => value.is_object(),
+        "array" => value.is_array(),
+        "string" => value.is_string(),
+        "integer" => value.as_f64().is_some_and(|n| n.fract() == 0.0),
+        "number" => value.is_number(),
+        "boolean" => value.is_boolean(),
+        "null" => value.is_null(),
+        _ => true,
+    };
+    let typed = match &schema["type"] {
+        Json::String(t) => type_ok(t),
+        Json::Array(ts) => ts.iter().filter_map(Json::as_str).any(type_ok),
+        _ => true,
+    };
+    if !typed
+        || schema["enum"]
+            .as_array()
+            .is_some_and(|e| !e.contains(value))
+    {
+        return false;
+    }
+    if let Some(s) = value.as_str() {
+        let len = s.chars().count() as u64;
+        if schema["minLength"].as_u64().is_some_and(|m| len < m)
+            || schema["maxLength"].as_u64().is_some_and(|m| len > m)
+        {
+            return false;
+        }
+    }
+    if let Some(n) = value.as_f64() {
+        if schema["minimum"].as_f64().is_some_and(|m| n < m)
+            || schema["maximum"].as_f64().is_some_and(|m| n > m)
+        {
+            return false;
+        }
+    }
+    if let Some(object) = value.as_object() {
+        let required = schema["required"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(Json::as_str);
+        if required.clone().any(|r| !object.contains_key(r)) {
+            return false;
+        }
+        let properties = schema["properties"].as_object();
+        for (k, v) in object {
+            match properties.and_then(|p| p.get(k)) {
+                Some(s) if !conforms(v, s, depth + 1) => return false,
+                None if schema["additionalProperties"] == false => return false,
+                _ => {}
+            }
+        }
+    }
+    if let (Some(items), Some(schema_items)) = (value.as_array(), schema.get("items")) {
+        return items.iter().all(|i| conforms(i, schema_items, depth + 1));
+    }
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn policies_allow_deny_or_say_nothing_about_an_arn() {
+        let arn = "arn:aws:execute-api:us-east-1:000000000000:abc/prod/GET/items/7";
+        let allow = json!({"Statement": [{"Action": "execute-api:Invoke", "Effect": "Allow", "Resource": "arn:aws:execute-api:us-east-1:000000000000:abc/*/GET/*"}]});
+        assert_eq!(verdict(&allow, arn), Some(true));
+        let deny = json!({"Statement": [{"Action": "execute-api:Invoke", "Effect": "Allow", "Resource": "*"},
+            {"Action": "execute-api:*", "Effect": "Deny", "Resource": [arn]}]});
+        assert_eq!(verdict(&deny, arn), Some(false));
+        let other = json!({"Statement": {"Action": "execute-api:Invoke", "Effect": "Allow", "Resource": "arn:aws:execute-api:*:*:abc/prod/POST/*"}});
+        assert_eq!(verdict(&other, arn), None);
+        assert!(glob("a*b?d", "axxbcd") && !glob("a*b", "axxc"));
+    }
+
+    #[test]
+    fn bodies_are_checked_against_their_schema() {
+        let schema = json!({"type": "object", "required": ["name"], "properties": {
+            "name": {"type": "string", "minLength": 1}, "age": {"type": "integer", "minimum": 0},
+            "tags": {"type": "array", "items": {"type": "string"}}}});
+        assert!(conforms(
+            &json!({"name": "rex", "age": 3, "tags": ["a"]}),
+            &schema,
+            0
+        ));
+        for bad in [
+            json!({}),
+            json!({"name": ""}),
+            json!({"name": "x", "age": -1}),
+            json!({"name": "x", "tags": [1]}),
+            json!([]),
+        ] {
+            assert!(!conforms(&bad, &schema, 0), "{bad}");
+        }
+    }
+}
