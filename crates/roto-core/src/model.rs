@@ -406,6 +406,7 @@ embedded_models!(
     "sqs",
     "sqs-query",
     "ssm",
+    "stepfunctions",
     "sts",
 );
 

@@ -121,6 +121,16 @@ pub const TARGETS: &[Target] = &[
         run: apigatewayv2_openapi,
         grammar: JSON,
     },
+    Target {
+        name: "sfn-intrinsic",
+        run: sfn_intrinsic,
+        grammar: INTRINSIC,
+    },
+    Target {
+        name: "sfn-definition",
+        run: sfn_definition,
+        grammar: JSON,
+    },
 ];
 
 /// The target called `name`.
@@ -542,6 +552,37 @@ const VTL: Grammar = Grammar {
         ("$a.get(", ")"),
     ],
 };
+const INTRINSIC: Grammar = Grammar {
+    dictionary: &[
+        "States.Format(",
+        "States.Array(",
+        "States.ArrayRange(",
+        "States.ArrayPartition(",
+        "States.StringToJson(",
+        "States.JsonMerge(",
+        "States.Hash(",
+        "States.MathRandom(",
+        "States.UUID()",
+        ")",
+        ", ",
+        "'{}'",
+        "'\\{'",
+        "'\\''",
+        "$.a",
+        "$.a[0]",
+        "$$.Execution.Id",
+        "-1",
+        "1e308",
+        "true",
+        "null",
+        "'SHA-256'",
+    ],
+    nesting: &[
+        ("States.Array(", ")"),
+        ("States.JsonToString(", ")"),
+        ("'", "'"),
+    ],
+};
 const INSIGHTS: Grammar = Grammar {
     dictionary: &[
         "fields ",
@@ -834,6 +875,14 @@ fn jsonata(input: &[u8]) {
     };
     let doc = serde_json::json!({"a": [1, {"b": "x"}, [2, 3]], "c": {"d": null, "e": true}});
     let _ = expr.evaluate(&doc, &roto_jsonata::Environment::with_step_functions());
+}
+
+fn sfn_intrinsic(input: &[u8]) {
+    roto_services::stepfunctions::fuzz::fuzz_intrinsic(&text(input));
+}
+
+fn sfn_definition(input: &[u8]) {
+    roto_services::stepfunctions::fuzz::fuzz_definition(&text(input));
 }
 
 fn iam_policy(input: &[u8]) {

@@ -30,6 +30,7 @@ pub mod secretsmanager;
 pub mod sns;
 pub mod sqs;
 pub mod ssm;
+pub mod stepfunctions;
 pub mod sts;
 
 /// Every service, constructed over the shared environment (creating their tables).
@@ -52,5 +53,6 @@ pub fn all(env: &Arc<Env>) -> io::Result<Vec<Arc<dyn Service>>> {
         Arc::new(events::EventBridge::new(env.clone())?),
         apigateway,
         http_apis,
+        Arc::new(stepfunctions::StepFunctions::new(env.clone())?),
     ])
 }

@@ -1,0 +1,237 @@
+//! Parallel branches and inline Map iterations: each runs on its own task with its own
+//! chain of history events; a failure stops the others and fails the state (a Map
+//! tolerates failures up to its `ToleratedFailureCount`/`ToleratedFailurePercentage`).
+
+use std::sync::Arc;
+
+use serde_json::{json, Value as Json};
+use tokio::sync::Semaphore;
+use tokio::task::JoinSet;
+
+use super::io::Scope;
+use super::{Failure, Lane, Run};
+
+/// The outcome of one branch or iteration, by its index.
+type Finished = (usize, Result<Json, Failure>);
+
+impl Run {
+    /// A Parallel state's branches, each given the same input; the result is their outputs
+    /// in branch order.
+    pub(super) async fn parallel(
+        self: &Arc<Run>,
+        _scope: &Scope<'_>,
+        state: &Json,
+        input: Json,
+        lane: &mut Lane,
+    ) -> Result<Json, Failure> {
+        let branches: Vec<Arc<Json>> = state
+            .get("Branches")
+            .and_then(Json::as_array)
+            .into_iter()
+            .flatten()
+            .map(|b| Arc::new(b.clone()))
+            .collect();
+        let started = self
+            .history
+            .add(&mut lane.prev, "ParallelStateStarted", None, json!({}));
+        self.flush();
+        let mut set = JoinSet::new();
+        for (i, branch) in branches.into_iter().enumerate() {
+            let (run, input) = (self.clone(), input.clone());
+            let mut branch_lane = Lane {
+                prev: started,
+                map: lane.map.clone(),
+            };
+            set.spawn(async move { (i, run.machine(branch, input, &mut branch_lane).await) });
+        }
+        match collect(&mut set, 0).await {
+            Ok(outputs) => {
+                self.history
+                    .add(&mut lane.prev, "ParallelStateSucceeded", None, json!({}));
+                Ok(Json::Array(outputs))
+            }
+            Err(failure) => {
+                self.history
+                    .add(&mut lane.prev, "ParallelStateFailed", None, json!({}));
+                Err(failure)
+            }
+        }
+    }
+
+    /// An inline Map state: its item processor over each item of `ItemsPath` (or
+    /// `ItemSelector`'s view of it), at most `MaxConcurrency` at once.
+    pub(super) async fn map(
+        self: &Arc<Run>,
+        scope: &Scope<'_>,
+        state: &Json,
+        input: Json,
+        lane: &mut Lane,
+    ) -> Result<Json, Failure> {
+        let items = match scope.select(
+            state.get("ItemsPath").and_then(Json::as_str).unwrap_or("$"),
+            &input,
+        )? {
+            Json::Array(items) => items,
+            other => {
+                return Err(scope.runtime(format!("Map state input must be an array, got: {other}")))
+            }
+        };
+        let processor = Arc::new(
+            state
+                .get("ItemProcessor")
+                .or_else(|| state.get("Iterator"))
+                .cloned()
+                .unwrap_or_default(),
+        );
+        let limit = match max_concurrency(scope, state, &input)? {
+            0 => Semaphore::MAX_PERMITS,
+            n => n,
+        };
+        let started = self.history.add(
+            &mut lane.prev,
+            "MapStateStarted",
+            Some("mapStateStartedEventDetails"),
+            json!({"length": items.len()}),
+        );
+        self.flush();
+        let permits = Arc::new(Semaphore::new(limit));
+        let mut set = JoinSet::new();
+        let selector = state
+            .get("ItemSelector")
+            .or_else(|| state.get("Parameters"));
+        for (index, item) in items.into_iter().enumerate() {
+            let map = json!({"Item": {"Index": index, "Value": item}});
+            let item = match selector {
+                Some(template) => Scope {
+                    base: scope.base,
+                    extra: json!({"Map": map.clone()}),
+                    state: scope.state,
+                    entered: scope.entered,
+                }
+                .template(template, &input)?,
+                None => item,
+            };
+            let iteration = Iteration {
+                run: self.clone(),
+                processor: processor.clone(),
+                name: scope.state.to_string(),
+                index,
+                started,
+            };
+            let permits = permits.clone();
+            set.spawn(async move {
+                let _permit = permits.acquire_owned().await;
+                (index, iteration.run(item, map).await)
+            });
+        }
+        let tolerated = tolerated_failures(state, set.len());
+        let result = collect(&mut set, tolerated).await;
+        let kind = if result.is_ok() {
+            "MapStateSucceeded"
+        } else {
+            "MapStateFailed"
+        };
+        self.history.add(&mut lane.prev, kind, None, json!({}));
+        result.map(Json::Array)
+    }
+}
+
+/// One Map iteration.
+struct Iteration {
+    run: Arc<Run>,
+    processor: Arc<Json>,
+    name: String,
+    index: usize,
+    started: i64,
+}
+
+impl Iteration {
+    async fn run(self, item: Json, map: Json) -> Result<Json, Failure> {
+        let details = json!({"name": self.name, "index": self.index});
+        let mut lane = Lane {
+            prev: self.started,
+            map: Some(map),
+        };
+        self.run.history.add(
+            &mut lane.prev,
+            "MapIterationStarted",
+            Some("mapIterationStartedEventDetails"),
+            details.clone(),
+        );
+        let result = self
+            .run
+            .clone()
+            .machine(self.processor.clone(), item, &mut lane)
+            .await;
+        let (kind, key) = match &result {
+            Ok(_) => ("MapIterationSucceeded", "mapIterationSucceededEventDetails"),
+            Err(_) => ("MapIterationFailed", "mapIterationFailedEventDetails"),
+        };
+        self.run
+            .history
+            .add(&mut lane.prev, kind, Some(key), details);
+        result
+    }
+}
+
+/// MaxConcurrency, or the number MaxConcurrencyPath finds (0 means no limit).
+fn max_concurrency(scope: &Scope<'_>, state: &Json, input: &Json) -> Result<usize, Failure> {
+    let value = match state.get("MaxConcurrencyPath").and_then(Json::as_str) {
+        Some(p) => scope.select(p, input)?,
+        None => state.get("MaxConcurrency").cloned().unwrap_or(json!(0)),
+    };
+    value
+        .as_u64()
+        .and_then(|n| usize::try_from(n).ok())
+        .ok_or_else(|| {
+            scope.runtime(format!(
+                "The MaxConcurrency value is not a non-negative integer: {value}"
+            ))
+        })
+}
+
+/// How many iterations may fail before the Map fails.
+fn tolerated_failures(state: &Json, total: usize) -> usize {
+    let count = state
+        .get("ToleratedFailureCount")
+        .and_then(Json::as_u64)
+        .map(|n| n as usize);
+    let percent = state
+        .get("ToleratedFailurePercentage")
+        .and_then(Json::as_f64)
+        .map(|p| (p / 100.0 * total as f64).floor() as usize);
+    match (count, percent) {
+        (None, None) => 0,
+        (c, p) => c.unwrap_or(0).max(p.unwrap_or(0)),
+    }
+}
+
+/// The outputs in index order once every task finished; with more than `tolerated`
+/// failures, stops the rest and answers the first failure (or, past a tolerance,
+/// `States.ExceedToleratedFailureThreshold`). A tolerated failure's output is its error
+/// output.
+async fn collect(set: &mut JoinSet<Finished>, tolerated: usize) -> Result<Vec<Json>, Failure> {
+    let mut outputs = vec![Json::Null; set.len()];
+    let mut failures = 0;
+    while let Some(joined) = set.join_next().await {
+        let (index, result) = joined.map_err(|e| Failure::new("States.Runtime", e.to_string()))?;
+        match result {
+            Ok(output) => outputs[index] = output,
+            Err(failure) if failures >= tolerated => {
+                set.abort_all();
+                if tolerated > 0 {
+                    return Err(Failure::new(
+                        "States.ExceedToleratedFailureThreshold",
+                        "The specified tolerated failure threshold was exceeded",
+                    ));
+                }
+                return Err(failure);
+            }
+            Err(failure) => {
+                failures += 1;
+                outputs[index] = failure.output();
+            }
+        }
+    }
+    Ok(outputs)
+}

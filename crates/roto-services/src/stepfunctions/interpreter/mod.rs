@@ -1,0 +1,651 @@
+//! The interpreter: runs an execution's definition state by state on a background task.
+//!
+//! - this module: the [`Engine`] every execution shares (stop signals, task-token
+//!   waiters, activity wake-ups), one [`Run`] per execution, the state loop and each
+//!   state type's work, Retry and Catch.
+//! - [`io`]: JSONPath input and output processing and templates.
+//! - [`choice`]: Choice rules.
+//! - [`fanout`]: Parallel branches and inline Map iterations.
+//! - [`tasks`]: Task states: the service integrations, callbacks and activities.
+//! - [`shapes`]: JSON parameters to an operation's input shape and its output back.
+//!
+//! Every wait (Wait states, retry intervals, timeouts) sleeps on the server clock, so
+//! `POST /_roto/clock` moves them on.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::sync::{Arc, Mutex};
+
+use roto_core::dispatch::BoxFuture;
+use roto_core::timestamp::{now_millis, sleep_until};
+use roto_core::{Context, Env};
+use serde_json::{json, Value as Json};
+use tokio::sync::{mpsc, watch, Notify};
+
+use super::history::{payload_details, History};
+
+pub(super) mod choice;
+mod fanout;
+pub(super) mod io;
+mod shapes;
+pub(super) mod tasks;
+
+use io::Scope;
+
+/// How a state, a branch or an execution failed: the error name and its cause.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Failure {
+    /// The error (`States.TaskFailed`, `Lambda.ResourceNotFoundException`, ...).
+    pub error: String,
+    /// Its cause.
+    pub cause: String,
+}
+
+impl Failure {
+    /// A failure with an error name and a cause.
+    pub fn new(error: impl Into<String>, cause: impl Into<String>) -> Failure {
+        Failure {
+            error: error.into(),
+            cause: cause.into(),
+        }
+    }
+
+    /// The error output a Catch passes on: `{"Error": ..., "Cause": ...}`.
+    fn output(&self) -> Json {
+        json!({"Error": self.error, "Cause": self.cause})
+    }
+}
+
+/// What a waiting task hears from SendTaskSuccess, SendTaskFailure or SendTaskHeartbeat.
+#[derive(Debug)]
+pub(crate) enum Signal {
+    /// The task's output.
+    Success(Json),
+    /// The task's failure.
+    Failure(Failure),
+    /// A heartbeat: the task is alive.
+    Heartbeat,
+}
+
+/// What every execution shares.
+pub(crate) struct Engine {
+    /// The shared environment (store, dispatcher).
+    pub env: Arc<Env>,
+    /// Running executions by ARN.
+    running: Mutex<HashMap<String, Arc<Run>>>,
+    /// Task tokens waited on, with where their signals go.
+    pub tokens: Mutex<HashMap<String, mpsc::UnboundedSender<Signal>>>,
+    /// Woken when an activity task is queued.
+    pub activity_queued: Notify,
+}
+
+/// Locks a mutex, surviving a poisoned one.
+pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl Engine {
+    /// An engine over the environment.
+    pub fn new(env: Arc<Env>) -> Engine {
+        Engine {
+            env,
+            running: Mutex::new(HashMap::new()),
+            tokens: Mutex::new(HashMap::new()),
+            activity_queued: Notify::new(),
+        }
+    }
+
+    /// The running execution with this ARN, if it runs in this process.
+    pub fn running(&self, arn: &str) -> Option<Arc<Run>> {
+        lock(&self.running).get(arn).cloned()
+    }
+}
+
+/// How an execution ended.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Outcome {
+    /// SUCCEEDED, with the output.
+    Succeeded(Json),
+    /// FAILED.
+    Failed(Failure),
+    /// TIMED_OUT.
+    TimedOut(Failure),
+    /// ABORTED by StopExecution.
+    Aborted,
+}
+
+/// One execution while it runs.
+pub(crate) struct Run {
+    /// The engine.
+    pub engine: Arc<Engine>,
+    /// The account and region it runs in.
+    pub ctx: Context,
+    /// The execution's ARN.
+    pub arn: String,
+    /// Its history.
+    pub history: History,
+    /// The context object's `Execution` and `StateMachine` members.
+    pub context: Json,
+    stop: watch::Sender<bool>,
+}
+
+/// One path through the states: the top level, a branch or an iteration.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Lane {
+    /// The id of this path's last event.
+    pub prev: i64,
+    /// The context object's `Map` member in an iteration.
+    pub map: Option<Json>,
+}
+
+/// Where a state goes after it ran.
+enum Step {
+    Next(String, Json),
+    End(Json),
+}
+
+impl Run {
+    /// A run for an execution whose history continues at `next_event`.
+    pub fn new(
+        engine: Arc<Engine>,
+        ctx: Context,
+        arn: &str,
+        context: Json,
+        next_event: i64,
+        record: bool,
+    ) -> Arc<Run> {
+        Arc::new(Run {
+            engine,
+            ctx,
+            arn: arn.to_string(),
+            history: History::new(arn, next_event, record),
+            context,
+            stop: watch::Sender::new(false),
+        })
+    }
+
+    /// Asks the run to stop where it is.
+    pub fn stop(&self) {
+        self.stop.send_replace(true);
+    }
+
+    /// Adds the ExecutionAborted event StopExecution closes the run with.
+    pub fn abort_event(&self, error: Option<&str>, cause: Option<&str>) {
+        let mut prev = self.history.last_id();
+        let mut details = json!({});
+        if let Some(e) = error {
+            details["error"] = json!(e);
+        }
+        if let Some(c) = cause {
+            details["cause"] = json!(c);
+        }
+        self.history.add(
+            &mut prev,
+            "ExecutionAborted",
+            Some("executionAbortedEventDetails"),
+            details,
+        );
+        self.flush();
+    }
+
+    /// Writes the events added so far.
+    pub fn flush(&self) {
+        if let Err(e) = self.history.flush(&self.engine.env) {
+            tracing::warn!(error = %e.message, "Step Functions history write failed");
+        }
+    }
+
+    /// Runs the definition to its end (or the machine's `TimeoutSeconds`, or a stop),
+    /// registered as running meanwhile.
+    pub async fn execute(
+        self: Arc<Run>,
+        definition: Arc<Json>,
+        input: Json,
+        lane: Lane,
+    ) -> Outcome {
+        lock(&self.engine.running).insert(self.arn.clone(), self.clone());
+        let mut stopped = self.stop.subscribe();
+        let deadline = definition
+            .get("TimeoutSeconds")
+            .and_then(Json::as_i64)
+            .map(|s| now_millis().saturating_add(s.saturating_mul(1000)));
+        let mut lane = lane;
+        let work = self.clone().machine(definition, input, &mut lane);
+        let outcome = tokio::select! {
+            result = work => match result {
+                Ok(output) => Outcome::Succeeded(output),
+                Err(f) => Outcome::Failed(f),
+            },
+            _ = stopped.wait_for(|s| *s) => Outcome::Aborted,
+            _ = wait_for(deadline) => Outcome::TimedOut(Failure::new("States.Timeout", "")),
+        };
+        lock(&self.engine.running).remove(&self.arn);
+        self.close(&outcome, &mut lane);
+        outcome
+    }
+
+    /// Adds the execution's closing event.
+    fn close(&self, outcome: &Outcome, lane: &mut Lane) {
+        let prev = &mut lane.prev;
+        match outcome {
+            Outcome::Succeeded(output) => self.history.add(
+                prev,
+                "ExecutionSucceeded",
+                Some("executionSucceededEventDetails"),
+                payload_details("output", output, "outputDetails"),
+            ),
+            Outcome::Failed(f) => self.history.add(
+                prev,
+                "ExecutionFailed",
+                Some("executionFailedEventDetails"),
+                json!({"error": f.error, "cause": f.cause}),
+            ),
+            Outcome::TimedOut(f) => self.history.add(
+                prev,
+                "ExecutionTimedOut",
+                Some("executionTimedOutEventDetails"),
+                json!({"error": f.error, "cause": f.cause}),
+            ),
+            Outcome::Aborted => 0,
+        };
+        self.flush();
+    }
+
+    /// Runs a set of states (the definition, a branch, an item processor) from its
+    /// `StartAt` to its end.
+    pub fn machine<'a>(
+        self: Arc<Run>,
+        machine: Arc<Json>,
+        input: Json,
+        lane: &'a mut Lane,
+    ) -> BoxFuture<'a, Result<Json, Failure>> {
+        Box::pin(async move {
+            let mut name = machine
+                .get("StartAt")
+                .and_then(Json::as_str)
+                .unwrap_or_default()
+                .to_string();
+            let mut input = input;
+            loop {
+                let state = machine
+                    .get("States")
+                    .and_then(|s| s.get(&name))
+                    .ok_or_else(|| {
+                        Failure::new("States.Runtime", format!("No state named '{name}'"))
+                    })?;
+                match self.state(&name, state, input, lane).await? {
+                    Step::Next(next, output) => {
+                        name = next;
+                        input = output;
+                    }
+                    Step::End(output) => return Ok(output),
+                }
+            }
+        })
+    }
+
+    /// The context object's members for one state (see [`Scope::context`]).
+    fn context_for(
+        &self,
+        name: &str,
+        state: &Json,
+        entered_at: i64,
+        retries: u32,
+        lane: &Lane,
+    ) -> Json {
+        let mut context = json!({});
+        if state.get("Type").and_then(Json::as_str) == Some("Task") && tasks::uses_token(state) {
+            context["Task"] = json!({"Token": tasks::new_token()});
+        }
+        context["State"] = json!({
+            "Name": name,
+            "EnteredTime": roto_core::timestamp::format(entered_at, roto_core::timestamp::TimestampFormat::Iso8601),
+            "RetryCount": retries,
+        });
+        if let Some(map) = &lane.map {
+            context["Map"] = map.clone();
+        }
+        context
+    }
+
+    /// Runs one state: its Entered event, its work (with Retry and Catch where it has
+    /// them), its Exited event.
+    async fn state(
+        self: &Arc<Run>,
+        name: &str,
+        state: &Json,
+        input: Json,
+        lane: &mut Lane,
+    ) -> Result<Step, Failure> {
+        let kind = state
+            .get("Type")
+            .and_then(Json::as_str)
+            .unwrap_or_default()
+            .to_string();
+        let entered_at = now_millis();
+        let entered = self.history.add(
+            &mut lane.prev,
+            &format!("{kind}StateEntered"),
+            Some("stateEnteredEventDetails"),
+            json!({"name": name, "input": input.to_string(), "inputDetails": {"truncated": false}}),
+        );
+        let scope = Scope {
+            base: &self.context,
+            extra: self.context_for(name, state, entered_at, 0, lane),
+            state: name,
+            entered,
+        };
+        let result = match kind.as_str() {
+            "Fail" => Err(fail(&scope, state, &input)),
+            "Choice" => choose(&scope, state, &input),
+            "Succeed" => scope
+                .input_path(state, &input)
+                .and_then(|i| scope.output_path(state, i))
+                .map(|o| (o, None)),
+            _ => {
+                self.with_handlers(name, state, &input, lane, entered, entered_at)
+                    .await
+            }
+        };
+        let (output, next) = result?;
+        if kind != "Fail" {
+            self.history.add(
+                &mut lane.prev,
+                &format!("{kind}StateExited"),
+                Some("stateExitedEventDetails"),
+                json!({"name": name, "output": output.to_string(), "outputDetails": {"truncated": false}}),
+            );
+        }
+        let next = next.or_else(|| state.get("Next").and_then(Json::as_str).map(str::to_string));
+        Ok(match (next, state.get("End")) {
+            (Some(next), _) if kind != "Succeed" => Step::Next(next, output),
+            _ => Step::End(output),
+        })
+    }
+
+    /// A state's work under its Retry and Catch: retried while a retrier matches and has
+    /// attempts left; caught into the catcher's `Next` with the error output at its
+    /// `ResultPath`.
+    async fn with_handlers(
+        self: &Arc<Run>,
+        name: &str,
+        state: &Json,
+        input: &Json,
+        lane: &mut Lane,
+        entered: i64,
+        entered_at: i64,
+    ) -> Result<(Json, Option<String>), Failure> {
+        let mut attempts: Vec<u32> = vec![
+            0;
+            state
+                .get("Retry")
+                .and_then(Json::as_array)
+                .map_or(0, Vec::len)
+        ];
+        let mut delays: Vec<f64> = vec![0.0; attempts.len()];
+        let mut retries = 0;
+        loop {
+            let scope = Scope {
+                base: &self.context,
+                extra: self.context_for(name, state, entered_at, retries, lane),
+                state: name,
+                entered,
+            };
+            let failure = match self.work(&scope, state, input, lane).await {
+                Ok(output) => return Ok((output, None)),
+                Err(f) => f,
+            };
+            self.flush();
+            if let Some(wait) = retry_delay(state, &failure, &mut attempts, &mut delays) {
+                sleep_until(now_millis().saturating_add(wait)).await;
+                retries += 1;
+                continue;
+            }
+            return catch(&scope, state, input, failure);
+        }
+    }
+
+    /// The work of a Pass, Wait, Task, Parallel or Map state, from InputPath to OutputPath.
+    async fn work(
+        self: &Arc<Run>,
+        scope: &Scope<'_>,
+        state: &Json,
+        input: &Json,
+        lane: &mut Lane,
+    ) -> Result<Json, Failure> {
+        let kind = state.get("Type").and_then(Json::as_str).unwrap_or_default();
+        let effective = scope.input_path(state, input)?;
+        if kind == "Wait" {
+            self.wait(scope, state, &effective).await?;
+            return scope.output_path(state, effective);
+        }
+        let result = match kind {
+            "Map" => self.map(scope, state, effective, lane).await?,
+            _ => {
+                let effective = scope.template_field(state, "Parameters", effective)?;
+                match kind {
+                    "Pass" => state.get("Result").cloned().unwrap_or(effective),
+                    "Task" => self.task(scope, state, effective, lane).await?,
+                    "Parallel" => self.parallel(scope, state, effective, lane).await?,
+                    other => {
+                        return Err(Failure::new(
+                            "States.Runtime",
+                            format!("Unknown state type {other}"),
+                        ))
+                    }
+                }
+            }
+        };
+        let result = scope.template_field(state, "ResultSelector", result)?;
+        let output = scope.result_path(state, input, result)?;
+        scope.output_path(state, output)
+    }
+
+    /// A Wait state's pause, on the server clock.
+    async fn wait(&self, scope: &Scope<'_>, state: &Json, input: &Json) -> Result<(), Failure> {
+        let deadline = if let Some(s) = state.get("Seconds") {
+            now_millis().saturating_add(seconds(s).unwrap_or(0))
+        } else if let Some(p) = state.get("SecondsPath").and_then(Json::as_str) {
+            let value = scope.select(p, input)?;
+            let ms = seconds(&value).ok_or_else(|| {
+                scope.runtime(format!(
+                    "The SecondsPath parameter does not reference a valid integer value: {value}"
+                ))
+            })?;
+            now_millis().saturating_add(ms)
+        } else {
+            let text = match (
+                state.get("Timestamp"),
+                state.get("TimestampPath").and_then(Json::as_str),
+            ) {
+                (Some(t), _) => t.clone(),
+                (None, Some(p)) => scope.select(p, input)?,
+                (None, None) => Json::Null,
+            };
+            text.as_str()
+                .and_then(choice::timestamp)
+                .ok_or_else(|| scope.runtime(format!("The TimestampPath parameter does not reference a valid ISO-8601 extended offset date-time format string: {text}")))?
+        };
+        self.flush();
+        sleep_until(deadline).await;
+        Ok(())
+    }
+}
+
+/// Seconds (a non-negative integer) as milliseconds.
+fn seconds(value: &Json) -> Option<i64> {
+    value
+        .as_i64()
+        .filter(|s| *s >= 0)
+        .map(|s| s.saturating_mul(1000))
+}
+
+/// Sleeps until a deadline of the server clock, or forever without one.
+async fn wait_for(deadline: Option<i64>) {
+    match deadline {
+        Some(d) => sleep_until(d).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Runs `work` unless `deadline` (server clock) passes first.
+pub(crate) async fn with_deadline<T>(
+    deadline: Option<i64>,
+    work: impl Future<Output = T>,
+) -> Option<T> {
+    tokio::select! {
+        out = work => Some(out),
+        _ = wait_for(deadline) => None,
+    }
+}
+
+fn fail(scope: &Scope<'_>, state: &Json, input: &Json) -> Failure {
+    let read = |field: &str, path: &str| -> String {
+        match (state.get(field), state.get(path).and_then(Json::as_str)) {
+            (Some(Json::String(s)), _) => s.clone(),
+            (None, Some(p)) => match scope.lookup(p, input) {
+                Ok(Some(Json::String(s))) => s,
+                _ => String::new(),
+            },
+            _ => String::new(),
+        }
+    };
+    Failure::new(read("Error", "ErrorPath"), read("Cause", "CausePath"))
+}
+
+fn choose(
+    scope: &Scope<'_>,
+    state: &Json,
+    input: &Json,
+) -> Result<(Json, Option<String>), Failure> {
+    let effective = scope.input_path(state, input)?;
+    let next = choice::choose(scope, state, &effective)?;
+    Ok((scope.output_path(state, effective)?, Some(next)))
+}
+
+/// Whether an `ErrorEquals` list matches an error: by name, `States.ALL` for any error but
+/// the terminal ones, `States.TaskFailed` for any but a timeout.
+fn error_matches(errors: &Json, error: &str) -> bool {
+    let terminal = matches!(error, "States.Runtime" | "States.DataLimitExceeded");
+    errors
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Json::as_str)
+        .any(|e| {
+            e == error
+                || (e == "States.ALL" && !terminal)
+                || (e == "States.TaskFailed"
+                    && !terminal
+                    && !matches!(error, "States.Timeout" | "States.HeartbeatTimeout"))
+                || (e == "States.Timeout" && error == "States.HeartbeatTimeout")
+        })
+}
+
+/// The delay before the next attempt, in milliseconds, if a retrier matches and has
+/// attempts left. Counts the attempt.
+fn retry_delay(
+    state: &Json,
+    failure: &Failure,
+    attempts: &mut [u32],
+    delays: &mut [f64],
+) -> Option<i64> {
+    let retriers = state.get("Retry")?.as_array()?;
+    let (i, retrier) = retriers.iter().enumerate().find(|(_, r)| {
+        r.get("ErrorEquals")
+            .is_some_and(|e| error_matches(e, &failure.error))
+    })?;
+    let max = retrier
+        .get("MaxAttempts")
+        .and_then(Json::as_u64)
+        .unwrap_or(3);
+    if u64::from(attempts[i]) >= max {
+        return None;
+    }
+    let interval = retrier
+        .get("IntervalSeconds")
+        .and_then(Json::as_f64)
+        .unwrap_or(1.0);
+    let rate = retrier
+        .get("BackoffRate")
+        .and_then(Json::as_f64)
+        .unwrap_or(2.0);
+    let mut delay = if attempts[i] == 0 {
+        interval
+    } else {
+        delays[i] * rate
+    };
+    if let Some(cap) = retrier.get("MaxDelaySeconds").and_then(Json::as_f64) {
+        delay = delay.min(cap);
+    }
+    attempts[i] += 1;
+    delays[i] = delay;
+    let jittered = match retrier.get("JitterStrategy").and_then(Json::as_str) {
+        Some("FULL") => delay * fastrand::f64(),
+        _ => delay,
+    };
+    Some((jittered * 1000.0).round() as i64)
+}
+
+/// A failure through the state's Catch: the catcher's `Next` with the error output put at
+/// its `ResultPath`, or the failure itself.
+fn catch(
+    scope: &Scope<'_>,
+    state: &Json,
+    input: &Json,
+    failure: Failure,
+) -> Result<(Json, Option<String>), Failure> {
+    let catcher = state
+        .get("Catch")
+        .and_then(Json::as_array)
+        .into_iter()
+        .flatten()
+        .find(|c| {
+            c.get("ErrorEquals")
+                .is_some_and(|e| error_matches(e, &failure.error))
+        });
+    let Some(catcher) = catcher else {
+        return Err(failure);
+    };
+    let output = scope.result_path(catcher, input, failure.output())?;
+    let next = catcher
+        .get("Next")
+        .and_then(Json::as_str)
+        .unwrap_or_default()
+        .to_string();
+    Ok((output, Some(next)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn retriers_back_off_and_cap() {
+        let state = json!({"Retry": [{"ErrorEquals": ["States.ALL"], "IntervalSeconds": 2, "BackoffRate": 3, "MaxAttempts": 3, "MaxDelaySeconds": 10}]});
+        let f = Failure::new("X", "");
+        let (mut a, mut d) = (vec![0], vec![0.0]);
+        let delays: Vec<_> = (0..4)
+            .map(|_| retry_delay(&state, &f, &mut a, &mut d))
+            .collect();
+        assert_eq!(delays, vec![Some(2000), Some(6000), Some(10000), None]);
+        let none = json!({"Retry": [{"ErrorEquals": ["States.ALL"], "MaxAttempts": 0}]});
+        assert_eq!(retry_delay(&none, &f, &mut [0], &mut [0.0]), None);
+    }
+
+    #[test]
+    fn error_names_match_as_aws_matches_them() {
+        let all = json!(["States.ALL"]);
+        assert!(error_matches(&all, "Lambda.ServiceException"));
+        assert!(!error_matches(&all, "States.Runtime"));
+        assert!(error_matches(&json!(["States.TaskFailed"]), "CustomError"));
+        assert!(!error_matches(
+            &json!(["States.TaskFailed"]),
+            "States.Timeout"
+        ));
+        assert!(error_matches(
+            &json!(["States.Timeout"]),
+            "States.HeartbeatTimeout"
+        ));
+    }
+}
