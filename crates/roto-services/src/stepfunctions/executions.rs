@@ -278,6 +278,7 @@ impl StepFunctions {
             details,
         );
         run.flush();
+        self.engine.register(&run);
         run
     }
 

@@ -95,6 +95,11 @@ impl Engine {
         }
     }
 
+    /// Records a run as running, before its task starts, so that StopExecution finds it.
+    pub fn register(&self, run: &Arc<Run>) {
+        lock(&self.running).insert(run.arn.clone(), run.clone());
+    }
+
     /// The running execution with this ARN, if it runs in this process.
     pub fn running(&self, arn: &str) -> Option<Arc<Run>> {
         lock(&self.running).get(arn).cloned()
