@@ -398,6 +398,7 @@ embedded_models!(
     "events",
     "iam",
     "kms",
+    "kinesis",
     "lambda",
     "logs",
     "s3",

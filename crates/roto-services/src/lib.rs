@@ -20,6 +20,7 @@ pub mod events;
 mod gzip;
 mod http_client;
 pub mod iam;
+pub mod kinesis;
 pub mod kms;
 pub mod lambda;
 pub mod logs;
@@ -47,6 +48,7 @@ pub fn all(env: &Arc<Env>) -> io::Result<Vec<Arc<dyn Service>>> {
         Arc::new(logs::Logs::new(env.clone())?),
         Arc::new(iam::Iam::new(env.clone())?),
         Arc::new(kms::Kms::new(env.clone())?),
+        Arc::new(kinesis::Kinesis::new(env.clone())),
         Arc::new(secretsmanager::SecretsManager::new(env.clone())?),
         Arc::new(lambda::Lambda::new(env.clone())?),
         Arc::new(ssm::Ssm::new(env.clone())?),

@@ -1,0 +1,236 @@
+//! Kinesis Data Streams: streams of ordered shards, records put by partition key and read
+//! through shard iterators, over the json 1.1 protocol.
+//!
+//! A stream is a row of `kinesis_streams`; its shards are rows of `kinesis_shards` (hash key
+//! ranges as 39-digit zero-padded decimals, so that text order is numeric order); records are
+//! rows of `kinesis_records` keyed by shard and a per-shard counter, which the 56-digit
+//! sequence numbers AWS shows encode (see [`seq`]). The tables are created on the first call.
+//!
+//! Status transitions complete at once, as Roto's other services' do: CreateStream's stream
+//! is ACTIVE to the first read after it (waiters finish at once), and DeleteStream removes
+//! the stream and its records before it answers.
+//!
+//! - [`streams`]: create, describe, list, delete, retention, mode, tags.
+//! - [`records`]: PutRecord(s), GetShardIterator, GetRecords, ListShards.
+//! - [`seq`]: sequence numbers, hash keys and shard iterators.
+
+use std::sync::{Arc, OnceLock};
+
+use roto_core::{
+    AwsError, AwsResult, BoxFuture, Context, Env, Request, Response, Service, ServiceSpec, Value,
+};
+use rusqlite::OptionalExtension;
+
+mod records;
+mod seq;
+mod streams;
+
+static SPEC: ServiceSpec = ServiceSpec {
+    name: "kinesis",
+    model: "kinesis",
+    query_model: None,
+    signing_names: &["kinesis"],
+    target_prefix: Some("Kinesis_20131202"),
+    query_version: None,
+    crc32_responses: false,
+    validate_input: true,
+};
+
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS kinesis_streams (
+    account TEXT NOT NULL,
+    region TEXT NOT NULL,
+    name TEXT NOT NULL,
+    created INTEGER NOT NULL,
+    mode TEXT NOT NULL,
+    retention_hours INTEGER NOT NULL,
+    next_shard INTEGER NOT NULL,
+    tags TEXT NOT NULL DEFAULT '{}',
+    PRIMARY KEY (account, region, name)
+);
+CREATE TABLE IF NOT EXISTS kinesis_shards (
+    account TEXT NOT NULL,
+    region TEXT NOT NULL,
+    stream TEXT NOT NULL,
+    shard INTEGER NOT NULL,
+    start_hash TEXT NOT NULL,
+    end_hash TEXT NOT NULL,
+    parent INTEGER,
+    adjacent_parent INTEGER,
+    next_seq INTEGER NOT NULL DEFAULT 1,
+    closed_seq INTEGER,
+    closed_at INTEGER,
+    created INTEGER NOT NULL,
+    PRIMARY KEY (account, region, stream, shard)
+);
+CREATE TABLE IF NOT EXISTS kinesis_records (
+    account TEXT NOT NULL,
+    region TEXT NOT NULL,
+    stream TEXT NOT NULL,
+    shard INTEGER NOT NULL,
+    seq INTEGER NOT NULL,
+    arrival INTEGER NOT NULL,
+    partition_key TEXT NOT NULL,
+    data BLOB NOT NULL,
+    PRIMARY KEY (account, region, stream, shard, seq)
+);
+CREATE INDEX IF NOT EXISTS kinesis_records_arrival
+    ON kinesis_records (account, region, stream, shard, arrival);
+";
+
+/// A stream as stored.
+#[derive(Debug, Clone)]
+pub(crate) struct Stream {
+    name: String,
+    created: i64,
+    mode: String,
+    retention_hours: i64,
+    tags: serde_json::Map<String, serde_json::Value>,
+}
+
+fn stream_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Stream> {
+    let tags: String = r.get(4)?;
+    Ok(Stream {
+        name: r.get(0)?,
+        created: r.get(1)?,
+        mode: r.get(2)?,
+        retention_hours: r.get(3)?,
+        tags: serde_json::from_str(&tags).unwrap_or_default(),
+    })
+}
+
+fn invalid_argument(message: impl Into<String>) -> AwsError {
+    AwsError::new("InvalidArgumentException", message)
+}
+
+fn not_found(ctx: &Context, name: &str) -> AwsError {
+    AwsError::new(
+        "ResourceNotFoundException",
+        format!("Stream {name} under account {} not found.", ctx.account),
+    )
+}
+
+/// A stream's ARN.
+fn stream_arn(ctx: &Context, name: &str) -> String {
+    format!(
+        "arn:aws:kinesis:{}:{}:stream/{name}",
+        ctx.region, ctx.account
+    )
+}
+
+/// The stream name an ARN of this account and region names.
+fn name_from_arn<'a>(ctx: &Context, arn: &'a str) -> AwsResult<&'a str> {
+    let prefix = format!("arn:aws:kinesis:{}:{}:stream/", ctx.region, ctx.account);
+    match arn.strip_prefix(&prefix) {
+        Some(name) if !name.is_empty() && !name.contains('/') => Ok(name),
+        _ => Err(invalid_argument(format!("Invalid StreamARN {arn}"))),
+    }
+}
+
+/// The stream name a request gives as `StreamName` or as `StreamARN` (`arn_member`).
+fn stream_name<'a>(ctx: &Context, input: &'a Value, arn_member: &str) -> AwsResult<&'a str> {
+    match (input.str("StreamName"), input.str(arn_member)) {
+        (Some(name), None) => Ok(name),
+        (None, Some(arn)) => name_from_arn(ctx, arn),
+        (Some(name), Some(arn)) => {
+            if name_from_arn(ctx, arn)? != name {
+                return Err(invalid_argument(
+                    "StreamARN and StreamName in the request must refer to the same stream.",
+                ));
+            }
+            Ok(name)
+        }
+        (None, None) => Err(invalid_argument(
+            "Either StreamName or StreamARN should be provided.",
+        )),
+    }
+}
+
+/// Kinesis Data Streams.
+pub struct Kinesis {
+    env: Arc<Env>,
+    ready: OnceLock<Result<(), String>>,
+}
+
+impl Kinesis {
+    /// The service; its tables are created on its first call.
+    pub fn new(env: Arc<Env>) -> Kinesis {
+        Kinesis {
+            env,
+            ready: OnceLock::new(),
+        }
+    }
+
+    /// The store, its tables created.
+    fn store(&self) -> AwsResult<&roto_core::store::Store> {
+        let store = &self.env.store;
+        self.ready
+            .get_or_init(|| store.migrate(SCHEMA).map_err(|e| e.to_string()))
+            .clone()
+            .map_err(AwsError::internal)?;
+        Ok(store)
+    }
+
+    /// The stream `name`, if it exists.
+    fn find(&self, ctx: &Context, name: &str) -> AwsResult<Option<Stream>> {
+        self.store()?.read(|c| {
+            c.prepare_cached(
+                "SELECT name, created, mode, retention_hours, tags FROM kinesis_streams
+                 WHERE account = ?1 AND region = ?2 AND name = ?3",
+            )?
+            .query_row([&ctx.account, &ctx.region, name], stream_from_row)
+            .optional()
+            .map_err(AwsError::from)
+        })
+    }
+
+    /// The stream a request names (by `StreamName` or `arn_member`), or
+    /// ResourceNotFoundException.
+    fn stream(&self, ctx: &Context, input: &Value, arn_member: &str) -> AwsResult<Stream> {
+        let name = stream_name(ctx, input, arn_member)?;
+        self.find(ctx, name)?.ok_or_else(|| not_found(ctx, name))
+    }
+
+    fn dispatch(&self, ctx: &Context, operation: &str, input: &Value) -> AwsResult<Value> {
+        match operation {
+            "CreateStream" => self.create_stream(ctx, input),
+            "DeleteStream" => self.delete_stream(ctx, input),
+            "DescribeStream" => self.describe_stream(ctx, input),
+            "DescribeStreamSummary" => self.describe_stream_summary(ctx, input),
+            "ListStreams" => self.list_streams(ctx, input),
+            "IncreaseStreamRetentionPeriod" => self.change_retention(ctx, input, true),
+            "DecreaseStreamRetentionPeriod" => self.change_retention(ctx, input, false),
+            "UpdateStreamMode" => self.update_stream_mode(ctx, input),
+            "AddTagsToStream" => self.add_tags(ctx, input, "StreamARN"),
+            "TagResource" => self.add_tags(ctx, input, "ResourceARN"),
+            "RemoveTagsFromStream" => self.remove_tags(ctx, input, "StreamARN"),
+            "UntagResource" => self.remove_tags(ctx, input, "ResourceARN"),
+            "ListTagsForStream" => self.list_tags_for_stream(ctx, input),
+            "ListTagsForResource" => self.list_tags_for_resource(ctx, input),
+            "ListShards" => self.list_shards(ctx, input),
+            "PutRecord" => self.put_record(ctx, input),
+            "PutRecords" => self.put_records(ctx, input),
+            "GetShardIterator" => self.get_shard_iterator(ctx, input),
+            "GetRecords" => self.get_records(ctx, input),
+            other => Err(AwsError::not_implemented(other)),
+        }
+    }
+}
+
+impl Service for Kinesis {
+    fn spec(&self) -> &'static ServiceSpec {
+        &SPEC
+    }
+
+    fn call<'a>(
+        &'a self,
+        ctx: &'a Context,
+        operation: &'a str,
+        request: Request,
+    ) -> BoxFuture<'a, AwsResult<Response>> {
+        Box::pin(async move {
+            let output = self.dispatch(ctx, operation, &request.input)?;
+            Ok(Response::new(output))
+        })
+    }
+}
