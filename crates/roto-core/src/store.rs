@@ -16,6 +16,7 @@
 //! so they run while a write commits. An ephemeral store is one in-memory connection: its
 //! commits are memory copies of microseconds, so its reads share the writer.
 
+mod lazy;
 mod readers;
 mod writer;
 
@@ -26,6 +27,7 @@ use std::sync::{Arc, Mutex};
 
 use rusqlite::{Connection, OptionalExtension};
 
+pub use lazy::LazySchema;
 use readers::Readers;
 use writer::{Durability, Writer};
 

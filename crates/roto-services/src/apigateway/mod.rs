@@ -12,6 +12,8 @@
 //!   [`invoke::ApiResponse`]), shared by both API kinds.
 //! - [`lambda_proxy`]: Lambda proxy integrations (invoking the function through the
 //!   dispatcher, reading its proxy response, AWS's 502 and 504), shared by both.
+//! - [`policy`]: an authorizer's policy document judged against the invoked ARN, shared
+//!   by both.
 //! - [`store`]: the documents both keep (one table, created on the first call).
 //! - [`v2`]: HTTP APIs, a service of their own over the same store; the entry asks its
 //!   `serve` for ids no REST API has.
@@ -19,6 +21,7 @@
 pub mod invoke;
 pub mod lambda_proxy;
 mod patch;
+mod policy;
 mod rest;
 mod store;
 pub mod v2;

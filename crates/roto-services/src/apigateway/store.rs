@@ -6,8 +6,9 @@
 //! API pays nothing for it. API ids are unique across accounts and regions (the data plane
 //! finds an API by its id alone, as AWS's host names do).
 
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
+use roto_core::store::LazySchema;
 use roto_core::{AwsError, AwsResult, Env};
 use rusqlite::{params, OptionalExtension};
 use serde_json::Value as Json;
@@ -41,7 +42,7 @@ pub struct Scope<'a> {
 /// The document store over the shared environment's store.
 pub struct Store {
     env: Arc<Env>,
-    ready: OnceLock<Result<(), String>>,
+    schema: LazySchema,
 }
 
 /// A document found by its kind and id alone: where it lives, and itself.
@@ -63,17 +64,12 @@ impl Store {
     pub fn new(env: Arc<Env>) -> Store {
         Store {
             env,
-            ready: OnceLock::new(),
+            schema: LazySchema::new(&[SCHEMA]),
         }
     }
 
     fn ready(&self) -> AwsResult<&roto_core::store::Store> {
-        let store = &self.env.store;
-        self.ready
-            .get_or_init(|| store.migrate(SCHEMA).map_err(|e| e.to_string()))
-            .clone()
-            .map_err(AwsError::internal)?;
-        Ok(store)
+        self.schema.store(&self.env.store)
     }
 
     /// The document `id` in `scope`, if any.

@@ -14,8 +14,9 @@
 //! - [`records`]: PutRecord(s), GetShardIterator, GetRecords, ListShards.
 //! - [`seq`]: sequence numbers, hash keys and shard iterators.
 
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
+use roto_core::store::LazySchema;
 use roto_core::{
     AwsError, AwsResult, BoxFuture, Context, Env, Request, Response, Service, ServiceSpec, Value,
 };
@@ -149,7 +150,7 @@ fn stream_name<'a>(ctx: &Context, input: &'a Value, arn_member: &str) -> AwsResu
 /// Kinesis Data Streams.
 pub struct Kinesis {
     env: Arc<Env>,
-    ready: OnceLock<Result<(), String>>,
+    schema: LazySchema,
 }
 
 impl Kinesis {
@@ -157,18 +158,13 @@ impl Kinesis {
     pub fn new(env: Arc<Env>) -> Kinesis {
         Kinesis {
             env,
-            ready: OnceLock::new(),
+            schema: LazySchema::new(&[SCHEMA]),
         }
     }
 
     /// The store, its tables created.
     fn store(&self) -> AwsResult<&roto_core::store::Store> {
-        let store = &self.env.store;
-        self.ready
-            .get_or_init(|| store.migrate(SCHEMA).map_err(|e| e.to_string()))
-            .clone()
-            .map_err(AwsError::internal)?;
-        Ok(store)
+        self.schema.store(&self.env.store)
     }
 
     /// The stream `name`, if it exists.

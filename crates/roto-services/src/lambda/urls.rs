@@ -21,6 +21,7 @@ use rusqlite::{params, OptionalExtension};
 
 use super::executor::Invocation;
 use super::{conflict, from_json_text, function_arn, target_of, Lambda};
+use crate::media::is_text;
 
 /// The characters of a URL id (32 of them, as AWS's).
 const URL_ID_ALPHABET: &[u8] = b"abcdefghijklmnopqrstuvwxyz0123456789";
@@ -84,27 +85,6 @@ fn refusal(status: u16, message: &str) -> Response {
         vec![("content-type".into(), "application/json".into())],
         body.into_bytes(),
     )
-}
-
-/// Whether a request body reaches the function as text (else base64).
-fn is_text(content_type: &str) -> bool {
-    let mime = content_type
-        .split(';')
-        .next()
-        .unwrap_or_default()
-        .trim()
-        .to_ascii_lowercase();
-    mime.starts_with("text/")
-        || mime.ends_with("+json")
-        || mime.ends_with("+xml")
-        || matches!(
-            mime.as_str(),
-            "application/json"
-                | "application/xml"
-                | "application/javascript"
-                | "application/x-www-form-urlencoded"
-                | "application/graphql"
-        )
 }
 
 /// What the event says of one request.

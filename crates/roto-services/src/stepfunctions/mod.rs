@@ -17,8 +17,9 @@
 //!   functions, [`paths`] the checks of the paths a definition holds.
 
 use std::io;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
+use roto_core::store::LazySchema;
 use roto_core::{
     AwsError, AwsResult, BoxFuture, Context, Env, Request, Response, Service, ServiceSpec, Value,
 };
@@ -103,7 +104,7 @@ CREATE TABLE IF NOT EXISTS sfn_tags (
 /// Step Functions.
 pub struct StepFunctions {
     env: Arc<Env>,
-    schema: OnceLock<()>,
+    schema: LazySchema,
     engine: Arc<interpreter::Engine>,
 }
 
@@ -113,27 +114,18 @@ impl StepFunctions {
         Ok(StepFunctions {
             engine: Arc::new(interpreter::Engine::new(env.clone())),
             env,
-            schema: OnceLock::new(),
+            schema: LazySchema::new(&[
+                SCHEMA,
+                executions::SCHEMA,
+                history::SCHEMA,
+                activities::SCHEMA,
+            ]),
         })
     }
 
     /// Creates the tables on first use.
     fn ensure_schema(&self) -> AwsResult<()> {
-        if self.schema.get().is_none() {
-            for schema in [
-                SCHEMA,
-                executions::SCHEMA,
-                history::SCHEMA,
-                activities::SCHEMA,
-            ] {
-                self.env
-                    .store
-                    .migrate(schema)
-                    .map_err(|e| AwsError::internal(e.to_string()))?;
-            }
-            let _ = self.schema.set(());
-        }
-        Ok(())
+        self.schema.store(&self.env.store).map(|_| ())
     }
 
     fn control(&self, ctx: &Context, operation: &str, input: &Value) -> Option<AwsResult<Value>> {

@@ -12,6 +12,7 @@ use roto_core::Context;
 use serde_json::{json, Value as Json};
 
 use super::super::lambda_proxy;
+use super::super::policy::verdict;
 use super::super::store::Scope;
 use super::super::ApiGateway;
 use super::event::Routed;
@@ -24,65 +25,6 @@ const MAX_SCHEMA_DEPTH: usize = 32;
 /// What an authorizer allowed: the context the integration sees as
 /// `requestContext.authorizer`.
 pub type Allowed = Json;
-
-/// Whether `pattern` (with `*` and `?` wildcards) matches `text` whole; iterative.
-fn glob(pattern: &str, text: &str) -> bool {
-    let (p, t): (Vec<char>, Vec<char>) = (pattern.chars().collect(), text.chars().collect());
-    let (mut pi, mut ti, mut star, mut mark) = (0, 0, None, 0);
-    while ti < t.len() {
-        if pi < p.len() && (p[pi] == '?' || p[pi] == t[ti]) {
-            pi += 1;
-            ti += 1;
-        } else if pi < p.len() && p[pi] == '*' {
-            star = Some(pi);
-            mark = ti;
-            pi += 1;
-        } else if let Some(s) = star {
-            pi = s + 1;
-            mark += 1;
-            ti = mark;
-        } else {
-            return false;
-        }
-    }
-    p[pi..].iter().all(|c| *c == '*')
-}
-
-/// The policy's verdict on `arn`: `Some(true)` allowed, `Some(false)` explicitly denied,
-/// `None` not allowed.
-fn verdict(policy: &Json, arn: &str) -> Option<bool> {
-    let list = |v: &Json| -> Vec<String> {
-        match v {
-            Json::String(s) => vec![s.clone()],
-            Json::Array(a) => a
-                .iter()
-                .filter_map(|x| x.as_str().map(str::to_string))
-                .collect(),
-            _ => Vec::new(),
-        }
-    };
-    let statements = match &policy["Statement"] {
-        Json::Array(a) => a.clone(),
-        single @ Json::Object(_) => vec![single.clone()],
-        _ => Vec::new(),
-    };
-    let mut allowed = None;
-    for statement in statements {
-        let invokes = list(&statement["Action"])
-            .iter()
-            .any(|a| glob(&a.to_ascii_lowercase(), "execute-api:invoke"));
-        let covers = list(&statement["Resource"]).iter().any(|r| glob(r, arn));
-        if !(invokes && covers) {
-            continue;
-        }
-        match statement["Effect"].as_str() {
-            Some("Deny") => return Some(false),
-            Some("Allow") => allowed = Some(true),
-            _ => {}
-        }
-    }
-    allowed
-}
 
 /// A request parameter's value by its `method.request.{place}.{name}` source.
 fn parameter(routed: &Routed<'_>, source: &str) -> Option<String> {
@@ -446,19 +388,6 @@ fn conforms(value: &Json, schema: &Json, depth: usize) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn policies_allow_deny_or_say_nothing_about_an_arn() {
-        let arn = "arn:aws:execute-api:us-east-1:000000000000:abc/prod/GET/items/7";
-        let allow = json!({"Statement": [{"Action": "execute-api:Invoke", "Effect": "Allow", "Resource": "arn:aws:execute-api:us-east-1:000000000000:abc/*/GET/*"}]});
-        assert_eq!(verdict(&allow, arn), Some(true));
-        let deny = json!({"Statement": [{"Action": "execute-api:Invoke", "Effect": "Allow", "Resource": "*"},
-            {"Action": "execute-api:*", "Effect": "Deny", "Resource": [arn]}]});
-        assert_eq!(verdict(&deny, arn), Some(false));
-        let other = json!({"Statement": {"Action": "execute-api:Invoke", "Effect": "Allow", "Resource": "arn:aws:execute-api:*:*:abc/prod/POST/*"}});
-        assert_eq!(verdict(&other, arn), None);
-        assert!(glob("a*b?d", "axxbcd") && !glob("a*b", "axxc"));
-    }
 
     #[test]
     fn bodies_are_checked_against_their_schema() {

@@ -24,6 +24,7 @@ use serde_json::{json, Map, Value as Json};
 
 use super::super::invoke::{ApiRequest, ApiResponse};
 use super::super::lambda_proxy;
+use super::super::policy::verdict;
 use super::event::Target;
 use super::serve::internal_error;
 use super::stages::Deployed;
@@ -230,57 +231,6 @@ fn claims_as_strings(claims: &Json) -> Json {
     Json::Object(map)
 }
 
-/// Whether an IAM policy's resource pattern (`*` and `?` wildcards) matches `arn`.
-fn arn_matches(pattern: &str, arn: &str) -> bool {
-    let (p, a): (Vec<char>, Vec<char>) = (pattern.chars().collect(), arn.chars().collect());
-    let (mut pi, mut ai, mut star, mut mark) = (0, 0, None, 0);
-    while ai < a.len() {
-        if pi < p.len() && (p[pi] == '?' || p[pi] == a[ai]) {
-            pi += 1;
-            ai += 1;
-        } else if pi < p.len() && p[pi] == '*' {
-            star = Some(pi);
-            mark = ai;
-            pi += 1;
-        } else if let Some(s) = star {
-            pi = s + 1;
-            mark += 1;
-            ai = mark;
-        } else {
-            return false;
-        }
-    }
-    p[pi..].iter().all(|c| *c == '*')
-}
-
-/// Whether an IAM policy document allows `execute-api:Invoke` on `arn` (an explicit Deny
-/// wins).
-fn policy_allows(policy: &Json, arn: &str) -> bool {
-    let statements = match &policy["Statement"] {
-        Json::Array(s) => s.clone(),
-        single @ Json::Object(_) => vec![single.clone()],
-        _ => Vec::new(),
-    };
-    let list = |v: &Json| -> Vec<String> {
-        match v {
-            Json::String(s) => vec![s.clone()],
-            Json::Array(a) => a
-                .iter()
-                .filter_map(|x| x.as_str().map(str::to_string))
-                .collect(),
-            _ => Vec::new(),
-        }
-    };
-    let applies = |s: &Json| {
-        let invoke = list(&s["Action"])
-            .iter()
-            .any(|a| arn_matches(&a.to_ascii_lowercase(), "execute-api:invoke"));
-        invoke && list(&s["Resource"]).iter().any(|r| arn_matches(r, arn))
-    };
-    let effect = |e: &str| statements.iter().any(|s| s["Effect"] == e && applies(s));
-    effect("Allow") && !effect("Deny")
-}
-
 impl ApiGatewayV2 {
     /// Runs the route's authorizer: `Ok` with what it says of the caller (for the event's
     /// `requestContext.authorizer`), `Err` with the refusal to answer.
@@ -478,7 +428,7 @@ impl ApiGatewayV2 {
                 .as_bool()
                 .ok_or_else(internal_error)?
         } else {
-            policy_allows(&answer["policyDocument"], &route_arn)
+            verdict(&answer["policyDocument"], &route_arn) == Some(true)
         };
         if !allowed {
             return Ok(Err(forbidden()));
@@ -552,24 +502,6 @@ mod tests {
         assert_eq!(scopes_of(&claims), ["a", "b"]);
         assert_eq!(claims_as_strings(&claims)["exp"], "200");
         assert_eq!(claims_as_strings(&claims)["aud"], "[app]");
-    }
-
-    #[test]
-    fn policies_allow_matching_resources_unless_denied() {
-        let arn = "arn:aws:execute-api:us-east-1:1:abc/$default/GET/items";
-        let allow = json!({"Version": "2012-10-17", "Statement": [
-            {"Action": "execute-api:Invoke", "Effect": "Allow", "Resource": ["arn:aws:execute-api:us-east-1:1:abc/*/GET/*"]}]});
-        assert!(policy_allows(&allow, arn));
-        assert!(!policy_allows(
-            &allow,
-            "arn:aws:execute-api:us-east-1:1:abc/$default/POST/items"
-        ));
-        let deny = json!({"Statement": [
-            {"Action": "execute-api:*", "Effect": "Allow", "Resource": "*"},
-            {"Action": "execute-api:Invoke", "Effect": "Deny", "Resource": arn}]});
-        assert!(!policy_allows(&deny, arn));
-        assert!(!policy_allows(&Json::Null, arn));
-        assert!(arn_matches("a?c*", "abcdef") && !arn_matches("a?c", "abcd"));
     }
 
     #[test]

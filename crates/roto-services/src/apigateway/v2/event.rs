@@ -9,6 +9,7 @@ use roto_core::Value;
 use serde_json::{json, Map, Value as Json};
 
 use super::super::invoke::ApiRequest;
+use crate::media::is_text;
 
 /// What an event says beside the request itself.
 pub(super) struct Target<'a> {
@@ -21,27 +22,6 @@ pub(super) struct Target<'a> {
     pub stage_variables: Option<&'a Value>,
     /// What an authorizer said of the caller (`{"jwt": ...}` or `{"lambda": ...}`).
     pub authorizer: Option<Json>,
-}
-
-/// Whether a body reaches the function as text (else base64), by its content type.
-fn is_text(content_type: &str) -> bool {
-    let mime = content_type
-        .split(';')
-        .next()
-        .unwrap_or_default()
-        .trim()
-        .to_ascii_lowercase();
-    mime.starts_with("text/")
-        || mime.ends_with("+json")
-        || mime.ends_with("+xml")
-        || matches!(
-            mime.as_str(),
-            "application/json"
-                | "application/xml"
-                | "application/javascript"
-                | "application/x-www-form-urlencoded"
-                | "application/graphql"
-        )
 }
 
 /// The request time as the events write it: `04/Mar/2020:19:03:58 +0000`.
