@@ -4,15 +4,13 @@ with usage plans, request validators, and CORS through a mock OPTIONS method."""
 from __future__ import annotations
 
 import http.client
-import io
 import json
-import zipfile
 
 import pytest
 
 from roto_server import RotoServer
+from lambda_helpers import ROLE, zip_of
 
-ROLE = "arn:aws:iam::000000000000:role/lambda-role"
 AUTHORIZER = '''
 COUNT = {"n": 0}
 def handler(event, context):
@@ -32,11 +30,6 @@ def handler(event, context):
 '''
 
 
-def zip_of(text):
-    buf = io.BytesIO()
-    with zipfile.ZipFile(buf, "w") as z:
-        z.writestr("app.py", text)
-    return buf.getvalue()
 
 
 def uri(name):
@@ -50,7 +43,7 @@ def env():
         lam = s.client("lambda")
         for name, code in (("authorizer", AUTHORIZER), ("echo", ECHO)):
             lam.create_function(FunctionName=name, Runtime="python3.12", Role=ROLE, Handler="app.handler",
-                                Code={"ZipFile": zip_of(code)})
+                                Code={"ZipFile": zip_of({"app.py": code})})
         yield s, s.client("apigateway")
 
 

@@ -56,12 +56,11 @@ def test_data_plane_requests_are_traced(server):
 # --- REST APIs serving requests -------------------------------------------------------------
 
 import base64  # noqa: E402
-import io  # noqa: E402
 import threading  # noqa: E402
-import zipfile  # noqa: E402
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer  # noqa: E402
 
-ROLE = "arn:aws:iam::000000000000:role/lambda-role"
+from lambda_helpers import ROLE, zip_of  # noqa: E402
+
 
 PROXY_HANDLER = '''
 import json, time
@@ -80,12 +79,6 @@ def handler(event, context):
 '''
 
 
-def zip_of(files):
-    buf = io.BytesIO()
-    with zipfile.ZipFile(buf, "w") as z:
-        for name, text in files.items():
-            z.writestr(name, text)
-    return buf.getvalue()
 
 
 @pytest.fixture(scope="module")

@@ -5,15 +5,13 @@ by selection pattern."""
 from __future__ import annotations
 
 import http.client
-import io
 import json
-import zipfile
 
 import pytest
 
 from roto_server import RotoServer
+from lambda_helpers import ROLE, zip_of
 
-ROLE = "arn:aws:iam::000000000000:role/lambda-role"
 CUSTOM_HANDLER = '''
 def handler(event, context):
     if event.get("fail"):
@@ -22,12 +20,6 @@ def handler(event, context):
 '''
 
 
-def zip_of(files):
-    buf = io.BytesIO()
-    with zipfile.ZipFile(buf, "w") as z:
-        for name, text in files.items():
-            z.writestr(name, text)
-    return buf.getvalue()
 
 
 @pytest.fixture(scope="module")

@@ -7,14 +7,12 @@ from __future__ import annotations
 import base64
 import http.client
 import http.server
-import io
 import json
 import os
 import sys
 import threading
 import time
 import uuid
-import zipfile
 
 import boto3
 import pytest
@@ -24,9 +22,9 @@ from cryptography.hazmat.primitives.asymmetric import padding, rsa
 
 sys.path.insert(0, os.path.dirname(__file__))
 from roto_server import RotoServer  # noqa: E402
+from lambda_helpers import ROLE, zip_of  # noqa: E402
 
 CREDENTIALS = {"aws_access_key_id": "test", "aws_secret_access_key": "test", "region_name": "us-east-1"}
-ROLE = "arn:aws:iam::000000000000:role/lambda-role"
 
 ECHO = '''
 import base64, json, time
@@ -62,11 +60,6 @@ def handler(event, context):
 '''
 
 
-def zip_of(source: str) -> bytes:
-    buf = io.BytesIO()
-    with zipfile.ZipFile(buf, "w") as z:
-        z.writestr("app.py", source)
-    return buf.getvalue()
 
 
 @pytest.fixture(scope="module")
@@ -91,7 +84,7 @@ def functions(server):
     arns = {}
     for name, source in [("echo", ECHO), ("simple-auth", SIMPLE_AUTHORIZER), ("policy-auth", POLICY_AUTHORIZER)]:
         arns[name] = lam.create_function(FunctionName=name, Runtime="python3.12", Role=ROLE, Handler="app.handler",
-                                         Code={"ZipFile": zip_of(source)}, Timeout=5)["FunctionArn"]
+                                         Code={"ZipFile": zip_of({"app.py": source})}, Timeout=5)["FunctionArn"]
     return arns
 
 

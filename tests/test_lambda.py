@@ -5,7 +5,6 @@ CloudWatch Logs."""
 from __future__ import annotations
 
 import base64
-import io
 import json
 import os
 import re
@@ -13,7 +12,6 @@ import sys
 import threading
 import time
 import uuid
-import zipfile
 
 import boto3
 import pytest
@@ -22,8 +20,8 @@ from botocore.exceptions import ClientError, WaiterError
 
 sys.path.insert(0, os.path.dirname(__file__))
 from roto_server import RotoServer  # noqa: E402
+from lambda_helpers import ROLE, zip_of  # noqa: E402
 
-ROLE = "arn:aws:iam::000000000000:role/lambda-role"
 CREDENTIALS = {"aws_access_key_id": "test", "aws_secret_access_key": "test", "region_name": "us-east-1"}
 
 PY_HANDLER = '''
@@ -64,15 +62,6 @@ done
 '''
 
 
-def zip_of(files: dict[str, str], modes: dict[str, int] | None = None) -> bytes:
-    buf = io.BytesIO()
-    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
-        for name, text in files.items():
-            info = zipfile.ZipInfo(name)
-            info.external_attr = ((modes or {}).get(name, 0o644) | 0o100000) << 16
-            info.compress_type = zipfile.ZIP_DEFLATED
-            z.writestr(info, text)
-    return buf.getvalue()
 
 
 @pytest.fixture(scope="module")

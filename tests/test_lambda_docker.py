@@ -26,8 +26,9 @@ from botocore.exceptions import ClientError
 
 sys.path.insert(0, os.path.dirname(__file__))
 from roto_server import RotoServer  # noqa: E402
-from test_lambda import (NODE_HANDLER, PY_HANDLER, ROLE, SHELL_BOOTSTRAP, error_of, make_client, unique,  # noqa: E402
-                         wait_for, zip_of)
+from lambda_helpers import ROLE, zip_of  # noqa: E402
+from test_lambda import (NODE_HANDLER, PY_HANDLER, SHELL_BOOTSTRAP, error_of, make_client, unique,  # noqa: E402
+                         wait_for)
 from test_lambda import lam, server  # noqa: E402,F401 (fixtures: a server with the process executor)
 
 PYTHON_IMAGE = "public.ecr.aws/lambda/python:3.12"

@@ -17,7 +17,8 @@ import sys
 import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))
-from test_lambda import ROLE, lam, server, unique, zip_of  # noqa: E402,F401 (lam and server are fixtures)
+from lambda_helpers import ROLE, zip_of  # noqa: E402
+from test_lambda import lam, server, unique  # noqa: E402,F401 (lam and server are fixtures)
 
 
 def invoke(lam, name, event):

@@ -15,7 +15,8 @@ from botocore.exceptions import ClientError
 
 sys.path.insert(0, os.path.dirname(__file__))
 from roto_server import RotoServer  # noqa: E402
-from test_lambda import ROLE, error_of, make_client, unique, zip_of  # noqa: E402
+from lambda_helpers import ROLE, zip_of  # noqa: E402
+from test_lambda import error_of, make_client, unique  # noqa: E402
 
 STREAM_HANDLER = '''
 import json
