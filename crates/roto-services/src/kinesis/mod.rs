@@ -12,6 +12,9 @@
 //!
 //! - [`streams`]: create, describe, list, delete, retention, mode, tags.
 //! - [`records`]: PutRecord(s), GetShardIterator, GetRecords, ListShards.
+//! - [`reshard`]: SplitShard, MergeShards, UpdateShardCount.
+//! - [`settings`]: enhanced monitoring, encryption, limits, resource policies.
+//! - [`consumers`]: enhanced fan-out consumers.
 //! - [`seq`]: sequence numbers, hash keys and shard iterators.
 
 use std::sync::Arc;
@@ -22,8 +25,11 @@ use roto_core::{
 };
 use rusqlite::OptionalExtension;
 
+mod consumers;
 mod records;
+mod reshard;
 mod seq;
+mod settings;
 mod streams;
 
 static SPEC: ServiceSpec = ServiceSpec {
@@ -47,7 +53,27 @@ CREATE TABLE IF NOT EXISTS kinesis_streams (
     retention_hours INTEGER NOT NULL,
     next_shard INTEGER NOT NULL,
     tags TEXT NOT NULL DEFAULT '{}',
+    key_id TEXT,
+    metrics TEXT NOT NULL DEFAULT '[]',
+    scalings TEXT NOT NULL DEFAULT '[]',
     PRIMARY KEY (account, region, name)
+);
+CREATE TABLE IF NOT EXISTS kinesis_consumers (
+    account TEXT NOT NULL,
+    region TEXT NOT NULL,
+    stream TEXT NOT NULL,
+    name TEXT NOT NULL,
+    arn TEXT NOT NULL,
+    created INTEGER NOT NULL,
+    PRIMARY KEY (account, region, stream, name)
+);
+CREATE UNIQUE INDEX IF NOT EXISTS kinesis_consumers_arn ON kinesis_consumers (account, region, arn);
+CREATE TABLE IF NOT EXISTS kinesis_policies (
+    account TEXT NOT NULL,
+    region TEXT NOT NULL,
+    arn TEXT NOT NULL,
+    policy TEXT NOT NULL,
+    PRIMARY KEY (account, region, arn)
 );
 CREATE TABLE IF NOT EXISTS kinesis_shards (
     account TEXT NOT NULL,
@@ -87,16 +113,41 @@ pub(crate) struct Stream {
     mode: String,
     retention_hours: i64,
     tags: serde_json::Map<String, serde_json::Value>,
+    /// The KMS key records are encrypted under, when encryption is on.
+    key_id: Option<String>,
+    /// The shard-level metrics enhanced monitoring publishes.
+    metrics: Vec<String>,
+    /// When UpdateShardCount last ran (the most recent ten), for its daily quota.
+    scalings: Vec<i64>,
 }
+
+impl Stream {
+    /// `KMS` when the stream is encrypted, else `NONE`.
+    fn encryption_type(&self) -> &'static str {
+        match self.key_id {
+            Some(_) => "KMS",
+            None => "NONE",
+        }
+    }
+}
+
+/// The columns [`stream_from_row`] reads.
+const STREAM_COLUMNS: &str =
+    "name, created, mode, retention_hours, tags, key_id, metrics, scalings";
 
 fn stream_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Stream> {
     let tags: String = r.get(4)?;
+    let metrics: String = r.get(6)?;
+    let scalings: String = r.get(7)?;
     Ok(Stream {
         name: r.get(0)?,
         created: r.get(1)?,
         mode: r.get(2)?,
         retention_hours: r.get(3)?,
         tags: serde_json::from_str(&tags).unwrap_or_default(),
+        key_id: r.get(5)?,
+        metrics: serde_json::from_str(&metrics).unwrap_or_default(),
+        scalings: serde_json::from_str(&scalings).unwrap_or_default(),
     })
 }
 
@@ -170,10 +221,10 @@ impl Kinesis {
     /// The stream `name`, if it exists.
     fn find(&self, ctx: &Context, name: &str) -> AwsResult<Option<Stream>> {
         self.store()?.read(|c| {
-            c.prepare_cached(
-                "SELECT name, created, mode, retention_hours, tags FROM kinesis_streams
-                 WHERE account = ?1 AND region = ?2 AND name = ?3",
-            )?
+            c.prepare_cached(&format!(
+                "SELECT {STREAM_COLUMNS} FROM kinesis_streams
+                 WHERE account = ?1 AND region = ?2 AND name = ?3"
+            ))?
             .query_row([&ctx.account, &ctx.region, name], stream_from_row)
             .optional()
             .map_err(AwsError::from)
@@ -208,6 +259,20 @@ impl Kinesis {
             "PutRecords" => self.put_records(ctx, input),
             "GetShardIterator" => self.get_shard_iterator(ctx, input),
             "GetRecords" => self.get_records(ctx, input),
+            "SplitShard" => self.split_shard(ctx, input),
+            "MergeShards" => self.merge_shards(ctx, input),
+            "UpdateShardCount" => self.update_shard_count(ctx, input),
+            "EnableEnhancedMonitoring" => self.change_monitoring(ctx, input, true),
+            "DisableEnhancedMonitoring" => self.change_monitoring(ctx, input, false),
+            "StopStreamEncryption" => self.stop_encryption(ctx, input),
+            "DescribeLimits" => self.describe_limits(ctx),
+            "PutResourcePolicy" => self.put_resource_policy(ctx, input),
+            "GetResourcePolicy" => self.get_resource_policy(ctx, input),
+            "DeleteResourcePolicy" => self.delete_resource_policy(ctx, input),
+            "RegisterStreamConsumer" => self.register_consumer(ctx, input),
+            "DescribeStreamConsumer" => self.describe_consumer(ctx, input),
+            "ListStreamConsumers" => self.list_consumers(ctx, input),
+            "DeregisterStreamConsumer" => self.deregister_consumer(ctx, input),
             other => Err(AwsError::not_implemented(other)),
         }
     }
@@ -225,7 +290,10 @@ impl Service for Kinesis {
         request: Request,
     ) -> BoxFuture<'a, AwsResult<Response>> {
         Box::pin(async move {
-            let output = self.dispatch(ctx, operation, &request.input)?;
+            let output = match operation {
+                "StartStreamEncryption" => self.start_encryption(ctx, &request.input).await?,
+                _ => self.dispatch(ctx, operation, &request.input)?,
+            };
             Ok(Response::new(output))
         })
     }

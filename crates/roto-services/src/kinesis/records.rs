@@ -177,10 +177,13 @@ impl Kinesis {
             .store()?
             .transaction(|tx| append(tx, ctx, &stream, &[(entry, hash)]))?;
         let (shard, counter) = placed.first().copied().unwrap_or_default();
-        Ok(Value::map().with("ShardId", seq::shard_id(shard)).with(
-            "SequenceNumber",
-            seq::sequence_number(stream.created, shard, counter),
-        ))
+        Ok(Value::map()
+            .with("ShardId", seq::shard_id(shard))
+            .with(
+                "SequenceNumber",
+                seq::sequence_number(stream.created, shard, counter),
+            )
+            .with_opt("EncryptionType", encryption(&stream)))
     }
 
     pub(crate) fn put_records(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
@@ -220,7 +223,8 @@ impl Kinesis {
             .collect();
         Ok(Value::map()
             .with("FailedRecordCount", 0)
-            .with("Records", Value::List(results)))
+            .with("Records", Value::List(results))
+            .with_opt("EncryptionType", encryption(&stream)))
     }
 
     /// The shard a request's `ShardId` names.
@@ -551,6 +555,11 @@ impl ShardFilter {
             ShardFilter::OpenSince(t) => open_after(*t),
         }
     }
+}
+
+/// `KMS` for what an encrypted stream answers, else nothing.
+fn encryption(stream: &Stream) -> Option<&'static str> {
+    stream.key_id.as_ref().map(|_| "KMS")
 }
 
 /// A Timestamp member's time in milliseconds.

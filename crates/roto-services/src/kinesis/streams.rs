@@ -12,7 +12,7 @@ use super::{invalid_argument, stream_arn, Kinesis, Stream};
 /// The shards an on-demand stream starts with.
 const ON_DEMAND_SHARDS: i64 = 4;
 /// The account's shard quota.
-const SHARD_LIMIT: i64 = 500;
+pub(crate) const SHARD_LIMIT: i64 = 500;
 /// Retention bounds, in hours.
 const MIN_RETENTION: i64 = 24;
 const MAX_RETENTION: i64 = 8760;
@@ -98,9 +98,10 @@ fn mode_details(mode: &str) -> Value {
     Value::map().with("StreamMode", mode)
 }
 
-fn enhanced_monitoring() -> Value {
+fn enhanced_monitoring(stream: &Stream) -> Value {
+    let metrics = stream.metrics.iter().map(|m| m.as_str().into()).collect();
     Value::List(vec![
-        Value::map().with("ShardLevelMetrics", Value::List(vec![]))
+        Value::map().with("ShardLevelMetrics", Value::List(metrics))
     ])
 }
 
@@ -214,7 +215,8 @@ impl Kinesis {
     pub(crate) fn delete_stream(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
         let stream = self.stream(ctx, input, "StreamARN")?;
         self.store()?.transaction(|tx| {
-            for table in ["kinesis_records", "kinesis_shards"] {
+            super::settings::forget_policies(tx, ctx, &stream.name)?;
+            for table in ["kinesis_records", "kinesis_shards", "kinesis_consumers"] {
                 tx.execute(
                     &format!(
                         "DELETE FROM {table} WHERE account = ?1 AND region = ?2 AND stream = ?3"
@@ -251,8 +253,9 @@ impl Kinesis {
             .with("HasMoreShards", more)
             .with("RetentionPeriodHours", stream.retention_hours)
             .with("StreamCreationTimestamp", Value::Timestamp(stream.created))
-            .with("EnhancedMonitoring", enhanced_monitoring())
-            .with("EncryptionType", "NONE");
+            .with("EnhancedMonitoring", enhanced_monitoring(&stream))
+            .with("EncryptionType", stream.encryption_type())
+            .with_opt("KeyId", stream.key_id.as_deref());
         Ok(Value::map().with("StreamDescription", description))
     }
 
@@ -270,10 +273,11 @@ impl Kinesis {
             .with("StreamModeDetails", mode_details(&stream.mode))
             .with("RetentionPeriodHours", stream.retention_hours)
             .with("StreamCreationTimestamp", Value::Timestamp(stream.created))
-            .with("EnhancedMonitoring", enhanced_monitoring())
-            .with("EncryptionType", "NONE")
+            .with("EnhancedMonitoring", enhanced_monitoring(&stream))
+            .with("EncryptionType", stream.encryption_type())
+            .with_opt("KeyId", stream.key_id.as_deref())
             .with("OpenShardCount", open)
-            .with("ConsumerCount", 0);
+            .with("ConsumerCount", self.consumer_count(ctx, &stream.name)?);
         Ok(Value::map().with("StreamDescriptionSummary", summary))
     }
 

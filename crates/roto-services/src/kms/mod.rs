@@ -183,6 +183,10 @@ const AWS_MANAGED: &[(&str, &str)] = &[
         "dynamodb",
         "Default key that protects my DynamoDB data when no other key is defined",
     ),
+    (
+        "kinesis",
+        "Default key that protects my Kinesis data when no other key is defined",
+    ),
 ];
 
 /// Operations with effects whose `DryRun` stops after the key lookup; the others run in
