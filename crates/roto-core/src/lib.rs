@@ -17,6 +17,7 @@ pub mod access;
 pub mod dispatch;
 pub mod error;
 pub mod events;
+pub mod eventstream;
 pub mod featureless;
 pub mod identity;
 pub mod memory;

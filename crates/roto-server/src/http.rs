@@ -415,6 +415,9 @@ async fn run(
         encoded.status = status;
     }
     for (name, value) in &response.headers {
+        if name.eq_ignore_ascii_case("content-type") {
+            encoded.headers.remove(http::header::CONTENT_TYPE);
+        }
         encoded.header(name, value);
     }
     Ok(Wire {

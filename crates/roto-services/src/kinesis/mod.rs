@@ -15,9 +15,11 @@
 //! - [`reshard`]: SplitShard, MergeShards, UpdateShardCount.
 //! - [`settings`]: enhanced monitoring, encryption, limits, resource policies.
 //! - [`consumers`]: enhanced fan-out consumers.
+//! - [`subscribe`]: SubscribeToShard's event streams.
 //! - [`seq`]: sequence numbers, hash keys and shard iterators.
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 
 use roto_core::store::LazySchema;
 use roto_core::{
@@ -31,6 +33,7 @@ mod reshard;
 mod seq;
 mod settings;
 mod streams;
+mod subscribe;
 
 static SPEC: ServiceSpec = ServiceSpec {
     name: "kinesis",
@@ -198,10 +201,15 @@ fn stream_name<'a>(ctx: &Context, input: &'a Value, arn_member: &str) -> AwsResu
     }
 }
 
-/// Kinesis Data Streams.
+/// Kinesis Data Streams (cheap to clone: subscriptions hold a clone while they push).
+#[derive(Clone)]
 pub struct Kinesis {
     env: Arc<Env>,
-    schema: LazySchema,
+    schema: Arc<LazySchema>,
+    /// Woken whenever records are appended, for subscriptions waiting at a shard's tip.
+    appended: Arc<tokio::sync::Notify>,
+    /// When each consumer last subscribed to each shard, for AWS's five-second rule.
+    subscriptions: Arc<Mutex<HashMap<(String, String), i64>>>,
 }
 
 impl Kinesis {
@@ -209,7 +217,9 @@ impl Kinesis {
     pub fn new(env: Arc<Env>) -> Kinesis {
         Kinesis {
             env,
-            schema: LazySchema::new(&[SCHEMA]),
+            schema: Arc::new(LazySchema::new(&[SCHEMA])),
+            appended: Arc::default(),
+            subscriptions: Arc::default(),
         }
     }
 
@@ -292,6 +302,7 @@ impl Service for Kinesis {
         Box::pin(async move {
             let output = match operation {
                 "StartStreamEncryption" => self.start_encryption(ctx, &request.input).await?,
+                "SubscribeToShard" => return self.subscribe_to_shard(ctx, &request.input),
                 _ => self.dispatch(ctx, operation, &request.input)?,
             };
             Ok(Response::new(output))

@@ -168,6 +168,28 @@ fn invalid_iterator() -> AwsError {
 /// A stored record: counter, arrival, partition key, data.
 type Row = (i64, i64, String, Vec<u8>);
 
+/// Where a read starts: GetShardIterator's type, sequence number and timestamp, or
+/// SubscribeToShard's StartingPosition.
+pub(crate) struct Start<'a> {
+    pub kind: &'a str,
+    pub sequence: Option<&'a str>,
+    pub at: Option<i64>,
+    /// The operation AWS names in its messages.
+    pub operation: &'a str,
+}
+
+/// What one read of a shard found.
+pub(crate) struct Batch {
+    /// The records, as AWS shows them.
+    pub records: Vec<Value>,
+    /// The counter of the next record to read.
+    pub next_position: i64,
+    /// How far behind the shard's tip the read ends, in milliseconds.
+    pub behind: i64,
+    /// Whether the shard is closed and read to its end.
+    pub at_closed_end: bool,
+}
+
 impl Kinesis {
     pub(crate) fn put_record(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
         let stream = self.stream(ctx, input, "StreamARN")?;
@@ -176,6 +198,7 @@ impl Kinesis {
         let placed = self
             .store()?
             .transaction(|tx| append(tx, ctx, &stream, &[(entry, hash)]))?;
+        self.appended.notify_waiters();
         let (shard, counter) = placed.first().copied().unwrap_or_default();
         Ok(Value::map()
             .with("ShardId", seq::shard_id(shard))
@@ -212,6 +235,7 @@ impl Kinesis {
         let placed = self
             .store()?
             .transaction(|tx| append(tx, ctx, &stream, &entries))?;
+        self.appended.notify_waiters();
         let results = placed
             .into_iter()
             .map(|(shard, counter)| {
@@ -228,7 +252,7 @@ impl Kinesis {
     }
 
     /// The shard a request's `ShardId` names.
-    fn shard(&self, ctx: &Context, stream: &Stream, id: &str) -> AwsResult<Shard> {
+    pub(crate) fn shard(&self, ctx: &Context, stream: &Stream, id: &str) -> AwsResult<Shard> {
         let index = seq::shard_index(id);
         self.shards(ctx, &stream.name)?
             .into_iter()
@@ -240,23 +264,13 @@ impl Kinesis {
         let stream = self.stream(ctx, input, "StreamARN")?;
         let shard_id = input.str("ShardId").unwrap_or_default();
         let shard = self.shard(ctx, &stream, shard_id)?;
-        let kind = input.str("ShardIteratorType").unwrap_or_default();
-        let position = match kind {
-            "TRIM_HORIZON" => 0,
-            "LATEST" => shard.next_seq,
-            "AT_SEQUENCE_NUMBER" | "AFTER_SEQUENCE_NUMBER" => {
-                let counter = self.starting_counter(ctx, &stream, &shard, input)?;
-                counter + i64::from(kind == "AFTER_SEQUENCE_NUMBER")
-            }
-            _ => {
-                let at = input.get("Timestamp").and_then(timestamp_of).ok_or_else(|| {
-                    invalid_argument(
-                        "Must specify timestampInMillis parameter for iterator of type AT_TIMESTAMP. Current request has no timestamp parameter.",
-                    )
-                })?;
-                self.first_at(ctx, &stream, &shard, at)?
-            }
+        let start = Start {
+            kind: input.str("ShardIteratorType").unwrap_or_default(),
+            sequence: input.str("StartingSequenceNumber"),
+            at: input.get("Timestamp").and_then(timestamp_of),
+            operation: "GetShardIterator",
         };
+        let position = self.position(ctx, &stream, &shard, &start)?;
         let iterator = Iterator {
             stream: stream.name.clone(),
             stream_created: stream.created,
@@ -267,18 +281,44 @@ impl Kinesis {
         Ok(Value::map().with("ShardIterator", iterator.encode()))
     }
 
-    /// The counter `StartingSequenceNumber` names in this shard.
+    /// The counter a starting position names in a shard.
+    pub(crate) fn position(
+        &self,
+        ctx: &Context,
+        stream: &Stream,
+        shard: &Shard,
+        start: &Start<'_>,
+    ) -> AwsResult<i64> {
+        match start.kind {
+            "TRIM_HORIZON" => Ok(0),
+            "LATEST" => Ok(shard.next_seq),
+            "AT_SEQUENCE_NUMBER" | "AFTER_SEQUENCE_NUMBER" => {
+                let counter = self.starting_counter(ctx, stream, shard, start)?;
+                Ok(counter + i64::from(start.kind == "AFTER_SEQUENCE_NUMBER"))
+            }
+            _ => {
+                let at = start.at.ok_or_else(|| {
+                    invalid_argument(
+                        "Must specify timestampInMillis parameter for iterator of type AT_TIMESTAMP. Current request has no timestamp parameter.",
+                    )
+                })?;
+                self.first_at(ctx, stream, shard, at)
+            }
+        }
+    }
+
+    /// The counter a starting sequence number names in this shard.
     fn starting_counter(
         &self,
         ctx: &Context,
         stream: &Stream,
         shard: &Shard,
-        input: &Value,
+        start: &Start<'_>,
     ) -> AwsResult<i64> {
-        let text = input.str("StartingSequenceNumber").ok_or_else(|| {
+        let text = start.sequence.ok_or_else(|| {
             invalid_argument(format!(
                 "StartingSequenceNumber must be specified for ShardIteratorType {}",
-                input.str("ShardIteratorType").unwrap_or_default()
+                start.kind
             ))
         })?;
         match seq::decode_sequence_number(stream.created, text) {
@@ -286,7 +326,8 @@ impl Kinesis {
                 Ok(counter)
             }
             _ => Err(invalid_argument(format!(
-                "StartingSequenceNumber {text} used in GetShardIterator on shard {} in stream {} under account {} is invalid.",
+                "StartingSequenceNumber {text} used in {} on shard {} in stream {} under account {} is invalid.",
+                start.operation,
                 seq::shard_id(shard.index),
                 stream.name,
                 ctx.account
@@ -324,19 +365,48 @@ impl Kinesis {
             .ok_or_else(|| not_found(ctx, &iterator.stream))?;
         let shard = self.shard(ctx, &stream, &seq::shard_id(iterator.shard))?;
         let limit = input.int("Limit").unwrap_or(DEFAULT_GET_LIMIT);
-        let start = iterator
-            .position
-            .max(self.first_at(ctx, &stream, &shard, cutoff(&stream))?);
-        let rows = self.read_records(ctx, &stream, &shard, start, limit)?;
+        let batch = self.read_batch(ctx, &stream, &shard, iterator.position, limit)?;
+        let next = (!batch.at_closed_end).then(|| {
+            Iterator {
+                position: batch.next_position,
+                issued: now,
+                ..iterator
+            }
+            .encode()
+        });
+        let mut output = Value::map()
+            .with("Records", Value::List(batch.records))
+            .with_opt("NextShardIterator", next)
+            .with("MillisBehindLatest", batch.behind);
+        if batch.at_closed_end {
+            output.insert("ChildShards", self.child_shards(ctx, &stream, shard.index)?);
+        }
+        Ok(output)
+    }
+
+    /// Up to `limit` records of a shard from counter `position` (or the retention
+    /// horizon, if later), as GetRecords and SubscribeToShard show them.
+    pub(crate) fn read_batch(
+        &self,
+        ctx: &Context,
+        stream: &Stream,
+        shard: &Shard,
+        position: i64,
+        limit: i64,
+    ) -> AwsResult<Batch> {
+        let now = now_millis();
+        let start = position.max(self.first_at(ctx, stream, shard, cutoff(stream))?);
+        let rows = self.read_records(ctx, stream, shard, start, limit)?;
         let next_position = rows.last().map_or(start, |r| r.0 + 1);
         let behind = match next_position < shard.next_seq {
             true => {
                 now - self
-                    .arrival_of(ctx, &stream, &shard, next_position)?
+                    .arrival_of(ctx, stream, shard, next_position)?
                     .unwrap_or(now)
             }
             false => 0,
         };
+        let encrypted = encryption(stream);
         let records = rows
             .into_iter()
             .map(|(counter, arrival, key, data)| {
@@ -348,25 +418,15 @@ impl Kinesis {
                     .with("ApproximateArrivalTimestamp", Value::Timestamp(arrival))
                     .with("Data", Value::Blob(data))
                     .with("PartitionKey", key)
+                    .with_opt("EncryptionType", encrypted)
             })
             .collect();
-        let at_closed_end = shard.closed_seq.is_some_and(|c| next_position >= c);
-        let next = (!at_closed_end).then(|| {
-            Iterator {
-                position: next_position,
-                issued: now,
-                ..iterator
-            }
-            .encode()
-        });
-        let mut output = Value::map()
-            .with("Records", Value::List(records))
-            .with_opt("NextShardIterator", next)
-            .with("MillisBehindLatest", behind);
-        if at_closed_end {
-            output.insert("ChildShards", self.child_shards(ctx, &stream, shard.index)?);
-        }
-        Ok(output)
+        Ok(Batch {
+            records,
+            next_position,
+            behind,
+            at_closed_end: shard.closed_seq.is_some_and(|c| next_position >= c),
+        })
     }
 
     /// Up to `limit` records of a shard from counter `start`.
@@ -563,7 +623,7 @@ fn encryption(stream: &Stream) -> Option<&'static str> {
 }
 
 /// A Timestamp member's time in milliseconds.
-fn timestamp_of(value: &Value) -> Option<i64> {
+pub(crate) fn timestamp_of(value: &Value) -> Option<i64> {
     match value {
         Value::Timestamp(ms) => Some(*ms),
         _ => None,

@@ -148,6 +148,7 @@ impl Kinesis {
         });
         self.store()?
             .transaction(|tx| reshard(tx, ctx, &stream.name, &[&shard], &children))?;
+        self.appended.notify_waiters();
         Ok(Value::map())
     }
 
@@ -180,6 +181,7 @@ impl Kinesis {
         };
         self.store()?
             .transaction(|tx| reshard(tx, ctx, &stream.name, &[low, high], &[child]))?;
+        self.appended.notify_waiters();
         Ok(Value::map())
     }
 
