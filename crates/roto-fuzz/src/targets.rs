@@ -37,6 +37,11 @@ pub const TARGETS: &[Target] = &[
         grammar: JSON,
     },
     Target {
+        name: "cbor",
+        run: cbor_body,
+        grammar: CBOR,
+    },
+    Target {
         name: "rest-xml",
         run: rest_xml,
         grammar: XML,
@@ -157,6 +162,23 @@ const QUERY: Grammar = Grammar {
     ],
     nesting: &[(".member.1", ""), ("%25", "")],
 };
+const CBOR: Grammar = Grammar {
+    dictionary: &[
+        "StreamName",
+        "Records",
+        "Data",
+        "PartitionKey",
+        "Timestamp",
+        "ShardFilter",
+        "\u{1b}",
+        "\u{1f}",
+        "\u{18}",
+        "\u{7f}",
+        "a",
+    ],
+    nesting: &[],
+};
+
 const JSON: Grammar = Grammar {
     dictionary: &[
         "{",
@@ -697,6 +719,37 @@ fn json(input: &[u8]) {
             "secretsmanager",
         ],
     );
+}
+
+/// The CBOR reader, Kinesis' input shapes read from what it parses, and what they encode
+/// back to, which must parse again.
+fn cbor_body(input: &[u8]) {
+    use roto_core::protocol::cbor::{self, Dialect};
+    let Ok(item) = cbor::parse(input) else {
+        return;
+    };
+    let m = model("kinesis");
+    for op in [
+        "PutRecords",
+        "GetShardIterator",
+        "ListShards",
+        "SubscribeToShard",
+    ] {
+        let Some(input_ref) = m.operation(op).and_then(|o| o.input.as_ref()) else {
+            continue;
+        };
+        let shape = m.resolve(input_ref);
+        for dialect in [Dialect::Millis, Dialect::Seconds] {
+            if let Ok(value) = cbor::decode_value(m, shape, &item, "", dialect) {
+                let mut out = Vec::new();
+                cbor::encode_value(m, shape, &value, dialect, &mut out);
+                assert!(
+                    cbor::parse(&out).is_ok(),
+                    "{op} encodes what it cannot read"
+                );
+            }
+        }
+    }
 }
 
 fn rest_xml(input: &[u8]) {

@@ -15,7 +15,7 @@ use http::{HeaderValue, Method, StatusCode};
 use http_body_util::{BodyExt, Full, Limited};
 use roto_core::dispatch::{new_request_id, Body};
 use roto_core::model::{model, Model};
-use roto_core::protocol::{query, Protocol, WireRequest, WireResponse};
+use roto_core::protocol::{cbor, query, Protocol, WireRequest, WireResponse};
 use roto_core::trace::TraceEntry;
 use roto_core::{AwsError, Context, Dispatcher, Request, Service};
 
@@ -175,7 +175,10 @@ async fn serve_call(
             if protocol == Protocol::Json {
                 fill_query_code(spec.query_model, &mut error);
             }
-            let mut wire = protocol.encode_error(model, &error, &request_id, head);
+            let mut wire = match cbor_body(protocol, &parts) {
+                true => cbor::encode_error(model, &error, &request_id),
+                false => protocol.encode_error(model, &error, &request_id, head),
+            };
             for (name, value) in error.headers() {
                 wire.header(name, value);
             }
@@ -270,6 +273,16 @@ fn codec(service: &dyn Service, parts: &Parts) -> (Protocol, &'static Model) {
         }
         _ => (protocol, main),
     }
+}
+
+/// Whether a json-protocol request carries CBOR (`application/x-amz-cbor-1.1`, what the
+/// Java SDK and the Kinesis Client Library send), to be answered in CBOR.
+fn cbor_body(protocol: Protocol, parts: &Parts) -> bool {
+    let content_type = parts
+        .headers
+        .get(http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok());
+    protocol == Protocol::Json && cbor::is_cbor(content_type)
 }
 
 /// Gives JSON errors of a query-compatible service their query code from its query model,
@@ -388,7 +401,11 @@ async fn run(
     let resolved = protocol.resolve(model, &wire_req)?;
     let op = resolved.operation;
     entry.operation = op.name.clone();
-    let input = protocol.decode(model, &resolved, &wire_req)?;
+    let cbor = cbor_body(protocol, parts);
+    let input = match cbor {
+        true => cbor::decode(model, op, &body, cbor::Dialect::Millis)?,
+        false => protocol.decode(model, &resolved, &wire_req)?,
+    };
     let ctx = context(route, parts, request_id);
     if app.enforce_iam {
         let call = crate::access::Call {
@@ -410,7 +427,10 @@ async fn run(
         .dispatcher
         .invoke(route.service.as_ref(), &ctx, &op.name, request)
         .await?;
-    let mut encoded = protocol.encode(model, op, &response.output, request_id);
+    let mut encoded = match cbor {
+        true => cbor::encode(model, op, &response.output, request_id),
+        false => protocol.encode(model, op, &response.output, request_id),
+    };
     if let Some(status) = response.status.and_then(|s| StatusCode::from_u16(s).ok()) {
         encoded.status = status;
     }

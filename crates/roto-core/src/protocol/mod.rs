@@ -5,6 +5,7 @@
 //! [`AwsError`] the way that protocol's SDKs parse it. No codec knows any service: all they
 //! read is the [`Model`].
 
+pub mod cbor;
 pub mod json;
 pub mod query;
 pub mod rest;
