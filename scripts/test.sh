@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Runs Roto's whole test suite on a fresh machine: builds the release binary, runs the Rust
-# unit tests and the fuzzer, runs the JavaScript test kit's tests (js/roto-testing), creates
-# the Python virtual environment with boto3 and the AWS CLI, starts a Docker engine for the
-# docker executor's tests where none runs (scripts/docker-engine.sh), and runs the black-box
-# tests against the real binary. Extra arguments go to pytest.
+# unit tests and the fuzzer, runs the JavaScript test kit's tests (js/roto-testing) and the web
+# console's in headless Chromium (tests/console), creates the Python virtual environment with
+# boto3 and the AWS CLI, starts a Docker engine for the docker executor's tests where none
+# runs (scripts/docker-engine.sh), and runs the black-box tests against the real binary.
+# Extra arguments go to pytest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -15,10 +16,16 @@ cargo run -p roto-fuzz --locked -- --execs 10000
 
 # The JavaScript test kit against the release binary, its two devDependencies (the AWS SDK's
 # S3 and SQS clients) installed from the npm registry as package-lock.json pins them; about
-# 10 s. Without Node it is skipped, except in CI.
+# 10 s. Then the web console in headless Chromium (tests/console): Debian's chromium
+# (scripts/chromium.sh installs it) driven by playwright-core from the npm registry; about
+# 10 s. Without Node both are skipped, and without Chromium the console's, except in CI.
 if command -v node >/dev/null && command -v npm >/dev/null; then
   (cd js/roto-testing && npm ci --no-audit --no-fund &&
     ROTO_BINARY="$PWD/../../target/release/roto-server" node --test test/*.test.mjs)
+  chromium_path="$(scripts/chromium.sh)"
+  (cd tests/console && npm ci --no-audit --no-fund &&
+    ROTO_CHROMIUM="$chromium_path" ROTO_BINARY="$PWD/../../target/release/roto-server" \
+      node --test console.test.mjs)
 elif [ "${CI:-}" = true ]; then
   echo "node and npm are needed for js/roto-testing's tests" >&2
   exit 1

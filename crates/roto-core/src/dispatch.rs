@@ -200,6 +200,14 @@ pub trait Service: Send + Sync + 'static {
         &[]
     }
 
+    /// What the web console shows of the resource `input` names that no read operation
+    /// shows without changing it: an SQS queue's messages, which `ReceiveMessage` hides
+    /// and counts. `None` where the service has nothing to show this way.
+    fn peek(&self, ctx: &Context, input: &Value) -> Option<AwsResult<Value>> {
+        let _ = (ctx, input);
+        None
+    }
+
     /// Stops what the service runs beside the server (Lambda's runtime processes) before
     /// the server exits. Nothing by default.
     fn stop(&self) -> BoxFuture<'_, ()> {

@@ -23,7 +23,7 @@ use crate::boundary::CatchPanic;
 use crate::conn::{TimedBody, Timeouts};
 use crate::guard::Guard;
 use crate::router::{host_of, Route, Router};
-use crate::{introspect, localstack};
+use crate::{introspect, localstack, ui};
 
 /// A request body as the front end reads it: failing once the client stops sending.
 type Incoming = TimedBody<hyper::body::Incoming>;
@@ -91,6 +91,7 @@ async fn serve_request(
     if introspection {
         return match app.guard.check_introspection(&parts) {
             Err(message) => introspect::forbidden(message),
+            Ok(()) if ui::serves(path) => ui::handle(&app, &parts, body).await,
             Ok(()) if path.starts_with("/_roto/") => introspect::handle(&app, &parts).await,
             Ok(()) => localstack::handle(&app, &parts),
         };

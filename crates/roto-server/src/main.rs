@@ -17,6 +17,7 @@ mod introspect;
 mod localstack;
 mod presign;
 mod router;
+mod ui;
 
 use std::io::Write;
 use std::net::SocketAddr;

@@ -27,6 +27,7 @@ mod attributes;
 mod batch;
 mod messages;
 mod moves;
+mod peek;
 mod policy;
 mod queues;
 mod store;
@@ -184,6 +185,10 @@ impl Service for Sqs {
 
     fn access(&self, ctx: &Context, _: &Principal, op: &str, input: &Value) -> AwsResult<Access> {
         self.access_of(ctx, op, input)
+    }
+
+    fn peek(&self, ctx: &Context, input: &Value) -> Option<AwsResult<Value>> {
+        Some(self.peek_messages(ctx, input))
     }
 }
 

@@ -578,6 +578,26 @@ pub fn set_visible_at(
     Ok(())
 }
 
+/// The oldest `limit` unexpired messages of a queue, in or out of flight, each with when
+/// it is (or became) visible: what the web console shows, read without receiving.
+pub fn first_messages(
+    c: &Connection,
+    queue_id: i64,
+    now: EpochMillis,
+    limit: i64,
+) -> rusqlite::Result<Vec<(StoredMessage, EpochMillis)>> {
+    let mut stmt = c.prepare(&format!(
+        "SELECT {MESSAGE_COLUMNS}, visible_at FROM sqs_messages
+         WHERE queue_id = ?1 AND expires_at > ?2 ORDER BY seq LIMIT ?3"
+    ))?;
+    let messages = stmt
+        .query_map(params![queue_id, now, limit], |row| {
+            Ok((message_row(row)?, row.get(13)?))
+        })?
+        .collect();
+    messages
+}
+
 /// Every message of a queue in order, for a move task.
 pub fn all_messages(c: &Connection, queue_id: i64) -> rusqlite::Result<Vec<StoredMessage>> {
     let mut stmt = c.prepare(&format!(
