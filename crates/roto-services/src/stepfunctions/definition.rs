@@ -6,12 +6,16 @@
 //! UpdateStateMachine join them into one `InvalidDefinition` ("Invalid State Machine
 //! Definition: '...'"); ValidateStateMachineDefinition returns them as its diagnostics.
 //! serde_json refuses documents nested deeper than 128 levels, which bounds the walk.
+//! A JSONata state's `{% %}` expressions are parsed (`INVALID_JSONATA_EXPRESSION`) and
+//! their `$states` members checked against where they exist
+//! (`UNSUPPORTED_JSONATA_EXPRESSION`).
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use roto_core::{AwsError, AwsResult, Value};
 use serde_json::{Map, Value as Json};
 
+use super::interpreter::jsonata::expression;
 use super::paths;
 
 /// One problem found in a definition.
@@ -132,13 +136,15 @@ const JSONPATH_ONLY: &[&str] = &[
     "Parameters",
     "ResultSelector",
     "ItemsPath",
-    "ItemSelector",
     "SecondsPath",
     "TimestampPath",
     "ErrorPath",
     "CausePath",
     "TimeoutSecondsPath",
     "HeartbeatSecondsPath",
+    "MaxConcurrencyPath",
+    "ToleratedFailureCountPath",
+    "ToleratedFailurePercentagePath",
 ];
 
 /// JSONata-only fields, refused in a JSONPath state.
@@ -322,7 +328,9 @@ impl Checker {
         self.transition_fields(state, kind, at);
         self.kind_specific(state, kind, at, language);
         self.error_handlers(state, at);
-        if language == "JSONPath" {
+        if language == "JSONata" {
+            self.expressions(state, kind, at);
+        } else {
             for field in ["Parameters", "ResultSelector", "ItemSelector"] {
                 if let Some(template) = state.get(field) {
                     self.template(template, &format!("{at}/{field}"));
@@ -338,21 +346,12 @@ impl Checker {
         let allowed = fields_of(kind);
         for field in state.keys() {
             let f = field.as_str();
-            if !COMMON_FIELDS.contains(&f) && !allowed.contains(&f) {
-                self.schema(
-                    format!("Field \"{f}\" is not supported"),
-                    &format!("{at}/{f}"),
-                );
-            } else if language == "JSONata" && JSONPATH_ONLY.contains(&f) {
-                self.schema(
-                    format!("The field \"{f}\" is not supported for the JSONata query language"),
-                    &format!("{at}/{f}"),
-                );
-            } else if language == "JSONPath" && JSONATA_ONLY.contains(&f) {
-                self.schema(
-                    format!("The field \"{f}\" is not supported for the JSONPath query language"),
-                    &format!("{at}/{f}"),
-                );
+            let foreign = match language {
+                "JSONata" => JSONPATH_ONLY.contains(&f) || (kind == "Pass" && f == "Result"),
+                _ => JSONATA_ONLY.contains(&f),
+            };
+            if foreign || (!COMMON_FIELDS.contains(&f) && !allowed.contains(&f)) {
+                self.schema(format!("Field '{f}' is not supported"), at);
             }
         }
     }
@@ -517,6 +516,91 @@ impl Checker {
         }
     }
 
+    /// The expressions of a JSONata state, with the `$states` members each field has.
+    fn expressions(&mut self, state: &Map<String, Json>, kind: &str, at: &str) {
+        const FIELDS: &[&str] = &[
+            "Arguments",
+            "Items",
+            "ItemSelector",
+            "Seconds",
+            "Timestamp",
+            "TimeoutSeconds",
+            "HeartbeatSeconds",
+            "MaxConcurrency",
+            "ToleratedFailureCount",
+            "ToleratedFailurePercentage",
+            "Error",
+            "Cause",
+        ];
+        let with_result: &[&str] = match kind {
+            "Task" | "Parallel" | "Map" => &["result"],
+            _ => &[],
+        };
+        for field in FIELDS {
+            if let Some(value) = state.get(*field) {
+                self.jsonata(value, &format!("{at}/{field}"), &[]);
+            }
+        }
+        for field in ["Output", "Assign"] {
+            if let Some(value) = state.get(field) {
+                self.jsonata(value, &format!("{at}/{field}"), with_result);
+            }
+        }
+        for (list, members) in [("Choices", &[][..]), ("Catch", &["errorOutput"][..])] {
+            let Some(rules) = state.get(list).and_then(Json::as_array) else {
+                continue;
+            };
+            for (i, rule) in rules.iter().enumerate() {
+                for field in ["Condition", "Output", "Assign"] {
+                    if let Some(value) = rule.get(field) {
+                        self.jsonata(value, &format!("{at}/{list}/{i}/{field}"), members);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Every `{% %}` string in a JSONata field: it must parse, and read only the
+    /// `$states` members that exist there (`input` and `context` always, plus `extra`).
+    fn jsonata(&mut self, value: &Json, at: &str, extra: &[&str]) {
+        match value {
+            Json::String(s) => {
+                let Some(text) = expression(s) else {
+                    return;
+                };
+                if let Err(e) = roto_jsonata::Expression::parse(text) {
+                    self.error("INVALID_JSONATA_EXPRESSION", e.message(), at);
+                } else if text.contains("$$") {
+                    self.error(
+                        "UNSUPPORTED_JSONATA_EXPRESSION",
+                        "Reference to '$$' is not supported.",
+                        at,
+                    );
+                } else if let Some(member) = states_members(text)
+                    .into_iter()
+                    .find(|m| !matches!(*m, "input" | "context") && !extra.contains(m))
+                {
+                    self.error(
+                        "UNSUPPORTED_JSONATA_EXPRESSION",
+                        format!("Field '$states.{member}' does not exist."),
+                        at,
+                    );
+                }
+            }
+            Json::Object(obj) => {
+                for (key, v) in obj {
+                    self.jsonata(v, &format!("{at}/{key}"), extra);
+                }
+            }
+            Json::Array(items) => {
+                for (i, v) in items.iter().enumerate() {
+                    self.jsonata(v, &format!("{at}/{i}"), extra);
+                }
+            }
+            _ => {}
+        }
+    }
+
     fn path_field(&mut self, state: &Map<String, Json>, field: &str, at: &str) {
         match state.get(field) {
             None | Some(Json::Null) => {}
@@ -527,6 +611,19 @@ impl Checker {
             ),
         }
     }
+}
+
+/// The members of `$states` an expression reads (`$states.result` reads `result`).
+fn states_members(text: &str) -> Vec<&str> {
+    text.match_indices("$states.")
+        .map(|(i, m)| {
+            let rest = &text[i + m.len()..];
+            let end = rest
+                .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+                .unwrap_or(rest.len());
+            &rest[..end]
+        })
+        .collect()
 }
 
 /// The states a state may go to next, with the field naming each.

@@ -306,7 +306,14 @@ impl StepFunctions {
         let arn = execution.arn.clone();
         tokio::spawn(async move {
             let outcome = run
-                .execute(definition, json, Lane { prev: 1, map: None })
+                .execute(
+                    definition,
+                    json,
+                    Lane {
+                        prev: 1,
+                        ..Lane::default()
+                    },
+                )
                 .await;
             finish(&engine, &arn, &outcome);
         });
@@ -331,7 +338,14 @@ impl StepFunctions {
         let definition = Arc::new(serde_json::from_str(&execution.definition).unwrap_or_default());
         let run = self.begin(ctx, &execution, &json, &runnable.machine.name, false);
         let outcome = run
-            .execute(definition, json.clone(), Lane { prev: 1, map: None })
+            .execute(
+                definition,
+                json.clone(),
+                Lane {
+                    prev: 1,
+                    ..Lane::default()
+                },
+            )
             .await;
         let (status, output, failure) = match &outcome {
             Outcome::Succeeded(o) => ("SUCCEEDED", Some(o.to_string()), None),

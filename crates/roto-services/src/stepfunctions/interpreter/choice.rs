@@ -1,35 +1,67 @@
 //! A JSONPath Choice state's rules: every comparison operator with its `Path` variant,
 //! the type tests (`IsPresent`, `IsNull`, ...), and `And`/`Or`/`Not` (nesting bounded by
-//! the definition's JSON depth, which serde_json caps).
+//! the definition's JSON depth, which serde_json caps); a JSONata rule's `Condition`.
 
 use std::cmp::Ordering;
 
 use serde_json::Value as Json;
 
 use super::io::Scope;
+use super::jsonata::Query;
 use super::Failure;
 
-/// The `Next` of the first rule that matches, else the `Default`, else
-/// `States.NoChoiceMatched`.
-pub(super) fn choose(scope: &Scope<'_>, state: &Json, input: &Json) -> Result<String, Failure> {
-    for rule in state
+/// A rule's `Next` and the rule.
+type Chosen<'s> = (String, Option<&'s Json>);
+
+fn rules(state: &Json) -> impl Iterator<Item = &Json> {
+    state
         .get("Choices")
         .and_then(Json::as_array)
         .into_iter()
         .flatten()
-    {
+}
+
+fn chosen(rule: &Json) -> Chosen<'_> {
+    let next = rule.get("Next").and_then(Json::as_str).unwrap_or_default();
+    (next.to_string(), Some(rule))
+}
+
+/// The `Next` of the first rule that matches (with the rule), else the `Default`, else
+/// `States.NoChoiceMatched`.
+pub(super) fn choose<'s>(
+    scope: &Scope<'_>,
+    state: &'s Json,
+    input: &Json,
+) -> Result<Chosen<'s>, Failure> {
+    for rule in rules(state) {
         if matches(scope, rule, input)? {
-            return Ok(rule
-                .get("Next")
-                .and_then(Json::as_str)
-                .unwrap_or_default()
-                .to_string());
+            return Ok(chosen(rule));
         }
     }
+    default(scope, state)
+}
+
+/// The first rule whose JSONata `Condition` is true, else the `Default`, else
+/// `States.NoChoiceMatched`.
+pub(super) fn choose_jsonata<'s>(
+    scope: &Scope<'_>,
+    query: &Query<'_>,
+    state: &'s Json,
+) -> Result<Chosen<'s>, Failure> {
+    for rule in rules(state) {
+        let condition = query.typed(rule, "Condition", "boolean")?;
+        if condition == Some(Json::Bool(true)) {
+            return Ok(chosen(rule));
+        }
+    }
+    default(scope, state)
+}
+
+fn default<'s>(scope: &Scope<'_>, state: &'s Json) -> Result<Chosen<'s>, Failure> {
     state
         .get("Default")
         .and_then(Json::as_str)
-        .map(str::to_string)
+        .map(|d| (d.to_string(), None))
         .ok_or_else(|| {
             Failure::new(
                 "States.NoChoiceMatched",

@@ -9,6 +9,7 @@ use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 
 use super::io::Scope;
+use super::jsonata::Query;
 use super::{Failure, Lane, Run};
 
 /// The outcome of one branch or iteration, by its index.
@@ -38,10 +39,7 @@ impl Run {
         let mut set = JoinSet::new();
         for (i, branch) in branches.into_iter().enumerate() {
             let (run, input) = (self.clone(), input.clone());
-            let mut branch_lane = Lane {
-                prev: started,
-                map: lane.map.clone(),
-            };
+            let mut branch_lane = lane.inner(started, None);
             set.spawn(async move { (i, run.machine(branch, input, &mut branch_lane).await) });
         }
         match collect(&mut set, 0).await {
@@ -67,10 +65,17 @@ impl Run {
         input: Json,
         lane: &mut Lane,
     ) -> Result<Json, Failure> {
-        let items = match scope.select(
-            state.get("ItemsPath").and_then(Json::as_str).unwrap_or("$"),
-            &input,
-        )? {
+        let jsonata = lane.jsonata(state);
+        let items = match jsonata {
+            true => Query::new(scope, &input, None, None)
+                .typed(state, "Items", "array")?
+                .unwrap_or_else(|| input.clone()),
+            false => scope.select(
+                state.get("ItemsPath").and_then(Json::as_str).unwrap_or("$"),
+                &input,
+            )?,
+        };
+        let items = match items {
             Json::Array(items) => items,
             other => {
                 return Err(scope.runtime(format!("Map state input must be an array, got: {other}")))
@@ -101,27 +106,30 @@ impl Run {
             .or_else(|| state.get("Parameters"));
         for (index, item) in items.into_iter().enumerate() {
             let map = json!({"Item": {"Index": index, "Value": item}});
+            let item_scope = Scope {
+                base: scope.base,
+                extra: json!({"Map": map.clone()}),
+                state: scope.state,
+                entered: scope.entered,
+                vars: scope.vars.clone(),
+            };
             let item = match selector {
-                Some(template) => Scope {
-                    base: scope.base,
-                    extra: json!({"Map": map.clone()}),
-                    state: scope.state,
-                    entered: scope.entered,
-                }
-                .template(template, &input)?,
+                Some(template) if jsonata => Query::new(&item_scope, &input, None, None)
+                    .template(template, "ItemSelector")?,
+                Some(template) => item_scope.template(template, &input)?,
                 None => item,
             };
             let iteration = Iteration {
+                lane: lane.inner(started, Some(map.clone())),
                 run: self.clone(),
                 processor: processor.clone(),
                 name: scope.state.to_string(),
                 index,
-                started,
             };
             let permits = permits.clone();
             set.spawn(async move {
                 let _permit = permits.acquire_owned().await;
-                (index, iteration.run(item, map).await)
+                (index, iteration.run(item).await)
             });
         }
         let tolerated = tolerated_failures(state, set.len());
@@ -138,20 +146,17 @@ impl Run {
 
 /// One Map iteration.
 struct Iteration {
+    lane: Lane,
     run: Arc<Run>,
     processor: Arc<Json>,
     name: String,
     index: usize,
-    started: i64,
 }
 
 impl Iteration {
-    async fn run(self, item: Json, map: Json) -> Result<Json, Failure> {
+    async fn run(self, item: Json) -> Result<Json, Failure> {
         let details = json!({"name": self.name, "index": self.index});
-        let mut lane = Lane {
-            prev: self.started,
-            map: Some(map),
-        };
+        let mut lane = self.lane;
         self.run.history.add(
             &mut lane.prev,
             "MapIterationStarted",

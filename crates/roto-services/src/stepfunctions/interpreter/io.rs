@@ -1,7 +1,10 @@
 //! A JSONPath state's input and output processing: InputPath, Parameters (and
 //! ItemSelector, ResultSelector: templates whose `.$` fields are paths or intrinsic
 //! functions), ResultPath and OutputPath, with the `States.Runtime` errors AWS raises when
-//! a path finds nothing.
+//! a path finds nothing. A path that starts with a variable's name (`$order.id`) reads the
+//! workflow variable.
+
+use std::sync::Arc;
 
 use roto_jsonpath::Path;
 use serde_json::{Map, Value as Json};
@@ -19,6 +22,21 @@ pub(crate) struct Scope<'a> {
     pub state: &'a str,
     /// The id of the state's Entered event.
     pub entered: i64,
+    /// The workflow variables this state sees.
+    pub vars: Arc<Map<String, Json>>,
+}
+
+/// A path that reads a variable: the variable's name and the path into its value
+/// (`$order.id` is `order` and `$.id`).
+pub(crate) fn variable_path(text: &str) -> Option<(&str, String)> {
+    let rest = text.strip_prefix('$')?;
+    let end = rest
+        .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .unwrap_or(rest.len());
+    if end == 0 {
+        return None;
+    }
+    Some((&rest[..end], format!("${}", &rest[end..])))
 }
 
 impl Scope<'_> {
@@ -52,6 +70,10 @@ impl Scope<'_> {
     /// A path's value over `input` (or the context object for `$$` paths); `None` when it
     /// finds nothing.
     pub fn lookup(&self, text: &str, input: &Json) -> Result<Option<Json>, Failure> {
+        if let Some((name, rest)) = variable_path(text) {
+            let path = self.path(&rest)?;
+            return Ok(self.vars.get(name).and_then(|v| path.evaluate(v)));
+        }
         let path = self.path(text)?;
         if path.is_context() {
             return Ok(path.evaluate(&self.context()));

@@ -4,10 +4,15 @@
 //!   waiters, activity wake-ups), one [`Run`] per execution, the state loop and each
 //!   state type's work, Retry and Catch.
 //! - [`io`]: JSONPath input and output processing and templates.
+//! - [`jsonata`]: a JSONata state's `{% %}` expressions.
 //! - [`choice`]: Choice rules.
 //! - [`fanout`]: Parallel branches and inline Map iterations.
 //! - [`tasks`]: Task states: the service integrations, callbacks and activities.
 //! - [`shapes`]: JSON parameters to an operation's input shape and its output back.
+//!
+//! A state runs in its `QueryLanguage`, else the machine's. Workflow variables (`Assign`)
+//! live on the [`Lane`]: a branch or an iteration starts with a copy of its parent's, so
+//! what it assigns stays inside it.
 //!
 //! Every wait (Wait states, retry intervals, timeouts) sleeps on the server clock, so
 //! `POST /_roto/clock` moves them on.
@@ -27,10 +32,13 @@ use super::history::{payload_details, History};
 pub(super) mod choice;
 mod fanout;
 pub(super) mod io;
+pub(super) mod jsonata;
 mod shapes;
 pub(super) mod tasks;
 
 use io::Scope;
+use jsonata::Query;
+use serde_json::Map;
 
 /// How a state, a branch or an execution failed: the error name and its cause.
 #[derive(Debug, Clone, PartialEq)]
@@ -141,6 +149,37 @@ pub(crate) struct Lane {
     pub prev: i64,
     /// The context object's `Map` member in an iteration.
     pub map: Option<Json>,
+    /// The workflow variables this path sees.
+    pub vars: Arc<Map<String, Json>>,
+    /// Whether the machine's query language is JSONata.
+    pub jsonata: bool,
+}
+
+impl Lane {
+    /// A path inside this one (a branch, an iteration) starting after event `prev`.
+    pub fn inner(&self, prev: i64, map: Option<Json>) -> Lane {
+        Lane {
+            prev,
+            map: map.or_else(|| self.map.clone()),
+            vars: self.vars.clone(),
+            jsonata: self.jsonata,
+        }
+    }
+
+    /// Whether a state runs in JSONata: its own `QueryLanguage`, else the machine's.
+    fn jsonata(&self, state: &Json) -> bool {
+        match state.get("QueryLanguage").and_then(Json::as_str) {
+            Some(language) => language == "JSONata",
+            None => self.jsonata,
+        }
+    }
+
+    /// Sets the variables an Assign evaluated.
+    fn assign(&mut self, assigned: Option<Map<String, Json>>) {
+        if let Some(vars) = assigned.filter(|v| !v.is_empty()) {
+            Arc::make_mut(&mut self.vars).extend(vars);
+        }
+    }
 }
 
 /// Where a state goes after it ran.
@@ -215,6 +254,7 @@ impl Run {
             .and_then(Json::as_i64)
             .map(|s| now_millis().saturating_add(s.saturating_mul(1000)));
         let mut lane = lane;
+        lane.jsonata = definition.get("QueryLanguage").and_then(Json::as_str) == Some("JSONata");
         let work = self.clone().machine(definition, input, &mut lane);
         let outcome = tokio::select! {
             result = work => match result {
@@ -339,10 +379,16 @@ impl Run {
             extra: self.context_for(name, state, entered_at, 0, lane),
             state: name,
             entered,
+            vars: lane.vars.clone(),
         };
+        let jsonata = lane.jsonata(state);
         let result = match kind.as_str() {
+            "Fail" if jsonata => Err(fail_jsonata(&scope, state, &input)),
             "Fail" => Err(fail(&scope, state, &input)),
-            "Choice" => choose(&scope, state, &input),
+            "Choice" => choose(&scope, state, &input, lane),
+            "Succeed" if jsonata => Query::new(&scope, &input, None, None)
+                .field(state, "Output")
+                .map(|o| (o.unwrap_or(input.clone()), None)),
             "Succeed" => scope
                 .input_path(state, &input)
                 .and_then(|i| scope.output_path(state, i))
@@ -395,6 +441,7 @@ impl Run {
                 extra: self.context_for(name, state, entered_at, retries, lane),
                 state: name,
                 entered,
+                vars: lane.vars.clone(),
             };
             let failure = match self.work(&scope, state, input, lane).await {
                 Ok(output) => return Ok((output, None)),
@@ -406,7 +453,7 @@ impl Run {
                 retries += 1;
                 continue;
             }
-            return catch(&scope, state, input, failure);
+            return catch(&scope, state, input, failure, lane);
         }
     }
 
@@ -419,10 +466,16 @@ impl Run {
         lane: &mut Lane,
     ) -> Result<Json, Failure> {
         let kind = state.get("Type").and_then(Json::as_str).unwrap_or_default();
+        if lane.jsonata(state) {
+            return self.work_jsonata(scope, state, input, lane).await;
+        }
         let effective = scope.input_path(state, input)?;
         if kind == "Wait" {
             self.wait(scope, state, &effective).await?;
-            return scope.output_path(state, effective);
+            let assigned = assign_path(scope, state, &effective)?;
+            let output = scope.output_path(state, effective)?;
+            lane.assign(assigned);
+            return Ok(output);
         }
         let result = match kind {
             "Map" => self.map(scope, state, effective, lane).await?,
@@ -442,8 +495,47 @@ impl Run {
             }
         };
         let result = scope.template_field(state, "ResultSelector", result)?;
+        let assigned = assign_path(scope, state, &result)?;
         let output = scope.result_path(state, input, result)?;
-        scope.output_path(state, output)
+        let output = scope.output_path(state, output)?;
+        lane.assign(assigned);
+        Ok(output)
+    }
+
+    /// The work of a JSONata Pass, Wait, Task, Parallel or Map state: Arguments in,
+    /// Output and Assign out (both evaluated against the variables from before the state).
+    async fn work_jsonata(
+        self: &Arc<Run>,
+        scope: &Scope<'_>,
+        state: &Json,
+        input: &Json,
+        lane: &mut Lane,
+    ) -> Result<Json, Failure> {
+        let kind = state.get("Type").and_then(Json::as_str).unwrap_or_default();
+        let query = Query::new(scope, input, None, None);
+        let resolved = query.scalars(state)?;
+        let state = &resolved;
+        let result = match kind {
+            "Pass" => None,
+            "Wait" => {
+                self.wait(scope, state, input).await?;
+                None
+            }
+            "Map" => Some(self.map(scope, state, input.clone(), lane).await?),
+            _ => {
+                let arguments = query.field(state, "Arguments")?;
+                let arguments = arguments.unwrap_or_else(|| input.clone());
+                Some(match kind {
+                    "Task" => self.task(scope, state, arguments, lane).await?,
+                    _ => self.parallel(scope, state, arguments, lane).await?,
+                })
+            }
+        };
+        let query = Query::new(scope, input, result.as_ref(), None);
+        let output = query.field(state, "Output")?;
+        let assigned = state.get("Assign").map(|a| query.assign(a)).transpose()?;
+        lane.assign(assigned);
+        Ok(output.or(result).unwrap_or_else(|| input.clone()))
     }
 
     /// A Wait state's pause, on the server clock.
@@ -518,14 +610,66 @@ fn fail(scope: &Scope<'_>, state: &Json, input: &Json) -> Failure {
     Failure::new(read("Error", "ErrorPath"), read("Cause", "CausePath"))
 }
 
+/// A JSONata Fail state's Error and Cause, which may be expressions.
+fn fail_jsonata(scope: &Scope<'_>, state: &Json, input: &Json) -> Failure {
+    let query = Query::new(scope, input, None, None);
+    let read = |field: &str| match query.typed(state, field, "string") {
+        Ok(value) => Ok(value
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_default()),
+        Err(f) => Err(f),
+    };
+    match (read("Error"), read("Cause")) {
+        (Ok(error), Ok(cause)) => Failure::new(error, cause),
+        (Err(f), _) | (_, Err(f)) => f,
+    }
+}
+
+/// A Choice state: the matching rule's `Next`, with its (else the state's) Output and
+/// Assign in JSONata; InputPath, Assign and OutputPath in JSONPath.
 fn choose(
     scope: &Scope<'_>,
     state: &Json,
     input: &Json,
+    lane: &mut Lane,
 ) -> Result<(Json, Option<String>), Failure> {
+    if lane.jsonata(state) {
+        let query = Query::new(scope, input, None, None);
+        let (next, rule) = choice::choose_jsonata(scope, &query, state)?;
+        let field = |name: &str| rule.and_then(|r| r.get(name)).or_else(|| state.get(name));
+        let output = field("Output")
+            .map(|o| query.template(o, "Output"))
+            .transpose()?;
+        let assigned = field("Assign").map(|a| query.assign(a)).transpose()?;
+        lane.assign(assigned);
+        return Ok((output.unwrap_or_else(|| input.clone()), Some(next)));
+    }
     let effective = scope.input_path(state, input)?;
-    let next = choice::choose(scope, state, &effective)?;
-    Ok((scope.output_path(state, effective)?, Some(next)))
+    let (next, rule) = choice::choose(scope, state, &effective)?;
+    let holder = match rule {
+        Some(r) if r.get("Assign").is_some() => r,
+        _ => state,
+    };
+    let assigned = assign_path(scope, holder, &effective)?;
+    let output = scope.output_path(state, effective)?;
+    lane.assign(assigned);
+    Ok((output, Some(next)))
+}
+
+/// A JSONPath state's Assign: a template whose `.$` fields read `value` (the state's
+/// result), the context object or variables.
+fn assign_path(
+    scope: &Scope<'_>,
+    state: &Json,
+    value: &Json,
+) -> Result<Option<Map<String, Json>>, Failure> {
+    match state.get("Assign") {
+        None => Ok(None),
+        Some(template) => match scope.template(template, value)? {
+            Json::Object(vars) => Ok(Some(vars)),
+            _ => Ok(None),
+        },
+    }
 }
 
 /// Whether an `ErrorEquals` list matches an error: by name, `States.ALL` for any error but
@@ -599,6 +743,7 @@ fn catch(
     state: &Json,
     input: &Json,
     failure: Failure,
+    lane: &mut Lane,
 ) -> Result<(Json, Option<String>), Failure> {
     let catcher = state
         .get("Catch")
@@ -612,7 +757,17 @@ fn catch(
     let Some(catcher) = catcher else {
         return Err(failure);
     };
-    let output = scope.result_path(catcher, input, failure.output())?;
+    let error_output = failure.output();
+    let (output, assigned) = if lane.jsonata(state) {
+        let query = Query::new(scope, input, None, Some(&error_output));
+        let output = query.field(catcher, "Output")?;
+        let assigned = catcher.get("Assign").map(|a| query.assign(a)).transpose()?;
+        (output.unwrap_or(error_output), assigned)
+    } else {
+        let assigned = assign_path(scope, catcher, &error_output)?;
+        (scope.result_path(catcher, input, error_output)?, assigned)
+    };
+    lane.assign(assigned);
     let next = catcher
         .get("Next")
         .and_then(Json::as_str)
