@@ -12,7 +12,9 @@ import time
 import pytest
 from botocore.exceptions import ClientError
 
-ROLE = "arn:aws:iam::000000000000:role/sfn"
+import sfn_helpers as helpers
+from sfn_helpers import finish, output
+
 NAMES = itertools.count()
 
 
@@ -22,34 +24,15 @@ def sfn(client):
 
 
 def machine(sfn, states, name=None, **extra):
-    name = name or f"m{next(NAMES)}"
-    definition = {"StartAt": next(iter(states)), "States": states, **extra}
-    return sfn.create_state_machine(name=name, definition=json.dumps(definition), roleArn=ROLE)["stateMachineArn"]
-
-
-def finish(sfn, arn, timeout=10):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        out = sfn.describe_execution(executionArn=arn)
-        if out["status"] != "RUNNING":
-            return out
-        time.sleep(0.02)
-    raise AssertionError(f"{arn} still running")
+    return helpers.machine(sfn, states, name=name or f"m{next(NAMES)}", **extra)
 
 
 def run(sfn, states, input=None, **extra):
-    arn = machine(sfn, states, **extra)
-    execution = sfn.start_execution(stateMachineArn=arn, input=json.dumps(input if input is not None else {}))
-    return finish(sfn, execution["executionArn"])
+    return helpers.run(sfn, states, input, name=f"m{next(NAMES)}", **extra)
 
 
 def jsonata(sfn, states, input=None):
     return run(sfn, states, input, QueryLanguage="JSONata")
-
-
-def output(described):
-    assert described["status"] == "SUCCEEDED", described
-    return json.loads(described["output"])
 
 
 def test_pass_output_and_states_members(sfn):
