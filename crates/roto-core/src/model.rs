@@ -21,6 +21,8 @@ pub struct Model {
     pub metadata: Metadata,
     operations: Table<Operation>,
     shapes: Table<Shape>,
+    /// The rest protocols' URI templates, parsed on the first request routed by them.
+    pub(crate) rest_routes: OnceLock<crate::protocol::rest::Routes>,
 }
 
 /// The model's `metadata` block.
@@ -340,6 +342,7 @@ impl Model {
             metadata: indexed.metadata,
             operations: Table::new(indexed.operations.0),
             shapes: Table::new(indexed.shapes.0),
+            rest_routes: OnceLock::new(),
         })
     }
 

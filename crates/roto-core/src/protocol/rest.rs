@@ -12,6 +12,8 @@ mod encode;
 mod rfc2047;
 mod route;
 
+pub(crate) use route::Routes;
+
 use crate::error::{AwsError, AwsResult};
 use crate::model::{Model, Operation, Shape, ShapeKind, ShapeRef};
 use crate::protocol::{Protocol, Resolved, WireRequest, WireResponse};

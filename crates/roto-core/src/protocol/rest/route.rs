@@ -7,8 +7,6 @@
 //! header member lose to any that are not. Templates are parsed once per model.
 
 use std::cmp::Reverse;
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::error::{AwsError, AwsResult};
 use crate::model::{Model, Operation};
@@ -93,29 +91,41 @@ impl Template {
         }
     }
 
-    /// The labels bound by matching `path` (percent-encoded), or `None`.
-    fn match_path(&self, path: &str) -> Option<Vec<(String, String)>> {
+    /// Whether `path` (percent-encoded) has this template's shape.
+    fn matches_path(&self, path: &str) -> bool {
         let mut rest = path.strip_prefix('/').unwrap_or(path);
-        let mut labels = Vec::new();
         for segment in &self.segments {
-            if let Segment::Greedy(name) = segment {
-                if rest.is_empty() {
-                    return None;
-                }
-                labels.push((name.clone(), percent_decode(rest)));
-                return Some(labels);
+            if let Segment::Greedy(_) = segment {
+                return !rest.is_empty();
             }
             let (head, tail) = rest.split_once('/').unwrap_or((rest, ""));
             match segment {
                 Segment::Literal(literal) if head == literal => {}
-                Segment::Label(name) if !head.is_empty() => {
-                    labels.push((name.clone(), percent_decode(head)));
-                }
-                _ => return None,
+                Segment::Label(_) if !head.is_empty() => {}
+                _ => return false,
             }
             rest = tail;
         }
-        rest.is_empty().then_some(labels)
+        rest.is_empty()
+    }
+
+    /// The labels `path` binds, percent-decoded; `path` must match (`matches_path`).
+    fn labels(&self, path: &str) -> Labels {
+        let mut rest = path.strip_prefix('/').unwrap_or(path);
+        let mut labels = Vec::new();
+        for segment in &self.segments {
+            let (head, tail) = rest.split_once('/').unwrap_or((rest, ""));
+            match segment {
+                Segment::Greedy(name) => {
+                    labels.push((name.clone(), percent_decode(rest)));
+                    break;
+                }
+                Segment::Label(name) => labels.push((name.clone(), percent_decode(head))),
+                Segment::Literal(_) => {}
+            }
+            rest = tail;
+        }
+        labels
     }
 
     fn matches_query(&self, query: &[(String, String)]) -> bool {
@@ -190,24 +200,22 @@ type Score<'a> = (usize, usize, usize, usize, bool, Reverse<&'a str>);
 
 type Labels = Vec<(String, String)>;
 
-type Cache = Mutex<HashMap<usize, Arc<Vec<Template>>>>;
+/// A model's URI templates, parsed once per model (kept in the model).
+#[derive(Debug)]
+pub(crate) struct Routes(Vec<Template>);
 
-fn templates(model: &Model) -> Arc<Vec<Template>> {
-    static CACHE: OnceLock<Cache> = OnceLock::new();
-    let key = model as *const Model as usize;
-    let cache = CACHE.get_or_init(Cache::default);
-    let mut guard = cache.lock().unwrap_or_else(|p| p.into_inner());
-    guard
-        .entry(key)
-        .or_insert_with(|| {
-            Arc::new(
+fn templates(model: &Model) -> &[Template] {
+    &model
+        .rest_routes
+        .get_or_init(|| {
+            Routes(
                 model
                     .operations()
                     .map(|op| Template::parse(op, model))
                     .collect(),
             )
         })
-        .clone()
+        .0
 }
 
 /// Refuses a path or query whose percent-escapes decode to bytes that are not UTF-8:
@@ -239,17 +247,12 @@ pub fn resolve<'m>(model: &'m Model, req: &WireRequest<'_>) -> AwsResult<Resolve
     check_utf8(model, req)?;
     let templates = templates(model);
     let query = query_pairs(req.query);
-    let mut path_matched: Option<&Template> = None;
-    let mut best: Option<(Score<'_>, &Template, Labels)> = None;
-    for t in templates.iter() {
-        let Some(labels) = t.match_path(req.path) else {
-            continue;
-        };
-        if !t.matches_query(&query) {
-            continue;
-        }
-        if !t.method.eq_ignore_ascii_case(req.method.as_str()) {
-            path_matched.get_or_insert(t);
+    let mut best: Option<(Score<'_>, &Template)> = None;
+    let candidates = templates
+        .iter()
+        .filter(|t| t.method.eq_ignore_ascii_case(req.method.as_str()));
+    for t in candidates {
+        if !t.matches_query(&query) || !t.matches_path(req.path) {
             continue;
         }
         let (present, missing) = t.required_members(req, &query);
@@ -261,15 +264,19 @@ pub fn resolve<'m>(model: &'m Model, req: &WireRequest<'_>) -> AwsResult<Resolve
             !t.deprecated,
             Reverse(t.operation.as_str()),
         );
-        if best.as_ref().is_none_or(|(s, _, _)| score > *s) {
-            best = Some((score, t, labels));
+        if best.as_ref().is_none_or(|(s, _)| score > *s) {
+            best = Some((score, t));
         }
     }
-    if let Some((_, t, labels)) = best {
+    if let Some((_, t)) = best {
         if let Some(operation) = model.operation(&t.operation) {
+            let labels = t.labels(req.path);
             return Ok(Resolved { operation, labels });
         }
     }
+    let path_matched = templates
+        .iter()
+        .find(|t| t.matches_query(&query) && t.matches_path(req.path));
     Err(match (Protocol::of(model), path_matched) {
         (Protocol::RestXml, Some(t)) => AwsError::new(
             "MethodNotAllowed",
