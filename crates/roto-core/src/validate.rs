@@ -6,13 +6,15 @@
 //! Member must have length greater than or equal to 3`. Services whose real front end
 //! reports input errors differently (S3, SQS) opt out in their [`ServiceSpec`](crate::ServiceSpec).
 
+use std::fmt;
+
 use crate::model::{Model, Shape, ShapeKind};
 use crate::value::Value;
 
 /// The violations in `value` against structure `shape`, in AWS's phrasing.
 pub fn violations(model: &Model, shape: &Shape, value: &Value) -> Vec<String> {
     let mut out = Vec::new();
-    check_structure(model, shape, value, "", &mut out);
+    check_structure(model, shape, value, &Path::Root, &mut out);
     out
 }
 
@@ -28,21 +30,45 @@ pub fn message(violations: &[String]) -> Option<String> {
     }
 }
 
-fn lower_first(name: &str) -> String {
-    let mut chars = name.chars();
-    match chars.next() {
-        Some(c) => c.to_lowercase().chain(chars).collect(),
-        None => String::new(),
+/// Where a value sits in the input (`tableName`, `items.2.member`), written out only when
+/// a violation is reported, so a valid request allocates nothing for it.
+#[derive(Clone, Copy)]
+enum Path<'a> {
+    Root,
+    Member(&'a Path<'a>, &'a str),
+    Index(&'a Path<'a>, usize),
+    Key(&'a Path<'a>, &'a str),
+}
+
+impl fmt::Display for Path<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Path::Root => Ok(()),
+            Path::Member(parent, name) => {
+                if !matches!(parent, Path::Root) {
+                    write!(f, "{parent}.")?;
+                }
+                let mut chars = name.chars();
+                if let Some(first) = chars.next() {
+                    write!(f, "{}{}", first.to_lowercase(), chars.as_str())?;
+                }
+                Ok(())
+            }
+            Path::Index(parent, i) => write!(f, "{parent}.{}.member", i + 1),
+            Path::Key(parent, k) => write!(f, "{parent}.{k}.member"),
+        }
     }
 }
 
-fn check_structure(model: &Model, shape: &Shape, value: &Value, path: &str, out: &mut Vec<String>) {
+fn check_structure(
+    model: &Model,
+    shape: &Shape,
+    value: &Value,
+    path: &Path<'_>,
+    out: &mut Vec<String>,
+) {
     for (name, member) in shape.members.iter() {
-        let member_path = if path.is_empty() {
-            lower_first(name)
-        } else {
-            format!("{path}.{}", lower_first(name))
-        };
+        let member_path = Path::Member(path, name);
         match value.get(name) {
             None => {
                 // A streaming payload arrives as the request's body, never in the value.
@@ -67,7 +93,13 @@ fn display(value: &Value) -> String {
     }
 }
 
-fn check_value(model: &Model, shape: &Shape, value: &Value, path: &str, out: &mut Vec<String>) {
+fn check_value(
+    model: &Model,
+    shape: &Shape,
+    value: &Value,
+    path: &Path<'_>,
+    out: &mut Vec<String>,
+) {
     let fail = |out: &mut Vec<String>, constraint: String| {
         let shown = match value {
             Value::String(_) | Value::Integer(_) | Value::Float(_) | Value::Bool(_) => {
@@ -141,13 +173,7 @@ fn check_value(model: &Model, shape: &Shape, value: &Value, path: &str, out: &mu
             if let Some(member) = &shape.member {
                 let member_shape = model.resolve(member);
                 for (i, item) in items.iter().enumerate() {
-                    check_value(
-                        model,
-                        member_shape,
-                        item,
-                        &format!("{path}.{}.member", i + 1),
-                        out,
-                    );
+                    check_value(model, member_shape, item, &Path::Index(path, i), out);
                 }
             }
         }
@@ -155,7 +181,7 @@ fn check_value(model: &Model, shape: &Shape, value: &Value, path: &str, out: &mu
             if let Some(val) = &shape.value {
                 let val_shape = model.resolve(val);
                 for (k, v) in entries {
-                    check_value(model, val_shape, v, &format!("{path}.{k}.member"), out);
+                    check_value(model, val_shape, v, &Path::Key(path, k), out);
                 }
             }
         }
