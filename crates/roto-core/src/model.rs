@@ -112,6 +112,9 @@ pub struct ShapeRef {
     pub json_name: Option<String>,
     /// The query protocol's name where it differs.
     pub query_name: Option<String>,
+    /// Where the referenced shape sits in its model's table, found on the first resolve.
+    #[serde(skip)]
+    pub(crate) at: OnceLock<usize>,
 }
 
 /// An XML namespace trait.
@@ -281,8 +284,18 @@ impl<T: DeserializeOwned> Table<T> {
     }
 
     fn get(&self, name: &str) -> Option<&T> {
-        let at = self.entries.binary_search_by(|e| e.name.cmp(name)).ok()?;
+        let at = self.position(name)?;
         Some(self.parsed(&self.entries[at]))
+    }
+
+    fn position(&self, name: &str) -> Option<usize> {
+        self.entries.binary_search_by(|e| e.name.cmp(name)).ok()
+    }
+
+    /// The entry at `at` if it is the one named `name` (a remembered position, checked).
+    fn at(&self, at: usize, name: &str) -> Option<&T> {
+        let entry = self.entries.get(at).filter(|e| e.name == name)?;
+        Some(self.parsed(entry))
     }
 
     fn parsed<'a>(&self, entry: &'a Entry<T>) -> &'a T {
@@ -354,9 +367,19 @@ impl Model {
         }
     }
 
-    /// The shape a reference points at.
+    /// The shape a reference points at. The reference remembers where its shape sits, so
+    /// the codecs' many resolves per request do not search the table each time.
     pub fn resolve(&self, r: &ShapeRef) -> &Shape {
-        self.shape(&r.shape)
+        if let Some(shape) = r.at.get().and_then(|&at| self.shapes.at(at, &r.shape)) {
+            return shape;
+        }
+        match self.shapes.position(&r.shape) {
+            Some(at) => {
+                let _ = r.at.set(at);
+                self.shapes.parsed(&self.shapes.entries[at])
+            }
+            None => panic!("model references unknown shape {}", r.shape),
+        }
     }
 
     /// The operation named `name`.

@@ -31,6 +31,7 @@ impl Readers {
             OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
         )?;
         conn.execute_batch("PRAGMA busy_timeout=5000; PRAGMA cache_size=-512;")?;
+        conn.set_prepared_statement_cache_capacity(super::STATEMENT_CACHE);
         Ok(conn)
     }
 

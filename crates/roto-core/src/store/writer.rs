@@ -113,6 +113,7 @@ impl Durability {
 impl Writer {
     /// Wraps the write connection; `durability` in durable mode.
     pub(super) fn new(conn: Connection, durability: Option<Durability>) -> Writer {
+        conn.set_prepared_statement_cache_capacity(super::STATEMENT_CACHE);
         Writer {
             conn: Mutex::new(conn),
             durability,

@@ -42,18 +42,19 @@ pub fn decode(
         .filter_map(|(_, m)| m.location_name.as_deref())
         .collect();
     for (name, member) in shape.members.iter() {
-        let member_shape = model.resolve(member);
         let wire = member.location_name.as_deref().unwrap_or(name);
+        // Members are resolved only when the request carries them: an S3 input has dozens.
         let value = match member.location.as_deref() {
             Some("uri") => match resolved.labels.iter().find(|(l, _)| l == wire) {
-                Some((_, text)) => Some(read_scalar(member_shape, member, text)?),
+                Some((_, text)) => Some(read_scalar(model.resolve(member), member, text)?),
                 None => None,
             },
-            Some("querystring") => {
+            Some("querystring") if !query.is_empty() => {
+                let member_shape = model.resolve(member);
                 query_member(model, member, member_shape, wire, &query, &bound_query)?
             }
             Some("header") => match raw_header(req, wire) {
-                Some(text) => Some(header_value(model, member, member_shape, &text)?),
+                Some(text) => Some(header_value(model, member, model.resolve(member), &text)?),
                 None => None,
             },
             Some("headers") => prefix_headers(req, wire),
@@ -89,14 +90,20 @@ fn prefix_headers(req: &WireRequest<'_>, prefix: &str) -> Option<Value> {
     (!map.is_empty()).then_some(Value::Map(map))
 }
 
+/// Every value of header `name`, comma-joined. The request's few headers are compared
+/// by name rather than parsing `name` into a header name for each of an input's members.
 fn raw_header(req: &WireRequest<'_>, name: &str) -> Option<String> {
-    let values: Vec<String> = req
+    let mut values = req
         .headers
-        .get_all(name)
         .iter()
-        .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
-        .collect();
-    (!values.is_empty()).then(|| values.join(","))
+        .filter(|(n, _)| n.as_str().eq_ignore_ascii_case(name))
+        .map(|(_, v)| String::from_utf8_lossy(v.as_bytes()));
+    let mut joined = values.next()?.into_owned();
+    for value in values {
+        joined.push(',');
+        joined.push_str(&value);
+    }
+    Some(joined)
 }
 
 /// A `querystring` member: a scalar, every value of a list, or (a map with no name of its
