@@ -394,9 +394,12 @@ impl Store {
     /// Removes a blob; a missing blob is not an error.
     pub fn remove_blob(&self, id: &str) {
         if id.starts_with(INLINE_PREFIX) {
-            let _ = self
-                .writer
-                .with(|c| c.execute("DELETE FROM roto_blobs WHERE id = ?1", [id]));
+            // Unsynced: a removal lost to a crash leaves an orphan row, which the start-up
+            // sweep removes; waiting for the disk here would add a sync to every overwrite.
+            let _ = self.writer.with_unsynced(|c| {
+                c.prepare_cached("DELETE FROM roto_blobs WHERE id = ?1")
+                    .and_then(|mut st| st.execute([id]))
+            });
         } else {
             let _ = std::fs::remove_file(self.blob_path(id));
         }

@@ -26,7 +26,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use parking_lot::{Mutex, MutexGuard};
-use rusqlite::{Connection, TransactionBehavior};
+use rusqlite::Connection;
 
 /// How long a caller on a worker waits for a taken connection before it hands the worker off.
 const BRIEF_WAIT: Duration = Duration::from_micros(50);
@@ -155,9 +155,9 @@ impl Writer {
         &self,
         f: impl FnOnce(&Connection) -> Result<T, E>,
     ) -> Result<T, E> {
-        let mut conn = self.acquire();
-        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-        let out = f(&tx)?;
+        let conn = self.acquire();
+        let tx = Open::begin(&conn)?;
+        let out = f(&conn)?;
         tx.commit()?;
         self.settle(conn, true)?;
         Ok(out)
@@ -178,5 +178,37 @@ impl Writer {
     /// Runs `f` with the connection held (schema changes, checkpoints, reset).
     pub(super) fn exclusive<T>(&self, f: impl FnOnce(&mut Connection) -> T) -> T {
         f(&mut self.acquire())
+    }
+}
+
+/// An open transaction, rolled back unless committed (also when its closure panics). Its
+/// `BEGIN` and `COMMIT` are cached statements: rusqlite's own transactions parse both
+/// again for every write.
+struct Open<'c> {
+    conn: &'c Connection,
+    committed: bool,
+}
+
+impl<'c> Open<'c> {
+    fn begin(conn: &'c Connection) -> rusqlite::Result<Open<'c>> {
+        conn.prepare_cached("BEGIN IMMEDIATE")?.execute([])?;
+        Ok(Open {
+            conn,
+            committed: false,
+        })
+    }
+
+    fn commit(mut self) -> rusqlite::Result<()> {
+        self.conn.prepare_cached("COMMIT")?.execute([])?;
+        self.committed = true;
+        Ok(())
+    }
+}
+
+impl Drop for Open<'_> {
+    fn drop(&mut self) {
+        if !self.committed && !self.conn.is_autocommit() {
+            let _ = self.conn.execute_batch("ROLLBACK");
+        }
     }
 }
