@@ -27,7 +27,9 @@ Method (see scripts/BENCHMARK.md for the full definitions)
   report gives the median of the per-run medians.
 * Requests: over one persistent keep-alive HTTP connection, ``--warmup`` then ``--requests``
   sequential requests for each of s3_put, s3_get, dynamodb_put, dynamodb_get and
-  sts_get_caller_identity, each response validated; per-request latency and per-run rate.
+  sts_get_caller_identity, then (where the target serves them) SQS send/receive/delete,
+  SNS publish, a warm Lambda invoke, Secrets Manager GetSecretValue, SSM GetParameter and
+  KMS Encrypt, each response validated; per-request latency and per-run rate.
 * Optional comparison targets: a minimal fixed-body HTTP server (``--floor-binary``) and
   peer emulators (``--peer NAME=COMMAND``), measured the same way in the same session.
 * Optional extra runs, each on one more fresh server: ``--sqs``, ``--sns``, ``--s3-scale``,
@@ -64,7 +66,12 @@ DEFAULT_ACCOUNT = "000000000000"
 SCHEMA_VERSION = 1
 
 MODES = ("ephemeral", "seeded", "persistent")
-AWS_OPERATIONS = ("s3_put", "s3_get", "dynamodb_put", "dynamodb_get", "sts_get_caller_identity")
+CORE_OPERATIONS = ("s3_put", "s3_get", "dynamodb_put", "dynamodb_get", "sts_get_caller_identity")
+# Measured where the target serves them (each is tried once before timing; a target that
+# cannot serve one is reported without it).
+EXTRA_OPERATIONS = ("sqs_send", "sqs_receive", "sqs_delete", "sns_publish", "lambda_invoke",
+                    "secrets_get", "ssm_get", "kms_encrypt")
+AWS_OPERATIONS = CORE_OPERATIONS + EXTRA_OPERATIONS
 FLOOR_OPERATION = "http_get"
 SHORT_NAMES = {
     "s3_put": "s3 put",
@@ -72,6 +79,14 @@ SHORT_NAMES = {
     "dynamodb_put": "ddb put",
     "dynamodb_get": "ddb get",
     "sts_get_caller_identity": "sts",
+    "sqs_send": "sqs send",
+    "sqs_receive": "sqs receive",
+    "sqs_delete": "sqs delete",
+    "sns_publish": "sns publish",
+    "lambda_invoke": "lambda invoke",
+    "secrets_get": "secret get",
+    "ssm_get": "ssm get",
+    "kms_encrypt": "kms encrypt",
     FLOOR_OPERATION: "GET /",
 }
 
@@ -743,9 +758,13 @@ def workload_description():
 class AwsWorkload:
     """The S3, DynamoDB and STS requests, each validated against the expected result."""
 
-    def __init__(self, client, target_name, account):
-        """Pre-build request bodies and headers (identical for every request)."""
+    def __init__(self, client, target_name, account, calls_per_operation=0):
+        """Pre-build request bodies and headers (identical for every request);
+        `calls_per_operation` is how many calls (warm-up included) each operation gets."""
         self.client = client
+        self.calls_per_operation = calls_per_operation
+        self.served_extras = []
+        self.receipts = []
         self.target_name = target_name
         self.account = account.encode()
         self.body = object_body()
@@ -863,7 +882,168 @@ class AwsWorkload:
 
     def operations(self):
         """The timed operations, in the order they run."""
-        return [(name, getattr(self, name)) for name in AWS_OPERATIONS]
+        names = list(CORE_OPERATIONS) + self.served_extras
+        return [(name, getattr(self, name)) for name in names]
+
+    # The extra operations. Each prepares its resource, then is called once; one that
+    # fails is left out of this target's operations.
+
+    def json_call(self, service, target, payload, version="1.1"):
+        """One json-protocol call; returns the decoded answer or raises ValidationError."""
+        headers = aws_headers(service, {
+            "X-Amz-Target": target,
+            "Content-Type": "application/x-amz-json-" + version,
+        })
+        status, _, body = self.client.request("POST", "/", json.dumps(payload).encode(),
+                                              headers)
+        if status != 200:
+            self.fail(target, "unexpected status", status, body)
+        return json.loads(body or b"{}")
+
+    def prepare_extras(self):
+        """Create what the extra operations use; keep those that answer."""
+        for name in EXTRA_OPERATIONS:
+            try:
+                getattr(self, "prepare_" + name)()
+                getattr(self, name)()
+            except (ValidationError, OSError, http.client.HTTPException, KeyError,
+                    ValueError) as error:
+                log("{}: {} left out: {}".format(self.target_name, name,
+                                                 str(error).splitlines()[0]))
+                continue
+            self.served_extras.append(name)
+
+    def prepare_sqs_send(self):
+        """A queue for SendMessage."""
+        self.queue_url = sqs_call(self.client, "CreateQueue",
+                                  {"QueueName": "roto-benchmark-send"})["QueueUrl"]
+
+    def sqs_send(self):
+        """SendMessage of a short body; expects a MessageId."""
+        answer = sqs_call(self.client, "SendMessage",
+                          {"QueueUrl": self.queue_url, "MessageBody": "benchmark"})
+        if not answer.get("MessageId"):
+            self.fail("sqs_send", "no MessageId")
+
+    def prepare_sqs_receive(self):
+        """A queue holding one message that every receive sees again (visibility 0)."""
+        self.visible_url = sqs_call(self.client, "CreateQueue",
+                                    {"QueueName": "roto-benchmark-receive"})["QueueUrl"]
+        sqs_call(self.client, "SendMessage",
+                 {"QueueUrl": self.visible_url, "MessageBody": "benchmark"})
+
+    def sqs_receive(self):
+        """ReceiveMessage returning the one message without hiding it."""
+        answer = sqs_call(self.client, "ReceiveMessage",
+                          {"QueueUrl": self.visible_url, "VisibilityTimeout": 0})
+        if len(answer.get("Messages", [])) != 1:
+            self.fail("sqs_receive", "expected one message")
+
+    def prepare_sqs_delete(self):
+        """A receipt handle for each DeleteMessage call, received beforehand."""
+        url = sqs_call(self.client, "CreateQueue",
+                       {"QueueName": "roto-benchmark-delete"})["QueueUrl"]
+        self.delete_url = url
+        wanted = self.calls_per_operation + 1
+        for start in range(0, wanted, 10):
+            entries = [{"Id": str(i), "MessageBody": "m"}
+                       for i in range(min(10, wanted - start))]
+            sqs_call(self.client, "SendMessageBatch", {"QueueUrl": url, "Entries": entries})
+        while len(self.receipts) < wanted:
+            answer = sqs_call(self.client, "ReceiveMessage", {
+                "QueueUrl": url, "MaxNumberOfMessages": 10, "VisibilityTimeout": 3600})
+            messages = answer.get("Messages", [])
+            if not messages:
+                self.fail("sqs_delete", "queued messages did not come back")
+            self.receipts.extend(m["ReceiptHandle"] for m in messages)
+
+    def sqs_delete(self):
+        """DeleteMessage of a message received beforehand."""
+        sqs_call(self.client, "DeleteMessage",
+                 {"QueueUrl": self.delete_url, "ReceiptHandle": self.receipts.pop()})
+
+    def prepare_sns_publish(self):
+        """A topic without subscribers."""
+        xml = sns_call(self.client, {"Action": "CreateTopic", "Name": "roto-benchmark"})
+        self.topic_arn = re.search(rb"<TopicArn>([^<]+)</TopicArn>", xml).group(1).decode()
+
+    def sns_publish(self):
+        """Publish; expects a MessageId."""
+        xml = sns_call(self.client, {"Action": "Publish", "TopicArn": self.topic_arn,
+                                     "Message": "benchmark"})
+        if b"<MessageId>" not in xml:
+            self.fail("sns_publish", "no MessageId")
+
+    def prepare_lambda_invoke(self):
+        """A Python function returning its event, Active before timing starts."""
+        import base64
+        import io
+        import zipfile
+        archive = io.BytesIO()
+        with zipfile.ZipFile(archive, "w") as z:
+            z.writestr("index.py", "def handler(event, context):\n    return event\n")
+        create = json.dumps({
+            "FunctionName": "roto-benchmark", "Runtime": "python3.12",
+            "Role": "arn:aws:iam::{}:role/benchmark".format(self.account.decode()),
+            "Handler": "index.handler",
+            "Code": {"ZipFile": base64.b64encode(archive.getvalue()).decode()},
+        }).encode()
+        headers = aws_headers("lambda", {"Content-Type": "application/json"})
+        status, _, body = self.client.request("POST", "/2015-03-31/functions", create,
+                                              headers)
+        if status not in (200, 201):
+            self.fail("CreateFunction", "unexpected status", status, body)
+        deadline = time.monotonic() + 60
+        while json.loads(body).get("State", "Active") != "Active":
+            if time.monotonic() > deadline:
+                self.fail("CreateFunction", "function not Active after 60 s")
+            time.sleep(0.05)
+            status, _, body = self.client.request(
+                "GET", "/2015-03-31/functions/roto-benchmark/configuration", None, headers)
+        self.invoke_headers = headers
+
+    def lambda_invoke(self):
+        """A synchronous Invoke; the function returns the event it was given."""
+        status, _, body = self.client.request(
+            "POST", "/2015-03-31/functions/roto-benchmark/invocations", b'{"n": 1}',
+            self.invoke_headers)
+        if status != 200 or json.loads(body) != {"n": 1}:
+            self.fail("lambda_invoke", "unexpected answer", status, body)
+
+    def prepare_secrets_get(self):
+        """A secret with a string value."""
+        self.json_call("secretsmanager", "secretsmanager.CreateSecret",
+                       {"Name": "roto-benchmark", "SecretString": "benchmark"})
+
+    def secrets_get(self):
+        """GetSecretValue; expects the string stored."""
+        answer = self.json_call("secretsmanager", "secretsmanager.GetSecretValue",
+                                {"SecretId": "roto-benchmark"})
+        if answer.get("SecretString") != "benchmark":
+            self.fail("secrets_get", "unexpected SecretString")
+
+    def prepare_ssm_get(self):
+        """A String parameter."""
+        self.json_call("ssm", "AmazonSSM.PutParameter",
+                       {"Name": "/roto/benchmark", "Value": "benchmark", "Type": "String"})
+
+    def ssm_get(self):
+        """GetParameter; expects the value stored."""
+        answer = self.json_call("ssm", "AmazonSSM.GetParameter", {"Name": "/roto/benchmark"})
+        if answer.get("Parameter", {}).get("Value") != "benchmark":
+            self.fail("ssm_get", "unexpected Parameter")
+
+    def prepare_kms_encrypt(self):
+        """A symmetric key."""
+        answer = self.json_call("kms", "TrentService.CreateKey", {})
+        self.key_id = answer["KeyMetadata"]["KeyId"]
+
+    def kms_encrypt(self):
+        """Encrypt of 9 bytes; expects a CiphertextBlob."""
+        answer = self.json_call("kms", "TrentService.Encrypt",
+                                {"KeyId": self.key_id, "Plaintext": "YmVuY2htYXJr"})
+        if not answer.get("CiphertextBlob"):
+            self.fail("kms_encrypt", "no CiphertextBlob")
 
 
 class FloorWorkload:
@@ -1057,8 +1237,11 @@ def measure_run(target, run_number, sequence, args, cwd):
                 if target.kind == "floor":
                     workload = FloorWorkload(client, target.name, ready["body"])
                 else:
-                    workload = AwsWorkload(client, target.name, account)
+                    workload = AwsWorkload(client, target.name, account,
+                                           args.warmup + args.requests)
                 workload.prepare()
+                if target.kind != "floor":
+                    workload.prepare_extras()
                 operations = {}
                 for name, operation in workload.operations():
                     opened, retries = client.conn.opened, client.retries

@@ -65,9 +65,12 @@ def count(binary, mode, operation, warmup, requests):
         try:
             wait_ready(port)
             client = benchmark.Client("127.0.0.1", port, timeout=60)
-            workload = benchmark.AwsWorkload(client, "roto", benchmark.DEFAULT_ACCOUNT)
+            workload = benchmark.AwsWorkload(client, "roto", benchmark.DEFAULT_ACCOUNT,
+                                             warmup + requests)
             workload.prepare()
             workload.s3_put()
+            if operation in benchmark.EXTRA_OPERATIONS:
+                getattr(workload, "prepare_" + operation)()
             call = getattr(workload, operation)
             for _ in range(warmup + requests):
                 call()
