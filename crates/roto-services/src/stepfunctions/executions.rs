@@ -4,14 +4,15 @@
 //!
 //! A STANDARD execution is a row of `sfn_executions` with its history in `sfn_history`;
 //! an EXPRESS one keeps neither, as AWS keeps none (only its result, for
-//! StartSyncExecution's answer).
+//! StartSyncExecution's answer). Each status change of a STANDARD execution is announced
+//! to EventBridge ([`super::status_events`]).
 
 use std::sync::Arc;
 
 use roto_core::dispatch::new_request_id;
 use roto_core::timestamp::{format, now_millis, TimestampFormat};
 use roto_core::value::EpochMillis;
-use roto_core::{AwsError, AwsResult, Context, Value};
+use roto_core::{AwsError, AwsResult, Context, Env, Value};
 use rusqlite::{params, OptionalExtension};
 use serde_json::{json, Value as Json};
 
@@ -19,6 +20,7 @@ use super::arn::{self, Target};
 use super::history::{self, payload_details};
 use super::interpreter::{Engine, Lane, Outcome, Run};
 use super::machines::{describe_for_execution, no_machine, Runnable};
+use super::status_events;
 use super::{bad_token, page_size, StepFunctions};
 use crate::paging::page;
 
@@ -136,6 +138,37 @@ fn context_object(e: &Execution, input: &Json, machine_name: &str) -> Json {
     })
 }
 
+/// Why an execution cannot be redriven, as AWS words it.
+pub(super) fn redrive_reason(e: &Execution) -> String {
+    format!("Execution is {} and cannot be redriven", e.status)
+}
+
+/// An execution's redrive status: Roto does not redrive executions.
+pub(super) fn redrive_status(_: &Execution) -> &'static str {
+    "NOT_REDRIVABLE"
+}
+
+/// The execution with this ARN, if it is recorded.
+fn read_execution(env: &Env, arn: &str) -> AwsResult<Option<Execution>> {
+    env.store.with(|c| {
+        c.prepare_cached(&format!(
+            "SELECT {COLUMNS} FROM sfn_executions WHERE arn = ?1"
+        ))?
+        .query_row([arn], from_row)
+        .optional()
+        .map_err(AwsError::from)
+    })
+}
+
+/// Announces a recorded execution's status as it now stands.
+fn announce_current(env: &Env, arn: &str) {
+    match read_execution(env, arn) {
+        Ok(Some(e)) => status_events::announce(env, &e),
+        Ok(None) => {}
+        Err(e) => tracing::warn!(error = %e.message, "Step Functions could not read an execution"),
+    }
+}
+
 /// Marks an execution closed with its outcome (unless StopExecution closed it first).
 pub(super) fn finish(engine: &Engine, arn: &str, outcome: &Outcome) {
     let (status, output, failure) = match outcome {
@@ -158,22 +191,17 @@ pub(super) fn finish(engine: &Engine, arn: &str, outcome: &Outcome) {
             ],
         )
     });
-    if let Err(e) = result {
-        tracing::warn!(error = %e, "Step Functions could not record an execution's end");
+    match result {
+        Ok(0) => {}
+        Ok(_) => announce_current(&engine.env, arn),
+        Err(e) => tracing::warn!(error = %e, "Step Functions could not record an execution's end"),
     }
 }
 
 impl StepFunctions {
     /// The execution with this ARN, if it is recorded.
     pub(super) fn execution(&self, arn: &str) -> AwsResult<Option<Execution>> {
-        self.env.store.with(|c| {
-            c.prepare_cached(&format!(
-                "SELECT {COLUMNS} FROM sfn_executions WHERE arn = ?1"
-            ))?
-            .query_row([arn], from_row)
-            .optional()
-            .map_err(AwsError::from)
-        })
+        read_execution(&self.env, arn)
     }
 
     /// The execution an ARN names, or ExecutionDoesNotExist.
@@ -299,6 +327,7 @@ impl StepFunctions {
                 ));
             }
             self.insert_execution(ctx, &execution, input.str("traceHeader"))?;
+            status_events::announce(&self.env, &execution);
         }
         let definition = Arc::new(serde_json::from_str(&execution.definition).unwrap_or_default());
         let run = self.begin(ctx, &execution, &json, &runnable.machine.name, !express);
@@ -379,6 +408,7 @@ impl StepFunctions {
 
     pub(super) fn describe_execution(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
         let e = self.existing_execution(ctx, input.str("executionArn").unwrap_or_default())?;
+        let (redrive, reason) = (redrive_status(&e), redrive_reason(&e));
         Ok(Value::map()
             .with("executionArn", e.arn)
             .with("stateMachineArn", e.machine_arn)
@@ -400,7 +430,8 @@ impl StepFunctions {
             .with_opt("stateMachineVersionArn", e.version_arn)
             .with_opt("stateMachineAliasArn", e.alias_arn)
             .with("redriveCount", e.redrive_count)
-            .with("redriveStatus", "NOT_REDRIVABLE"))
+            .with("redriveStatus", redrive)
+            .with("redriveStatusReason", reason))
     }
 
     pub(super) fn stop_execution(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
@@ -420,6 +451,7 @@ impl StepFunctions {
                 run.stop();
                 run.abort_event(error, cause);
             }
+            announce_current(&self.env, &e.arn);
         }
         Ok(Value::map().with("stopDate", Value::Timestamp(e.stopped.unwrap_or(now))))
     }

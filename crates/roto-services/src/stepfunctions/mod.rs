@@ -13,6 +13,7 @@
 //! - [`activities`]: activities, GetActivityTask and the task-token callbacks.
 //! - [`executions`]: starting, describing, stopping and listing executions, and their
 //!   history ([`history`]).
+//! - [`status_events`]: execution status changes as EventBridge events.
 //! - [`interpreter`]: what runs an execution; [`intrinsics`] are its `States.*`
 //!   functions, [`paths`] the checks of the paths a definition holds.
 
@@ -34,6 +35,7 @@ mod interpreter;
 mod intrinsics;
 mod machines;
 mod paths;
+mod status_events;
 mod tags;
 
 static SPEC: ServiceSpec = ServiceSpec {
