@@ -22,7 +22,7 @@ SERVICES = {
     "sqs": "sqs", "sns": "sns", "lambda": "lambda", "logs": "logs", "events": "events",
     "secretsmanager": "secretsmanager", "ssm": "ssm", "kms": "kms", "iam": "iam",
     "apigateway": "apigateway", "apigatewayv2": "apigatewayv2",
-    "stepfunctions": "stepfunctions", "kinesis": "kinesis",
+    "stepfunctions": "stepfunctions", "kinesis": "kinesis", "firehose": "firehose",
 }
 DROP = {"documentation", "documentationUrl", "examples", "deprecatedMessage", "box",
         "wrapper", "sensitive", "endpointdiscovery", "endpointoperation", "authtype",

@@ -422,6 +422,7 @@ embedded_models!(
     "dynamodb",
     "dynamodbstreams",
     "events",
+    "firehose",
     "iam",
     "kms",
     "kinesis",

@@ -136,6 +136,11 @@ pub const TARGETS: &[Target] = &[
         run: sfn_definition,
         grammar: JSON,
     },
+    Target {
+        name: "firehose-prefix",
+        run: firehose_prefix,
+        grammar: FIREHOSE,
+    },
 ];
 
 /// The target called `name`.
@@ -458,6 +463,31 @@ const SCHEDULE: Grammar = Grammar {
     ],
     nesting: &[("1,", ""), ("0-59/", "")],
 };
+const FIREHOSE: Grammar = Grammar {
+    dictionary: &[
+        "!{",
+        "}",
+        "timestamp:",
+        "yyyy",
+        "MM",
+        "'-'",
+        "''",
+        "firehose:error-output-type",
+        "firehose:random-string",
+        "partitionKeyFromQuery:",
+        "partitionKeyFromLambda:",
+        "{",
+        ":",
+        ".a",
+        ".\"b c\"",
+        "[0]",
+        "[\"k\"]",
+        ",",
+        "|",
+    ],
+    nesting: &[("{a: .a", "}"), ("[", "]"), ("!{timestamp:'", "'}")],
+};
+
 const JSONPATH: Grammar = Grammar {
     dictionary: &[
         "$",
@@ -882,6 +912,25 @@ fn event_pattern(input: &[u8]) {
 
 fn event_schedule(input: &[u8]) {
     roto_services::events::fuzz::fuzz_schedule_expression(&text(input));
+}
+
+/// A Firehose custom prefix parsed and evaluated, and the same text read as a dynamic
+/// partitioning query and run over a fixed record.
+fn firehose_prefix(input: &[u8]) {
+    use roto_services::firehose::{partition::Query, prefix};
+    let text = text(input);
+    if let Ok(template) = prefix::Template::parse(&text) {
+        let keys = std::collections::BTreeMap::from([("a".to_string(), "1".to_string())]);
+        let facts = prefix::Facts {
+            time: 1_796_230_800_123,
+            error_output_type: Some("processing-failed"),
+            partition_keys: &keys,
+        };
+        template.evaluate(&facts);
+    }
+    if let Ok(query) = Query::parse(&text) {
+        let _ = query.extract(br#"{"a": {"b c": [1, {"k": "v"}]}, "x": true}"#);
+    }
 }
 
 /// A JSONPath parsed, then selected, evaluated and set over a fixed document.

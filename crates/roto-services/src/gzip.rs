@@ -1,6 +1,6 @@
 //! Gzip (RFC 1952) over miniz_oxide's deflate, for the services that write or read gzip
 //! objects themselves: Logs' subscription payloads and export objects, DynamoDB's table
-//! exports and imports.
+//! exports and imports, Firehose's GZIP and ZIP objects.
 
 use miniz_oxide::inflate::stream::{inflate, InflateState};
 use miniz_oxide::{DataFormat, MZFlush, MZStatus};
@@ -12,7 +12,8 @@ const FEXTRA: u8 = 4;
 const FNAME: u8 = 8;
 const FCOMMENT: u8 = 16;
 
-fn crc32(data: &[u8]) -> u32 {
+/// The CRC-32 (IEEE) of `data`, as gzip and zip carry it.
+pub fn crc32(data: &[u8]) -> u32 {
     let digest = ChecksumAlgorithm::Crc32.checksum(data);
     u32::from_be_bytes(digest.try_into().unwrap_or_default())
 }

@@ -17,6 +17,7 @@ mod blocking;
 pub mod dynamodb;
 mod envelope;
 pub mod events;
+pub mod firehose;
 mod glob;
 mod gzip;
 mod http_client;
@@ -51,6 +52,7 @@ pub fn all(env: &Arc<Env>) -> io::Result<Vec<Arc<dyn Service>>> {
         Arc::new(iam::Iam::new(env.clone())?),
         Arc::new(kms::Kms::new(env.clone())?),
         Arc::new(kinesis::Kinesis::new(env.clone())),
+        Arc::new(firehose::Firehose::new(env.clone())),
         Arc::new(secretsmanager::SecretsManager::new(env.clone())?),
         Arc::new(lambda::Lambda::new(env.clone())?),
         Arc::new(ssm::Ssm::new(env.clone())?),
