@@ -59,6 +59,13 @@ pub struct Cli {
     )]
     pub ready_hook: Vec<PathBuf>,
 
+    /// Print `Ready.` on stdout once the port is open and every --ready-hook has ended, as
+    /// LocalStack's container does (log-line wait strategies wait for it; the container
+    /// image sets it).
+    #[arg(long = "print-ready", env = "ROTO_PRINT_READY", action = ArgAction::SetTrue,
+          value_parser = BoolishValueParser::new())]
+    pub print_ready: bool,
+
     /// Account for requests whose access key names none.
     #[arg(long, env = "ROTO_ACCOUNT_ID", default_value = "000000000000")]
     pub account_id: String,

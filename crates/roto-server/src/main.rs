@@ -155,7 +155,15 @@ async fn run(cli: Cli, mode: roto_core::store::StoreMode, hooks: Arc<Hooks>) -> 
         enforce_iam: cli.enforce_iam,
         router: Router::new(services, cli.account_id, cli.region, cli.domain),
     });
-    tokio::spawn(hooks.run(hook_env));
+    let print_ready = cli.print_ready;
+    tokio::spawn(async move {
+        hooks.run(hook_env).await;
+        if print_ready {
+            let mut out = std::io::stdout().lock();
+            let _ = writeln!(out, "Ready.");
+            let _ = out.flush();
+        }
+    });
     accept_until_signal(listener, app).await;
     for service in &running {
         service.stop().await;
