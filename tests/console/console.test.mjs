@@ -43,6 +43,7 @@ aws.dynamodb.CreateTable{
 aws.dynamodb.PutItem{TableName = "console-orders", Item = {id = {S = "order-7"}}}
 aws.ssm.PutParameter{Name = "/console/flag", Value = "on", Type = "String"}
 aws.sns.CreateTopic{Name = "console-topic"}
+aws.events.PutRule{Name = "console-rule", EventPattern = '{"source":["console"]}'}
 `;
 
 let server;
@@ -77,13 +78,15 @@ test('the page loads and lists seeded resources of several services', opts, asyn
   assert.equal((await server.traces()).length, traced, 'opening the console traced nothing');
 });
 
-test('opening a bucket, a table and a queue shows their contents; the message stays unreceived', opts, async () => {
+test('opening a bucket, a table, a queue and a bus shows their contents; the message stays unreceived', opts, async () => {
   await page.getByText('console-seeded-bucket').first().click();
   await page.getByText('reports/today.txt (5 bytes)').waitFor({ timeout: 10000 });
   await page.getByText('console-orders').first().click();
   await page.getByText('{"id":"order-7"}').waitFor({ timeout: 10000 });
   await page.getByText('console-jobs').first().click();
   await page.getByText('job for the console').waitFor({ timeout: 10000 });
+  await page.locator('summary', { hasText: /^default$/ }).click();
+  await page.getByText('console-rule (ENABLED): {"source":["console"]}').waitFor({ timeout: 10000 });
   const attributes = await fetch(`${server.endpoint}/_roto/ui/api/call`, {
     method: 'POST',
     body: JSON.stringify({

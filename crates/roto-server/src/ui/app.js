@@ -26,8 +26,10 @@ const PANELS = {
     open: (f) => recentLogs(`/aws/lambda/${f.FunctionName}`) }],
   logs: [{ title: "log groups", op: "DescribeLogGroups", items: (o) => o.logGroups,
     name: (g) => g.logGroupName, open: (g) => recentLogs(g.logGroupName) }],
-  events: [{ title: "rules (default bus)", op: "ListRules", items: (o) => o.Rules,
-    name: (r) => `${r.Name} (${r.State})`, open: (r) => [r.EventPattern || r.ScheduleExpression || ""] }],
+  events: [{ title: "buses and their rules", op: "ListEventBuses", items: (o) => o.EventBuses,
+    name: (b) => b.Name,
+    open: (b) => call("events", "ListRules", { EventBusName: b.Name })
+      .then((o) => (o.Rules || []).map((r) => `${r.Name} (${r.State}): ${r.EventPattern || r.ScheduleExpression || ""}`)) }],
   secretsmanager: [{ title: "secrets", op: "ListSecrets", items: (o) => o.SecretList, name: (s) => s.Name }],
   ssm: [{ title: "parameters", op: "DescribeParameters", items: (o) => o.Parameters,
     name: (p) => `${p.Name} (${p.Type})` }],
