@@ -6,7 +6,7 @@
 //! writes `StateMachineArn` for the API's `stateMachineArn`); outputs name members with a
 //! capital first letter, as the SDK integrations do. Nesting is bounded by [`MAX_DEPTH`].
 
-use roto_core::model::{Model, Shape, ShapeKind};
+use roto_core::model::{Model, Shape, ShapeKind, ShapeRef};
 use roto_core::timestamp::{self, TimestampFormat};
 use roto_core::Value;
 use serde_json::{Map, Value as Json};
@@ -90,20 +90,42 @@ pub(super) fn to_value(
     })
 }
 
-/// An operation's output as JSON, members capitalised as the SDK integrations name them.
-pub(super) fn to_json(value: &Value, depth: usize) -> Json {
+/// An operation's output as JSON, its structures' members capitalised as the SDK
+/// integrations name them; the keys of its maps (DynamoDB's attribute names, tags) kept as
+/// they are. Without a shape every object is taken for a structure.
+pub(super) fn to_json(model: &Model, shape: Option<&Shape>, value: &Value, depth: usize) -> Json {
     if depth > MAX_DEPTH {
         return Json::Null;
     }
+    let member = |name: Option<&ShapeRef>| name.map(|n| model.resolve(n));
     match value {
         Value::Map(m) => {
             let mut out = Map::new();
             for (k, v) in m {
-                out.insert(capitalise(k), to_json(v, depth + 1));
+                let (key, inner) = match shape {
+                    Some(s) if s.kind == ShapeKind::Map => (k.clone(), member(s.value.as_deref())),
+                    Some(s) => (
+                        capitalise(k),
+                        s.members
+                            .iter()
+                            .find(|(n, _)| n == k)
+                            .map(|(_, r)| model.resolve(r)),
+                    ),
+                    None => (capitalise(k), None),
+                };
+                out.insert(key, to_json(model, inner, v, depth + 1));
             }
             Json::Object(out)
         }
-        Value::List(items) => Json::Array(items.iter().map(|v| to_json(v, depth + 1)).collect()),
+        Value::List(items) => {
+            let inner = shape.and_then(|s| member(s.member.as_deref()));
+            Json::Array(
+                items
+                    .iter()
+                    .map(|v| to_json(model, inner, v, depth + 1))
+                    .collect(),
+            )
+        }
         Value::Blob(b) => Json::String(String::from_utf8_lossy(b).into_owned()),
         Value::Timestamp(t) => Json::String(timestamp::format(*t, TimestampFormat::Iso8601)),
         other => other.to_json(),
@@ -137,7 +159,7 @@ mod tests {
         assert_eq!(v.str("stateMachineArn"), Some("arn"));
         assert!(to_value(model, shape, &serde_json::json!({"Nope": 1}), 0).is_err());
         assert_eq!(
-            to_json(&v, 0),
+            to_json(model, Some(shape), &v, 0),
             serde_json::json!({"StateMachineArn": "arn", "Input": "{}"})
         );
     }

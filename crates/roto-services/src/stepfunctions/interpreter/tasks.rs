@@ -443,7 +443,12 @@ impl Run {
                 let arn = output.str("executionArn").unwrap_or_default().to_string();
                 self.wait_for_child(&arn, pattern == Pattern::Sync2).await
             }
-            _ => Ok(shapes::to_json(&output, 0)),
+            _ => Ok(shapes::to_json(
+                model,
+                op.output.as_ref().map(|r| model.resolve(r)),
+                &output,
+                0,
+            )),
         }
     }
 
@@ -458,7 +463,8 @@ impl Run {
                 )
                 .await
                 .map_err(|e| service_failure("StepFunctions", &e))?;
-            let mut json = shapes::to_json(&described, 0);
+            let model = roto_core::model::model("stepfunctions");
+            let mut json = shapes::to_json(model, None, &described, 0);
             match described.str("status") {
                 Some("RUNNING") | None => sleep(std::time::Duration::from_millis(20)).await,
                 Some("SUCCEEDED") => {
