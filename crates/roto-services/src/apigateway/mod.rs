@@ -87,7 +87,7 @@ impl ApiGateway {
     /// The service; its table is created on the first call, not here.
     pub fn new(env: Arc<Env>) -> std::io::Result<ApiGateway> {
         Ok(ApiGateway {
-            store: Store::new(env.clone()),
+            store: store::open(env.clone()),
             snapshots: Mutex::new(HashMap::new()),
             http_apis: Arc::new(v2::ApiGatewayV2::new(env.clone())?),
             authorizations: Mutex::new(HashMap::new()),

@@ -9,18 +9,33 @@
 //!
 //! - [`names`]: name, hierarchy, selector and label rules.
 //! - [`parameters`]: put, get, delete, history, labels, tags.
-//! - [`queries`]: GetParametersByPath and DescribeParameters with their filters.
+//! - [`queries`]: GetParametersByPath and DescribeParameters with their filters, and tags.
+//! - [`records`]: the resources kept whole as documents (`ssm_items`), and their paging;
+//!   [`filters`]: their Describe filters.
+//! - [`documents`]: SSM documents, their versions and sharing.
+//! - [`windows`]: maintenance windows, their targets and tasks.
+//! - [`unmodeled`]: what an account without managed nodes answers.
 
 use std::io;
 use std::sync::Arc;
 
 use roto_core::featureless::{self, Featureless};
-use roto_core::{AwsResult, BoxFuture, Context, Env, Request, Response, Service, ServiceSpec};
+use roto_core::{
+    AwsResult, BoxFuture, Context, Env, Request, Response, Service, ServiceSpec, Value,
+};
 
+mod documents;
+mod filters;
 mod names;
 mod parameters;
 mod queries;
+mod records;
 mod unmodeled;
+mod windows;
+
+use crate::documents::{documents_schema, Documents};
+
+static ITEMS_SCHEMA: &[&str] = &[documents_schema!("ssm_items")];
 
 static SPEC: ServiceSpec = ServiceSpec {
     name: "ssm",
@@ -67,13 +82,17 @@ const DEFAULT_KEY: &str = "alias/aws/ssm";
 /// SSM Parameter Store.
 pub struct Ssm {
     env: Arc<Env>,
+    docs: Documents,
 }
 
 impl Ssm {
     /// Creates the service's tables.
     pub fn new(env: Arc<Env>) -> io::Result<Ssm> {
         env.store.migrate(SCHEMA)?;
-        Ok(Ssm { env })
+        Ok(Ssm {
+            docs: Documents::new(env.clone(), "ssm_items", ITEMS_SCHEMA),
+            env,
+        })
     }
 }
 
@@ -108,12 +127,57 @@ impl Service for Ssm {
                 "AddTagsToResource" => self.add_tags_to_resource(ctx, input)?,
                 "RemoveTagsFromResource" => self.remove_tags_from_resource(ctx, input)?,
                 "ListTagsForResource" => self.list_tags_for_resource(ctx, input)?,
-                other => {
-                    return featureless::answer(SPEC.model(), unmodeled::FEATURELESS, other, input)
-                        .map(Response::new)
-                }
+                other => self.call_record(ctx, other, input)?,
             };
             Ok(Response::new(output))
+        })
+    }
+}
+
+impl Ssm {
+    /// The operations of the resources kept whole as documents.
+    fn call_record(&self, ctx: &Context, operation: &str, input: &Value) -> AwsResult<Value> {
+        Ok(match operation {
+            "CreateDocument" => self.create_document(ctx, input)?,
+            "GetDocument" => self.get_document(ctx, input)?,
+            "DescribeDocument" => self.describe_document(ctx, input)?,
+            "UpdateDocument" => self.update_document(ctx, input)?,
+            "UpdateDocumentDefaultVersion" => self.update_document_default_version(ctx, input)?,
+            "DeleteDocument" => self.delete_document(ctx, input)?,
+            "ListDocuments" => self.list_documents(ctx, input)?,
+            "ListDocumentVersions" => self.list_document_versions(ctx, input)?,
+            "DescribeDocumentPermission" => self.describe_document_permission(ctx, input)?,
+            "ModifyDocumentPermission" => self.modify_document_permission(ctx, input)?,
+            "CreateMaintenanceWindow" => self.create_maintenance_window(ctx, input)?,
+            "GetMaintenanceWindow" => self.get_maintenance_window(ctx, input)?,
+            "UpdateMaintenanceWindow" => self.update_maintenance_window(ctx, input)?,
+            "DeleteMaintenanceWindow" => self.delete_maintenance_window(ctx, input)?,
+            "DescribeMaintenanceWindows" => self.describe_maintenance_windows(ctx, input)?,
+            "DescribeMaintenanceWindowsForTarget" => {
+                self.describe_maintenance_windows_for_target(ctx, input)?
+            }
+            "RegisterTargetWithMaintenanceWindow" => {
+                self.register_target_with_maintenance_window(ctx, input)?
+            }
+            "UpdateMaintenanceWindowTarget" => self.update_maintenance_window_target(ctx, input)?,
+            "DeregisterTargetFromMaintenanceWindow" => {
+                self.deregister_target_from_maintenance_window(ctx, input)?
+            }
+            "DescribeMaintenanceWindowTargets" => {
+                self.describe_maintenance_window_targets(ctx, input)?
+            }
+            "RegisterTaskWithMaintenanceWindow" => {
+                self.register_task_with_maintenance_window(ctx, input)?
+            }
+            "GetMaintenanceWindowTask" => self.get_maintenance_window_task(ctx, input)?,
+            "UpdateMaintenanceWindowTask" => self.update_maintenance_window_task(ctx, input)?,
+            "DeregisterTaskFromMaintenanceWindow" => {
+                self.deregister_task_from_maintenance_window(ctx, input)?
+            }
+            "DescribeMaintenanceWindowTasks" => {
+                self.describe_maintenance_window_tasks(ctx, input)?
+            }
+            other => featureless::answer(SPEC.model(), unmodeled::FEATURELESS, other, input)?,
         })
     }
 }

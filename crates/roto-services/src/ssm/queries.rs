@@ -263,23 +263,38 @@ impl Ssm {
             .with_opt("NextToken", next))
     }
 
-    /// The parameter a tagging request names, with its tags.
-    fn tagged(&self, ctx: &Context, input: &Value) -> AwsResult<(String, Vec<(String, String)>)> {
+    /// The resource a tagging request names (its type and id), with its tags.
+    fn tagged(
+        &self,
+        ctx: &Context,
+        input: &Value,
+    ) -> AwsResult<(String, String, super::records::Tags)> {
         let kind = input.str("ResourceType").unwrap_or_default();
-        if kind != "Parameter" {
-            return Err(AwsError::new(
-                "InvalidResourceType",
-                format!("Roto's SSM tags only parameters, not {kind}."),
-            ));
-        }
-        let name = input.str("ResourceId").unwrap_or_default();
-        let tags = self
-            .tags_of(ctx, name)?
-            .ok_or_else(|| AwsError::new("InvalidResourceId", ""))?;
-        Ok((name.to_string(), tags))
+        let id = input.str("ResourceId").unwrap_or_default();
+        let tags = if kind == "Parameter" {
+            self.tags_of(ctx, id)?
+        } else {
+            self.record_tags(ctx, kind, id)?.ok_or_else(|| {
+                AwsError::new(
+                    "InvalidResourceType",
+                    format!("Roto's SSM does not tag resources of type {kind}."),
+                )
+            })?
+        };
+        let tags = tags.ok_or_else(|| AwsError::new("InvalidResourceId", ""))?;
+        Ok((kind.to_string(), id.to_string(), tags))
     }
 
-    fn set_tags(&self, ctx: &Context, name: &str, tags: &[(String, String)]) -> AwsResult<()> {
+    fn set_tags(
+        &self,
+        ctx: &Context,
+        kind: &str,
+        name: &str,
+        tags: &[(String, String)],
+    ) -> AwsResult<()> {
+        if kind != "Parameter" {
+            return self.set_record_tags(ctx, kind, name, tags);
+        }
         self.env.store.with(|c| {
             c.execute(
                 "UPDATE ssm_parameters SET tags = ?4 WHERE account = ?1 AND region = ?2 AND name = ?3",
@@ -291,14 +306,14 @@ impl Ssm {
     }
 
     pub(super) fn add_tags_to_resource(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
-        let (name, mut tags) = self.tagged(ctx, input)?;
+        let (kind, name, mut tags) = self.tagged(ctx, input)?;
         for (k, v) in tag_pairs(input) {
             match tags.iter_mut().find(|(existing, _)| *existing == k) {
                 Some(slot) => slot.1 = v,
                 None => tags.push((k, v)),
             }
         }
-        self.set_tags(ctx, &name, &tags)?;
+        self.set_tags(ctx, &kind, &name, &tags)?;
         Ok(Value::map())
     }
 
@@ -307,7 +322,7 @@ impl Ssm {
         ctx: &Context,
         input: &Value,
     ) -> AwsResult<Value> {
-        let (name, mut tags) = self.tagged(ctx, input)?;
+        let (kind, name, mut tags) = self.tagged(ctx, input)?;
         let remove: Vec<&str> = input
             .get("TagKeys")
             .and_then(Value::as_list)
@@ -316,12 +331,12 @@ impl Ssm {
             .filter_map(Value::as_str)
             .collect();
         tags.retain(|(k, _)| !remove.contains(&k.as_str()));
-        self.set_tags(ctx, &name, &tags)?;
+        self.set_tags(ctx, &kind, &name, &tags)?;
         Ok(Value::map())
     }
 
     pub(super) fn list_tags_for_resource(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
-        let (_, tags) = self.tagged(ctx, input)?;
+        let (_, _, tags) = self.tagged(ctx, input)?;
         Ok(Value::map().with(
             "TagList",
             Value::List(

@@ -65,7 +65,7 @@ impl ApiGatewayV2 {
     /// The service; API Gateway's table is created on the first call, not here.
     pub fn new(env: Arc<Env>) -> io::Result<ApiGatewayV2> {
         Ok(ApiGatewayV2 {
-            store: Store::new(env.clone()),
+            store: super::store::open(env.clone()),
             env,
             caches: authorize::Caches::default(),
         })
