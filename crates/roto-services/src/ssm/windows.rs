@@ -89,6 +89,22 @@ const TASK_OPTIONAL: &[&str] = &[
     "AlarmConfiguration",
 ];
 
+/// A window's targets or tasks: their record kind and the member naming one.
+#[derive(Clone, Copy)]
+struct Child {
+    kind: &'static str,
+    id_member: &'static str,
+}
+
+const TARGET: Child = Child {
+    kind: "target",
+    id_member: "WindowTargetId",
+};
+const TASK: Child = Child {
+    kind: "task",
+    id_member: "WindowTaskId",
+};
+
 /// Copies each of `members` that `input` sets onto `record`; with `replace`, each of
 /// `optional` that it does not set is removed.
 fn merge(record: &mut Value, input: &Value, members: &[&str], optional: &[&str], replace: bool) {
@@ -249,15 +265,7 @@ impl Ssm {
         ctx: &Context,
         input: &Value,
     ) -> AwsResult<Value> {
-        let window = input.str("WindowId").unwrap_or_default();
-        let id = input.str("WindowTargetId").unwrap_or_default();
-        self.window(ctx, window)?;
-        if !self.forget(ctx, Kind::under("target", window), id)? {
-            return Err(child_missing("target", id, window));
-        }
-        Ok(Value::map()
-            .with("WindowId", window)
-            .with("WindowTargetId", id))
+        self.deregister(ctx, input, TARGET)
     }
 
     pub(super) fn describe_maintenance_window_targets(
@@ -265,13 +273,7 @@ impl Ssm {
         ctx: &Context,
         input: &Value,
     ) -> AwsResult<Value> {
-        let window = input.str("WindowId").unwrap_or_default();
-        self.window(ctx, window)?;
-        let targets = self.records_as(
-            ctx,
-            Kind::under("target", window),
-            "MaintenanceWindowTarget",
-        )?;
+        let targets = self.children(ctx, input, TARGET, "MaintenanceWindowTarget")?;
         let targets = super::filters::keep(targets, input.get("Filters"), |t, key| match key {
             "WindowTargetId" | "OwnerInformation" | "ResourceType" => {
                 t.str(key).map(str::to_string)
@@ -360,15 +362,7 @@ impl Ssm {
         ctx: &Context,
         input: &Value,
     ) -> AwsResult<Value> {
-        let window = input.str("WindowId").unwrap_or_default();
-        let id = input.str("WindowTaskId").unwrap_or_default();
-        self.window(ctx, window)?;
-        if !self.forget(ctx, Kind::under("task", window), id)? {
-            return Err(child_missing("task", id, window));
-        }
-        Ok(Value::map()
-            .with("WindowId", window)
-            .with("WindowTaskId", id))
+        self.deregister(ctx, input, TASK)
     }
 
     pub(super) fn describe_maintenance_window_tasks(
@@ -376,15 +370,39 @@ impl Ssm {
         ctx: &Context,
         input: &Value,
     ) -> AwsResult<Value> {
-        let window = input.str("WindowId").unwrap_or_default();
-        self.window(ctx, window)?;
-        let tasks = self.records_as(ctx, Kind::under("task", window), "MaintenanceWindowTask")?;
+        let tasks = self.children(ctx, input, TASK, "MaintenanceWindowTask")?;
         let tasks = super::filters::keep(tasks, input.get("Filters"), |t, key| match key {
             "WindowTaskId" | "TaskArn" | "Type" => t.str(key).map(str::to_string),
             "Priority" => t.int(key).map(|p| p.to_string()),
             _ => None,
         })?;
         paged(input, tasks, "Tasks", 10)
+    }
+
+    /// Removes the target or task the input names from its window.
+    fn deregister(&self, ctx: &Context, input: &Value, child: Child) -> AwsResult<Value> {
+        let window = input.str("WindowId").unwrap_or_default();
+        let id = input.str(child.id_member).unwrap_or_default();
+        self.window(ctx, window)?;
+        if !self.forget(ctx, Kind::under(child.kind, window), id)? {
+            return Err(child_missing(child.kind, id, window));
+        }
+        Ok(Value::map()
+            .with("WindowId", window)
+            .with(child.id_member, id))
+    }
+
+    /// The targets or tasks of the input's window, read as `shape`.
+    fn children(
+        &self,
+        ctx: &Context,
+        input: &Value,
+        child: Child,
+        shape: &str,
+    ) -> AwsResult<Vec<Value>> {
+        let window = input.str("WindowId").unwrap_or_default();
+        self.window(ctx, window)?;
+        self.records_as(ctx, Kind::under(child.kind, window), shape)
     }
 
     /// The windows with a target of the input's resource type naming one of its targets.
