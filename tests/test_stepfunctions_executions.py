@@ -189,3 +189,30 @@ def test_express_machines_run_synchronously(client, sfn):
     out = sync.start_sync_execution(stateMachineArn=express, input='{"v": 7}')
     assert out["status"] == "SUCCEEDED" and json.loads(out["output"]) == {"v": 7}
     assert out["executionArn"].startswith("arn:aws:states:us-east-1:000000000000:express:fast:")
+
+
+def test_lists_page_by_position_with_status_filters_and_token_errors(sfn):
+    ok = machine(sfn, {"A": {"Type": "Pass", "End": True}}, name="ok")
+    bad = machine(sfn, {"F": {"Type": "Fail", "Error": "E"}}, name="bad")
+    for i in range(5):
+        finish(sfn, sfn.start_execution(stateMachineArn=ok, name=f"ok{i}")["executionArn"])
+    finish(sfn, sfn.start_execution(stateMachineArn=bad, name="bad0")["executionArn"])
+    first = sfn.list_executions(stateMachineArn=ok, statusFilter="SUCCEEDED", maxResults=2)
+    assert [e["name"] for e in first["executions"]] == ["ok4", "ok3"]
+    finish(sfn, sfn.start_execution(stateMachineArn=ok, name="late")["executionArn"])
+    pages = [first]
+    while "nextToken" in pages[-1]:
+        pages.append(sfn.list_executions(stateMachineArn=ok, statusFilter="SUCCEEDED", maxResults=2, nextToken=pages[-1]["nextToken"]))
+    assert [e["name"] for p in pages for e in p["executions"]] == ["ok4", "ok3", "ok2", "ok1", "ok0"]
+    assert [e["name"] for e in sfn.list_executions(stateMachineArn=bad, statusFilter="FAILED")["executions"]] == ["bad0"]
+    for i in range(3):
+        sfn.create_activity(name=f"a{i}")
+    acts = sfn.list_activities(maxResults=2)
+    more = sfn.list_activities(nextToken=acts["nextToken"])
+    assert [a["name"] for a in acts["activities"] + more["activities"]] == ["a0", "a1", "a2"] and "nextToken" not in more
+    with pytest.raises(ClientError) as e:
+        sfn.list_activities(nextToken="bogus")
+    assert error(e) == ("InvalidToken", "Invalid Token: 'Invalid token'")
+    with pytest.raises(ClientError) as e:
+        sfn.list_executions(stateMachineArn=ok, nextToken="ks1.x")
+    assert error(e)[0] == "InvalidToken"

@@ -19,6 +19,7 @@ use serde_json::{json, Value as Json};
 use super::arn::{self, Target};
 use super::history::{self, payload_details};
 use super::interpreter::{Engine, Lane, Outcome, Run};
+use super::keyset::Keyset;
 use super::machines::{describe_for_execution, no_machine, Runnable};
 use super::status_events;
 use super::{bad_token, page_size, StepFunctions};
@@ -467,20 +468,33 @@ impl StepFunctions {
         }
         let qualified = arn_text != runnable.machine.arn;
         let status = input.str("statusFilter");
-        let items: Vec<Value> = self.env.store.with(|c| {
+        let keyset = Keyset::of(input, true)?;
+        let rows = self.env.store.with(|c| {
             let mut stmt = c.prepare_cached(&format!(
-                "SELECT {COLUMNS} FROM sfn_executions WHERE machine_arn = ?1
+                "SELECT {COLUMNS}, rowid FROM sfn_executions WHERE machine_arn = ?1
                  AND (?2 IS NULL OR status = ?2)
                  AND (?3 IS NULL OR version_arn = ?3 OR alias_arn = ?3)
-                 ORDER BY started DESC, rowid DESC"
+                 AND (started, rowid) < (?4, ?5)
+                 ORDER BY started DESC, rowid DESC LIMIT ?6"
             ))?;
             let filter = qualified.then_some(arn_text);
-            let rows = stmt.query_map(params![runnable.machine.arn, status, filter], from_row)?;
-            rows.map(|r| r.map(|e| list_item(&e)))
-                .collect::<rusqlite::Result<Vec<_>>>()
+            let (key, rowid) = keyset.after;
+            let params = params![
+                runnable.machine.arn,
+                status,
+                filter,
+                key,
+                rowid,
+                keyset.fetch()
+            ];
+            let rows = stmt.query_map(params, |r| {
+                let e = from_row(r)?;
+                Ok((e.started, r.get(15)?, list_item(&e)))
+            })?;
+            rows.collect::<rusqlite::Result<Vec<_>>>()
                 .map_err(AwsError::from)
         })?;
-        let (items, next) = page(items, page_size(input), input.str("nextToken"), bad_token)?;
+        let (items, next) = keyset.page(rows);
         Ok(Value::map()
             .with("executions", items)
             .with_opt("nextToken", next))

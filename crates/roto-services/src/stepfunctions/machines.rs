@@ -11,6 +11,7 @@ use roto_core::{AwsError, AwsResult, Context, Value};
 use rusqlite::{params, OptionalExtension};
 
 use super::arn::{self, Target};
+use super::keyset::Keyset;
 use super::{bad_token, definition, page_size, StepFunctions};
 use crate::paging::page;
 
@@ -277,22 +278,28 @@ impl StepFunctions {
     }
 
     pub(super) fn list_state_machines(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
-        let items: Vec<Value> = self.env.store.with(|c| {
+        let keyset = Keyset::of(input, false)?;
+        let rows = self.env.store.with(|c| {
             let mut stmt = c.prepare_cached(
-                "SELECT arn, name, kind, created FROM sfn_machines
-                 WHERE account = ?1 AND region = ?2 ORDER BY created, name",
+                "SELECT created, rowid, arn, name, kind FROM sfn_machines
+                 WHERE account = ?1 AND region = ?2 AND (created, rowid) > (?3, ?4)
+                 ORDER BY created, rowid LIMIT ?5",
             )?;
-            let rows = stmt.query_map([&ctx.account, &ctx.region], |r| {
-                Ok(Value::map()
-                    .with("stateMachineArn", r.get::<_, String>(0)?)
-                    .with("name", r.get::<_, String>(1)?)
-                    .with("type", r.get::<_, String>(2)?)
-                    .with("creationDate", Value::Timestamp(r.get(3)?)))
+            let (key, rowid) = keyset.after;
+            let params = params![ctx.account, ctx.region, key, rowid, keyset.fetch()];
+            let rows = stmt.query_map(params, |r| {
+                let created: i64 = r.get(0)?;
+                let item = Value::map()
+                    .with("stateMachineArn", r.get::<_, String>(2)?)
+                    .with("name", r.get::<_, String>(3)?)
+                    .with("type", r.get::<_, String>(4)?)
+                    .with("creationDate", Value::Timestamp(created));
+                Ok((created, r.get(1)?, item))
             })?;
             rows.collect::<rusqlite::Result<Vec<_>>>()
                 .map_err(AwsError::from)
         })?;
-        let (items, next) = page(items, page_size(input), input.str("nextToken"), bad_token)?;
+        let (items, next) = keyset.page(rows);
         Ok(Value::map()
             .with("stateMachines", items)
             .with_opt("nextToken", next))

@@ -13,6 +13,7 @@
 //! - [`activities`]: activities, GetActivityTask and the task-token callbacks.
 //! - [`executions`]: starting, describing, stopping and listing executions, and their
 //!   history ([`history`]).
+//! - [`keyset`]: the paging of the lists that grow without bound.
 //! - [`status_events`]: execution status changes as EventBridge events.
 //! - [`interpreter`]: what runs an execution; [`intrinsics`] are its `States.*`
 //!   functions, [`paths`] the checks of the paths a definition holds.
@@ -33,6 +34,7 @@ pub mod fuzz;
 mod history;
 mod interpreter;
 mod intrinsics;
+mod keyset;
 mod machines;
 mod paths;
 mod status_events;
