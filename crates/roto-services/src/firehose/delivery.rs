@@ -54,7 +54,7 @@ pub(super) struct Batch {
 }
 
 impl Batch {
-    fn of(event: &Event) -> Batch {
+    pub(super) fn of(event: &Event) -> Batch {
         let records = event
             .payload
             .get("Records")
@@ -100,6 +100,9 @@ pub(super) fn destination_of(event: &Event) -> Json {
 
 /// Performs one delivery event.
 pub(super) async fn deliver(inner: &Inner, event: &Event) -> Result<(), DeliveryError> {
+    if event.kind == "firehose:Backup" {
+        return super::endpoint::write_backup(inner, event).await;
+    }
     let destination = destination_of(event);
     let batch = Batch::of(event);
     match kind_of(&destination) {
@@ -110,6 +113,16 @@ pub(super) async fn deliver(inner: &Inner, event: &Event) -> Result<(), Delivery
                 &destination["ExtendedS3DestinationDescription"],
             )
             .await
+        }
+        "HttpEndpoint" => super::endpoint::to_endpoint(inner, &batch, &destination).await,
+        "Redshift" => {
+            let staging =
+                &destination["RedshiftDestinationDescription"]["S3DestinationDescription"];
+            write_objects(inner, &batch, staging, &batch.records).await?;
+            Err(DeliveryError::permanent(unreachable(
+                "Redshift",
+                &destination,
+            )))
         }
         kind => Err(DeliveryError::permanent(unreachable(kind, &destination))),
     }
@@ -142,8 +155,20 @@ fn joined(records: &[&Record]) -> Vec<u8> {
 /// Delivers a batch to an S3 destination described by `s3`.
 async fn to_s3(inner: &Inner, batch: &Batch, s3: &Json) -> Result<(), DeliveryError> {
     let (ok, failed) = super::transform::process(inner, batch, s3).await?;
+    write_objects(inner, batch, s3, &ok).await?;
+    write_failed(inner, batch, s3, &failed).await
+}
+
+/// Writes records as objects of the S3 destination described by `s3`, one per set of
+/// partition keys.
+pub(super) async fn write_objects(
+    inner: &Inner,
+    batch: &Batch,
+    s3: &Json,
+    records: &[Record],
+) -> Result<(), DeliveryError> {
     let mut groups: BTreeMap<&BTreeMap<String, String>, Vec<&Record>> = BTreeMap::new();
-    for r in &ok {
+    for r in records {
         groups.entry(&r.keys).or_default().push(r);
     }
     let text = |k: &str| s3[k].as_str().unwrap_or_default();
@@ -168,10 +193,10 @@ async fn to_s3(inner: &Inner, batch: &Batch, s3: &Json) -> Result<(), DeliveryEr
         let key = format!("{}{name}{extension}", evaluated(text("Prefix"), &facts));
         put_object(inner, &batch.ctx, text("BucketARN"), &key, body).await?;
     }
-    write_failed(inner, batch, s3, &failed).await
+    Ok(())
 }
 
-/// Writes records that failed processing under the error output prefix, as AWS's JSON
+/// Writes records that failed under the error output prefix, as AWS's JSON
 /// lines, one object per error output type.
 pub(super) async fn write_failed(
     inner: &Inner,

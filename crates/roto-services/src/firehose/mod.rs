@@ -20,6 +20,7 @@
 //! - [`records`]: PutRecord(Batch) and the buffer.
 //! - [`flusher`]: the background task that flushes due buffers and reads Kinesis sources.
 //! - [`delivery`]: one batch delivered to its destination.
+//! - [`endpoint`]: HTTP endpoint destinations, and the S3 backup of failed deliveries.
 //! - [`prefix`]: object keys, custom prefixes and their `!{...}` expressions.
 //! - [`compress`]: GZIP, ZIP, Snappy and Hadoop-Snappy object bodies.
 //! - [`transform`]: record transformation through a Lambda function.
@@ -40,6 +41,7 @@ use tokio::sync::Notify;
 mod compress;
 mod delivery;
 mod destinations;
+mod endpoint;
 mod flusher;
 pub mod partition;
 pub mod prefix;
@@ -252,5 +254,9 @@ impl Service for Firehose {
 
     fn deliver<'a>(&'a self, event: &'a Event) -> BoxFuture<'a, Result<(), DeliveryError>> {
         Box::pin(delivery::deliver(&self.inner, event))
+    }
+
+    fn delivery_failed(&self, event: &Event, error: &str) {
+        self.inner.backup_failed(event, error);
     }
 }
