@@ -1,10 +1,11 @@
-//! Event source mappings: SQS queues ([`sqs`]) and DynamoDB streams ([`streams`]).
+//! Event source mappings: SQS queues ([`sqs`]), DynamoDB streams and Kinesis data streams
+//! ([`streams`]).
 //!
 //! This module keeps the mappings (Create/Get/Update/Delete/ListEventSourceMappings, with
 //! each source's defaults and checks) and runs one poller task per enabled mapping. Pollers
 //! read their source through the in-process dispatcher, as AWS's pollers call the source's
 //! API, never its tables; they stop when their mapping is disabled or deleted, and restart
-//! with the service for persisted mappings. Kinesis and other sources are refused.
+//! with the service for persisted mappings. Other sources are refused.
 
 mod sqs;
 mod streams;
@@ -35,7 +36,7 @@ pub(super) type Pollers = Arc<Mutex<HashSet<String>>>;
 enum Source {
     /// An SQS queue.
     Queue,
-    /// A DynamoDB stream.
+    /// A DynamoDB stream or a Kinesis data stream.
     Stream,
 }
 
@@ -221,7 +222,7 @@ impl Lambda {
         let source_arn = input.str("EventSourceArn").unwrap_or_default();
         let source = Source::of(source_arn).ok_or_else(|| {
             invalid_parameter(format!(
-                "Unsupported event source {source_arn}: Roto maps SQS queues and DynamoDB streams"
+                "Unsupported event source {source_arn}: Roto maps SQS queues, DynamoDB streams and Kinesis streams"
             ))
         })?;
         let (name, arn) = function_arn_of(ctx, input.str("FunctionName").unwrap_or_default());
@@ -271,6 +272,12 @@ impl Lambda {
                 let position = streams::starting_position(input, source_arn)?;
                 config.insert("BatchSize", DEFAULT_STREAM_BATCH);
                 config.insert("StartingPosition", position);
+                if let Some(Value::Timestamp(ms)) = input.get("StartingPositionTimestamp") {
+                    config.insert(
+                        "StartingPositionTimestamp",
+                        Value::Float(*ms as f64 / 1000.0),
+                    );
+                }
                 config.insert("ParallelizationFactor", 1i64);
                 config.insert("MaximumRecordAgeInSeconds", -1i64);
                 config.insert("MaximumRetryAttempts", -1i64);

@@ -1,20 +1,26 @@
-//! DynamoDB Streams event source mappings.
+//! Stream event source mappings: DynamoDB streams and Kinesis data streams.
 //!
-//! A poller reads each shard of the stream through the `dynamodbstreams` service's own
-//! DescribeStream, GetShardIterator and GetRecords (never DynamoDB's tables), from
-//! `StartingPosition` (`TRIM_HORIZON`, or `LATEST` as it was when the mapping was created),
-//! and invokes the function with up to `BatchSize` records in the event Lambda builds
-//! (`{"Records": [{eventID, eventName, eventVersion, eventSource, awsRegion, dynamodb,
-//! eventSourceARN}]}`), waiting up to `MaximumBatchingWindowInSeconds` to fill a batch.
+//! A poller reads each shard of the stream through the source's own API (`dynamodbstreams`
+//! or `kinesis`: DescribeStream, GetShardIterator and GetRecords, never their tables), from
+//! `StartingPosition` (`TRIM_HORIZON`, `LATEST` as it was when the mapping was created, or
+//! for Kinesis `AT_TIMESTAMP`), and invokes the function with up to `BatchSize` records in
+//! the event Lambda builds (DynamoDB: `{"Records": [{eventID, eventName, eventVersion,
+//! eventSource, awsRegion, dynamodb, eventSourceARN}]}`; Kinesis: `{"Records": [{kinesis:
+//! {kinesisSchemaVersion, partitionKey, sequenceNumber, data, approximateArrivalTimestamp},
+//! eventSource, eventVersion, eventID, eventName, invokeIdentityArn, awsRegion,
+//! eventSourceARN}]}`), waiting up to `MaximumBatchingWindowInSeconds` to fill a batch. When a
+//! shard ends (resharding), the stream's shards are listed again and the new ones read
+//! from their start.
 //! What it has handled is checkpointed per shard (`lambda_stream_positions`), so a restart
 //! with a persistent store resumes after it. A batch whose invocation fails is retried, in
 //! order, after 1 s doubling to a minute on the server clock, `MaximumRetryAttempts` times
 //! (`-1`: until its records are too old); with `ReportBatchItemFailures` only the records
 //! from the first reported failure on are retried. A batch given up on, or records older
 //! than `MaximumRecordAgeInSeconds`, go to the `OnFailure` destination with their
-//! `DDBStreamBatchInfo`, and the poller moves past them. `BisectBatchOnFunctionError`,
-//! `ParallelizationFactor`, `TumblingWindowInSeconds` and `FilterCriteria` are stored, not
-//! applied.
+//! `DDBStreamBatchInfo` or `KinesisBatchInfo`, and the poller moves past them. With
+//! `BisectBatchOnFunctionError` a failed batch is split in two and each half retried on its
+//! own (a split is not a retry). `ParallelizationFactor`, `TumblingWindowInSeconds` and
+//! `FilterCriteria` are stored, not applied.
 
 use std::collections::{HashMap, HashSet};
 use std::time::Duration;
@@ -39,23 +45,96 @@ const MAX_GET_RECORDS: usize = 1000;
 const RETRY_FIRST_DELAY: Duration = Duration::from_secs(1);
 const RETRY_MAX_DELAY: Duration = Duration::from_secs(60);
 
-/// Whether an ARN names a DynamoDB stream (`arn:aws:dynamodb:<region>:<account>:table/<table>/stream/<label>`).
-pub(super) fn is_stream_arn(arn: &str) -> bool {
-    let parts: Vec<&str> = arn.splitn(6, ':').collect();
-    matches!(parts.as_slice(), ["arn", _, "dynamodb", _, _, resource]
-        if resource
-            .strip_prefix("table/")
-            .and_then(|r| r.split_once("/stream/"))
-            .is_some_and(|(table, label)| !table.is_empty() && !label.is_empty()))
+/// The kind of stream a mapping reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    /// A DynamoDB stream (`arn:aws:dynamodb:<region>:<account>:table/<table>/stream/<label>`).
+    Dynamodb,
+    /// A Kinesis data stream (`arn:aws:kinesis:<region>:<account>:stream/<name>`).
+    Kinesis,
 }
 
-/// The `StartingPosition` of a stream mapping, which must name one DynamoDB supports.
+impl Kind {
+    fn of(arn: &str) -> Option<Kind> {
+        let parts: Vec<&str> = arn.splitn(6, ':').collect();
+        match parts.as_slice() {
+            ["arn", _, "dynamodb", _, _, resource]
+                if resource
+                    .strip_prefix("table/")
+                    .and_then(|r| r.split_once("/stream/"))
+                    .is_some_and(|(table, label)| !table.is_empty() && !label.is_empty()) =>
+            {
+                Some(Kind::Dynamodb)
+            }
+            ["arn", _, "kinesis", _, _, resource]
+                if resource
+                    .strip_prefix("stream/")
+                    .is_some_and(|name| !name.is_empty() && !name.contains('/')) =>
+            {
+                Some(Kind::Kinesis)
+            }
+            _ => None,
+        }
+    }
+
+    /// The service whose API the poller reads.
+    fn service(self) -> &'static str {
+        match self {
+            Kind::Dynamodb => "dynamodbstreams",
+            Kind::Kinesis => "kinesis",
+        }
+    }
+
+    /// A request to the source's API naming the stream.
+    fn request(self, arn: &str) -> Value {
+        match self {
+            Kind::Dynamodb => Value::map().with("StreamArn", arn),
+            Kind::Kinesis => Value::map().with("StreamARN", arn),
+        }
+    }
+
+    /// The member GetShardIterator takes a sequence number in.
+    fn sequence_member(self) -> &'static str {
+        match self {
+            Kind::Dynamodb => "SequenceNumber",
+            Kind::Kinesis => "StartingSequenceNumber",
+        }
+    }
+
+    /// The member of an `OnFailure` record describing the batch.
+    fn batch_info(self) -> &'static str {
+        match self {
+            Kind::Dynamodb => "DDBStreamBatchInfo",
+            Kind::Kinesis => "KinesisBatchInfo",
+        }
+    }
+}
+
+/// The kind of a mapping's stream (a DynamoDB stream when the ARN names neither).
+fn kind_of(config: &Value) -> Kind {
+    Kind::of(config.str("EventSourceArn").unwrap_or_default()).unwrap_or(Kind::Dynamodb)
+}
+
+/// Whether an ARN names a DynamoDB stream or a Kinesis data stream.
+pub(super) fn is_stream_arn(arn: &str) -> bool {
+    Kind::of(arn).is_some()
+}
+
+/// The `StartingPosition` of a stream mapping, which must name one the source supports
+/// (`AT_TIMESTAMP`, Kinesis only, with `StartingPositionTimestamp`).
 pub(super) fn starting_position<'a>(input: &'a Value, arn: &str) -> AwsResult<&'a str> {
+    let kinesis = Kind::of(arn) == Some(Kind::Kinesis);
     match input.str("StartingPosition") {
         None => Err(invalid_parameter(
             "1 validation error detected: Value null at 'startingPosition' failed to satisfy constraint: Member must not be null.",
         )),
         Some(p @ ("TRIM_HORIZON" | "LATEST")) => Ok(p),
+        Some(p @ "AT_TIMESTAMP") if kinesis => match input.get("StartingPositionTimestamp") {
+            Some(_) => Ok(p),
+            None => Err(invalid_parameter(
+                "StartingPositionTimestamp must be provided when StartingPosition is AT_TIMESTAMP.",
+            )),
+        },
         Some(_) => Err(invalid_parameter(format!(
             "Unsupported starting position for arn type: {arn}"
         ))),
@@ -70,13 +149,41 @@ pub(super) struct Cursor {
     closed: HashSet<String>,
 }
 
-/// A record as the function receives it: the GetRecords record, with timestamps in epoch
-/// seconds (binary attributes in base64, as `Value::to_json` writes them), and the
-/// stream's ARN.
-fn event_record(record: &Value, arn: &str) -> Json {
-    let mut json = event_json(record);
-    json["eventSourceARN"] = arn.into();
-    json
+/// Who the function's records came through: the stream, shard, region and the function's
+/// role (Kinesis records name it as `invokeIdentityArn`).
+struct Origin<'a> {
+    arn: &'a str,
+    shard: &'a str,
+    region: &'a str,
+    role: &'a str,
+}
+
+/// A record as the function receives it. A DynamoDB stream's: the GetRecords record, with
+/// timestamps in epoch seconds (binary attributes in base64, as `Value::to_json` writes
+/// them), and the stream's ARN. A Kinesis stream's: Lambda's `kinesis` envelope.
+fn event_record(record: &Value, origin: &Origin<'_>) -> Json {
+    if record.get("dynamodb").is_some() {
+        let mut json = event_json(record);
+        json["eventSourceARN"] = origin.arn.into();
+        return json;
+    }
+    let data = record.get("Data").map(Value::to_json).unwrap_or_default();
+    json!({
+        "kinesis": {
+            "kinesisSchemaVersion": "1.0",
+            "partitionKey": record.str("PartitionKey").unwrap_or_default(),
+            "sequenceNumber": sequence_of(record),
+            "data": data,
+            "approximateArrivalTimestamp": created_of(record) as f64 / 1000.0,
+        },
+        "eventSource": "aws:kinesis",
+        "eventVersion": "1.0",
+        "eventID": format!("{}:{}", origin.shard, sequence_of(record)),
+        "eventName": "aws:kinesis:record",
+        "invokeIdentityArn": origin.role,
+        "awsRegion": origin.region,
+        "eventSourceARN": origin.arn,
+    })
 }
 
 fn event_json(value: &Value) -> Json {
@@ -93,20 +200,22 @@ fn event_json(value: &Value) -> Json {
     }
 }
 
-/// A record's sequence number.
+/// A record's sequence number (a DynamoDB stream record's, or a Kinesis record's).
 fn sequence_of(record: &Value) -> &str {
-    record
-        .get("dynamodb")
-        .and_then(|d| d.str("SequenceNumber"))
-        .unwrap_or_default()
+    match record.get("dynamodb") {
+        Some(d) => d.str("SequenceNumber"),
+        None => record.str("SequenceNumber"),
+    }
+    .unwrap_or_default()
 }
 
 /// When a record was written, in epoch milliseconds.
 fn created_of(record: &Value) -> i64 {
-    match record
-        .get("dynamodb")
-        .and_then(|d| d.get("ApproximateCreationDateTime"))
-    {
+    let at = match record.get("dynamodb") {
+        Some(d) => d.get("ApproximateCreationDateTime"),
+        None => record.get("ApproximateArrivalTimestamp"),
+    };
+    match at {
         Some(Value::Timestamp(ms)) => *ms,
         _ => 0,
     }
@@ -130,6 +239,16 @@ fn first_failure(payload: &[u8], records: &[Value]) -> Option<usize> {
                 .unwrap_or(0)
         })
         .min()
+}
+
+/// How delivering a batch ended.
+enum Delivered {
+    /// Delivered, or given up on and passed.
+    Done,
+    /// Failed as a whole and split in two, each to deliver in order.
+    Split(Vec<Value>, Vec<Value>),
+    /// The mapping was disabled or deleted meanwhile.
+    Stopped,
 }
 
 /// Records a poller gives up on, and why.
@@ -162,13 +281,9 @@ impl Lambda {
             .dispatcher()
             .ok_or_else(|| AwsError::internal("the dispatcher is not running"))?;
         let arn = config.str("EventSourceArn").unwrap_or_default();
+        let kind = kind_of(config);
         let description = dispatcher
-            .call(
-                ctx,
-                "dynamodbstreams",
-                "DescribeStream",
-                Value::map().with("StreamArn", arn),
-            )
+            .call(ctx, kind.service(), "DescribeStream", kind.request(arn))
             .await
             .map_err(|_| invalid_parameter(format!("Stream not found: {arn}")))?;
         if config.str("StartingPosition") != Some("LATEST") {
@@ -178,10 +293,9 @@ impl Lambda {
             let iterator = dispatcher
                 .call(
                     ctx,
-                    "dynamodbstreams",
+                    kind.service(),
                     "GetShardIterator",
-                    Value::map()
-                        .with("StreamArn", arn)
+                    kind.request(arn)
                         .with("ShardId", shard.as_str())
                         .with("ShardIteratorType", "LATEST"),
                 )
@@ -199,12 +313,13 @@ impl Lambda {
     }
 
     /// The checkpoint of a shard, and the iterator pinned at creation (taken, so it is
-    /// used once).
+    /// used once); `None` for a shard the mapping has never seen.
+    #[allow(clippy::type_complexity)]
     fn take_position(
         &self,
         uuid: &str,
         shard: &str,
-    ) -> AwsResult<(Option<String>, Option<String>)> {
+    ) -> AwsResult<Option<(Option<String>, Option<String>)>> {
         self.env.store.with(|c| {
             let row: Option<(Option<String>, Option<String>)> = c
                 .prepare_cached(
@@ -218,7 +333,7 @@ impl Lambda {
                 )?
                 .execute(params![uuid, shard])?;
             }
-            Ok::<_, AwsError>(row.unwrap_or_default())
+            Ok::<_, AwsError>(row)
         })
     }
 
@@ -235,7 +350,9 @@ impl Lambda {
     }
 
     /// An iterator for a shard: after its checkpoint, else the pinned `LATEST`, else the
-    /// mapping's starting position (the horizon when the checkpoint was trimmed away).
+    /// mapping's starting position (the horizon when the checkpoint was trimmed away, and
+    /// for a `LATEST` mapping's shard that appeared after it was created: a child of
+    /// resharding, read from its start).
     async fn shard_iterator(
         &self,
         ctx: &Context,
@@ -248,29 +365,45 @@ impl Lambda {
             .dispatcher()
             .ok_or_else(|| AwsError::internal("the dispatcher is not running"))?;
         let arn = config.str("EventSourceArn").unwrap_or_default();
-        let (sequence, pinned) = self.take_position(uuid, shard)?;
+        let kind = kind_of(config);
+        let position = self.take_position(uuid, shard)?;
+        let new_shard = position.is_none();
+        let (sequence, pinned) = position.unwrap_or_default();
         if let (None, Some(pinned)) = (&sequence, pinned) {
             return Ok(pinned);
         }
-        let request = |kind: &str| {
-            Value::map()
-                .with("StreamArn", arn)
+        let request = |kind_name: &str| {
+            kind.request(arn)
                 .with("ShardId", shard)
-                .with("ShardIteratorType", kind)
+                .with("ShardIteratorType", kind_name)
+        };
+        let starting = match config.str("StartingPosition").unwrap_or("TRIM_HORIZON") {
+            "LATEST" if new_shard => "TRIM_HORIZON",
+            other => other,
         };
         let first = match &sequence {
-            Some(seq) => request("AFTER_SEQUENCE_NUMBER").with("SequenceNumber", seq.as_str()),
-            None => request(config.str("StartingPosition").unwrap_or("TRIM_HORIZON")),
+            Some(seq) => {
+                request("AFTER_SEQUENCE_NUMBER").with(kind.sequence_member(), seq.as_str())
+            }
+            None => request(starting).with_opt(
+                "Timestamp",
+                config
+                    .get("StartingPositionTimestamp")
+                    .and_then(timestamp_value),
+            ),
         };
         let answer = match dispatcher
-            .call(ctx, "dynamodbstreams", "GetShardIterator", first)
+            .call(ctx, kind.service(), "GetShardIterator", first)
             .await
         {
-            Err(e) if e.code == "TrimmedDataAccessException" => {
+            Err(e)
+                if e.code == "TrimmedDataAccessException"
+                    || e.code == "InvalidArgumentException" && sequence.is_some() =>
+            {
                 dispatcher
                     .call(
                         ctx,
-                        "dynamodbstreams",
+                        kind.service(),
                         "GetShardIterator",
                         request("TRIM_HORIZON"),
                     )
@@ -298,16 +431,10 @@ impl Lambda {
                 .env
                 .dispatcher()
                 .ok_or_else(|| AwsError::internal("the dispatcher is not running"))?;
+            let kind = kind_of(config);
+            let arn = config.str("EventSourceArn").unwrap_or_default();
             let description = dispatcher
-                .call(
-                    &ctx,
-                    "dynamodbstreams",
-                    "DescribeStream",
-                    Value::map().with(
-                        "StreamArn",
-                        config.str("EventSourceArn").unwrap_or_default(),
-                    ),
-                )
+                .call(&ctx, kind.service(), "DescribeStream", kind.request(arn))
                 .await?;
             cursor.shards = Some(shard_ids(&description));
         }
@@ -355,7 +482,7 @@ impl Lambda {
             let answer = dispatcher
                 .call(
                     ctx,
-                    "dynamodbstreams",
+                    kind_of(config).service(),
                     "GetRecords",
                     Value::map()
                         .with("ShardIterator", iterator.as_str())
@@ -399,6 +526,7 @@ impl Lambda {
             }
             None if closed => {
                 cursor.closed.insert(shard.to_string());
+                cursor.shards = None;
             }
             None => {}
         };
@@ -415,17 +543,43 @@ impl Lambda {
         Ok(true)
     }
 
-    /// Invokes the function with a batch until it succeeds, its retries run out or its
-    /// records are too old, checkpointing what is done; returns false when the mapping was
-    /// disabled or deleted meanwhile (the rest is read again from the checkpoint).
+    /// Delivers a batch, bisecting it on function errors where the mapping asks; returns
+    /// false when the mapping was disabled or deleted meanwhile (the rest is read again
+    /// from the checkpoint).
     async fn deliver_stream_batch(
         &self,
         ctx: &Context,
         uuid: &str,
         config: &Value,
         shard: &str,
-        mut records: Vec<Value>,
+        records: Vec<Value>,
     ) -> AwsResult<bool> {
+        let mut pending = vec![records];
+        while let Some(batch) = pending.pop() {
+            match self.deliver_part(ctx, uuid, config, shard, batch).await? {
+                Delivered::Done => {}
+                Delivered::Split(first, second) => {
+                    pending.push(second);
+                    pending.push(first);
+                }
+                Delivered::Stopped => return Ok(false),
+            }
+        }
+        Ok(true)
+    }
+
+    /// Invokes the function with a batch until it succeeds, its retries run out or its
+    /// records are too old, checkpointing what is done; a batch that fails as a whole is
+    /// split instead when `BisectBatchOnFunctionError` is on.
+    async fn deliver_part(
+        &self,
+        ctx: &Context,
+        uuid: &str,
+        config: &Value,
+        shard: &str,
+        mut records: Vec<Value>,
+    ) -> AwsResult<Delivered> {
+        let bisect = config.bool("BisectBatchOnFunctionError").unwrap_or(false);
         let arn = config.str("EventSourceArn").unwrap_or_default();
         let function_arn = config.str("FunctionArn").unwrap_or_default();
         let max_retries = config.int("MaximumRetryAttempts").unwrap_or(-1);
@@ -449,13 +603,19 @@ impl Lambda {
                     };
                     self.give_up(ctx, uuid, config, shard, given_up).await?;
                     if records.is_empty() {
-                        return Ok(true);
+                        return Ok(Delivered::Done);
                     }
                 }
             }
             attempts += 1;
             let function = self.mapped_function(ctx, config)?;
-            let event = json!({ "Records": records.iter().map(|r| event_record(r, arn)).collect::<Vec<_>>() });
+            let origin = Origin {
+                arn,
+                shard,
+                region: &ctx.region,
+                role: function.config.str("Role").unwrap_or_default(),
+            };
+            let event = json!({ "Records": records.iter().map(|r| event_record(r, &origin)).collect::<Vec<_>>() });
             let invocation = Invocation {
                 request_id: crate::lambda::revision_id(),
                 payload: event.to_string().into_bytes(),
@@ -471,7 +631,11 @@ impl Lambda {
                     .flatten(),
                 _ => Some(0),
             };
-            let exhausted = failed_at.is_some() && max_retries >= 0 && attempts > max_retries;
+            let whole = failed_at == Some(0)
+                && result.as_ref().map_or(true, |o| o.function_error.is_some());
+            let split = whole && bisect && records.len() > 1;
+            let exhausted =
+                !split && failed_at.is_some() && max_retries >= 0 && attempts > max_retries;
             let mut entry = TraceEntry::request(&ctx.account, &ctx.region, "lambda", "Invoke");
             entry.kind = TraceKind::Delivery;
             entry.source = Some(arn.to_string());
@@ -479,10 +643,11 @@ impl Lambda {
             entry.attempt = Some(u32::try_from(attempts).unwrap_or(u32::MAX));
             entry.duration_ms = started.elapsed().as_secs_f64() * 1000.0;
             entry.outcome = Some(
-                match (failed_at, exhausted) {
-                    (None, _) => "delivered",
-                    (Some(_), true) => "failed",
-                    (Some(_), false) => "retrying",
+                match (failed_at, exhausted, split) {
+                    (None, _, _) => "delivered",
+                    (Some(_), _, true) => "bisected",
+                    (Some(_), true, _) => "failed",
+                    (Some(_), false, _) => "retrying",
                 }
                 .into(),
             );
@@ -497,8 +662,12 @@ impl Lambda {
             self.env.trace.record(entry);
             let Some(failed_at) = failed_at else {
                 self.save_position(uuid, shard, sequence_of(&records[records.len() - 1]))?;
-                return Ok(true);
+                return Ok(Delivered::Done);
             };
+            if split {
+                let second = records.split_off(records.len() / 2);
+                return Ok(Delivered::Split(records, second));
+            }
             if failed_at > 0 {
                 self.save_position(uuid, shard, sequence_of(&records[failed_at - 1]))?;
                 records.drain(..failed_at);
@@ -519,12 +688,12 @@ impl Lambda {
                     last: Some((request_id, response)),
                 };
                 self.give_up(ctx, uuid, config, shard, given_up).await?;
-                return Ok(true);
+                return Ok(Delivered::Done);
             }
             timestamp::sleep(delay).await;
             delay = (delay * 2).min(RETRY_MAX_DELAY);
             if !self.mapping_enabled(uuid) {
-                return Ok(false);
+                return Ok(Delivered::Stopped);
             }
         }
     }
@@ -567,7 +736,7 @@ impl Lambda {
             },
             "version": "1.0",
             "timestamp": timestamp::format(now_millis(), TimestampFormat::Iso8601),
-            "DDBStreamBatchInfo": {
+            kind_of(config).batch_info(): {
                 "shardId": shard,
                 "startSequenceNumber": sequence_of(first),
                 "endSequenceNumber": sequence_of(end),
@@ -585,6 +754,17 @@ impl Lambda {
             .await;
         Ok(())
     }
+}
+
+/// A stored `StartingPositionTimestamp` (epoch seconds, as the mapping keeps its times)
+/// as the timestamp GetShardIterator takes.
+fn timestamp_value(stored: &Value) -> Option<Value> {
+    let millis = match stored {
+        Value::Float(secs) => timestamp::secs_to_millis(*secs)?,
+        Value::Integer(secs) => secs.checked_mul(1000)?,
+        _ => return None,
+    };
+    Some(Value::Timestamp(millis))
 }
 
 /// The shard ids of a DescribeStream answer.
@@ -624,14 +804,23 @@ mod tests {
         assert!(!is_stream_arn(
             "arn:aws:dynamodb:us-east-1:000000000000:table/t"
         ));
-        assert!(!is_stream_arn(
+        assert!(is_stream_arn(
             "arn:aws:kinesis:us-east-1:000000000000:stream/s"
+        ));
+        assert!(!is_stream_arn(
+            "arn:aws:kinesis:us-east-1:000000000000:stream/s/consumer/c:1"
         ));
     }
 
     #[test]
     fn records_reach_the_function_in_lambdas_shape() {
-        let json = event_record(&record("100000000000000000001", 1_700_000_000_000), "arn:s");
+        let origin = Origin {
+            arn: "arn:s",
+            shard: "shardId-000000000000",
+            region: "us-east-1",
+            role: "arn:aws:iam::000000000000:role/r",
+        };
+        let json = event_record(&record("100000000000000000001", 1_700_000_000_000), &origin);
         assert_eq!(json["eventSourceARN"], "arn:s");
         assert_eq!(
             json["dynamodb"]["ApproximateCreationDateTime"],
@@ -640,6 +829,20 @@ mod tests {
         assert_eq!(json["dynamodb"]["NewImage"]["b"]["B"], "Zm9vYmFy");
         assert_eq!(json["dynamodb"]["SequenceNumber"], "100000000000000000001");
         assert_eq!(arrival(1_700_000_000_000), "2023-11-14T22:13:20Z");
+        let kinesis = Value::map()
+            .with("SequenceNumber", "49")
+            .with("PartitionKey", "k")
+            .with("Data", Value::Blob(b"hi".to_vec()))
+            .with("ApproximateArrivalTimestamp", Value::Timestamp(1_500));
+        let json = event_record(&kinesis, &origin);
+        assert_eq!(json["kinesis"]["data"], "aGk=");
+        assert_eq!(json["kinesis"]["approximateArrivalTimestamp"], 1.5);
+        assert_eq!(json["eventID"], "shardId-000000000000:49");
+        assert_eq!(
+            json["invokeIdentityArn"],
+            "arn:aws:iam::000000000000:role/r"
+        );
+        assert_eq!(created_of(&kinesis), 1_500);
     }
 
     #[test]

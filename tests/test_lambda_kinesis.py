@@ -1,0 +1,200 @@
+"""Lambda event source mappings from Kinesis data streams: the records' event shape,
+starting positions and batching, resharding, retries with bisection and
+ReportBatchItemFailures, the OnFailure destination with KinesisBatchInfo, and errors."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import sys
+import time
+
+import pytest
+from botocore.exceptions import ClientError
+
+sys.path.insert(0, os.path.dirname(__file__))
+from roto_server import RotoServer  # noqa: E402
+from lambda_helpers import ROLE, zip_of  # noqa: E402
+from test_lambda import error_of, make_client, unique  # noqa: E402
+from test_lambda_streams import printed, wait_for  # noqa: E402
+
+HANDLER = '''
+import base64, json
+SEEN = set()
+def handler(event, context):
+    records = event["Records"]
+    data = [base64.b64decode(r["kinesis"]["data"]).decode() for r in records]
+    print("BATCH", json.dumps(data))
+    for r in records:
+        print("RECORD", json.dumps(r))
+    if any(d.startswith("fail") for d in data):
+        raise RuntimeError("refusing " + ",".join(data))
+    failures = []
+    for r, d in zip(records, data):
+        if d.startswith("flaky") and r["kinesis"]["sequenceNumber"] not in SEEN:
+            SEEN.add(r["kinesis"]["sequenceNumber"])
+            failures.append({"itemIdentifier": r["kinesis"]["sequenceNumber"]})
+    return {"batchItemFailures": failures}
+'''
+
+
+@pytest.fixture(scope="module")
+def server():
+    with RotoServer("--ephemeral") as s:
+        yield s
+
+
+@pytest.fixture(scope="module")
+def lam(server):
+    return make_client(server, "lambda")
+
+
+@pytest.fixture(scope="module")
+def kinesis(server):
+    return make_client(server, "kinesis")
+
+
+@pytest.fixture(scope="module")
+def logs(server):
+    return make_client(server, "logs")
+
+
+def stream(kinesis, shards=1):
+    name = unique("ks")
+    kinesis.create_stream(StreamName=name, ShardCount=shards)
+    return name, kinesis.describe_stream_summary(StreamName=name)["StreamDescriptionSummary"]["StreamARN"]
+
+
+def function(lam):
+    name = unique("fn")
+    lam.create_function(FunctionName=name, Runtime="python3.12", Role=ROLE, Handler="app.handler",
+                        Code={"ZipFile": zip_of({"app.py": HANDLER})})
+    return name
+
+
+def put(kinesis, name, *data, key="k"):
+    for d in data:
+        kinesis.put_record(StreamName=name, Data=d.encode(), PartitionKey=key)
+
+
+def batches(logs, fn):
+    return [json.loads(b) for b in printed(logs, fn, "BATCH")]
+
+
+def test_kinesis_records_reach_the_function_in_lambdas_event_shape(server, lam, kinesis, logs):
+    name, arn = stream(kinesis)
+    fn = function(lam)
+    put(kinesis, name, "one", "two")
+    mapping = lam.create_event_source_mapping(EventSourceArn=arn, FunctionName=fn, StartingPosition="TRIM_HORIZON")
+    assert mapping["StartingPosition"] == "TRIM_HORIZON" and mapping["BatchSize"] == 100
+    records = wait_for(lambda: (r := [json.loads(m) for m in printed(logs, fn, "RECORD")]) and len(r) >= 2 and r)
+    first = records[0]
+    assert base64.b64decode(first["kinesis"]["data"]) == b"one"
+    assert first["kinesis"]["partitionKey"] == "k" and first["kinesis"]["kinesisSchemaVersion"] == "1.0"
+    assert len(first["kinesis"]["sequenceNumber"]) == 56
+    assert isinstance(first["kinesis"]["approximateArrivalTimestamp"], float)
+    assert (first["eventSource"], first["eventVersion"], first["eventName"]) == ("aws:kinesis", "1.0", "aws:kinesis:record")
+    assert first["eventID"] == f"shardId-000000000000:{first['kinesis']['sequenceNumber']}"
+    assert first["eventSourceARN"] == arn and first["awsRegion"] == "us-east-1"
+    assert first["invokeIdentityArn"] == ROLE
+    delivered = server.wait_for_delivery(service="lambda", operation="Invoke", outcome="delivered",
+                                         target=mapping["FunctionArn"])
+    assert delivered["source"] == arn
+    lam.delete_event_source_mapping(UUID=mapping["UUID"])
+
+
+def test_latest_windows_and_batches(lam, kinesis, logs):
+    name, arn = stream(kinesis)
+    fn = function(lam)
+    put(kinesis, name, "old")
+    mapping = lam.create_event_source_mapping(EventSourceArn=arn, FunctionName=fn, StartingPosition="LATEST",
+                                              BatchSize=3, MaximumBatchingWindowInSeconds=2)
+    put(kinesis, name, "n1", "n2", "n3", "n4")
+    got = wait_for(lambda: (b := batches(logs, fn)) and sum(map(len, b)) >= 4 and b)
+    assert got == [["n1", "n2", "n3"], ["n4"]]
+    lam.delete_event_source_mapping(UUID=mapping["UUID"])
+
+
+def test_at_timestamp_and_starting_position_errors(lam, kinesis, logs):
+    name, arn = stream(kinesis)
+    fn = function(lam)
+    with pytest.raises(ClientError) as e:
+        lam.create_event_source_mapping(EventSourceArn=arn, FunctionName=fn, StartingPosition="AT_TIMESTAMP")
+    assert error_of(e)[0] == "InvalidParameterValueException"
+    missing = arn + "-missing"
+    with pytest.raises(ClientError) as e:
+        lam.create_event_source_mapping(EventSourceArn=missing, FunctionName=fn, StartingPosition="LATEST")
+    assert error_of(e) == ("InvalidParameterValueException", f"Stream not found: {missing}", 400)
+    put(kinesis, name, "early")
+    time.sleep(1.1)
+    mark = time.time()
+    put(kinesis, name, "late")
+    mapping = lam.create_event_source_mapping(EventSourceArn=arn, FunctionName=fn, StartingPosition="AT_TIMESTAMP",
+                                              StartingPositionTimestamp=mark)
+    assert wait_for(lambda: batches(logs, fn) == [["late"]])
+    lam.delete_event_source_mapping(UUID=mapping["UUID"])
+
+
+def test_resharding_moves_on_to_the_children(lam, kinesis, logs):
+    name, arn = stream(kinesis)
+    fn = function(lam)
+    mapping = lam.create_event_source_mapping(EventSourceArn=arn, FunctionName=fn, StartingPosition="LATEST")
+    put(kinesis, name, "parent")
+    assert wait_for(lambda: batches(logs, fn) == [["parent"]])
+    kinesis.split_shard(StreamName=name, ShardToSplit="shardId-000000000000", NewStartingHashKey=str(2**127))
+    kinesis.put_record(StreamName=name, Data=b"low", PartitionKey="k", ExplicitHashKey="1")
+    kinesis.put_record(StreamName=name, Data=b"high", PartitionKey="k", ExplicitHashKey=str(2**127 + 1))
+    got = wait_for(lambda: (b := batches(logs, fn)) and len(b) >= 3 and b)
+    assert sorted(sum(got[1:], [])) == ["high", "low"]
+    lam.delete_event_source_mapping(UUID=mapping["UUID"])
+
+
+def test_bisection_isolates_the_failing_record_and_sends_it_to_the_destination(server, lam, kinesis, logs):
+    sqs = make_client(server, "sqs")
+    queue = sqs.create_queue(QueueName=unique("kinesis-failures"))["QueueUrl"]
+    queue_arn = sqs.get_queue_attributes(QueueUrl=queue, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+    name, arn = stream(kinesis)
+    fn = function(lam)
+    put(kinesis, name, "a", "b", "fail-c", "d")
+    mapping = lam.create_event_source_mapping(EventSourceArn=arn, FunctionName=fn, StartingPosition="TRIM_HORIZON",
+                                              MaximumRetryAttempts=0, BisectBatchOnFunctionError=True,
+                                              DestinationConfig={"OnFailure": {"Destination": queue_arn}})
+    assert mapping["BisectBatchOnFunctionError"] is True
+    message = wait_for(lambda: sqs.receive_message(QueueUrl=queue, WaitTimeSeconds=1).get("Messages"))
+    record = json.loads(message[0]["Body"])
+    assert record["requestContext"]["condition"] == "RetryAttemptsExhausted"
+    info = record["KinesisBatchInfo"]
+    assert (info["batchSize"], info["streamArn"], info["shardId"]) == (1, arn, "shardId-000000000000")
+    assert "DDBStreamBatchInfo" not in record
+    got = wait_for(lambda: (b := batches(logs, fn)) and ["d"] in b and b)
+    assert got == [["a", "b", "fail-c", "d"], ["a", "b"], ["fail-c", "d"], ["fail-c"], ["d"]]
+    outcomes = [t["outcome"] for t in server.traces(service="lambda", kind="delivery", target=mapping["FunctionArn"])]
+    assert outcomes.count("bisected") == 2
+    lam.delete_event_source_mapping(UUID=mapping["UUID"])
+
+
+def test_reported_item_failures_retry_from_the_first_failed_record(lam, kinesis, logs):
+    name, arn = stream(kinesis)
+    fn = function(lam)
+    put(kinesis, name, "a", "flaky-b", "c")
+    mapping = lam.create_event_source_mapping(EventSourceArn=arn, FunctionName=fn, StartingPosition="TRIM_HORIZON",
+                                              FunctionResponseTypes=["ReportBatchItemFailures"])
+    got = wait_for(lambda: (b := batches(logs, fn)) and len(b) >= 2 and b)
+    assert got == [["a", "flaky-b", "c"], ["flaky-b", "c"]]
+    lam.delete_event_source_mapping(UUID=mapping["UUID"])
+
+
+def test_checkpoints_survive_a_restart(tmp_path):
+    data = str(tmp_path / "data")
+    with RotoServer("--data-dir", data) as first:
+        lam, kinesis, logs = (make_client(first, s) for s in ("lambda", "kinesis", "logs"))
+        name, arn = stream(kinesis)
+        fn = function(lam)
+        lam.create_event_source_mapping(EventSourceArn=arn, FunctionName=fn, StartingPosition="TRIM_HORIZON")
+        put(kinesis, name, "before-restart")
+        assert wait_for(lambda: batches(logs, fn) == [["before-restart"]])
+    with RotoServer("--data-dir", data) as second:
+        kinesis, logs = make_client(second, "kinesis"), make_client(second, "logs")
+        put(kinesis, name, "after-restart")
+        assert wait_for(lambda: batches(logs, fn) == [["before-restart"], ["after-restart"]])
