@@ -32,6 +32,7 @@ mod media;
 mod paging;
 pub mod pattern;
 pub mod s3;
+mod sdk;
 pub mod secretsmanager;
 pub mod sns;
 pub mod sqs;

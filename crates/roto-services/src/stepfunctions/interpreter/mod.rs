@@ -8,7 +8,6 @@
 //! - [`choice`]: Choice rules.
 //! - [`fanout`]: Parallel branches and inline Map iterations.
 //! - [`tasks`]: Task states: the service integrations, callbacks and activities.
-//! - [`shapes`]: JSON parameters to an operation's input shape and its output back.
 //!
 //! A state runs in its `QueryLanguage`, else the machine's. Workflow variables (`Assign`)
 //! live on the [`Lane`]: a branch or an iteration starts with a copy of its parent's, so
@@ -33,7 +32,6 @@ pub(super) mod choice;
 mod fanout;
 pub(super) mod io;
 pub(super) mod jsonata;
-mod shapes;
 pub(super) mod tasks;
 
 use io::Scope;

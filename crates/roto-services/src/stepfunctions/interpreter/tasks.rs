@@ -5,7 +5,7 @@
 //!   EventBridge, Step Functions' `startExecution`) and
 //!   `arn:aws:states:::aws-sdk:<service>:<action>` (any operation of any Roto service):
 //!   one mechanism, the action's operation called with the parameters fitted to its input
-//!   shape ([`super::shapes`]); errors become `<Service>.<Code>`;
+//!   shape ([`crate::sdk`]); errors become `<Service>.<Code>`;
 //! - the `.waitForTaskToken` suffix: the call is made, then the task waits for
 //!   SendTaskSuccess or SendTaskFailure with its token (heartbeats keep it alive);
 //! - `.sync` and `.sync:2` on `states:startExecution`: the task waits for the child
@@ -21,7 +21,8 @@ use serde_json::{json, Value as Json};
 use tokio::sync::mpsc;
 
 use super::io::Scope;
-use super::{lock, shapes, with_deadline, Failure, Lane, Run, Signal};
+use super::{lock, with_deadline, Failure, Lane, Run, Signal};
+use crate::sdk;
 
 /// How a task waits for its result.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -101,27 +102,6 @@ pub(crate) fn is_token(token: &str) -> bool {
         && token[2..].chars().all(|c| c.is_ascii_hexdigit())
 }
 
-/// The names Roto's services go by in `aws-sdk:` resources, and the prefix of their
-/// errors.
-fn sdk_service(name: &str) -> Option<(&'static str, &'static str)> {
-    Some(match name {
-        "sfn" => ("stepfunctions", "Sfn"),
-        "dynamodb" => ("dynamodb", "DynamoDb"),
-        "sqs" => ("sqs", "Sqs"),
-        "sns" => ("sns", "Sns"),
-        "lambda" => ("lambda", "Lambda"),
-        "s3" => ("s3", "S3"),
-        "eventbridge" => ("events", "EventBridge"),
-        "cloudwatchlogs" => ("logs", "CloudWatchLogs"),
-        "secretsmanager" => ("secretsmanager", "SecretsManager"),
-        "ssm" => ("ssm", "Ssm"),
-        "kms" => ("kms", "Kms"),
-        "iam" => ("iam", "Iam"),
-        "sts" => ("sts", "Sts"),
-        _ => return None,
-    })
-}
-
 /// The optimised integrations: the service's name in Roto and its error prefix.
 fn optimised_service(name: &str) -> Option<(&'static str, &'static str)> {
     Some(match name {
@@ -133,14 +113,6 @@ fn optimised_service(name: &str) -> Option<(&'static str, &'static str)> {
         "states" => ("stepfunctions", "StepFunctions"),
         _ => return None,
     })
-}
-
-fn pascal(action: &str) -> String {
-    let mut chars = action.chars();
-    match chars.next() {
-        Some(c) => c.to_uppercase().chain(chars).collect(),
-        None => String::new(),
-    }
 }
 
 /// An operation's error as a task failure: `<Prefix>.<Code>` with `Exception` appended
@@ -413,7 +385,7 @@ impl Run {
             )
         };
         let (roto, prefix) = match sdk {
-            true => sdk_service(service),
+            true => sdk::service(service),
             false => optimised_service(service),
         }
         .ok_or_else(unsupported)?;
@@ -426,11 +398,11 @@ impl Run {
             let payload = params.get("Payload").cloned().unwrap_or(json!({}));
             return self.invoke_lambda(function, qualifier, &payload).await;
         }
-        let operation = pascal(action);
+        let operation = sdk::operation(action);
         let model = roto_core::model::model(roto);
         let op = model.operation(&operation).ok_or_else(unsupported)?;
         let input = match &op.input {
-            Some(r) => shapes::to_value(model, model.resolve(r), &params, 0)
+            Some(r) => sdk::to_value(model, model.resolve(r), &params, 0)
                 .map_err(|e| Failure::new("States.Runtime", e))?,
             None => Value::map(),
         };
@@ -443,7 +415,7 @@ impl Run {
                 let arn = output.str("executionArn").unwrap_or_default().to_string();
                 self.wait_for_child(&arn, pattern == Pattern::Sync2).await
             }
-            _ => Ok(shapes::to_json(
+            _ => Ok(sdk::to_json(
                 model,
                 op.output.as_ref().map(|r| model.resolve(r)),
                 &output,
@@ -464,7 +436,7 @@ impl Run {
                 .await
                 .map_err(|e| service_failure("StepFunctions", &e))?;
             let model = roto_core::model::model("stepfunctions");
-            let mut json = shapes::to_json(model, None, &described, 0);
+            let mut json = sdk::to_json(model, None, &described, 0);
             match described.str("status") {
                 Some("RUNNING") | None => sleep(std::time::Duration::from_millis(20)).await,
                 Some("SUCCEEDED") => {

@@ -1,6 +1,8 @@
-//! A Task's JSON parameters as an operation's input shape, and an operation's output as
-//! JSON, by the called service's model: what lets one mechanism call any operation of any
-//! Roto service (`arn:aws:states:::aws-sdk:<service>:<action>`).
+//! AWS SDK integrations: the names services go by in `aws-sdk:<service>:<action>`
+//! resources, JSON parameters as an operation's input shape, and an operation's output as
+//! JSON, by the called service's model. It is what lets one mechanism call any operation of
+//! any Roto service, from Step Functions' `arn:aws:states:::aws-sdk:<service>:<action>` Tasks
+//! and from Scheduler's universal targets (`arn:aws:scheduler:::aws-sdk:<service>:<action>`).
 //!
 //! Member names match without regard to the case of their first letter (Step Functions
 //! writes `StateMachineArn` for the API's `stateMachineArn`); outputs name members with a
@@ -10,6 +12,34 @@ use roto_core::model::{Model, Shape, ShapeKind, ShapeRef};
 use roto_core::timestamp::{self, TimestampFormat};
 use roto_core::Value;
 use serde_json::{Map, Value as Json};
+
+/// The names Roto's services go by in `aws-sdk:` resources, and the prefix of their
+/// errors.
+pub(crate) fn service(name: &str) -> Option<(&'static str, &'static str)> {
+    Some(match name {
+        "sfn" => ("stepfunctions", "Sfn"),
+        "dynamodb" => ("dynamodb", "DynamoDb"),
+        "sqs" => ("sqs", "Sqs"),
+        "sns" => ("sns", "Sns"),
+        "lambda" => ("lambda", "Lambda"),
+        "s3" => ("s3", "S3"),
+        "eventbridge" => ("events", "EventBridge"),
+        "cloudwatchlogs" => ("logs", "CloudWatchLogs"),
+        "secretsmanager" => ("secretsmanager", "SecretsManager"),
+        "ssm" => ("ssm", "Ssm"),
+        "kms" => ("kms", "Kms"),
+        "iam" => ("iam", "Iam"),
+        "sts" => ("sts", "Sts"),
+        "kinesis" => ("kinesis", "Kinesis"),
+        "scheduler" => ("scheduler", "Scheduler"),
+        _ => return None,
+    })
+}
+
+/// The operation an SDK action names (`getObject` is `GetObject`).
+pub(crate) fn operation(action: &str) -> String {
+    capitalise(action)
+}
 
 /// How deep a converted value may nest.
 const MAX_DEPTH: usize = 64;
@@ -24,7 +54,7 @@ fn same_member(a: &str, b: &str) -> bool {
 }
 
 /// JSON parameters as a value of `shape`, or why they do not fit.
-pub(super) fn to_value(
+pub(crate) fn to_value(
     model: &Model,
     shape: &Shape,
     json: &Json,
@@ -93,7 +123,7 @@ pub(super) fn to_value(
 /// An operation's output as JSON, its structures' members capitalised as the SDK
 /// integrations name them; the keys of its maps (DynamoDB's attribute names, tags) kept as
 /// they are. Without a shape every object is taken for a structure.
-pub(super) fn to_json(model: &Model, shape: Option<&Shape>, value: &Value, depth: usize) -> Json {
+pub(crate) fn to_json(model: &Model, shape: Option<&Shape>, value: &Value, depth: usize) -> Json {
     if depth > MAX_DEPTH {
         return Json::Null;
     }
