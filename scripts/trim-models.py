@@ -23,6 +23,7 @@ SERVICES = {
     "secretsmanager": "secretsmanager", "ssm": "ssm", "kms": "kms", "iam": "iam",
     "apigateway": "apigateway", "apigatewayv2": "apigatewayv2",
     "stepfunctions": "stepfunctions", "kinesis": "kinesis", "firehose": "firehose",
+    "scheduler": "scheduler",
 }
 DROP = {"documentation", "documentationUrl", "examples", "deprecatedMessage", "box",
         "wrapper", "sensitive", "endpointdiscovery", "endpointoperation", "authtype",

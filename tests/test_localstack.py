@@ -20,6 +20,7 @@ from roto_server import RotoServer, binary
 LOCALSTACK_SERVICES = {
     "s3", "dynamodb", "dynamodbstreams", "sqs", "sns", "lambda", "logs", "events",
     "secretsmanager", "ssm", "kms", "iam", "sts", "apigateway", "apigatewayv2", "stepfunctions", "kinesis", "firehose",
+    "scheduler",
 }
 VENV_BIN = os.path.dirname(sys.executable)
 

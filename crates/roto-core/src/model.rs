@@ -429,6 +429,7 @@ embedded_models!(
     "lambda",
     "logs",
     "s3",
+    "scheduler",
     "secretsmanager",
     "sns",
     "sqs",

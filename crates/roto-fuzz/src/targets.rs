@@ -102,6 +102,11 @@ pub const TARGETS: &[Target] = &[
         grammar: SCHEDULE,
     },
     Target {
+        name: "scheduler-expression",
+        run: scheduler_expression,
+        grammar: SCHEDULE,
+    },
+    Target {
         name: "iam-policy",
         run: iam_policy,
         grammar: JSON,
@@ -442,6 +447,9 @@ const SCHEDULE: Grammar = Grammar {
     dictionary: &[
         "rate(",
         "cron(",
+        "at(",
+        "T",
+        ":",
         ")",
         " ",
         "*",
@@ -931,6 +939,11 @@ fn firehose_prefix(input: &[u8]) {
     if let Ok(query) = Query::parse(&text) {
         let _ = query.extract(br#"{"a": {"b c": [1, {"k": "v"}]}, "x": true}"#);
     }
+}
+
+/// A Scheduler expression parsed and its next occurrences found in a zone with DST.
+fn scheduler_expression(input: &[u8]) {
+    roto_services::scheduler::fuzz::fuzz_schedule_expression(&text(input));
 }
 
 /// A JSONPath parsed, then selected, evaluated and set over a fixed document.

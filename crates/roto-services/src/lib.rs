@@ -14,6 +14,7 @@ use roto_core::{Env, Service};
 pub mod apigateway;
 mod balance;
 mod blocking;
+mod cron;
 mod documents;
 pub mod dynamodb;
 mod envelope;
@@ -32,6 +33,7 @@ mod media;
 mod paging;
 pub mod pattern;
 pub mod s3;
+pub mod scheduler;
 mod sdk;
 pub mod secretsmanager;
 pub mod sns;
@@ -63,5 +65,6 @@ pub fn all(env: &Arc<Env>) -> io::Result<Vec<Arc<dyn Service>>> {
         apigateway,
         http_apis,
         Arc::new(stepfunctions::StepFunctions::new(env.clone())?),
+        Arc::new(scheduler::Scheduler::new(env.clone())?),
     ])
 }

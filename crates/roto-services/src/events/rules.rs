@@ -163,7 +163,7 @@ impl Events {
                     "ScheduleExpression is supported only on the default event bus.",
                 ));
             }
-            schedule::Schedule::parse(s)?;
+            schedule::parse(s)?;
         }
         if !self.bus_exists(ctx, &bus)? {
             return Err(no_bus(&bus));
