@@ -74,3 +74,22 @@ def test_sns_data_protection_policy_is_stored_and_returned(client):
     with pytest.raises(ClientError) as e:
         sns.get_data_protection_policy(ResourceArn=arn + "-missing")
     assert code_of(e) == ("NotFound", 404)
+
+
+def test_logs_deliveries_detectors_and_queries_are_not_found(client):
+    logs = client("logs")
+    assert logs.describe_account_policies(policyType="DATA_PROTECTION_POLICY")["accountPolicies"] == []
+    calls = [
+        lambda: logs.get_delivery(id="abc"),
+        lambda: logs.get_delivery_source(name="src"),
+        lambda: logs.get_delivery_destination(name="dst"),
+        lambda: logs.get_delivery_destination_policy(deliveryDestinationName="dst"),
+        lambda: logs.delete_delivery_source(name="src"),
+        lambda: logs.get_log_anomaly_detector(anomalyDetectorArn="arn:aws:logs:us-east-1:000000000000:anomaly-detector:x"),
+        lambda: logs.get_scheduled_query(identifier="q"),
+        lambda: logs.delete_account_policy(policyName="p", policyType="DATA_PROTECTION_POLICY"),
+    ]
+    for call in calls:
+        with pytest.raises(ClientError) as e:
+            call()
+        assert code_of(e) == ("ResourceNotFoundException", 400)
