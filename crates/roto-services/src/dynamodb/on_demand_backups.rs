@@ -124,7 +124,7 @@ impl BackupRow {
             created: self.created,
             table: Table {
                 name: self.table_name,
-                description,
+                description: description.into(),
                 created: self.table_created,
                 item_count: self.item_count,
                 size_bytes: self.size_bytes,

@@ -241,10 +241,10 @@ fn restore(
 
 /// The response's view of a restored table: still `CREATING`, its restore in progress.
 fn in_progress(table: Table) -> Value {
-    let mut description = table.description.clone();
+    let mut description = Json::clone(&table.description);
     description["RestoreSummary"]["RestoreInProgress"] = true.into();
     let shown = Table {
-        description,
+        description: description.into(),
         ..table
     };
     Value::map().with("TableDescription", shown.describe("CREATING"))
@@ -364,7 +364,7 @@ mod tests {
         .unwrap();
         Table {
             name: "src".into(),
-            description,
+            description: description.into(),
             created: 0,
             item_count: 0,
             size_bytes: 0,

@@ -13,6 +13,7 @@
 //! finish at their first look.
 
 use std::collections::BTreeSet;
+use std::sync::Arc;
 
 use roto_core::timestamp::now_millis;
 use roto_core::{AwsError, AwsResult, Context, Value};
@@ -356,7 +357,7 @@ impl DynamoDb {
         let slow = SLOW_CHANGES.iter().any(|m| input.get(m).is_some())
             || updates.iter().any(|u| u.action != Action::Update);
         let response = Table {
-            description: shown,
+            description: shown.into(),
             ..table
         };
         Ok(Value::map().with(
@@ -644,8 +645,8 @@ fn apply(
     plan: &Plan,
     now: i64,
 ) -> AwsResult<Json> {
-    let before = table.description.clone();
-    let description = &mut table.description;
+    let before = Json::clone(&table.description);
+    let description = Arc::make_mut(&mut table.description);
 
     if let Some(mode) = input.str("BillingMode") {
         description["BillingModeSummary"]["BillingMode"] = mode.into();

@@ -6,6 +6,9 @@
 //! a table never scans its items. Tables are created ACTIVE: real DynamoDB passes through
 //! CREATING, but nothing a client waits for is lost by arriving there at once.
 
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
+
 use roto_core::dispatch::new_request_id;
 use roto_core::timestamp::now_millis;
 use roto_core::{validate, AwsError, AwsResult, Context, Value};
@@ -24,8 +27,8 @@ const LIST_TABLES_MAX: i64 = 100;
 pub struct Table {
     /// The table name.
     pub name: String,
-    /// The static part of the description.
-    pub description: Json,
+    /// The static part of the description (shared with the cache of parsed descriptions).
+    pub description: Arc<Json>,
     /// Creation time, epoch millis.
     pub created: i64,
     /// Live item count.
@@ -558,13 +561,7 @@ pub fn load_table(conn: &Connection, ctx: &Context, name: &str) -> AwsResult<Opt
     let Some((description, created, item_count, size_bytes, ttl_attribute)) = row else {
         return Ok(None);
     };
-    let description: Json = serde_json::from_str(&description)
-        .map_err(|_| AwsError::internal("a stored DynamoDB table is unreadable"))?;
-    let schema = KeySchema::from_json(
-        &description["KeySchema"],
-        &description["AttributeDefinitions"],
-    )
-    .ok_or_else(|| AwsError::internal("a stored DynamoDB table has no key schema"))?;
+    let (description, schema) = parsed_description(description)?;
     Ok(Some(Table {
         name: name.to_string(),
         description,
@@ -574,6 +571,36 @@ pub fn load_table(conn: &Connection, ctx: &Context, name: &str) -> AwsResult<Opt
         schema,
         ttl_attribute,
     }))
+}
+
+/// Parsed table descriptions, keyed by their stored text: every item operation loads its
+/// table, and parsing the description was a sixth of a GetItem. Keyed by content, an entry
+/// can never be stale; the map is emptied when it reaches [`PARSED_DESCRIPTIONS`].
+type Parsed = Mutex<HashMap<String, (Arc<Json>, KeySchema)>>;
+
+/// How many parsed descriptions are kept.
+const PARSED_DESCRIPTIONS: usize = 32;
+
+fn parsed_description(text: String) -> AwsResult<(Arc<Json>, KeySchema)> {
+    static PARSED: OnceLock<Parsed> = OnceLock::new();
+    let parsed = PARSED.get_or_init(Parsed::default);
+    if let Some(hit) = parsed.lock().unwrap_or_else(|p| p.into_inner()).get(&text) {
+        return Ok(hit.clone());
+    }
+    let description: Json = serde_json::from_str(&text)
+        .map_err(|_| AwsError::internal("a stored DynamoDB table is unreadable"))?;
+    let schema = KeySchema::from_json(
+        &description["KeySchema"],
+        &description["AttributeDefinitions"],
+    )
+    .ok_or_else(|| AwsError::internal("a stored DynamoDB table has no key schema"))?;
+    let entry = (Arc::new(description), schema);
+    let mut map = parsed.lock().unwrap_or_else(|p| p.into_inner());
+    if map.len() >= PARSED_DESCRIPTIONS {
+        map.clear();
+    }
+    map.insert(text, entry.clone());
+    Ok(entry)
 }
 
 /// Inserts a new table's record, without items.
@@ -639,7 +666,7 @@ impl DynamoDb {
                 &description["AttributeDefinitions"],
             )
             .ok_or_else(|| AwsError::internal("built a table without a key schema"))?,
-            description,
+            description: description.into(),
             created,
             item_count: 0,
             size_bytes: 0,
