@@ -24,7 +24,12 @@ SERVICES = {
     "apigateway": "apigateway", "apigatewayv2": "apigatewayv2",
     "stepfunctions": "stepfunctions", "kinesis": "kinesis", "firehose": "firehose",
     "scheduler": "scheduler",
+    "cloudwatch": "cloudwatch",
 }
+# Models that list several protocols (`metadata.protocols`) are served in each the codecs
+# speak; `protocol` names the one a request without a query body is read in. The SDKs pick
+# the first of their own priority order (botocore: json, then cbor, then query).
+PROTOCOL = {"cloudwatch": "json"}
 DROP = {"documentation", "documentationUrl", "examples", "deprecatedMessage", "box",
         "wrapper", "sensitive", "endpointdiscovery", "endpointoperation", "authtype",
         "auth", "httpChecksum", "staticContextParams", "contextParam", "unsignedPayloadOperation",
@@ -68,6 +73,8 @@ def main():
         model = json.load(gzip.open(versions[-1] / "service-2.json.gz"))
         model.pop("documentation", None)
         trimmed = trim(model)
+        if name in PROTOCOL:
+            trimmed["metadata"]["protocol"] = PROTOCOL[name]
         for shape, root in XML_ROOTS.get(name, {}).items():
             trimmed["shapes"][shape]["locationName"] = root
         (out / f"{name}.json").write_text(json.dumps(trimmed, separators=(",", ":")))

@@ -21,6 +21,7 @@ LOCALSTACK_SERVICES = {
     "s3", "dynamodb", "dynamodbstreams", "sqs", "sns", "lambda", "logs", "events",
     "secretsmanager", "ssm", "kms", "iam", "sts", "apigateway", "apigatewayv2", "stepfunctions", "kinesis", "firehose",
     "scheduler",
+    "cloudwatch",
 }
 VENV_BIN = os.path.dirname(sys.executable)
 

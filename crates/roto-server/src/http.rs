@@ -246,6 +246,26 @@ fn request_timeout() -> AwsError {
     .with_status(400)
 }
 
+/// The most a compressed query or JSON request body may inflate to.
+const MAX_INFLATED: usize = 16 * 1024 * 1024;
+
+/// The body of a query or JSON request as the codec reads it: inflated when the SDK
+/// compressed it (`Content-Encoding: gzip`, as boto3 does for CloudWatch's PutMetricData
+/// bodies over 10 KB).
+fn inflate_request(parts: &Parts, body: Bytes) -> Result<Bytes, AwsError> {
+    let gzipped = parts
+        .headers
+        .get(http::header::CONTENT_ENCODING)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.trim().eq_ignore_ascii_case("gzip"));
+    if !gzipped {
+        return Ok(body);
+    }
+    roto_services::gzip::decompress_within(&body, MAX_INFLATED)
+        .map(Bytes::from)
+        .map_err(|e| AwsError::new("SerializationException", format!("The request body {e}.")))
+}
+
 /// An encoded response and, for streaming payloads, the stream that replaces its body.
 struct Wire {
     response: WireResponse,
@@ -393,7 +413,7 @@ async fn run(
             read_body(pending, buffered).await?
         }
     } else {
-        read_body(pending, buffered).await?
+        inflate_request(parts, read_body(pending, buffered).await?)?
     };
     let wire_req = WireRequest {
         body: &body,

@@ -41,12 +41,18 @@ pub async fn decompress_blocking(data: Vec<u8>) -> Result<Vec<u8>, String> {
 
 /// What a gzip file holds: every member's data, one after another, each checked against
 /// its CRC-32 and length. The error says what is wrong.
-pub fn decompress(mut data: &[u8]) -> Result<Vec<u8>, String> {
+pub fn decompress(data: &[u8]) -> Result<Vec<u8>, String> {
+    decompress_within(data, usize::MAX)
+}
+
+/// [`decompress`], failing once the data would grow past `max` bytes (request bodies a
+/// client compressed, which must not inflate without bound).
+pub fn decompress_within(mut data: &[u8], max: usize) -> Result<Vec<u8>, String> {
     let mut out = Vec::new();
     while !data.is_empty() {
         let body = member_body(data)?;
         let start = out.len();
-        let consumed = inflate_raw(body, &mut out)?;
+        let consumed = inflate_raw(body, &mut out, max)?;
         let trailer = body
             .get(consumed..consumed + 8)
             .ok_or("the gzip data is truncated")?;
@@ -91,7 +97,7 @@ fn member_body(data: &[u8]) -> Result<&[u8], String> {
 
 /// Inflates one raw deflate stream from the start of `input` onto `out`; returns how many
 /// input bytes it took.
-fn inflate_raw(input: &[u8], out: &mut Vec<u8>) -> Result<usize, String> {
+fn inflate_raw(input: &[u8], out: &mut Vec<u8>, max: usize) -> Result<usize, String> {
     let mut state = InflateState::new_boxed(DataFormat::Raw);
     let mut buffer = vec![0u8; 64 * 1024];
     let mut consumed = 0;
@@ -99,6 +105,9 @@ fn inflate_raw(input: &[u8], out: &mut Vec<u8>) -> Result<usize, String> {
         let result = inflate(&mut state, &input[consumed..], &mut buffer, MZFlush::None);
         consumed += result.bytes_consumed;
         out.extend_from_slice(&buffer[..result.bytes_written]);
+        if out.len() > max {
+            return Err(format!("the gzip data inflates past {max} bytes"));
+        }
         match result.status {
             Ok(MZStatus::StreamEnd) => return Ok(consumed),
             Ok(_) if result.bytes_consumed > 0 || result.bytes_written > 0 => {}
@@ -117,6 +126,13 @@ mod tests {
         let z = compress(b"hello hello hello");
         assert_eq!(&z[..3], &MAGIC);
         assert_eq!(decompress(&z).unwrap(), b"hello hello hello");
+    }
+
+    #[test]
+    fn inflating_stops_at_the_bound() {
+        let z = compress(&[0u8; 200_000]);
+        assert!(decompress_within(&z, 100_000).is_err());
+        assert_eq!(decompress_within(&z, 200_000).unwrap().len(), 200_000);
     }
 
     #[test]

@@ -14,6 +14,7 @@ use roto_core::{Env, Service};
 pub mod apigateway;
 mod balance;
 mod blocking;
+pub mod cloudwatch;
 mod cron;
 mod documents;
 pub mod dynamodb;
@@ -21,7 +22,7 @@ mod envelope;
 pub mod events;
 pub mod firehose;
 mod glob;
-mod gzip;
+pub mod gzip;
 mod http_client;
 pub mod iam;
 mod ids;
@@ -58,6 +59,7 @@ pub fn all(env: &Arc<Env>) -> io::Result<Vec<Arc<dyn Service>>> {
         Arc::new(kms::Kms::new(env.clone())?),
         Arc::new(kinesis::Kinesis::new(env.clone())),
         Arc::new(firehose::Firehose::new(env.clone())),
+        Arc::new(cloudwatch::CloudWatch::new(env.clone())),
         Arc::new(secretsmanager::SecretsManager::new(env.clone())?),
         Arc::new(lambda::Lambda::new(env.clone())?),
         Arc::new(ssm::Ssm::new(env.clone())?),

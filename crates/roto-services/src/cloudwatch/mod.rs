@@ -1,0 +1,149 @@
+//! Amazon CloudWatch: custom metrics, their statistics and metric math, dashboards and
+//! alarms evaluated on the server clock.
+//!
+//! botocore lists three protocols for CloudWatch (`smithy-rpc-v2-cbor`, `json`, `query`);
+//! the model is embedded with `json` as its main protocol (what boto3 sends today, by its
+//! priority order) and the same model serves form-encoded `awsQuery` calls (older SDKs,
+//! raw HTTP), with the query error codes (`InvalidParameterValue`) in both.
+//!
+//! A metric is a row of `cw_metrics` (namespace, name and its dimensions, sorted by name);
+//! its data are aggregated on arrival into one row per metric, minute and unit of
+//! `cw_data` (count, sum, minimum, maximum and the distinct values with their counts, for
+//! percentiles), and high-resolution data (StorageResolution 1) also into per-second rows.
+//! Every read is an index range over one metric's rows, so its cost does not grow with
+//! other metrics. The tables are created on the first call.
+//!
+//! - [`metrics`]: PutMetricData, ListMetrics and the stored data.
+//! - [`stats`]: GetMetricStatistics and the aggregation of rows into periods.
+
+use std::sync::Arc;
+
+use roto_core::store::LazySchema;
+use roto_core::{
+    AwsError, AwsResult, BoxFuture, Context, Env, Request, Response, Service, ServiceSpec, Value,
+};
+
+mod metrics;
+mod stats;
+
+static SPEC: ServiceSpec = ServiceSpec {
+    name: "cloudwatch",
+    model: "cloudwatch",
+    query_model: Some("cloudwatch"),
+    signing_names: &["monitoring"],
+    target_prefix: Some("GraniteServiceVersion20100801"),
+    query_version: Some("2010-08-01"),
+    crc32_responses: false,
+    validate_input: false,
+};
+
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS cw_metrics (
+    id INTEGER PRIMARY KEY,
+    account TEXT NOT NULL,
+    region TEXT NOT NULL,
+    namespace TEXT NOT NULL,
+    name TEXT NOT NULL,
+    dims TEXT NOT NULL,
+    last_put INTEGER NOT NULL,
+    UNIQUE (account, region, namespace, name, dims)
+);
+CREATE TABLE IF NOT EXISTS cw_data (
+    metric INTEGER NOT NULL,
+    res INTEGER NOT NULL,
+    ts INTEGER NOT NULL,
+    unit TEXT NOT NULL,
+    count REAL NOT NULL,
+    sum REAL NOT NULL,
+    min REAL NOT NULL,
+    max REAL NOT NULL,
+    samples TEXT,
+    PRIMARY KEY (metric, res, ts, unit)
+);
+";
+
+/// `InvalidParameterValue` with AWS's message.
+fn invalid_value(message: impl Into<String>) -> AwsError {
+    AwsError::new("InvalidParameterValueException", message)
+}
+
+/// `InvalidParameterCombination` with AWS's message.
+fn invalid_combination(message: impl Into<String>) -> AwsError {
+    AwsError::new("InvalidParameterCombinationException", message)
+}
+
+/// `MissingParameter`: `The parameter {name} is required.`
+fn missing(name: &str) -> AwsError {
+    AwsError::new(
+        "MissingRequiredParameterException",
+        format!("The parameter {name} is required."),
+    )
+}
+
+/// A required string member, or MissingParameter naming it as `path`.
+fn required_str<'a>(input: &'a Value, member: &str, path: &str) -> AwsResult<&'a str> {
+    input.str(member).ok_or_else(|| missing(path))
+}
+
+/// A numeric member (the codecs give doubles as floats, or integers where the wire did).
+fn number(value: &Value) -> Option<f64> {
+    match value {
+        Value::Float(f) => Some(*f),
+        Value::Integer(i) => Some(*i as f64),
+        Value::String(s) => s.parse().ok(),
+        _ => None,
+    }
+}
+
+/// A list member, empty when absent.
+fn list<'a>(input: &'a Value, member: &str) -> &'a [Value] {
+    input.get(member).and_then(Value::as_list).unwrap_or(&[])
+}
+
+/// CloudWatch.
+pub struct CloudWatch {
+    env: Arc<Env>,
+    schema: LazySchema,
+}
+
+impl CloudWatch {
+    /// The service; its tables are created on its first call.
+    pub fn new(env: Arc<Env>) -> CloudWatch {
+        CloudWatch {
+            env,
+            schema: LazySchema::new(&[SCHEMA]),
+        }
+    }
+
+    /// The store, its tables created.
+    fn store(&self) -> AwsResult<&roto_core::store::Store> {
+        self.schema.store(&self.env.store)
+    }
+
+    fn dispatch(&self, ctx: &Context, operation: &str, input: &Value) -> AwsResult<Value> {
+        match operation {
+            "PutMetricData" => self.put_metric_data(ctx, input),
+            "ListMetrics" => self.list_metrics(ctx, input),
+            "GetMetricStatistics" => self.get_metric_statistics(ctx, input),
+            other => Err(AwsError::not_implemented(other)),
+        }
+    }
+}
+
+impl Service for CloudWatch {
+    fn spec(&self) -> &'static ServiceSpec {
+        &SPEC
+    }
+
+    fn call<'a>(
+        &'a self,
+        ctx: &'a Context,
+        operation: &'a str,
+        request: Request,
+    ) -> BoxFuture<'a, AwsResult<Response>> {
+        Box::pin(async move {
+            let output = self.dispatch(ctx, operation, &request.input)?;
+            Ok(Response::new(output))
+        })
+    }
+}
