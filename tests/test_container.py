@@ -24,7 +24,9 @@ import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))
 from roto_server import RotoServer, binary  # noqa: E402
-from test_lambda_docker import PYTHON_IMAGE, engine_answers, has_image  # noqa: E402
+from test_lambda import wait_for  # noqa: E402
+from test_lambda_docker import (PROVIDED_IMAGE, PYTHON_IMAGE, containers, engine_answers, engine_socket,  # noqa: E402
+                                has_image, start_looping_function)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TAG = f"roto-image-test:{os.getpid()}"
@@ -165,14 +167,7 @@ def test_a_mounted_setup_script_seeds_it_and_flags_pass_through(container, tmp_p
 def test_the_docker_executor_runs_functions_through_a_mounted_engine_socket(container, tmp_path):
     if not has_image(PYTHON_IMAGE):
         pytest.skip(f"the engine has no {PYTHON_IMAGE} (scripts/docker-engine.sh imports one)")
-    host = os.environ.get("DOCKER_HOST", "")
-    socket_path = host[len("unix://"):] if host.startswith("unix://") else "/var/run/docker.sock"
-    # Function code is unpacked under TMPDIR and bind-mounted by the engine, which resolves
-    # paths on the host: the directory is shared at the same path.
-    shared = str(tmp_path)
-    c = container("-v", f"{socket_path}:/var/run/docker.sock", "-v", f"{shared}:{shared}", "-e", f"TMPDIR={shared}",
-                  "-e", "ROTO_LAMBDA_EXECUTOR=docker")
-    c.wait_ready()
+    c = docker_executor_container(container, tmp_path)
     lam = c.client("lambda")
     package = io.BytesIO()
     with zipfile.ZipFile(package, "w") as z:
@@ -190,6 +185,48 @@ def test_the_docker_executor_runs_functions_through_a_mounted_engine_socket(cont
     assert docker(*ours).stdout.split() == [PYTHON_IMAGE]
     docker("stop", c.name)
     assert docker(*ours).stdout.strip() == "", "stopping the server removed its function container"
+
+
+def docker_executor_container(container, shared) -> Container:
+    """A container of the image running functions through the engine's socket, mounted."""
+    # Function code is unpacked under TMPDIR and bind-mounted by the engine, which resolves
+    # paths on the host: the directory is shared at the same path.
+    c = container("-v", f"{engine_socket()}:/var/run/docker.sock", "-v", f"{shared}:{shared}",
+                  "-e", f"TMPDIR={shared}", "-e", "ROTO_LAMBDA_EXECUTOR=docker")
+    c.wait_ready()
+    return c
+
+
+def test_servers_in_containers_and_on_the_host_keep_each_others_function_containers(container, tmp_path):
+    """Every server in a container of its own is pid 1 of its own PID namespace: starting
+    one never removes another live server's function containers, and what a killed one
+    left is removed by a server on the host, which sees every namespace."""
+    if not has_image(PROVIDED_IMAGE):
+        pytest.skip(f"the engine has no {PROVIDED_IMAGE} (scripts/docker-engine.sh imports one)")
+
+    def of(name):
+        return containers(f"roto.lambda=000000000000/us-east-1/{name}:$LATEST")
+
+    with RotoServer("--ephemeral", "--lambda-executor", "docker") as host:
+        on_host = start_looping_function(host)
+        first = docker_executor_container(container, tmp_path)
+        in_first = start_looping_function(first)
+        owner = of(in_first)[0]["Labels"]["roto.lambda.owner"].split("/")
+        assert owner[2] == "1", "the server is pid 1 of its container"
+        second = docker_executor_container(container, tmp_path)
+        in_second = start_looping_function(second)
+        assert of(in_second)[0]["Labels"]["roto.lambda.owner"].split("/")[1] != owner[1]
+        assert [len(of(f)) for f in (on_host, in_first, in_second)] == [1, 1, 1]
+
+        docker("kill", first.name)
+        time.sleep(1)
+        assert len(of(in_first)) == 1  # the runtime outlives its server...
+        with RotoServer("--ephemeral", "--lambda-executor", "docker"):
+            assert wait_for(lambda: of(in_first) == [])  # ...until a server on the host starts
+            assert [len(of(f)) for f in (on_host, in_second)] == [1, 1]
+        docker("stop", second.name)
+        assert of(in_second) == []
+    assert of(on_host) == []
 
 
 def urlopen(url: str) -> bytes:

@@ -443,8 +443,10 @@ def test_no_container_outlives_its_server_and_a_killed_servers_are_removed_by_th
     try:
         orphan = start_looping_function(killed)
         alive = start_looping_function(sibling)
-        owner = of(orphan)[0]["Labels"]["roto.lambda.owner"]
-        assert owner.split("/")[1] == str(killed.process.pid)
+        boot, namespace, pid, _ = of(orphan)[0]["Labels"]["roto.lambda.owner"].split("/")
+        assert pid == str(killed.process.pid)
+        assert boot == open("/proc/sys/kernel/random/boot_id").read().strip()
+        assert namespace == os.readlink(f"/proc/{killed.process.pid}/ns/pid")[len("pid:["):-1]
         killed.kill()
         time.sleep(1)
         assert len(of(orphan)) == 1  # the runtime outlives its server...

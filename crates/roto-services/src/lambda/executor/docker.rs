@@ -21,10 +21,15 @@
 //! loopback, so the listeners and Roto's port are used as they are. Either way the
 //! container's `AWS_ENDPOINT_URL` names `host.docker.internal`, as LocalStack's does.
 //!
-//! Cleanup: every container is labelled with its owner (this host, Roto's pid and the
-//! process's start time). Stopping the server removes its containers; a server starting
-//! removes the labelled containers of owners on this host that are gone (a `kill -9`),
-//! never a live sibling's.
+//! Cleanup: every container is labelled with its owner: the kernel's boot id, the PID
+//! namespace Roto's pid is counted in, the pid and the process's start time. Stopping the
+//! server removes its containers; a server starting removes the labelled containers of
+//! owners it can prove gone (a `kill -9`), never a live sibling's: an owner in its own PID
+//! namespace whose pid no longer names a process started when the owner did, or, from the
+//! initial PID namespace (which sees every process), an owner whose namespace holds no
+//! process any more. Servers in containers have PID namespaces of their own (often all as
+//! pid 1), so one never judges another's pid; what a killed server in a container left is
+//! removed by a later server in the same namespace or on the host.
 //!
 //! Without an engine the server says so once at start, and each invocation fails with that
 //! reason until one answers: a user who asked for containers gets containers or an error,
@@ -58,7 +63,7 @@ const DRAIN_WAIT: Duration = Duration::from_millis(20);
 /// The label every container Roto starts carries (`docker rm -f $(docker ps -aq --filter
 /// label=roto.lambda)` clears what a killed Roto left).
 const LABEL: &str = "roto.lambda";
-/// The label naming the server that owns a container: `<host>/<pid>/<start time>`.
+/// The label naming the server that owns a container ([`Owner`]).
 const OWNER_LABEL: &str = "roto.lambda.owner";
 /// How long a stopping server waits for the engine to remove its containers.
 const STOP_WAIT: Duration = Duration::from_secs(10);
@@ -81,6 +86,163 @@ fn entrypoint_of(runtime: &str, task: &Path, opt: &Path) -> &'static str {
     }
 }
 
+/// The initial PID namespace's inode (`PROC_PID_INIT_INO`): a server in it sees every
+/// process on the machine.
+const INITIAL_PID_NAMESPACE: u64 = 0xEFFF_FFFC;
+
+/// Which kernel a server runs on and which PID namespace its pid is counted in: the
+/// identity under which an owner's pid and start time name one process.
+#[derive(Debug, Clone, PartialEq)]
+struct Identity {
+    /// The kernel's boot id (the same in every container on the machine).
+    boot: String,
+    /// The inode of the PID namespace.
+    pid_namespace: u64,
+}
+
+impl Identity {
+    /// This process's identity, where `/proc` tells it.
+    fn of_this_process() -> Option<Identity> {
+        let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").ok()?;
+        Some(Identity {
+            boot: boot.trim().to_string(),
+            pid_namespace: pid_namespace_of("self")?,
+        })
+    }
+}
+
+/// The server that owns a container, as its label names it:
+/// `<boot id>/<pid namespace>/<pid>/<start time>`.
+#[derive(Debug, PartialEq)]
+struct Owner {
+    identity: Identity,
+    pid: u32,
+    /// When the process started, in clock ticks after boot.
+    started: u64,
+}
+
+impl Owner {
+    /// This server, where `/proc` tells who it is.
+    fn this_server() -> Option<Owner> {
+        let pid = std::process::id();
+        Some(Owner {
+            identity: Identity::of_this_process()?,
+            pid,
+            started: Proc.start_time(pid)?,
+        })
+    }
+
+    /// The owner a label names; `None` for a label of another form (an older server's).
+    fn parse(label: &str) -> Option<Owner> {
+        let mut parts = label.splitn(4, '/');
+        let boot = parts.next()?.to_string();
+        let pid_namespace = parts.next()?.parse().ok()?;
+        let pid = parts.next()?.parse().ok()?;
+        let started = parts.next()?.parse().ok()?;
+        Some(Owner {
+            identity: Identity {
+                boot,
+                pid_namespace,
+            },
+            pid,
+            started,
+        })
+    }
+
+    /// The label value naming this owner.
+    fn label(&self) -> String {
+        let Identity {
+            boot,
+            pid_namespace,
+        } = &self.identity;
+        format!("{boot}/{pid_namespace}/{}/{}", self.pid, self.started)
+    }
+
+    /// Whether this owner is provably gone, seen by a server of identity `me` among
+    /// `processes`. Only two cases prove it: the owner counted its pid in `me`'s PID
+    /// namespace and that pid no longer names a process started when the owner did; or
+    /// `me` is in the initial PID namespace, which sees every process, and no process is
+    /// left in the owner's. An owner on another kernel or in a namespace `me` cannot see
+    /// into is alive: its containers are left to it.
+    fn is_gone(&self, me: &Identity, processes: &impl Processes) -> bool {
+        if self.identity.boot != me.boot {
+            return false;
+        }
+        if self.identity.pid_namespace == me.pid_namespace {
+            return processes.start_time(self.pid) != Some(self.started);
+        }
+        me.pid_namespace == INITIAL_PID_NAMESPACE
+            && processes.namespace_is_empty(self.identity.pid_namespace)
+    }
+}
+
+/// What a server sees of the processes around it.
+trait Processes {
+    /// When process `pid` started (clock ticks after boot): with the pid it names one
+    /// process, whatever reuses the pid later.
+    fn start_time(&self, pid: u32) -> Option<u64>;
+    /// Whether no process is in PID namespace `namespace`: false where that cannot be
+    /// told.
+    fn namespace_is_empty(&self, namespace: u64) -> bool;
+}
+
+/// The processes `/proc` shows.
+struct Proc;
+
+impl Processes for Proc {
+    fn start_time(&self, pid: u32) -> Option<u64> {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        let (_, fields) = stat.rsplit_once(')')?;
+        fields.split_whitespace().nth(19)?.parse().ok()
+    }
+
+    /// Seen from the initial PID namespace (the only place it is asked). A process whose
+    /// namespace this server may not read (another user's, or one guarded against
+    /// inspection) counts as outside `namespace` only where `/proc` shows it is in the
+    /// initial one; otherwise the namespace is not proved empty.
+    fn namespace_is_empty(&self, namespace: u64) -> bool {
+        let Ok(entries) = std::fs::read_dir("/proc") else {
+            return false;
+        };
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            let Some(pid) = name
+                .to_str()
+                .filter(|n| n.bytes().all(|b| b.is_ascii_digit()))
+            else {
+                continue;
+            };
+            let outside = match pid_namespace_of(pid) {
+                Some(n) => n != namespace,
+                None => in_initial_namespace(pid) || !entry.path().exists(),
+            };
+            if !outside {
+                return false;
+            }
+        }
+        true
+    }
+}
+
+/// Whether process `pid` is in the initial PID namespace, from its `NSpid` (its pid in
+/// each namespace it is in, outermost first), which anyone may read.
+fn in_initial_namespace(pid: &str) -> bool {
+    let Ok(status) = std::fs::read_to_string(format!("/proc/{pid}/status")) else {
+        return false;
+    };
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("NSpid:"))
+        .is_some_and(|pids| pids.split_whitespace().count() == 1)
+}
+
+/// The inode of the PID namespace of process `pid` (`self` for this one).
+fn pid_namespace_of(pid: &str) -> Option<u64> {
+    let link = std::fs::read_link(format!("/proc/{pid}/ns/pid")).ok()?;
+    let link = link.to_str()?;
+    link.strip_prefix("pid:[")?.strip_suffix(']')?.parse().ok()
+}
+
 /// This host's name, as an engine on it names itself.
 fn hostname() -> String {
     std::fs::read_to_string("/proc/sys/kernel/hostname")
@@ -88,35 +250,12 @@ fn hostname() -> String {
         .unwrap_or_default()
 }
 
-/// When process `pid` started (clock ticks after boot), from `/proc`: with the pid it
-/// names one process, whatever reuses the pid later.
-fn start_time(pid: u32) -> Option<u64> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let (_, fields) = stat.rsplit_once(')')?;
-    fields.split_whitespace().nth(19)?.parse().ok()
-}
-
-/// This server's owner label value.
+/// This server's owner label value, or where `/proc` does not say who it is, a unique
+/// value that no server ever proves gone.
 fn owner_of_this_server() -> String {
-    let pid = std::process::id();
-    format!(
-        "{}/{pid}/{}",
-        hostname(),
-        start_time(pid).unwrap_or_default()
-    )
-}
-
-/// Whether the owner a label names is a server on this host that is gone.
-fn owner_is_gone(owner: &str, host: &str) -> bool {
-    let mut parts = owner.rsplitn(3, '/');
-    let (Some(started), Some(pid), Some(owner_host)) = (parts.next(), parts.next(), parts.next())
-    else {
-        return false;
-    };
-    let (Ok(started), Ok(pid)) = (started.parse::<u64>(), pid.parse::<u32>()) else {
-        return false;
-    };
-    owner_host == host && start_time(pid) != Some(started)
+    Owner::this_server()
+        .map(|owner| owner.label())
+        .unwrap_or_else(|| format!("unknown/{}", roto_core::dispatch::new_request_id()))
 }
 
 /// How containers reach this host.
@@ -521,15 +660,22 @@ async fn read_output(mut stream: hyper::body::Incoming, output: Arc<Output>) {
     }
 }
 
-/// Removes the containers that servers on this host left when they were killed.
+/// Removes the containers that servers on this machine left when they were killed, where
+/// [`Owner::is_gone`] proves their owner gone.
 async fn remove_orphans(engine: Engine) {
-    let host = hostname();
+    let Some(me) = Identity::of_this_process() else {
+        return;
+    };
     let Ok(containers) = engine.labelled(OWNER_LABEL).await else {
         return;
     };
+    let mut gone = BTreeMap::new();
     for (id, labels) in containers {
-        let owner = labels[OWNER_LABEL].as_str().unwrap_or_default();
-        if owner_is_gone(owner, &host) {
+        let label = labels[OWNER_LABEL].as_str().unwrap_or_default();
+        let is_gone = *gone
+            .entry(label.to_string())
+            .or_insert_with(|| Owner::parse(label).is_some_and(|owner| owner.is_gone(&me, &Proc)));
+        if is_gone {
             if let Err(e) = engine.remove(&id).await {
                 tracing::warn!("cannot remove the orphaned Lambda container {id}: {e}");
             }
@@ -644,15 +790,147 @@ mod tests {
         assert_eq!(platform_of("x86_64"), "linux/amd64");
     }
 
+    /// A fixed process table: the pids alive with their start times, and the PID
+    /// namespaces that hold a process.
+    struct Table {
+        alive: Vec<(u32, u64)>,
+        occupied: Vec<u64>,
+    }
+
+    impl Processes for Table {
+        fn start_time(&self, pid: u32) -> Option<u64> {
+            self.alive.iter().find(|(p, _)| *p == pid).map(|(_, s)| *s)
+        }
+
+        fn namespace_is_empty(&self, namespace: u64) -> bool {
+            !self.occupied.contains(&namespace)
+        }
+    }
+
+    const BOOT: &str = "2425a2dc-0b3b-46c3-80d5-680f3bb770e0";
+
+    fn identity(pid_namespace: u64) -> Identity {
+        Identity {
+            boot: BOOT.into(),
+            pid_namespace,
+        }
+    }
+
+    fn owner(pid_namespace: u64, pid: u32, started: u64) -> Owner {
+        Owner {
+            identity: identity(pid_namespace),
+            pid,
+            started,
+        }
+    }
+
     #[test]
-    fn owners_on_this_host_that_are_gone_are_found_by_pid_and_start_time() {
-        let pid = std::process::id();
-        let started = start_time(pid).unwrap();
-        assert!(!owner_is_gone(&owner_of_this_server(), &hostname()));
-        assert!(owner_is_gone(&format!("h/{pid}/{}", started + 1), "h"));
-        assert!(owner_is_gone("h/4194304/1", "h"));
-        assert!(!owner_is_gone("other/4194304/1", "h"));
-        assert!(!owner_is_gone("garbage", "h"));
+    fn owner_labels_name_boot_namespace_pid_and_start_time() {
+        let label = format!("{BOOT}/4026532201/1/3512");
+        let parsed = Owner::parse(&label).unwrap();
+        assert_eq!(parsed, owner(4_026_532_201, 1, 3512));
+        assert_eq!(parsed.label(), label);
+        for other in [
+            "garbage",
+            "host/4194304/1",
+            &format!("{BOOT}/ns/1/2"),
+            &format!("{BOOT}/1/2"),
+            &format!("{BOOT}/1/2/3/4"),
+            &format!("{BOOT}/1/-2/3"),
+            "unknown/0f1e2d3c-request-id",
+        ] {
+            assert_eq!(Owner::parse(other), None, "{other}");
+        }
+    }
+
+    #[test]
+    fn this_servers_label_names_this_process() {
+        let me = Owner::this_server().unwrap();
+        assert_eq!(me.pid, std::process::id());
+        assert_eq!(me.identity, Identity::of_this_process().unwrap());
+        assert_eq!(Owner::parse(&owner_of_this_server()), Some(me));
+        assert!(!Owner::parse(&owner_of_this_server())
+            .unwrap()
+            .is_gone(&Identity::of_this_process().unwrap(), &Proc));
+    }
+
+    #[test]
+    fn an_owner_in_the_same_namespace_is_gone_when_its_pid_names_another_process() {
+        let table = Table {
+            alive: vec![(1, 500), (42, 900)],
+            occupied: vec![7],
+        };
+        let me = identity(7);
+        assert!(!owner(7, 1, 500).is_gone(&me, &table));
+        assert!(
+            owner(7, 1, 499).is_gone(&me, &table),
+            "pid 1 is another process now"
+        );
+        assert!(owner(7, 43, 900).is_gone(&me, &table), "no pid 43 any more");
+    }
+
+    #[test]
+    fn servers_in_other_namespaces_never_judge_each_others_pids() {
+        // Two servers in containers of their own, each pid 1 of its namespace.
+        let table = Table {
+            alive: vec![(1, 800)],
+            occupied: vec![7, 8],
+        };
+        assert!(!owner(7, 1, 500).is_gone(&identity(8), &table));
+        assert!(
+            !owner(7, 1, 500).is_gone(
+                &identity(8),
+                &Table {
+                    alive: vec![],
+                    occupied: vec![],
+                }
+            ),
+            "an empty namespace proves nothing from inside another"
+        );
+    }
+
+    #[test]
+    fn the_initial_namespace_judges_others_by_whether_any_process_is_left_in_them() {
+        let table = Table {
+            alive: vec![(1, 10), (300, 20)],
+            occupied: vec![INITIAL_PID_NAMESPACE, 7],
+        };
+        let host = identity(INITIAL_PID_NAMESPACE);
+        assert!(
+            !owner(7, 1, 99).is_gone(&host, &table),
+            "its namespace holds a process"
+        );
+        assert!(
+            owner(8, 1, 99).is_gone(&host, &table),
+            "its namespace is empty"
+        );
+        assert!(owner(INITIAL_PID_NAMESPACE, 301, 20).is_gone(&host, &table));
+        assert!(!owner(INITIAL_PID_NAMESPACE, 300, 20).is_gone(&host, &table));
+    }
+
+    #[test]
+    fn owners_on_another_kernel_are_never_judged() {
+        let table = Table {
+            alive: vec![],
+            occupied: vec![],
+        };
+        let elsewhere = Owner {
+            identity: Identity {
+                boot: "another-boot".into(),
+                pid_namespace: INITIAL_PID_NAMESPACE,
+            },
+            pid: 1,
+            started: 1,
+        };
+        assert!(!elsewhere.is_gone(&identity(INITIAL_PID_NAMESPACE), &table));
+    }
+
+    #[test]
+    fn the_proc_table_sees_this_process_and_its_namespace() {
+        let ns = Identity::of_this_process().unwrap().pid_namespace;
+        assert!(Proc.start_time(std::process::id()).is_some());
+        assert!(!Proc.namespace_is_empty(ns));
+        assert_eq!(in_initial_namespace("self"), ns == INITIAL_PID_NAMESPACE);
     }
 
     #[test]
