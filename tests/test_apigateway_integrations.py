@@ -239,5 +239,8 @@ def test_put_rest_api_overwrites_or_merges(env):
     assert {r["path"] for r in resources} == {"/", "/a"}
     assert [r["id"] for r in resources if r["path"] == "/"] == [api["rootResourceId"]]
     with pytest.raises(Exception) as e:
-        apigw.import_rest_api(body=b"openapi: 3.0.1\ninfo:\n  title: yaml\n")
+        apigw.import_rest_api(body=b"openapi: 3.0.1\ninfo: [title: yaml\n")
     assert e.value.response["Error"]["Code"] == "BadRequestException"
+    yaml_api = apigw.import_rest_api(body=b"openapi: 3.0.1\ninfo:\n  title: yaml\npaths:\n  /y:\n    get:\n      responses:\n        '200': {description: ok}\n")
+    assert yaml_api["name"] == "yaml"
+    assert {r["path"] for r in apigw.get_resources(restApiId=yaml_api["id"])["items"]} == {"/", "/y"}

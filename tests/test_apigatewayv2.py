@@ -321,6 +321,11 @@ def test_import_export_and_reimport_openapi(apigw):
     smaller = dict(SAM_DOC, paths={"/only": {"post": SAM_DOC["paths"]["/$default"]["x-amazon-apigateway-any-method"]}})
     apigw.reimport_api(ApiId=api_id, Body=json.dumps(smaller))
     assert [r["RouteKey"] for r in apigw.get_routes(ApiId=api_id)["Items"]] == ["POST /only"]
+    yaml_api = apigw.import_api(Body="openapi: 3.0.1\ninfo: {title: from-yaml, version: '1'}\npaths:\n  /y:\n    get:\n"
+                                     "      x-amazon-apigateway-integration:\n        type: http_proxy\n"
+                                     "        httpMethod: GET\n        uri: https://example.com\n        payloadFormatVersion: '1.0'\n")
+    assert yaml_api["Name"] == "from-yaml"
+    assert [r["RouteKey"] for r in apigw.get_routes(ApiId=yaml_api["ApiId"])["Items"]] == ["GET /y"]
     with pytest.raises(ClientError) as e:
         apigw.import_api(Body="not json at all {")
     assert error_of(e)[0] == "BadRequestException"

@@ -127,6 +127,11 @@ pub const TARGETS: &[Target] = &[
         grammar: JSONATA,
     },
     Target {
+        name: "yaml",
+        run: yaml,
+        grammar: YAML,
+    },
+    Target {
         name: "apigatewayv2-openapi",
         run: apigatewayv2_openapi,
         grammar: JSON,
@@ -187,6 +192,48 @@ const CBOR: Grammar = Grammar {
         "a",
     ],
     nesting: &[],
+};
+
+const YAML: Grammar = Grammar {
+    dictionary: &[
+        "\n",
+        "\n  ",
+        "- ",
+        ": ",
+        "? ",
+        "---\n",
+        "...\n",
+        "&a ",
+        "*a",
+        "!Ref ",
+        "!Sub ",
+        "!GetAtt a.b",
+        "!!str ",
+        "!!int ",
+        "|\n  ",
+        ">-\n  ",
+        "'",
+        "\"",
+        "#",
+        "{",
+        "}",
+        "[",
+        "]",
+        ",",
+        "~",
+        "0x1f",
+        ".inf",
+        "%YAML 1.2\n",
+        "%TAG ! tag:x,2000:\n",
+        "\t",
+    ],
+    nesting: &[
+        ("[", "]"),
+        ("{a: ", "}"),
+        ("- ", ""),
+        ("a:\n ", ""),
+        ("&a [*a, ", "]"),
+    ],
 };
 
 const JSON: Grammar = Grammar {
@@ -876,6 +923,13 @@ fn chunked(input: &[u8]) {
 
 fn text(input: &[u8]) -> std::borrow::Cow<'_, str> {
     String::from_utf8_lossy(input)
+}
+
+/// A YAML document read with every local tag kept as a `{"Fn::Tag": value}` object.
+fn yaml(input: &[u8]) {
+    let _ = roto_yaml::parse_with(&text(input), |tag, value| {
+        Ok(serde_json::json!({ format!("Fn::{tag}"): value }))
+    });
 }
 
 fn dynamodb_expression(input: &[u8]) {

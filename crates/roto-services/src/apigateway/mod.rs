@@ -35,6 +35,15 @@ use roto_core::{
 
 pub use store::Store;
 
+/// An OpenAPI or Swagger document as JSON, written in JSON or in YAML (both imports take
+/// either).
+fn document(text: &str) -> Result<serde_json::Value, String> {
+    if text.trim_start().starts_with('{') {
+        return serde_json::from_str(text).map_err(|e| e.to_string());
+    }
+    roto_yaml::parse(text).map_err(|e| e.message)
+}
+
 static SPEC: ServiceSpec = ServiceSpec {
     name: "apigateway",
     model: "apigateway",

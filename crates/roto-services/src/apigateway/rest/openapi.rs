@@ -28,16 +28,10 @@ fn parse(input: &Value) -> AwsResult<Json> {
         .get("body")
         .and_then(Value::as_blob)
         .unwrap_or_default();
-    let doc: Json = serde_json::from_slice(body).map_err(|e| {
-        let text = String::from_utf8_lossy(body);
-        if text.trim_start().starts_with('{') {
-            bad_request(format!("Invalid OpenAPI input: {e}"))
-        } else {
-            bad_request(
-                "Invalid OpenAPI input: Roto reads OpenAPI and Swagger documents as JSON, not YAML",
-            )
-        }
-    })?;
+    let text = std::str::from_utf8(body)
+        .map_err(|_| bad_request("Invalid OpenAPI input: the document is not UTF-8"))?;
+    let doc = super::super::document(text)
+        .map_err(|e| bad_request(format!("Invalid OpenAPI input: {e}")))?;
     if doc.get("openapi").is_none() && doc.get("swagger").is_none() {
         return Err(bad_request(
             "Invalid OpenAPI input: the document names neither openapi nor swagger",

@@ -111,13 +111,7 @@ fn authorization_of(security: Option<&Json>) -> Option<(String, Vec<Value>)> {
 
 /// Reads an OpenAPI document into what the API will hold.
 pub(super) fn read_definition(body: &str) -> AwsResult<Definition> {
-    let trimmed = body.trim_start();
-    if !trimmed.starts_with('{') {
-        return Err(bad_request(
-            "Unable to parse the API definition: only OpenAPI documents in JSON are supported.",
-        ));
-    }
-    let doc: Json = serde_json::from_str(trimmed)
+    let doc = super::super::document(body)
         .map_err(|e| bad_request(format!("Unable to parse the API definition: {e}")))?;
     if doc
         .get("openapi")
