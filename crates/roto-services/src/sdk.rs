@@ -1,8 +1,9 @@
 //! AWS SDK integrations: the names services go by in `aws-sdk:<service>:<action>`
 //! resources, JSON parameters as an operation's input shape, and an operation's output as
 //! JSON, by the called service's model. It is what lets one mechanism call any operation of
-//! any Roto service, from Step Functions' `arn:aws:states:::aws-sdk:<service>:<action>` Tasks
-//! and from Scheduler's universal targets (`arn:aws:scheduler:::aws-sdk:<service>:<action>`).
+//! any Roto service, from Step Functions' `arn:aws:states:::aws-sdk:<service>:<action>` Tasks,
+//! from Scheduler's universal targets (`arn:aws:scheduler:::aws-sdk:<service>:<action>`) and
+//! from CloudFormation's resource providers.
 //!
 //! Member names match without regard to the case of their first letter (Step Functions
 //! writes `StateMachineArn` for the API's `stateMachineArn`); outputs name members with a

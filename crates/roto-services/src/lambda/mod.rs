@@ -32,7 +32,7 @@ mod mappings;
 mod runtimes;
 mod settings;
 mod urls;
-mod zip;
+pub(crate) mod zip;
 
 pub use executor::images::parse_entry as image_entry;
 
