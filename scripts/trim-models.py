@@ -25,6 +25,7 @@ SERVICES = {
     "stepfunctions": "stepfunctions", "kinesis": "kinesis", "firehose": "firehose",
     "scheduler": "scheduler",
     "cloudwatch": "cloudwatch",
+    "cloudformation": "cloudformation",
 }
 # Models that list several protocols (`metadata.protocols`) are served in each the codecs
 # speak; `protocol` names the one a request without a query body is read in. The SDKs pick

@@ -22,6 +22,7 @@ LOCALSTACK_SERVICES = {
     "secretsmanager", "ssm", "kms", "iam", "sts", "apigateway", "apigatewayv2", "stepfunctions", "kinesis", "firehose",
     "scheduler",
     "cloudwatch",
+    "cloudformation",
 }
 VENV_BIN = os.path.dirname(sys.executable)
 

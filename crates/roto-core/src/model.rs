@@ -419,6 +419,7 @@ macro_rules! embedded_models {
 embedded_models!(
     "apigateway",
     "apigatewayv2",
+    "cloudformation",
     "cloudwatch",
     "dynamodb",
     "dynamodbstreams",

@@ -132,6 +132,11 @@ pub const TARGETS: &[Target] = &[
         grammar: YAML,
     },
     Target {
+        name: "cfn-template",
+        run: cfn_template,
+        grammar: YAML,
+    },
+    Target {
         name: "apigatewayv2-openapi",
         run: apigatewayv2_openapi,
         grammar: JSON,
@@ -930,6 +935,11 @@ fn yaml(input: &[u8]) {
     let _ = roto_yaml::parse_with(&text(input), |tag, value| {
         Ok(serde_json::json!({ format!("Fn::{tag}"): value }))
     });
+}
+
+/// A CloudFormation template read, checked and evaluated as CreateStack would.
+fn cfn_template(input: &[u8]) {
+    roto_services::cloudformation::fuzz::fuzz_template(&text(input));
 }
 
 fn dynamodb_expression(input: &[u8]) {

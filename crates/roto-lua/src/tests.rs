@@ -572,3 +572,23 @@ fn zip_refuses_what_is_not_a_table_of_strings() {
         assert_contains(&message, &["setup.lua:2: roto.zip: ", expected]);
     }
 }
+
+#[test]
+fn a_stack_deploys_from_setup_and_its_queue_exists() {
+    let d = ok(r#"
+        local body = '{"Resources": {"Q": {"Type": "AWS::SQS::Queue", "Properties": {"QueueName": "from-stack"}}}}'
+        aws.cloudformation.CreateStack{StackName = "setup", TemplateBody = body}
+        roto.wait_for(function()
+          local s = aws.cloudformation.DescribeStacks{StackName = "setup"}.Stacks[1]
+          return s.StackStatus == "CREATE_COMPLETE"
+        end, 10)
+    "#);
+    let out = d.call(
+        "000000000000",
+        "us-east-1",
+        "sqs",
+        "GetQueueUrl",
+        Value::map().with("QueueName", "from-stack"),
+    );
+    assert!(out.is_ok(), "{out:?}");
+}

@@ -14,6 +14,7 @@ use roto_core::{Env, Service};
 pub mod apigateway;
 mod balance;
 mod blocking;
+pub mod cloudformation;
 pub mod cloudwatch;
 mod cron;
 mod documents;
@@ -68,5 +69,6 @@ pub fn all(env: &Arc<Env>) -> io::Result<Vec<Arc<dyn Service>>> {
         http_apis,
         Arc::new(stepfunctions::StepFunctions::new(env.clone())?),
         Arc::new(scheduler::Scheduler::new(env.clone())?),
+        Arc::new(cloudformation::CloudFormation::new(env.clone())),
     ])
 }

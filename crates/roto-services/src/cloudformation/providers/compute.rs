@@ -1,0 +1,339 @@
+//! Providers of compute types: Lambda functions (inline `ZipFile` or S3 code),
+//! permissions, event source mappings and URLs, and Step Functions state machines.
+
+use roto_core::Value;
+use serde_json::{json, Value as Json};
+
+use super::{gone_ok, pick, resolved, tag_map, with, Call, Outcome, Provider};
+use crate::cloudformation::intrinsics::substitute;
+
+pub(crate) const FUNCTION: Provider = Provider {
+    kind: "AWS::Lambda::Function",
+    replaces: &["FunctionName", "PackageType"],
+    create: |c| Box::pin(function_create(c)),
+    update: Some(|c| Box::pin(function_update(c))),
+    delete: |c| {
+        Box::pin(async move {
+            gone_ok(
+                c.api(
+                    "lambda",
+                    "DeleteFunction",
+                    json!({"FunctionName": c.physical()}),
+                )
+                .await,
+            )
+        })
+    },
+};
+
+const FUNCTION_CONFIG: [&str; 14] = [
+    "Role",
+    "Handler",
+    "Runtime",
+    "Description",
+    "Timeout",
+    "MemorySize",
+    "Environment",
+    "Layers",
+    "TracingConfig",
+    "DeadLetterConfig",
+    "KMSKeyArn",
+    "EphemeralStorage",
+    "LoggingConfig",
+    "VpcConfig",
+];
+
+/// The function's code as CreateFunction's `Code`: inline source zipped as `index.<ext>`,
+/// or the S3 location or image as given.
+fn code(c: &Call) -> Value {
+    let code = c.props.get("Code").cloned().unwrap_or_default();
+    if let Some(source) = code["ZipFile"].as_str() {
+        let runtime = c.str("Runtime").unwrap_or_default();
+        let file = if runtime.starts_with("python") {
+            "index.py"
+        } else {
+            "index.js"
+        };
+        let zip = crate::lambda::zip::stored(&[(file, source.as_bytes())]);
+        return Value::map().with("ZipFile", Value::Blob(zip));
+    }
+    Value::from_json(&pick(
+        &code,
+        &["S3Bucket", "S3Key", "S3ObjectVersion", "ImageUri"],
+    ))
+}
+
+async fn function_create(c: &Call) -> Outcome {
+    let name = c.name("FunctionName", 64);
+    let mut input = pick(&c.props, &FUNCTION_CONFIG);
+    for extra in ["Architectures", "PackageType"] {
+        input = with(
+            input,
+            extra,
+            c.props.get(extra).cloned().unwrap_or_default(),
+        );
+    }
+    input = with(input, "FunctionName", json!(name));
+    if c.prop("Tags").is_some() {
+        input = with(input, "Tags", tag_map(c.prop("Tags")));
+    }
+    let code = code(c);
+    let out = c
+        .api_with("lambda", "CreateFunction", input, |v| {
+            v.insert("Code", code)
+        })
+        .await?;
+    Ok(resolved(name, json!({"Arn": out["FunctionArn"]})))
+}
+
+async fn function_update(c: &Call) -> Outcome {
+    let name = c.physical().to_string();
+    let config = with(
+        pick(&c.props, &FUNCTION_CONFIG),
+        "FunctionName",
+        json!(name),
+    );
+    c.api("lambda", "UpdateFunctionConfiguration", config)
+        .await?;
+    if c.props.get("Code") != c.old_props.get("Code") {
+        let code = code(c);
+        let code = code.as_map().cloned().unwrap_or_default();
+        c.api_with(
+            "lambda",
+            "UpdateFunctionCode",
+            json!({"FunctionName": name}),
+            |v| {
+                for (k, member) in code {
+                    v.insert(k, member);
+                }
+            },
+        )
+        .await?;
+    }
+    Ok(c.previous.clone())
+}
+
+pub(crate) const PERMISSION: Provider = Provider {
+    kind: "AWS::Lambda::Permission",
+    replaces: &[
+        "FunctionName",
+        "Action",
+        "Principal",
+        "SourceArn",
+        "SourceAccount",
+        "EventSourceToken",
+        "FunctionUrlAuthType",
+        "PrincipalOrgID",
+    ],
+    create: |c| Box::pin(permission_create(c)),
+    update: None,
+    delete: |c| {
+        Box::pin(async move {
+            let function = c.props["FunctionName"].clone();
+            gone_ok(
+                c.api(
+                    "lambda",
+                    "RemovePermission",
+                    json!({"FunctionName": function, "StatementId": c.physical()}),
+                )
+                .await,
+            )
+        })
+    },
+};
+
+async fn permission_create(c: &Call) -> Outcome {
+    let id = super::generated_name(&c.stack_name, &c.logical_id, 100);
+    let mut input = pick(
+        &c.props,
+        &[
+            "FunctionName",
+            "Action",
+            "Principal",
+            "SourceArn",
+            "SourceAccount",
+            "EventSourceToken",
+            "FunctionUrlAuthType",
+            "PrincipalOrgID",
+        ],
+    );
+    input = with(input, "StatementId", json!(id));
+    c.api("lambda", "AddPermission", input).await?;
+    Ok(resolved(id, json!({})))
+}
+
+const MAPPING_SETTINGS: [&str; 8] = [
+    "FunctionName",
+    "BatchSize",
+    "Enabled",
+    "MaximumBatchingWindowInSeconds",
+    "FilterCriteria",
+    "FunctionResponseTypes",
+    "MaximumRetryAttempts",
+    "ScalingConfig",
+];
+
+pub(crate) const EVENT_SOURCE_MAPPING: Provider = Provider {
+    kind: "AWS::Lambda::EventSourceMapping",
+    replaces: &[
+        "EventSourceArn",
+        "StartingPosition",
+        "StartingPositionTimestamp",
+    ],
+    create: |c| Box::pin(mapping_create(c)),
+    update: Some(|c| {
+        Box::pin(async move {
+            let input = with(
+                pick(&c.props, &MAPPING_SETTINGS),
+                "UUID",
+                json!(c.physical()),
+            );
+            c.api("lambda", "UpdateEventSourceMapping", input).await?;
+            Ok(c.previous.clone())
+        })
+    }),
+    delete: |c| {
+        Box::pin(async move {
+            gone_ok(
+                c.api(
+                    "lambda",
+                    "DeleteEventSourceMapping",
+                    json!({"UUID": c.physical()}),
+                )
+                .await,
+            )
+        })
+    },
+};
+
+async fn mapping_create(c: &Call) -> Outcome {
+    let mut input = pick(&c.props, &MAPPING_SETTINGS);
+    for extra in [
+        "EventSourceArn",
+        "StartingPosition",
+        "StartingPositionTimestamp",
+        "ParallelizationFactor",
+        "DestinationConfig",
+        "BisectBatchOnFunctionError",
+        "MaximumRecordAgeInSeconds",
+        "TumblingWindowInSeconds",
+    ] {
+        input = with(
+            input,
+            extra,
+            c.props.get(extra).cloned().unwrap_or_default(),
+        );
+    }
+    let out = c.api("lambda", "CreateEventSourceMapping", input).await?;
+    let id = out["UUID"].as_str().unwrap_or_default();
+    Ok(resolved(
+        id,
+        json!({"Id": id, "EventSourceMappingArn": out["EventSourceMappingArn"]}),
+    ))
+}
+
+pub(crate) const URL: Provider = Provider {
+    kind: "AWS::Lambda::Url",
+    replaces: &["TargetFunctionArn", "Qualifier"],
+    create: |c| Box::pin(url_put(c, "CreateFunctionUrlConfig")),
+    update: Some(|c| Box::pin(url_put(c, "UpdateFunctionUrlConfig"))),
+    delete: |c| {
+        Box::pin(async move {
+            let input = with(
+                json!({"FunctionName": c.props["TargetFunctionArn"]}),
+                "Qualifier",
+                c.props["Qualifier"].clone(),
+            );
+            gone_ok(c.api("lambda", "DeleteFunctionUrlConfig", input).await)
+        })
+    },
+};
+
+async fn url_put(c: &Call, operation: &str) -> Outcome {
+    let mut input = pick(&c.props, &["Qualifier", "AuthType", "Cors", "InvokeMode"]);
+    input = with(input, "FunctionName", c.props["TargetFunctionArn"].clone());
+    let out = c.api("lambda", operation, input).await?;
+    let arn = out["FunctionArn"].as_str().unwrap_or_default();
+    Ok(resolved(
+        arn,
+        json!({"FunctionArn": arn, "FunctionUrl": out["FunctionUrl"]}),
+    ))
+}
+
+pub(crate) const STATE_MACHINE: Provider = Provider {
+    kind: "AWS::StepFunctions::StateMachine",
+    replaces: &["StateMachineName", "StateMachineType"],
+    create: |c| Box::pin(machine_create(c)),
+    update: Some(|c| Box::pin(machine_update(c))),
+    delete: |c| {
+        Box::pin(async move {
+            gone_ok(
+                c.api(
+                    "stepfunctions",
+                    "DeleteStateMachine",
+                    json!({"stateMachineArn": c.physical()}),
+                )
+                .await,
+            )
+        })
+    },
+};
+
+/// The definition as a string: `Definition` (an object) or `DefinitionString`, with
+/// `DefinitionSubstitutions` put in its `${name}` places.
+fn definition(c: &Call) -> Result<String, String> {
+    let text =
+        match (c.prop("Definition"), c.str("DefinitionString")) {
+            (Some(d), _) => d.to_string(),
+            (None, Some(s)) => s.to_string(),
+            (None, None) => return Err(
+                "Properties validation failed: one of Definition or DefinitionString is required"
+                    .into(),
+            ),
+        };
+    let subs = c
+        .prop("DefinitionSubstitutions")
+        .cloned()
+        .unwrap_or_default();
+    substitute(&text, |name| {
+        Ok(match subs.get(name) {
+            Some(v) => crate::cloudformation::template::scalar_text(v),
+            None => format!("${{{name}}}"),
+        })
+    })
+}
+
+async fn machine_create(c: &Call) -> Outcome {
+    let name = c.name("StateMachineName", 80);
+    let mut input =
+        json!({"name": name, "definition": definition(c)?, "roleArn": c.props["RoleArn"]});
+    input = with(input, "type", c.props["StateMachineType"].clone());
+    input = with(
+        input,
+        "loggingConfiguration",
+        c.props["LoggingConfiguration"].clone(),
+    );
+    input = with(
+        input,
+        "tracingConfiguration",
+        c.props["TracingConfiguration"].clone(),
+    );
+    let tags: Vec<Json> = c.props["Tags"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|t| json!({"key": t["Key"], "value": t["Value"]}))
+        .collect();
+    if !tags.is_empty() {
+        input = with(input, "tags", Json::Array(tags));
+    }
+    let out = c.api("stepfunctions", "CreateStateMachine", input).await?;
+    let arn = out["StateMachineArn"].as_str().unwrap_or_default();
+    Ok(resolved(arn, json!({"Arn": arn, "Name": name})))
+}
+
+async fn machine_update(c: &Call) -> Outcome {
+    let input = json!({"stateMachineArn": c.physical(), "definition": definition(c)?, "roleArn": c.props["RoleArn"]});
+    c.api("stepfunctions", "UpdateStateMachine", input).await?;
+    Ok(c.previous.clone())
+}

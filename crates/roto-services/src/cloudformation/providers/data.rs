@@ -1,0 +1,685 @@
+//! Providers of storage and configuration types: S3 buckets and bucket policies, DynamoDB
+//! tables, SSM parameters, Secrets Manager secrets, KMS keys and aliases, Logs groups and
+//! Kinesis streams.
+
+use serde_json::{json, Map, Value as Json};
+
+use super::{empty, gone_ok, pick, resolved, tag_map, with, Call, Outcome, Provider};
+
+pub(crate) const S3_BUCKET: Provider = Provider {
+    kind: "AWS::S3::Bucket",
+    replaces: &["BucketName"],
+    create: |c| Box::pin(bucket_create(c)),
+    update: Some(|c| Box::pin(bucket_configure(c))),
+    delete: |c| {
+        Box::pin(async move {
+            gone_ok(
+                c.api("s3", "DeleteBucket", json!({"Bucket": c.physical()}))
+                    .await,
+            )
+        })
+    },
+};
+
+async fn bucket_create(c: &Call) -> Outcome {
+    let name = c.name("BucketName", 63).to_ascii_lowercase();
+    let mut input = json!({"Bucket": name});
+    if c.ctx.region != "us-east-1" {
+        input = with(
+            input,
+            "CreateBucketConfiguration",
+            json!({"LocationConstraint": c.ctx.region}),
+        );
+    }
+    c.api("s3", "CreateBucket", input).await?;
+    let call = Call {
+        physical_id: Some(name),
+        ..c.clone()
+    };
+    bucket_configure(&call).await
+}
+
+/// Applies a bucket's configurations (tags, versioning, encryption, public access block,
+/// lifecycle, CORS, ownership controls, policy-free parts) and gives its attributes.
+async fn bucket_configure(c: &Call) -> Outcome {
+    let bucket = c.physical().to_string();
+    if let Some(tags) = c.prop("Tags") {
+        let set: Vec<Json> = tags.as_array().cloned().unwrap_or_default();
+        c.api(
+            "s3",
+            "PutBucketTagging",
+            json!({"Bucket": bucket, "Tagging": {"TagSet": set}}),
+        )
+        .await?;
+    }
+    if let Some(v) = c.prop("VersioningConfiguration") {
+        c.api(
+            "s3",
+            "PutBucketVersioning",
+            json!({"Bucket": bucket, "VersioningConfiguration": v}),
+        )
+        .await?;
+    }
+    if let Some(v) = c.prop("PublicAccessBlockConfiguration") {
+        c.api(
+            "s3",
+            "PutPublicAccessBlock",
+            json!({"Bucket": bucket, "PublicAccessBlockConfiguration": v}),
+        )
+        .await?;
+    }
+    if let Some(v) = c.prop("OwnershipControls") {
+        c.api(
+            "s3",
+            "PutBucketOwnershipControls",
+            json!({"Bucket": bucket, "OwnershipControls": v}),
+        )
+        .await?;
+    }
+    if let Some(rules) = c
+        .prop("BucketEncryption")
+        .and_then(|e| e["ServerSideEncryptionConfiguration"].as_array())
+    {
+        let rules: Vec<Json> = rules
+            .iter()
+            .map(|r| {
+                let rule = json!({"ApplyServerSideEncryptionByDefault": r["ServerSideEncryptionByDefault"]});
+                with(rule, "BucketKeyEnabled", r["BucketKeyEnabled"].clone())
+            })
+            .collect();
+        c.api(
+            "s3",
+            "PutBucketEncryption",
+            json!({"Bucket": bucket, "ServerSideEncryptionConfiguration": {"Rules": rules}}),
+        )
+        .await?;
+    }
+    if let Some(rules) = c
+        .prop("LifecycleConfiguration")
+        .and_then(|l| l["Rules"].as_array())
+    {
+        let rules: Vec<Json> = rules.iter().map(lifecycle_rule).collect();
+        c.api(
+            "s3",
+            "PutBucketLifecycleConfiguration",
+            json!({"Bucket": bucket, "LifecycleConfiguration": {"Rules": rules}}),
+        )
+        .await?;
+    }
+    if let Some(rules) = c
+        .prop("CorsConfiguration")
+        .and_then(|l| l["CorsRules"].as_array())
+    {
+        let rules: Vec<Json> = rules.iter().map(cors_rule).collect();
+        c.api(
+            "s3",
+            "PutBucketCors",
+            json!({"Bucket": bucket, "CORSConfiguration": {"CORSRules": rules}}),
+        )
+        .await?;
+    }
+    let region = &c.ctx.region;
+    Ok(resolved(
+        bucket.as_str(),
+        json!({
+            "Arn": format!("arn:aws:s3:::{bucket}"),
+            "DomainName": format!("{bucket}.s3.amazonaws.com"),
+            "RegionalDomainName": format!("{bucket}.s3.{region}.amazonaws.com"),
+            "DualStackDomainName": format!("{bucket}.s3.dualstack.{region}.amazonaws.com"),
+            "WebsiteURL": format!("http://{bucket}.s3-website-{region}.amazonaws.com"),
+        }),
+    ))
+}
+
+/// A template's lifecycle rule as S3's API writes it.
+fn lifecycle_rule(r: &Json) -> Json {
+    let mut rule = pick(
+        r,
+        &[
+            "Status",
+            "NoncurrentVersionExpiration",
+            "AbortIncompleteMultipartUpload",
+        ],
+    );
+    rule = with(rule, "ID", r["Id"].clone());
+    rule = with(
+        rule,
+        "Filter",
+        json!({"Prefix": r["Prefix"].as_str().unwrap_or_default()}),
+    );
+    if let Some(days) = r.get("ExpirationInDays") {
+        rule = with(rule, "Expiration", json!({"Days": days}));
+    }
+    if let Some(days) = r.get("NoncurrentVersionExpirationInDays") {
+        rule = with(
+            rule,
+            "NoncurrentVersionExpiration",
+            json!({"NoncurrentDays": days}),
+        );
+    }
+    rule
+}
+
+fn cors_rule(r: &Json) -> Json {
+    let mut rule = pick(r, &["AllowedHeaders", "AllowedMethods", "AllowedOrigins"]);
+    rule = with(rule, "ExposeHeaders", r["ExposedHeaders"].clone());
+    rule = with(rule, "ID", r["Id"].clone());
+    with(rule, "MaxAgeSeconds", r["MaxAge"].clone())
+}
+
+pub(crate) const S3_BUCKET_POLICY: Provider = Provider {
+    kind: "AWS::S3::BucketPolicy",
+    replaces: &["Bucket"],
+    create: |c| Box::pin(bucket_policy_put(c)),
+    update: Some(|c| Box::pin(bucket_policy_put(c))),
+    delete: |c| {
+        Box::pin(async move {
+            gone_ok(
+                c.api("s3", "DeleteBucketPolicy", json!({"Bucket": c.physical()}))
+                    .await,
+            )
+        })
+    },
+};
+
+async fn bucket_policy_put(c: &Call) -> Outcome {
+    let bucket = c.str("Bucket").unwrap_or_default();
+    let policy = c.document("PolicyDocument").unwrap_or_default();
+    c.api(
+        "s3",
+        "PutBucketPolicy",
+        json!({"Bucket": bucket, "Policy": policy}),
+    )
+    .await?;
+    Ok(resolved(bucket, empty()))
+}
+
+pub(crate) const DYNAMODB_TABLE: Provider = Provider {
+    kind: "AWS::DynamoDB::Table",
+    replaces: &["TableName", "KeySchema", "LocalSecondaryIndexes"],
+    create: |c| Box::pin(table_create(c)),
+    update: Some(|c| Box::pin(table_update(c))),
+    delete: |c| {
+        Box::pin(async move {
+            gone_ok(
+                c.api(
+                    "dynamodb",
+                    "DeleteTable",
+                    json!({"TableName": c.physical()}),
+                )
+                .await,
+            )
+        })
+    },
+};
+
+async fn table_create(c: &Call) -> Outcome {
+    let name = c.name("TableName", 255);
+    let mut input = pick(
+        &c.props,
+        &[
+            "AttributeDefinitions",
+            "KeySchema",
+            "BillingMode",
+            "ProvisionedThroughput",
+            "GlobalSecondaryIndexes",
+            "LocalSecondaryIndexes",
+            "SSESpecification",
+            "Tags",
+            "TableClass",
+            "DeletionProtectionEnabled",
+        ],
+    );
+    input = with(input, "TableName", json!(name));
+    if let Some(view) = c
+        .prop("StreamSpecification")
+        .and_then(|s| s.get("StreamViewType"))
+    {
+        input = with(
+            input,
+            "StreamSpecification",
+            json!({"StreamEnabled": true, "StreamViewType": view}),
+        );
+    }
+    if let Some(sse) = c.prop("SSESpecification") {
+        input = with(
+            input,
+            "SSESpecification",
+            pick(sse, &["SSEEnabled", "SSEType", "KMSMasterKeyId"]),
+        );
+    }
+    let out = c.api("dynamodb", "CreateTable", input).await?;
+    table_ttl(c, &name).await?;
+    Ok(table_resolved(&name, &out["TableDescription"]))
+}
+
+async fn table_ttl(c: &Call, name: &str) -> Result<(), String> {
+    let Some(ttl) = c.prop("TimeToLiveSpecification") else {
+        return Ok(());
+    };
+    if c.old_props.get("TimeToLiveSpecification") == Some(ttl) {
+        return Ok(());
+    }
+    c.api(
+        "dynamodb",
+        "UpdateTimeToLive",
+        json!({"TableName": name, "TimeToLiveSpecification": ttl}),
+    )
+    .await?;
+    Ok(())
+}
+
+async fn table_update(c: &Call) -> Outcome {
+    let name = c.physical().to_string();
+    let changed = |m: &str| c.props.get(m) != c.old_props.get(m);
+    if changed("BillingMode") || changed("ProvisionedThroughput") {
+        let input = with(
+            pick(&c.props, &["BillingMode", "ProvisionedThroughput"]),
+            "TableName",
+            json!(name),
+        );
+        c.api("dynamodb", "UpdateTable", input).await?;
+    }
+    table_ttl(c, &name).await?;
+    let out = c
+        .api("dynamodb", "DescribeTable", json!({"TableName": name}))
+        .await?;
+    Ok(table_resolved(&name, &out["Table"]))
+}
+
+fn table_resolved(name: &str, description: &Json) -> super::super::intrinsics::Resolved {
+    let mut attrs = json!({"Arn": description["TableArn"]});
+    attrs = with(attrs, "StreamArn", description["LatestStreamArn"].clone());
+    resolved(name, attrs)
+}
+
+pub(crate) const SSM_PARAMETER: Provider = Provider {
+    kind: "AWS::SSM::Parameter",
+    replaces: &["Name"],
+    create: |c| Box::pin(parameter_put(c, false)),
+    update: Some(|c| Box::pin(parameter_put(c, true))),
+    delete: |c| {
+        Box::pin(async move {
+            gone_ok(
+                c.api("ssm", "DeleteParameter", json!({"Name": c.physical()}))
+                    .await,
+            )
+        })
+    },
+};
+
+async fn parameter_put(c: &Call, overwrite: bool) -> Outcome {
+    let name = match c.str("Name") {
+        Some(n) => n.to_string(),
+        None if overwrite => c.physical().to_string(),
+        None => super::generated_name("CFN", &c.logical_id, 128),
+    };
+    let mut input = pick(
+        &c.props,
+        &[
+            "Type",
+            "Value",
+            "Description",
+            "AllowedPattern",
+            "Tier",
+            "DataType",
+            "Policies",
+        ],
+    );
+    input = with(input, "Name", json!(name));
+    if overwrite {
+        input = with(input, "Overwrite", json!(true));
+    } else if let Some(Json::Object(tags)) = c.prop("Tags") {
+        let list: Vec<Json> = tags
+            .iter()
+            .map(|(k, v)| json!({"Key": k, "Value": v}))
+            .collect();
+        input = with(input, "Tags", Json::Array(list));
+    }
+    c.api("ssm", "PutParameter", input).await?;
+    Ok(resolved(
+        name,
+        json!({"Type": c.props["Type"], "Value": c.props["Value"]}),
+    ))
+}
+
+pub(crate) const SECRET: Provider = Provider {
+    kind: "AWS::SecretsManager::Secret",
+    replaces: &["Name"],
+    create: |c| Box::pin(secret_create(c)),
+    update: Some(|c| Box::pin(secret_update(c))),
+    delete: |c| {
+        Box::pin(async move {
+            gone_ok(
+                c.api(
+                    "secretsmanager",
+                    "DeleteSecret",
+                    json!({"SecretId": c.physical(), "ForceDeleteWithoutRecovery": true}),
+                )
+                .await,
+            )
+        })
+    },
+};
+
+async fn secret_value(c: &Call) -> Result<Option<String>, String> {
+    if let Some(s) = c.str("SecretString") {
+        return Ok(Some(s.to_string()));
+    }
+    let Some(generate) = c.prop("GenerateSecretString") else {
+        return Ok(None);
+    };
+    let options = pick(
+        generate,
+        &[
+            "PasswordLength",
+            "ExcludeCharacters",
+            "ExcludeNumbers",
+            "ExcludePunctuation",
+            "ExcludeUppercase",
+            "ExcludeLowercase",
+            "IncludeSpace",
+            "RequireEachIncludedType",
+        ],
+    );
+    let out = c
+        .api("secretsmanager", "GetRandomPassword", options)
+        .await?;
+    let password = out["RandomPassword"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    match (
+        generate["SecretStringTemplate"].as_str(),
+        generate["GenerateStringKey"].as_str(),
+    ) {
+        (Some(template), Some(key)) => {
+            let mut doc: Map<String, Json> = serde_json::from_str(template).map_err(|_| {
+                "Properties validation failed: SecretStringTemplate must be a JSON object"
+                    .to_string()
+            })?;
+            doc.insert(key.to_string(), Json::String(password));
+            Ok(Some(Json::Object(doc).to_string()))
+        }
+        _ => Ok(Some(password)),
+    }
+}
+
+async fn secret_create(c: &Call) -> Outcome {
+    let name = c.name("Name", 256);
+    let mut input = pick(&c.props, &["Description", "KmsKeyId", "Tags"]);
+    input = with(input, "Name", json!(name));
+    input = with(
+        input,
+        "SecretString",
+        secret_value(c).await?.map(Json::String).unwrap_or_default(),
+    );
+    let out = c.api("secretsmanager", "CreateSecret", input).await?;
+    let arn = out["ARN"].as_str().unwrap_or_default();
+    Ok(resolved(arn, json!({"Id": arn})))
+}
+
+async fn secret_update(c: &Call) -> Outcome {
+    let arn = c.physical().to_string();
+    let mut input = with(
+        pick(&c.props, &["Description", "KmsKeyId"]),
+        "SecretId",
+        json!(arn),
+    );
+    if c.props.get("SecretString") != c.old_props.get("SecretString")
+        || c.props.get("GenerateSecretString") != c.old_props.get("GenerateSecretString")
+    {
+        input = with(
+            input,
+            "SecretString",
+            secret_value(c).await?.map(Json::String).unwrap_or_default(),
+        );
+    }
+    c.api("secretsmanager", "UpdateSecret", input).await?;
+    Ok(resolved(arn.as_str(), json!({"Id": arn})))
+}
+
+pub(crate) const KMS_KEY: Provider = Provider {
+    kind: "AWS::KMS::Key",
+    replaces: &["KeySpec", "KeyUsage", "MultiRegion"],
+    create: |c| Box::pin(key_create(c)),
+    update: Some(|c| Box::pin(key_update(c))),
+    delete: |c| {
+        Box::pin(async move {
+            let days = c
+                .props
+                .get("PendingWindowInDays")
+                .cloned()
+                .unwrap_or(json!(30));
+            gone_ok(
+                c.api(
+                    "kms",
+                    "ScheduleKeyDeletion",
+                    json!({"KeyId": c.physical(), "PendingWindowInDays": days}),
+                )
+                .await,
+            )
+        })
+    },
+};
+
+async fn key_create(c: &Call) -> Outcome {
+    let mut input = pick(
+        &c.props,
+        &["Description", "KeyUsage", "KeySpec", "MultiRegion"],
+    );
+    input = with(
+        input,
+        "Policy",
+        c.document("KeyPolicy")
+            .map(Json::String)
+            .unwrap_or_default(),
+    );
+    let tags: Vec<Json> = c
+        .prop("Tags")
+        .and_then(Json::as_array)
+        .into_iter()
+        .flatten()
+        .map(|t| json!({"TagKey": t["Key"], "TagValue": t["Value"]}))
+        .collect();
+    if !tags.is_empty() {
+        input = with(input, "Tags", Json::Array(tags));
+    }
+    let out = c.api("kms", "CreateKey", input).await?;
+    let id = out["KeyMetadata"]["KeyId"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    let call = Call {
+        physical_id: Some(id),
+        ..c.clone()
+    };
+    key_settings(&call).await?;
+    Ok(resolved(
+        call.physical(),
+        json!({"Arn": out["KeyMetadata"]["Arn"], "KeyId": call.physical()}),
+    ))
+}
+
+async fn key_settings(c: &Call) -> Result<(), String> {
+    let id = c.physical();
+    if c.prop("EnableKeyRotation").and_then(Json::as_bool) == Some(true) {
+        c.api("kms", "EnableKeyRotation", json!({"KeyId": id}))
+            .await?;
+    }
+    let enabled = c.prop("Enabled").and_then(Json::as_bool).unwrap_or(true);
+    let op = if enabled { "EnableKey" } else { "DisableKey" };
+    c.api("kms", op, json!({"KeyId": id})).await?;
+    Ok(())
+}
+
+async fn key_update(c: &Call) -> Outcome {
+    let id = c.physical().to_string();
+    if let Some(policy) = c.document("KeyPolicy") {
+        c.api(
+            "kms",
+            "PutKeyPolicy",
+            json!({"KeyId": id, "PolicyName": "default", "Policy": policy}),
+        )
+        .await?;
+    }
+    if let Some(d) = c.str("Description") {
+        c.api(
+            "kms",
+            "UpdateKeyDescription",
+            json!({"KeyId": id, "Description": d}),
+        )
+        .await?;
+    }
+    key_settings(c).await?;
+    Ok(c.previous.clone())
+}
+
+pub(crate) const KMS_ALIAS: Provider = Provider {
+    kind: "AWS::KMS::Alias",
+    replaces: &["AliasName"],
+    create: |c| Box::pin(alias_put(c, "CreateAlias")),
+    update: Some(|c| Box::pin(alias_put(c, "UpdateAlias"))),
+    delete: |c| {
+        Box::pin(async move {
+            gone_ok(
+                c.api("kms", "DeleteAlias", json!({"AliasName": c.physical()}))
+                    .await,
+            )
+        })
+    },
+};
+
+async fn alias_put(c: &Call, operation: &str) -> Outcome {
+    let name = c.str("AliasName").unwrap_or_default();
+    c.api(
+        "kms",
+        operation,
+        json!({"AliasName": name, "TargetKeyId": c.props["TargetKeyId"]}),
+    )
+    .await?;
+    Ok(resolved(name, empty()))
+}
+
+pub(crate) const LOG_GROUP: Provider = Provider {
+    kind: "AWS::Logs::LogGroup",
+    replaces: &["LogGroupName"],
+    create: |c| Box::pin(log_group_create(c)),
+    update: Some(|c| Box::pin(log_group_retention(c))),
+    delete: |c| {
+        Box::pin(async move {
+            gone_ok(
+                c.api(
+                    "logs",
+                    "DeleteLogGroup",
+                    json!({"logGroupName": c.physical()}),
+                )
+                .await,
+            )
+        })
+    },
+};
+
+async fn log_group_create(c: &Call) -> Outcome {
+    let name = c.name("LogGroupName", 512);
+    let mut input = json!({"logGroupName": name});
+    input = with(input, "kmsKeyId", c.props["KmsKeyId"].clone());
+    if c.prop("Tags").is_some() {
+        input = with(input, "tags", tag_map(c.prop("Tags")));
+    }
+    c.api("logs", "CreateLogGroup", input).await?;
+    let call = Call {
+        physical_id: Some(name),
+        ..c.clone()
+    };
+    log_group_retention(&call).await
+}
+
+async fn log_group_retention(c: &Call) -> Outcome {
+    let name = c.physical();
+    match c.prop("RetentionInDays") {
+        Some(days) => {
+            c.api(
+                "logs",
+                "PutRetentionPolicy",
+                json!({"logGroupName": name, "retentionInDays": days}),
+            )
+            .await?
+        }
+        None if c.old_props.get("RetentionInDays").is_some() => {
+            c.api(
+                "logs",
+                "DeleteRetentionPolicy",
+                json!({"logGroupName": name}),
+            )
+            .await?
+        }
+        None => Json::Null,
+    };
+    Ok(resolved(
+        name,
+        json!({"Arn": c.arn("logs", &format!("log-group:{name}:*"))}),
+    ))
+}
+
+pub(crate) const KINESIS_STREAM: Provider = Provider {
+    kind: "AWS::Kinesis::Stream",
+    replaces: &[
+        "Name",
+        "ShardCount",
+        "StreamModeDetails",
+        "RetentionPeriodHours",
+    ],
+    create: |c| Box::pin(stream_create(c)),
+    update: None,
+    delete: |c| {
+        Box::pin(async move {
+            gone_ok(
+                c.api(
+                    "kinesis",
+                    "DeleteStream",
+                    json!({"StreamName": c.physical(), "EnforceConsumerDeletion": true}),
+                )
+                .await,
+            )
+        })
+    },
+};
+
+async fn stream_create(c: &Call) -> Outcome {
+    let name = c.name("Name", 128);
+    let mut input = with(
+        pick(&c.props, &["StreamModeDetails"]),
+        "StreamName",
+        json!(name),
+    );
+    if c.prop("StreamModeDetails").is_none() {
+        input = with(
+            input,
+            "ShardCount",
+            c.props.get("ShardCount").cloned().unwrap_or(json!(1)),
+        );
+    }
+    c.api("kinesis", "CreateStream", input).await?;
+    if let Some(hours) = c
+        .prop("RetentionPeriodHours")
+        .filter(|h| h.as_i64() != Some(24))
+    {
+        c.api(
+            "kinesis",
+            "IncreaseStreamRetentionPeriod",
+            json!({"StreamName": name, "RetentionPeriodHours": hours}),
+        )
+        .await?;
+    }
+    if c.prop("Tags").is_some() {
+        c.api(
+            "kinesis",
+            "AddTagsToStream",
+            json!({"StreamName": name, "Tags": tag_map(c.prop("Tags"))}),
+        )
+        .await?;
+    }
+    let arn = c.arn("kinesis", &format!("stream/{name}"));
+    Ok(resolved(name, json!({"Arn": arn})))
+}

@@ -1,0 +1,201 @@
+//! Providers of CloudFormation's own types (custom resources backed by Lambda, wait
+//! condition handles and wait conditions) and of ECR repositories, which Roto keeps as
+//! stored names only (CDK's bootstrap template declares one; Roto serves no ECR API).
+//!
+//! Custom resources and wait conditions answer through a URL Roto serves: an object in the
+//! S3 bucket `cfn-responses-<account>-<region>`, which the function (or the signaller) PUTs
+//! as it would to AWS's presigned URL, and which the provider reads back through the
+//! dispatcher, waiting on the server clock.
+
+use std::time::Duration;
+
+use roto_core::timestamp::now_millis;
+use serde_json::{json, Map, Value as Json};
+
+use super::{resolved, Call, Outcome, Provider};
+
+pub(crate) const ECR_REPOSITORY: Provider = Provider {
+    kind: "AWS::ECR::Repository",
+    replaces: &["RepositoryName"],
+    create: |c| {
+        Box::pin(async move {
+            let name = c.name("RepositoryName", 256).to_ascii_lowercase();
+            let (account, region) = (&c.ctx.account, &c.ctx.region);
+            Ok(resolved(
+                name.as_str(),
+                json!({
+                    "Arn": c.arn("ecr", &format!("repository/{name}")),
+                    "RepositoryUri": format!("{account}.dkr.ecr.{region}.amazonaws.com/{name}"),
+                }),
+            ))
+        })
+    },
+    update: Some(|c| Box::pin(async move { Ok(c.previous.clone()) })),
+    delete: |_| Box::pin(async { Ok(()) }),
+};
+
+/// The bucket responses are PUT to.
+fn response_bucket(c: &Call) -> String {
+    format!("cfn-responses-{}-{}", c.ctx.account, c.ctx.region)
+}
+
+/// A URL Roto serves for a response: the bucket's object `key`, path-style on Roto's port.
+async fn response_url(c: &Call, key: &str) -> Result<String, String> {
+    let bucket = response_bucket(c);
+    let created = c.api("s3", "CreateBucket", json!({"Bucket": bucket})).await;
+    if let Err(e) = created {
+        if !e.contains("BucketAlreadyOwnedByYou") {
+            return Err(e);
+        }
+    }
+    let endpoint = c
+        .dispatcher
+        .env
+        .endpoint()
+        .unwrap_or("http://localhost:4566");
+    Ok(format!("{endpoint}/{bucket}/{key}"))
+}
+
+/// Waits (on the server clock) for the object `key` to be PUT, up to `timeout_ms`.
+async fn await_response(c: &Call, key: &str, timeout_ms: i64) -> Result<Option<Vec<u8>>, String> {
+    let deadline = now_millis() + timeout_ms;
+    let bucket = response_bucket(c);
+    loop {
+        let input = roto_core::Value::map()
+            .with("Bucket", bucket.as_str())
+            .with("Key", key);
+        let request = roto_core::Request::new(input);
+        if let Ok(response) = c
+            .dispatcher
+            .call_request(&c.ctx, "s3", "GetObject", request)
+            .await
+        {
+            let body = response.into_payload().await.map_err(|e| e.message)?;
+            let _ = c
+                .api("s3", "DeleteObject", json!({"Bucket": bucket, "Key": key}))
+                .await;
+            return Ok(Some(body));
+        }
+        if now_millis() >= deadline {
+            return Ok(None);
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+pub(crate) const CUSTOM_RESOURCE: Provider = Provider {
+    kind: "AWS::CloudFormation::CustomResource",
+    replaces: &["ServiceToken"],
+    create: |c| Box::pin(custom(c, "Create")),
+    update: Some(|c| Box::pin(custom(c, "Update"))),
+    delete: |c| Box::pin(async move { custom(c, "Delete").await.map(|_| ()) }),
+};
+
+/// Sends the custom resource's request to its Lambda function and reads its answer.
+async fn custom(c: &Call, request_type: &str) -> Outcome {
+    let token = c.str("ServiceToken").unwrap_or_default().to_string();
+    if !token.contains(":lambda:") {
+        return Err(format!("Invalid service token {token}: Roto answers custom resources backed by Lambda functions"));
+    }
+    let request_id = roto_core::dispatch::new_request_id();
+    let key = format!("{}/{}/{request_id}", c.stack_name, c.logical_id);
+    let url = response_url(c, &key).await?;
+    let mut properties = c.props.clone();
+    if let Json::Object(p) = &mut properties {
+        p.insert("ServiceToken".into(), Json::String(token.clone()));
+    }
+    let mut event = json!({
+        "RequestType": request_type,
+        "ServiceToken": token,
+        "ResponseURL": url,
+        "StackId": c.stack_id,
+        "RequestId": request_id,
+        "LogicalResourceId": c.logical_id,
+        "ResourceType": c.kind,
+        "ResourceProperties": properties,
+    });
+    if let Some(physical) = &c.physical_id {
+        event["PhysicalResourceId"] = json!(physical);
+    }
+    if request_type == "Update" {
+        event["OldResourceProperties"] = c.old_props.clone();
+    }
+    let input =
+        json!({"FunctionName": token, "InvocationType": "Event", "Payload": event.to_string()});
+    c.api("lambda", "Invoke", input).await?;
+    let body = await_response(c, &key, 3_600_000)
+        .await?
+        .ok_or("CloudFormation did not receive a response from your Custom Resource. Please check your logs for requestId [".to_string() + &request_id + "].")?;
+    let answer: Json = serde_json::from_slice(&body)
+        .map_err(|_| "Invalid response object: the response is not JSON".to_string())?;
+    if answer["Status"].as_str() != Some("SUCCESS") {
+        let reason = answer["Reason"]
+            .as_str()
+            .unwrap_or("See the details in CloudWatch Log Stream");
+        return Err(format!(
+            "Received response status [FAILED] from custom resource. Message returned: {reason}"
+        ));
+    }
+    let physical = answer["PhysicalResourceId"]
+        .as_str()
+        .map(str::to_string)
+        .or_else(|| c.physical_id.clone())
+        .unwrap_or(request_id);
+    let data = answer["Data"].as_object().cloned().unwrap_or_default();
+    Ok(resolved(physical, Json::Object(data)))
+}
+
+pub(crate) const WAIT_CONDITION_HANDLE: Provider = Provider {
+    kind: "AWS::CloudFormation::WaitConditionHandle",
+    replaces: &[],
+    create: |c| {
+        Box::pin(async move {
+            let key = format!("{}/{}/signal", c.stack_name, c.logical_id);
+            Ok(resolved(response_url(c, &key).await?, json!({})))
+        })
+    },
+    update: Some(|c| Box::pin(async move { Ok(c.previous.clone()) })),
+    delete: |_| Box::pin(async { Ok(()) }),
+};
+
+pub(crate) const WAIT_CONDITION: Provider = Provider {
+    kind: "AWS::CloudFormation::WaitCondition",
+    replaces: &["Handle", "Timeout", "Count"],
+    create: |c| Box::pin(wait_condition(c)),
+    update: Some(|c| Box::pin(async move { Ok(c.previous.clone()) })),
+    delete: |_| Box::pin(async { Ok(()) }),
+};
+
+/// Waits for a signal PUT to the handle's URL (the first one completes the condition).
+async fn wait_condition(c: &Call) -> Outcome {
+    let id = super::generated_name(&c.stack_name, &c.logical_id, 128);
+    let Some(handle) = c.str("Handle") else {
+        return Ok(resolved(id, json!({"Data": "{}"})));
+    };
+    let key = handle.splitn(5, '/').nth(4).unwrap_or_default().to_string();
+    let timeout = c
+        .prop("Timeout")
+        .map(crate::cloudformation::template::scalar_text)
+        .and_then(|t| t.parse::<i64>().ok())
+        .unwrap_or(43_200);
+    let Some(body) = await_response(c, &key, timeout * 1000).await? else {
+        return Err("WaitCondition timed out. Received 0 conditions when expecting 1".into());
+    };
+    let signal: Json = serde_json::from_slice(&body).unwrap_or_default();
+    if signal["Status"].as_str() == Some("FAILURE") {
+        return Err(format!(
+            "WaitCondition received failed message: '{}' for uniqueId: {}",
+            signal["Reason"].as_str().unwrap_or_default(),
+            signal["UniqueId"].as_str().unwrap_or_default()
+        ));
+    }
+    let mut data = Map::new();
+    data.insert(
+        signal["UniqueId"].as_str().unwrap_or("1").to_string(),
+        signal["Data"].clone(),
+    );
+    Ok(resolved(
+        id,
+        json!({"Data": Json::Object(data).to_string()}),
+    ))
+}

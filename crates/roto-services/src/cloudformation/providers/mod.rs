@@ -1,0 +1,285 @@
+//! Resource providers: for each resource type, how CloudFormation creates, updates and
+//! deletes one through the owning service's operations, and what it offers to `Ref` and
+//! `Fn::GetAtt`.
+//!
+//! [`PROVIDERS`] is the table; a type's provider is three small functions over a [`Call`],
+//! whose [`Call::api`] sends an operation through the dispatcher with its input written as
+//! JSON in the API's member names (fitted to the operation's input shape by the model), so
+//! each call is traced and validated as any other. A type absent from the table fails its
+//! resource with a clear reason. `update: None` means every change replaces the resource.
+
+use std::sync::Arc;
+
+use roto_core::{BoxFuture, Context, Dispatcher, Value};
+use serde_json::{json, Map, Value as Json};
+
+use super::intrinsics::Resolved;
+use crate::sdk;
+
+mod compute;
+mod data;
+mod iam;
+mod messaging;
+mod misc;
+
+/// A provider's answer: what the resource now offers, or why it failed.
+pub(crate) type Outcome = Result<Resolved, String>;
+
+type Step = for<'a> fn(&'a Call) -> BoxFuture<'a, Outcome>;
+type Removal = for<'a> fn(&'a Call) -> BoxFuture<'a, Result<(), String>>;
+
+/// One resource type's provider.
+pub(crate) struct Provider {
+    /// The type, `AWS::Service::Resource`.
+    pub kind: &'static str,
+    /// The properties whose change replaces the resource (AWS's "Update requires:
+    /// Replacement").
+    pub replaces: &'static [&'static str],
+    pub create: Step,
+    pub update: Option<Step>,
+    pub delete: Removal,
+}
+
+/// Every supported resource type.
+pub(crate) const PROVIDERS: &[Provider] = &[
+    data::S3_BUCKET,
+    data::S3_BUCKET_POLICY,
+    data::DYNAMODB_TABLE,
+    data::SSM_PARAMETER,
+    data::SECRET,
+    data::KMS_KEY,
+    data::KMS_ALIAS,
+    data::LOG_GROUP,
+    data::KINESIS_STREAM,
+    iam::ROLE,
+    iam::POLICY,
+    iam::MANAGED_POLICY,
+    compute::FUNCTION,
+    compute::PERMISSION,
+    compute::EVENT_SOURCE_MAPPING,
+    compute::URL,
+    compute::STATE_MACHINE,
+    messaging::QUEUE,
+    messaging::QUEUE_POLICY,
+    messaging::TOPIC,
+    messaging::SUBSCRIPTION,
+    messaging::TOPIC_POLICY,
+    messaging::RULE,
+    messaging::EVENT_BUS,
+    misc::ECR_REPOSITORY,
+    misc::WAIT_CONDITION_HANDLE,
+    misc::WAIT_CONDITION,
+    misc::CUSTOM_RESOURCE,
+];
+
+/// The provider of a type (custom resources, `Custom::*`, share one).
+pub(crate) fn provider(kind: &str) -> Option<&'static Provider> {
+    let kind = if kind.starts_with("Custom::") {
+        "AWS::CloudFormation::CustomResource"
+    } else {
+        kind
+    };
+    PROVIDERS.iter().find(|p| p.kind == kind)
+}
+
+/// One resource operation's facts.
+#[derive(Clone)]
+pub(crate) struct Call {
+    pub dispatcher: Arc<Dispatcher>,
+    pub ctx: Context,
+    pub stack_name: String,
+    pub stack_id: String,
+    pub logical_id: String,
+    pub kind: String,
+    /// The properties, evaluated.
+    pub props: Json,
+    /// The current physical id (updates and deletes).
+    pub physical_id: Option<String>,
+    /// What the resource offered before (updates and deletes).
+    pub previous: Resolved,
+    /// The properties before (updates and deletes).
+    pub old_props: Json,
+}
+
+impl Call {
+    /// Calls `service`'s `operation` with a JSON input in the API's member names, giving its
+    /// output as JSON (members capitalised), or the error as a resource's failure reason.
+    pub(crate) async fn api(
+        &self,
+        service: &str,
+        operation: &str,
+        input: Json,
+    ) -> Result<Json, String> {
+        self.api_with(service, operation, input, |_| ()).await
+    }
+
+    /// [`Call::api`], with the shaped input finished by `finish` (for members JSON cannot
+    /// carry, such as binary blobs).
+    pub(crate) async fn api_with(
+        &self,
+        service: &str,
+        operation: &str,
+        input: Json,
+        finish: impl FnOnce(&mut Value),
+    ) -> Result<Json, String> {
+        let svc = self
+            .dispatcher
+            .service(service)
+            .ok_or_else(|| format!("No service named {service}"))?;
+        let model = svc.spec().model();
+        let op = model
+            .operation(operation)
+            .ok_or_else(|| format!("{service} has no operation {operation}"))?;
+        let shape = op
+            .input
+            .as_ref()
+            .map(|r| model.resolve(r))
+            .ok_or_else(|| format!("{service}'s {operation} takes no input"))?;
+        let mut value = sdk::to_value(model, shape, &input, 0).map_err(|e| {
+            format!(
+                "Properties validation failed for resource {}: {e}",
+                self.logical_id
+            )
+        })?;
+        finish(&mut value);
+        let output = self
+            .dispatcher
+            .call(&self.ctx, service, operation, value)
+            .await
+            .map_err(|e| {
+                format!(
+                    "Resource handler returned message: \"{}\" (Service: {service}, Status Code: {}, Request ID: {}, HandlerErrorCode: {})",
+                    e.message,
+                    e.status.unwrap_or(400),
+                    self.ctx.request_id,
+                    e.code
+                )
+            })?;
+        let output_shape = op.output.as_ref().map(|r| model.resolve(r));
+        Ok(sdk::to_json(model, output_shape, &output, 0))
+    }
+
+    /// A property as a string.
+    pub(crate) fn str(&self, name: &str) -> Option<&str> {
+        self.props.get(name).and_then(Json::as_str)
+    }
+
+    /// A property, if set.
+    pub(crate) fn prop(&self, name: &str) -> Option<&Json> {
+        self.props.get(name).filter(|v| !v.is_null())
+    }
+
+    /// The physical id, for updates and deletes.
+    pub(crate) fn physical(&self) -> &str {
+        self.physical_id.as_deref().unwrap_or_default()
+    }
+
+    /// The name a resource takes: the property `member`, else one generated as AWS does
+    /// (`stack-Logical-RANDOM`, at most `max` characters).
+    pub(crate) fn name(&self, member: &str, max: usize) -> String {
+        if let Some(name) = self.str(member) {
+            return name.to_string();
+        }
+        if let Some(previous) = self
+            .physical_id
+            .as_deref()
+            .filter(|_| self.old_props.get(member).is_none())
+        {
+            return previous.to_string();
+        }
+        generated_name(&self.stack_name, &self.logical_id, max)
+    }
+
+    /// The property named `member` as a JSON-document string (policies written as
+    /// objects in templates, as strings in the APIs).
+    pub(crate) fn document(&self, member: &str) -> Option<String> {
+        self.prop(member).map(|v| match v {
+            Json::String(s) => s.clone(),
+            other => other.to_string(),
+        })
+    }
+
+    /// The account and region's ARN prefix for `service` (`arn:aws:sqs:us-east-1:1234:`).
+    pub(crate) fn arn(&self, service: &str, rest: &str) -> String {
+        format!(
+            "arn:aws:{service}:{}:{}:{rest}",
+            self.ctx.region, self.ctx.account
+        )
+    }
+}
+
+/// A generated physical name: `stack-Logical-RANDOM`, cut to `max` characters.
+pub(crate) fn generated_name(stack: &str, logical: &str, max: usize) -> String {
+    let suffix: String = (0..13)
+        .map(|_| {
+            let n = fastrand::usize(..36);
+            char::from_digit(n as u32, 36)
+                .unwrap_or('0')
+                .to_ascii_uppercase()
+        })
+        .collect();
+    let room = max.saturating_sub(suffix.len() + 2);
+    let head: String = format!("{stack}-{logical}").chars().take(room).collect();
+    format!("{head}-{suffix}")
+}
+
+/// What a resource offers: `Ref` and its attributes.
+pub(crate) fn resolved(reference: impl Into<String>, attributes: Json) -> Resolved {
+    Resolved {
+        reference: reference.into(),
+        attributes: match attributes {
+            Json::Object(map) => map,
+            _ => Map::new(),
+        },
+    }
+}
+
+/// CloudFormation's tag list (`[{Key, Value}]`) as a map.
+pub(crate) fn tag_map(tags: Option<&Json>) -> Json {
+    let mut map = Map::new();
+    for t in tags.and_then(Json::as_array).into_iter().flatten() {
+        if let (Some(k), Some(v)) = (t["Key"].as_str(), t.get("Value")) {
+            map.insert(k.to_string(), Json::String(super::template::scalar_text(v)));
+        }
+    }
+    Json::Object(map)
+}
+
+/// The members of `props` named in `names` that are set, as an object.
+pub(crate) fn pick(props: &Json, names: &[&str]) -> Json {
+    let mut out = Map::new();
+    for n in names {
+        if let Some(v) = props.get(*n).filter(|v| !v.is_null()) {
+            out.insert((*n).to_string(), v.clone());
+        }
+    }
+    Json::Object(out)
+}
+
+/// Adds `value` under `key` to a JSON object.
+pub(crate) fn with(mut object: Json, key: &str, value: Json) -> Json {
+    if let Json::Object(map) = &mut object {
+        if !value.is_null() {
+            map.insert(key.to_string(), value);
+        }
+    }
+    object
+}
+
+/// A delete that tolerates the resource being gone already.
+pub(crate) fn gone_ok(result: Result<Json, String>) -> Result<(), String> {
+    match result {
+        Ok(_) => Ok(()),
+        Err(e)
+            if e.contains("NotFound") || e.contains("NoSuch") || e.contains("does not exist") =>
+        {
+            Ok(())
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// An empty JSON object.
+pub(crate) fn empty() -> Json {
+    json!({})
+}
