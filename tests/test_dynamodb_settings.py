@@ -1,5 +1,5 @@
-"""DynamoDB's stored settings through boto3: Contributor Insights and Kinesis streaming
-destinations."""
+"""DynamoDB's stored settings through boto3: Contributor Insights (Kinesis streaming
+destinations are in test_dynamodb_kinesis.py)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,6 @@ from datetime import datetime
 
 import pytest
 from botocore.exceptions import ClientError
-
-STREAM = "arn:aws:kinesis:us-east-1:000000000000:stream/orders"
 
 
 def fails(call, **params):
@@ -118,35 +116,3 @@ def test_a_deleted_table_forgets_its_insights(client):
     make_table(db)
     assert db.describe_contributor_insights(TableName="tbl")["ContributorInsightsStatus"] == "DISABLED"
     assert db.list_contributor_insights()["ContributorInsightsSummaries"] == []
-
-
-# Kinesis streaming destinations
-
-def test_a_table_has_no_kinesis_destinations(client):
-    db = client("dynamodb")
-    make_table(db)
-    described = db.describe_kinesis_streaming_destination(TableName="tbl")
-    assert described["TableName"] == "tbl"
-    assert described["KinesisDataStreamDestinations"] == []
-
-
-@pytest.mark.parametrize("operation,extra", [
-    ("enable_kinesis_streaming_destination", {}),
-    ("enable_kinesis_streaming_destination",
-     {"EnableKinesisStreamingConfiguration": {"ApproximateCreationDateTimePrecision": "MICROSECOND"}}),
-    ("disable_kinesis_streaming_destination", {}),
-    ("update_kinesis_streaming_destination",
-     {"UpdateKinesisStreamingConfiguration": {"ApproximateCreationDateTimePrecision": "MILLISECOND"}}),
-])
-def test_kinesis_streams_do_not_exist(client, operation, extra):
-    db = client("dynamodb")
-    make_table(db)
-    call = getattr(db, operation)
-    assert fails(call, TableName="tbl", StreamArn=STREAM, **extra) == (
-        "ResourceNotFoundException", f"Requested resource not found: Stream: {STREAM} not found")
-    assert fails(call, TableName="nope", StreamArn=STREAM, **extra) == (
-        "ResourceNotFoundException", "Requested resource not found: Table: nope not found")
-    not_a_stream = "arn:aws:sqs:us-east-1:000000000000:queue-name-long-enough"
-    assert fails(call, TableName="tbl", StreamArn=not_a_stream, **extra) == (
-        "ValidationException", f"Invalid StreamArn: {not_a_stream}")
-    assert db.describe_kinesis_streaming_destination(TableName="tbl")["KinesisDataStreamDestinations"] == []

@@ -46,6 +46,20 @@ pub struct Context {
     pub host: String,
 }
 
+impl Context {
+    /// A context for Roto's own calls (deliveries, pollers) in an account and region,
+    /// with a fresh request id.
+    pub fn internal(account: &str, region: &str) -> Context {
+        Context {
+            account: account.to_string(),
+            region: region.to_string(),
+            access_key: None,
+            request_id: new_request_id(),
+            host: String::new(),
+        }
+    }
+}
+
 /// An operation's input: the shaped value, plus the streamed payload where the operation
 /// has one.
 pub struct Request {
@@ -433,13 +447,7 @@ impl Dispatcher {
 
     /// A context in the default account and region (Lua setup, internal callers).
     pub fn default_context(&self) -> Context {
-        Context {
-            account: self.env.default_account.clone(),
-            region: self.env.default_region.clone(),
-            access_key: None,
-            request_id: new_request_id(),
-            host: String::new(),
-        }
+        Context::internal(&self.env.default_account, &self.env.default_region)
     }
 }
 

@@ -18,7 +18,8 @@
 //! - [`exports`]: ExportTableToPointInTime, DescribeExport, ListExports (to S3).
 //! - [`imports`]: ImportTable, DescribeImport, ListImports (from S3).
 //! - [`contributor_insights`]: Describe/Update/ListContributorInsights (stored).
-//! - [`kinesis_destinations`]: Kinesis streaming destinations (none can exist).
+//! - [`kinesis_destinations`]: Kinesis streaming destinations, and the item changes they
+//!   put on their streams.
 //! - [`items`]: PutItem, GetItem, UpdateItem, DeleteItem, conditions, consumed capacity.
 //! - [`expr`]: the expression language (conditions, projections, updates).
 //! - [`batch`]: BatchGetItem, BatchWriteItem, TransactGetItems, TransactWriteItems.
@@ -31,9 +32,11 @@
 //!   PartiQL parsers.
 
 use std::io;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use roto_core::access::{Access, Principal};
+use roto_core::events::{DeliveryError, Event};
 use roto_core::featureless::Featureless;
 use roto_core::Value;
 use roto_core::{
@@ -110,6 +113,9 @@ CREATE TABLE IF NOT EXISTS ddb_items (
 pub struct DynamoDb {
     env: Arc<Env>,
     sweeper: OnceLock<()>,
+    /// Whether a Kinesis streaming destination has been active, so that requests relay
+    /// the item changes captured for it.
+    kinesis_active: AtomicBool,
 }
 
 impl DynamoDb {
@@ -128,12 +134,18 @@ impl DynamoDb {
             exports::SCHEMA,
             imports::SCHEMA,
             contributor_insights::SCHEMA,
+            kinesis_destinations::SCHEMA,
         ] {
             env.store.migrate(schema)?;
         }
+        let active = env
+            .store
+            .with(kinesis_destinations::any_active)
+            .map_err(|e| io::Error::other(e.message.to_string()))?;
         let service = DynamoDb {
             env,
             sweeper: OnceLock::new(),
+            kinesis_active: AtomicBool::new(active),
         };
         service.start_sweeper();
         Ok(service)
@@ -216,10 +228,15 @@ impl Service for DynamoDb {
                 "DescribeContributorInsights" => self.describe_contributor_insights(ctx, input)?,
                 "UpdateContributorInsights" => self.update_contributor_insights(ctx, input)?,
                 "ListContributorInsights" => self.list_contributor_insights(ctx, input)?,
-                "EnableKinesisStreamingDestination"
-                | "DisableKinesisStreamingDestination"
-                | "UpdateKinesisStreamingDestination" => {
-                    self.change_kinesis_streaming_destination(ctx, input)?
+                "EnableKinesisStreamingDestination" => {
+                    self.enable_kinesis_streaming_destination(ctx, input)
+                        .await?
+                }
+                "DisableKinesisStreamingDestination" => {
+                    self.disable_kinesis_streaming_destination(ctx, input)?
+                }
+                "UpdateKinesisStreamingDestination" => {
+                    self.update_kinesis_streaming_destination(ctx, input)?
                 }
                 "DescribeKinesisStreamingDestination" => {
                     self.describe_kinesis_streaming_destination(ctx, input)?
@@ -244,8 +261,17 @@ impl Service for DynamoDb {
                 "DescribeEndpoints" => self.describe_endpoints(ctx),
                 other => return self.unmodeled(ctx, other, input).map(Response::new),
             };
+            if self.kinesis_active.load(Ordering::Relaxed) {
+                if let Err(e) = kinesis_destinations::relay(&self.env) {
+                    tracing::warn!("Kinesis streaming destinations: {}", e.message);
+                }
+            }
             Ok(Response::new(output))
         })
+    }
+
+    fn deliver<'a>(&'a self, event: &'a Event) -> BoxFuture<'a, Result<(), DeliveryError>> {
+        Box::pin(kinesis_destinations::deliver(&self.env, event))
     }
 
     fn access(&self, ctx: &Context, _: &Principal, op: &str, input: &Value) -> AwsResult<Access> {

@@ -5,8 +5,9 @@
 //! under the index key followed by the table key, pointing back at the item, so a Query
 //! on an index is an ordered range seek like one on the table. [`store`] is the only
 //! writer: it replaces or deletes the item, its index rows, its Time to Live expiry and
-//! the table's live counters, and records the change on the table's stream and, while
-//! point-in-time recovery is enabled, in its recovery log, in the caller's transaction.
+//! the table's live counters, and records the change on the table's stream, for its
+//! Kinesis streaming destination and, while point-in-time recovery is enabled, in its
+//! recovery log, in the caller's transaction.
 
 use roto_core::timestamp::now_millis;
 use roto_core::{AwsResult, Context};
@@ -15,6 +16,7 @@ use rusqlite::{Connection, OptionalExtension};
 use super::attr::{item_size, item_to_json, parse_stored_item, Item};
 use super::backups;
 use super::key::{EncodedKey, KeySchema};
+use super::kinesis_destinations;
 use super::streams::{self, Origin};
 use super::tables::Table;
 use super::ttl;
@@ -219,5 +221,6 @@ pub fn write(
     ttl::index(conn, ctx, table, key, old, new)?;
     let now = now_millis();
     backups::record(conn, ctx, name, key, old, now)?;
-    streams::capture(conn, ctx, table, old, new, origin, now)
+    streams::capture(conn, ctx, table, old, new, origin, now)?;
+    kinesis_destinations::capture(conn, ctx, table, key, old, new, origin, now)
 }

@@ -147,6 +147,24 @@ pub fn close(conn: &Connection, ctx: &Context, description: &Json, now: i64) -> 
     Ok(())
 }
 
+/// An item's primary key attributes.
+pub fn keys_of(table: &Table, item: &Item) -> Item {
+    table
+        .schema
+        .attrs()
+        .filter_map(|a| item.get(&a.name).map(|v| (a.name.clone(), v.clone())))
+        .collect()
+}
+
+/// The record's `eventName` for a change: `old` absent is an INSERT, `new` absent a REMOVE.
+pub fn event_name(old: Option<&Item>, new: Option<&Item>) -> &'static str {
+    match (old, new) {
+        (None, _) => "INSERT",
+        (Some(_), Some(_)) => "MODIFY",
+        (Some(_), None) => "REMOVE",
+    }
+}
+
 /// Records an item change on the table's enabled stream, if it has one: `old` absent is
 /// an INSERT, `new` absent a REMOVE, both a MODIFY.
 pub fn capture(
@@ -164,16 +182,8 @@ pub fn capture(
     let Some(item) = new.or(old) else {
         return Ok(());
     };
-    let keys: Item = table
-        .schema
-        .attrs()
-        .filter_map(|a| item.get(&a.name).map(|v| (a.name.clone(), v.clone())))
-        .collect();
-    let event = match (old, new) {
-        (None, _) => "INSERT",
-        (Some(_), Some(_)) => "MODIFY",
-        (Some(_), None) => "REMOVE",
-    };
+    let keys = keys_of(table, item);
+    let event = event_name(old, new);
     let new_image = new.filter(|_| matches!(view_type, "NEW_IMAGE" | "NEW_AND_OLD_IMAGES"));
     let old_image = old.filter(|_| matches!(view_type, "OLD_IMAGE" | "NEW_AND_OLD_IMAGES"));
     let size: usize = [Some(&keys), new_image, old_image]

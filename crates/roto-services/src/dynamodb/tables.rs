@@ -18,7 +18,7 @@ use serde_json::{json, Map, Value as Json};
 use super::key::KeySchema;
 use super::streams;
 use super::DynamoDb;
-use super::{backups, contributor_insights, resource_policies, ttl};
+use super::{backups, contributor_insights, kinesis_destinations, resource_policies, ttl};
 
 /// The longest page ListTables returns.
 const LIST_TABLES_MAX: i64 = 100;
@@ -738,6 +738,7 @@ impl DynamoDb {
             backups::forget(tx, ctx, &name)?;
             resource_policies::forget(tx, ctx, &name)?;
             contributor_insights::forget(tx, ctx, &name)?;
+            kinesis_destinations::forget(tx, ctx, &name)?;
             Ok(table)
         })?;
         Ok(Value::map().with("TableDescription", table.describe("DELETING")))

@@ -26,6 +26,7 @@ use tokio::sync::Notify;
 
 use super::attr::{parse_stored_item, Attr, Item};
 use super::key::EncodedKey;
+use super::kinesis_destinations;
 use super::rows::{read_item, write};
 use super::streams::Origin;
 use super::tables::{load_table, table_name, table_not_found, Table};
@@ -360,6 +361,7 @@ fn sweep(env: &Env) -> AwsResult<bool> {
         return Ok(false);
     }
     while sweep_batch(env, now_millis())? {}
+    kinesis_destinations::relay(env)?;
     Ok(true)
 }
 

@@ -29,13 +29,7 @@ fn arn_location(arn: &str) -> Option<(&str, &str)> {
 
 fn context_for(arn: &str, fallback: (&str, &str)) -> Context {
     let (account, region) = arn_location(arn).unwrap_or(fallback);
-    Context {
-        account: account.to_string(),
-        region: region.to_string(),
-        access_key: None,
-        request_id: roto_core::dispatch::new_request_id(),
-        host: String::new(),
-    }
+    Context::internal(account, region)
 }
 
 /// Calls a Kinesis operation without tracing it.
