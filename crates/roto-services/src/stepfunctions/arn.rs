@@ -16,6 +16,8 @@ pub(super) enum Target {
     Execution(String, String),
     /// An activity (`activity:NAME`).
     Activity(String),
+    /// A Distributed Map's map run (`mapRun:MACHINE/LABEL:ID`).
+    MapRun,
 }
 
 /// A parsed Step Functions ARN.
@@ -65,6 +67,7 @@ pub(super) fn parse(arn: &str) -> AwsResult<Arn> {
             Target::Execution(machine.to_string(), name.to_string())
         }
         ("activity", [name]) => Target::Activity(name.to_string()),
+        ("mapRun", [machine, _id]) if machine.contains('/') => Target::MapRun,
         _ => return Err(invalid_arn(arn)),
     };
     Ok(Arn {
@@ -81,6 +84,7 @@ impl Target {
             Target::Machine(_) | Target::Version(..) | Target::Alias(..) => "stateMachine",
             Target::Execution(..) => "execution",
             Target::Activity(_) => "activity",
+            Target::MapRun => "mapRun",
         }
     }
 }
@@ -122,6 +126,18 @@ pub(super) fn execution(machine_arn: &str, name: &str, express: bool) -> String 
     } else {
         format!("{prefix}:{name}")
     }
+}
+
+/// A map run's ARN and its child executions' state machine ARN, for a Distributed Map
+/// labelled `label` in an execution of `machine_arn`.
+pub(super) fn map_run(machine_arn: &str, label: &str) -> (String, String) {
+    let machine = format!("{}/{label}", unqualified(machine_arn));
+    let run = format!(
+        "{}:{}",
+        machine.replacen(":stateMachine:", ":mapRun:", 1),
+        roto_core::dispatch::new_request_id()
+    );
+    (run, machine)
 }
 
 /// Whether a resource or execution name is one AWS accepts: 1 to 80 characters, none of

@@ -44,9 +44,12 @@ CREATE TABLE IF NOT EXISTS sfn_executions (
     definition TEXT NOT NULL,
     role_arn TEXT NOT NULL,
     trace_header TEXT,
-    redrive_count INTEGER NOT NULL DEFAULT 0
+    redrive_count INTEGER NOT NULL DEFAULT 0,
+    map_run_arn TEXT
 );
 CREATE INDEX IF NOT EXISTS sfn_executions_machine ON sfn_executions (machine_arn, started);
+CREATE INDEX IF NOT EXISTS sfn_executions_map_run ON sfn_executions (map_run_arn, started)
+    WHERE map_run_arn IS NOT NULL;
 ";
 
 /// The largest execution input AWS accepts, in bytes.
@@ -70,11 +73,13 @@ pub(super) struct Execution {
     pub definition: String,
     pub role_arn: String,
     pub redrive_count: i64,
+    /// The map run that started it, for a Distributed Map's child execution.
+    pub map_run_arn: Option<String>,
 }
 
 const COLUMNS: &str =
     "arn, machine_arn, name, status, input, output, error, cause, started, stopped,
-    version_arn, alias_arn, definition, role_arn, redrive_count";
+    version_arn, alias_arn, definition, role_arn, redrive_count, map_run_arn";
 
 fn from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Execution> {
     Ok(Execution {
@@ -93,6 +98,7 @@ fn from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Execution> {
         definition: r.get(12)?,
         role_arn: r.get(13)?,
         redrive_count: r.get(14)?,
+        map_run_arn: r.get(15)?,
     })
 }
 
@@ -122,7 +128,7 @@ fn execution_input(input: &Value) -> AwsResult<(String, Json)> {
 }
 
 /// The context object's `Execution` and `StateMachine` members.
-fn context_object(e: &Execution, input: &Json, machine_name: &str) -> Json {
+pub(super) fn context_object(e: &Execution, input: &Json, machine_name: &str) -> Json {
     json!({
         "Execution": {
             "Id": e.arn,
@@ -199,6 +205,104 @@ pub(super) fn finish(engine: &Engine, arn: &str, outcome: &Outcome) {
     }
 }
 
+/// Records a new STANDARD execution.
+pub(super) fn insert(
+    env: &Env,
+    ctx: &Context,
+    e: &Execution,
+    trace_header: Option<&str>,
+) -> AwsResult<()> {
+    env.store.with(|c| {
+        c.execute(
+            "INSERT INTO sfn_executions (arn, account, region, machine_arn, name, status, input,
+             started, version_arn, alias_arn, definition, role_arn, trace_header, map_run_arn)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+            params![
+                e.arn,
+                ctx.account,
+                ctx.region,
+                e.machine_arn,
+                e.name,
+                e.status,
+                e.input,
+                e.started,
+                e.version_arn,
+                e.alias_arn,
+                e.definition,
+                e.role_arn,
+                trace_header,
+                e.map_run_arn
+            ],
+        )
+        .map(|_| ())
+        .map_err(AwsError::from)
+    })
+}
+
+/// A run of an execution, its ExecutionStarted event added and written.
+pub(super) fn begin(
+    engine: &Arc<Engine>,
+    ctx: &Context,
+    e: &Execution,
+    input: &Json,
+    machine_name: &str,
+    record: bool,
+) -> Arc<Run> {
+    let run = Run::new(
+        engine.clone(),
+        ctx.clone(),
+        &e.arn,
+        context_object(e, input, machine_name),
+        1,
+        record,
+    );
+    let mut details = payload_details("input", input, "inputDetails");
+    details["roleArn"] = json!(e.role_arn);
+    if let Some(v) = &e.version_arn {
+        details["stateMachineVersionArn"] = json!(v);
+    }
+    if let Some(a) = &e.alias_arn {
+        details["stateMachineAliasArn"] = json!(a);
+    }
+    let mut prev = 0;
+    run.history.add(
+        &mut prev,
+        "ExecutionStarted",
+        Some("executionStartedEventDetails"),
+        details,
+    );
+    run.flush();
+    engine.register(&run);
+    run
+}
+
+/// Stops a running execution as StopExecution does: ABORTED, its run told to stop and its
+/// ExecutionAborted event written, the change announced. False if it was not running.
+pub(super) fn abort(
+    engine: &Engine,
+    arn: &str,
+    error: Option<&str>,
+    cause: Option<&str>,
+) -> AwsResult<bool> {
+    let changed = engine.env.store.with(|c| {
+        c.execute(
+            "UPDATE sfn_executions SET status = 'ABORTED', stopped = ?2, error = ?3, cause = ?4
+             WHERE arn = ?1 AND status = 'RUNNING'",
+            params![arn, now_millis(), error, cause],
+        )
+        .map_err(AwsError::from)
+    })?;
+    if changed == 0 {
+        return Ok(false);
+    }
+    if let Some(run) = engine.running(arn) {
+        run.stop();
+        run.abort_event(error, cause);
+    }
+    announce_current(&engine.env, arn);
+    Ok(true)
+}
+
 impl StepFunctions {
     /// The execution with this ARN, if it is recorded.
     pub(super) fn execution(&self, arn: &str) -> AwsResult<Option<Execution>> {
@@ -206,7 +310,7 @@ impl StepFunctions {
     }
 
     /// The execution an ARN names, or ExecutionDoesNotExist.
-    fn existing_execution(&self, ctx: &Context, arn_text: &str) -> AwsResult<Execution> {
+    pub(super) fn existing_execution(&self, ctx: &Context, arn_text: &str) -> AwsResult<Execution> {
         let parsed = arn::parse(arn_text)?;
         if !matches!(parsed.target, Target::Execution(..)) {
             return Err(arn::wrong_kind(parsed.target.kind()));
@@ -248,67 +352,10 @@ impl StepFunctions {
                 definition: runnable.definition.clone(),
                 role_arn: runnable.machine.role_arn.clone(),
                 redrive_count: 0,
+                map_run_arn: None,
             },
             json,
         ))
-    }
-
-    fn insert_execution(
-        &self,
-        ctx: &Context,
-        e: &Execution,
-        trace_header: Option<&str>,
-    ) -> AwsResult<()> {
-        self.env.store.with(|c| {
-            c.execute(
-                "INSERT INTO sfn_executions (arn, account, region, machine_arn, name, status, input,
-                 started, version_arn, alias_arn, definition, role_arn, trace_header)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
-                params![
-                    e.arn, ctx.account, ctx.region, e.machine_arn, e.name, e.status, e.input,
-                    e.started, e.version_arn, e.alias_arn, e.definition, e.role_arn, trace_header
-                ],
-            )
-            .map(|_| ())
-            .map_err(AwsError::from)
-        })
-    }
-
-    /// A run of an execution, its ExecutionStarted event added.
-    fn begin(
-        &self,
-        ctx: &Context,
-        e: &Execution,
-        input: &Json,
-        machine_name: &str,
-        record: bool,
-    ) -> Arc<Run> {
-        let run = Run::new(
-            self.engine.clone(),
-            ctx.clone(),
-            &e.arn,
-            context_object(e, input, machine_name),
-            1,
-            record,
-        );
-        let mut details = payload_details("input", input, "inputDetails");
-        details["roleArn"] = json!(e.role_arn);
-        if let Some(v) = &e.version_arn {
-            details["stateMachineVersionArn"] = json!(v);
-        }
-        if let Some(a) = &e.alias_arn {
-            details["stateMachineAliasArn"] = json!(a);
-        }
-        let mut prev = 0;
-        run.history.add(
-            &mut prev,
-            "ExecutionStarted",
-            Some("executionStartedEventDetails"),
-            details,
-        );
-        run.flush();
-        self.engine.register(&run);
-        run
     }
 
     pub(super) fn start_execution(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
@@ -327,11 +374,18 @@ impl StepFunctions {
                     format!("Execution Already Exists: '{}'", execution.arn),
                 ));
             }
-            self.insert_execution(ctx, &execution, input.str("traceHeader"))?;
+            insert(&self.env, ctx, &execution, input.str("traceHeader"))?;
             status_events::announce(&self.env, &execution);
         }
         let definition = Arc::new(serde_json::from_str(&execution.definition).unwrap_or_default());
-        let run = self.begin(ctx, &execution, &json, &runnable.machine.name, !express);
+        let run = begin(
+            &self.engine,
+            ctx,
+            &execution,
+            &json,
+            &runnable.machine.name,
+            !express,
+        );
         let engine = self.engine.clone();
         let arn = execution.arn.clone();
         tokio::spawn(async move {
@@ -366,7 +420,14 @@ impl StepFunctions {
         }
         let (execution, json) = self.new_execution(ctx, input, &runnable)?;
         let definition = Arc::new(serde_json::from_str(&execution.definition).unwrap_or_default());
-        let run = self.begin(ctx, &execution, &json, &runnable.machine.name, false);
+        let run = begin(
+            &self.engine,
+            ctx,
+            &execution,
+            &json,
+            &runnable.machine.name,
+            false,
+        );
         let outcome = run
             .execute(
                 definition,
@@ -430,6 +491,7 @@ impl StepFunctions {
             .with_opt("cause", e.cause)
             .with_opt("stateMachineVersionArn", e.version_arn)
             .with_opt("stateMachineAliasArn", e.alias_arn)
+            .with_opt("mapRunArn", e.map_run_arn)
             .with("redriveCount", e.redrive_count)
             .with("redriveStatus", redrive)
             .with("redriveStatusReason", reason))
@@ -438,58 +500,27 @@ impl StepFunctions {
     pub(super) fn stop_execution(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
         let e = self.existing_execution(ctx, input.str("executionArn").unwrap_or_default())?;
         let now = now_millis();
-        let (error, cause) = (input.str("error"), input.str("cause"));
-        let changed = self.env.store.with(|c| {
-            c.execute(
-                "UPDATE sfn_executions SET status = 'ABORTED', stopped = ?2, error = ?3, cause = ?4
-                 WHERE arn = ?1 AND status = 'RUNNING'",
-                params![e.arn, now, error, cause],
-            )
-            .map_err(AwsError::from)
-        })?;
-        if changed > 0 {
-            if let Some(run) = self.engine.running(&e.arn) {
-                run.stop();
-                run.abort_event(error, cause);
-            }
-            announce_current(&self.env, &e.arn);
-        }
+        abort(&self.engine, &e.arn, input.str("error"), input.str("cause"))?;
         Ok(Value::map().with("stopDate", Value::Timestamp(e.stopped.unwrap_or(now))))
     }
 
     pub(super) fn list_executions(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
-        let arn_text = input.str("stateMachineArn").unwrap_or_default();
-        let runnable = self.runnable(ctx, arn_text)?;
-        if runnable.machine.kind == "EXPRESS" {
-            return Err(AwsError::new(
-                "StateMachineTypeNotSupported",
-                "This operation is not supported by this type of state machine",
-            ));
-        }
-        let qualified = arn_text != runnable.machine.arn;
+        let (column, owner, filter) = self.executions_owner(ctx, input)?;
         let status = input.str("statusFilter");
         let keyset = Keyset::of(input, true)?;
         let rows = self.env.store.with(|c| {
             let mut stmt = c.prepare_cached(&format!(
-                "SELECT {COLUMNS}, rowid FROM sfn_executions WHERE machine_arn = ?1
+                "SELECT {COLUMNS}, rowid FROM sfn_executions WHERE {column} = ?1
                  AND (?2 IS NULL OR status = ?2)
                  AND (?3 IS NULL OR version_arn = ?3 OR alias_arn = ?3)
                  AND (started, rowid) < (?4, ?5)
                  ORDER BY started DESC, rowid DESC LIMIT ?6"
             ))?;
-            let filter = qualified.then_some(arn_text);
             let (key, rowid) = keyset.after;
-            let params = params![
-                runnable.machine.arn,
-                status,
-                filter,
-                key,
-                rowid,
-                keyset.fetch()
-            ];
+            let params = params![owner, status, filter, key, rowid, keyset.fetch()];
             let rows = stmt.query_map(params, |r| {
                 let e = from_row(r)?;
-                Ok((e.started, r.get(15)?, list_item(&e)))
+                Ok((e.started, r.get(16)?, list_item(&e)))
             })?;
             rows.collect::<rusqlite::Result<Vec<_>>>()
                 .map_err(AwsError::from)
@@ -498,6 +529,38 @@ impl StepFunctions {
         Ok(Value::map()
             .with("executions", items)
             .with_opt("nextToken", next))
+    }
+
+    /// Whose executions ListExecutions lists: a map run's children (`mapRunArn`), or a
+    /// state machine's (with a version or alias ARN as a filter), as (column, ARN, filter).
+    fn executions_owner(
+        &self,
+        ctx: &Context,
+        input: &Value,
+    ) -> AwsResult<(&'static str, String, Option<String>)> {
+        let machine = input.str("stateMachineArn");
+        match (machine, input.str("mapRunArn")) {
+            (Some(_), Some(_)) => Err(AwsError::validation(
+                "Only one of stateMachineArn or mapRunArn can be specified",
+            )),
+            (None, None) => Err(AwsError::validation(
+                "Must specify either stateMachineArn or mapRunArn",
+            )),
+            (None, Some(map_run)) => {
+                Ok(("map_run_arn", self.existing_map_run(ctx, map_run)?, None))
+            }
+            (Some(arn_text), None) => {
+                let runnable = self.runnable(ctx, arn_text)?;
+                if runnable.machine.kind == "EXPRESS" {
+                    return Err(AwsError::new(
+                        "StateMachineTypeNotSupported",
+                        "This operation is not supported by this type of state machine",
+                    ));
+                }
+                let filter = (arn_text != runnable.machine.arn).then(|| arn_text.to_string());
+                Ok(("machine_arn", runnable.machine.arn, filter))
+            }
+        }
     }
 
     pub(super) fn get_execution_history(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
@@ -525,10 +588,20 @@ impl StepFunctions {
         input: &Value,
     ) -> AwsResult<Value> {
         let e = self.existing_execution(ctx, input.str("executionArn").unwrap_or_default())?;
+        let (parent, label) = match e.machine_arn.split_once('/') {
+            Some((parent, label)) => (parent, Some(label)),
+            None => (e.machine_arn.as_str(), None),
+        };
         let machine = self
-            .machine(&e.machine_arn)?
+            .machine(parent)?
             .ok_or_else(|| no_machine(&e.machine_arn))?;
-        Ok(describe_for_execution(&machine, &e.definition))
+        let mut described = describe_for_execution(&machine, &e.definition);
+        if let (Some(label), Some(map_run)) = (label, &e.map_run_arn) {
+            described.insert("stateMachineArn", e.machine_arn.as_str());
+            described.insert("mapRunArn", map_run.as_str());
+            described.insert("label", label);
+        }
+        Ok(described)
     }
 }
 
@@ -542,5 +615,6 @@ fn list_item(e: &Execution) -> Value {
         .with_opt("stopDate", e.stopped.map(Value::Timestamp))
         .with_opt("stateMachineVersionArn", e.version_arn.clone())
         .with_opt("stateMachineAliasArn", e.alias_arn.clone())
+        .with_opt("mapRunArn", e.map_run_arn.clone())
         .with("redriveCount", e.redrive_count)
 }

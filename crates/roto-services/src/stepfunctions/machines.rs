@@ -69,7 +69,7 @@ pub(super) fn no_machine(arn: &str) -> AwsError {
     )
 }
 
-fn not_found(arn: &str) -> AwsError {
+pub(super) fn not_found(arn: &str) -> AwsError {
     AwsError::new("ResourceNotFound", format!("Resource not found: '{arn}'"))
         .with_field("resourceName", arn)
 }
@@ -139,7 +139,7 @@ impl StepFunctions {
         let parsed = arn::parse(arn_text)?;
         let base = arn::unqualified(arn_text);
         let machine = match (&parsed.target, self.machine(base)?) {
-            (Target::Execution(..) | Target::Activity(_), _) => {
+            (Target::Execution(..) | Target::Activity(_) | Target::MapRun, _) => {
                 return Err(arn::wrong_kind(parsed.target.kind()))
             }
             (_, Some(m)) if arn::in_scope(&parsed, ctx) => m,

@@ -13,6 +13,8 @@
 //! - [`activities`]: activities, GetActivityTask and the task-token callbacks.
 //! - [`executions`]: starting, describing, stopping and listing executions, and their
 //!   history ([`history`]).
+//! - [`map_runs`]: the map runs of Distributed Map states (DescribeMapRun, ListMapRuns,
+//!   UpdateMapRun).
 //! - [`keyset`]: the paging of the lists that grow without bound.
 //! - [`status_events`]: execution status changes as EventBridge events.
 //! - [`interpreter`]: what runs an execution; [`intrinsics`] are its `States.*`
@@ -36,6 +38,7 @@ mod interpreter;
 mod intrinsics;
 mod keyset;
 mod machines;
+mod map_runs;
 mod paths;
 mod status_events;
 mod tags;
@@ -123,6 +126,7 @@ impl StepFunctions {
                 executions::SCHEMA,
                 history::SCHEMA,
                 activities::SCHEMA,
+                map_runs::SCHEMA,
             ]),
         })
     }
@@ -163,6 +167,9 @@ impl StepFunctions {
             "DescribeStateMachineForExecution" => {
                 self.describe_state_machine_for_execution(ctx, input)
             }
+            "DescribeMapRun" => self.describe_map_run(ctx, input),
+            "ListMapRuns" => self.list_map_runs(ctx, input),
+            "UpdateMapRun" => self.update_map_run(ctx, input),
             "SendTaskSuccess" => self.send_task_success(input),
             "SendTaskFailure" => self.send_task_failure(input),
             "SendTaskHeartbeat" => self.send_task_heartbeat(input),

@@ -66,21 +66,10 @@ impl Run {
         lane: &mut Lane,
     ) -> Result<Json, Failure> {
         let jsonata = lane.jsonata(state);
-        let items = match jsonata {
-            true => Query::new(scope, &input, None, None)
-                .typed(state, "Items", "array")?
-                .unwrap_or_else(|| input.clone()),
-            false => scope.select(
-                state.get("ItemsPath").and_then(Json::as_str).unwrap_or("$"),
-                &input,
-            )?,
-        };
-        let items = match items {
-            Json::Array(items) => items,
-            other => {
-                return Err(scope.runtime(format!("Map state input must be an array, got: {other}")))
-            }
-        };
+        if distributed(state) {
+            return self.distributed(scope, state, input, lane).await;
+        }
+        let items = items(scope, state, &input, jsonata)?;
         let processor = Arc::new(
             state
                 .get("ItemProcessor")
@@ -101,24 +90,9 @@ impl Run {
         self.flush();
         let permits = Arc::new(Semaphore::new(limit));
         let mut set = JoinSet::new();
-        let selector = state
-            .get("ItemSelector")
-            .or_else(|| state.get("Parameters"));
         for (index, item) in items.into_iter().enumerate() {
             let map = json!({"Item": {"Index": index, "Value": item}});
-            let item_scope = Scope {
-                base: scope.base,
-                extra: json!({"Map": map.clone()}),
-                state: scope.state,
-                entered: scope.entered,
-                vars: scope.vars.clone(),
-            };
-            let item = match selector {
-                Some(template) if jsonata => Query::new(&item_scope, &input, None, None)
-                    .template(template, "ItemSelector")?,
-                Some(template) => item_scope.template(template, &input)?,
-                None => item,
-            };
+            let item = select(scope, state, &input, &map, jsonata)?;
             let iteration = Iteration {
                 lane: lane.inner(started, Some(map.clone())),
                 run: self.clone(),
@@ -141,6 +115,65 @@ impl Run {
         };
         self.history.add(&mut lane.prev, kind, None, json!({}));
         result.map(Json::Array)
+    }
+}
+
+/// Whether a Map state runs its items as child executions (`ProcessorConfig.Mode`
+/// `DISTRIBUTED`).
+fn distributed(state: &Json) -> bool {
+    state
+        .pointer("/ItemProcessor/ProcessorConfig/Mode")
+        .and_then(Json::as_str)
+        == Some("DISTRIBUTED")
+}
+
+/// A Map state's items: `ItemsPath` (JSONPath) or `Items` (JSONata) over its input.
+pub(super) fn items(
+    scope: &Scope<'_>,
+    state: &Json,
+    input: &Json,
+    jsonata: bool,
+) -> Result<Vec<Json>, Failure> {
+    let items = match jsonata {
+        true => Query::new(scope, input, None, None)
+            .typed(state, "Items", "array")?
+            .unwrap_or_else(|| input.clone()),
+        false => scope.select(
+            state.get("ItemsPath").and_then(Json::as_str).unwrap_or("$"),
+            input,
+        )?,
+    };
+    match items {
+        Json::Array(items) => Ok(items),
+        other => Err(scope.runtime(format!("Map state input must be an array, got: {other}"))),
+    }
+}
+
+/// One item as its iteration gets it: `ItemSelector` (or the older `Parameters`) with
+/// `$$.Map.Item` set to `map`'s `Item`, or the item itself.
+pub(super) fn select(
+    scope: &Scope<'_>,
+    state: &Json,
+    input: &Json,
+    map: &Json,
+    jsonata: bool,
+) -> Result<Json, Failure> {
+    let selector = state
+        .get("ItemSelector")
+        .or_else(|| state.get("Parameters"));
+    let Some(template) = selector else {
+        return Ok(map["Item"]["Value"].clone());
+    };
+    let item_scope = Scope {
+        base: scope.base,
+        extra: json!({"Map": map}),
+        state: scope.state,
+        entered: scope.entered,
+        vars: scope.vars.clone(),
+    };
+    match jsonata {
+        true => Query::new(&item_scope, input, None, None).template(template, "ItemSelector"),
+        false => item_scope.template(template, input),
     }
 }
 
@@ -180,7 +213,11 @@ impl Iteration {
 }
 
 /// MaxConcurrency, or the number MaxConcurrencyPath finds (0 means no limit).
-fn max_concurrency(scope: &Scope<'_>, state: &Json, input: &Json) -> Result<usize, Failure> {
+pub(super) fn max_concurrency(
+    scope: &Scope<'_>,
+    state: &Json,
+    input: &Json,
+) -> Result<usize, Failure> {
     let value = match state.get("MaxConcurrencyPath").and_then(Json::as_str) {
         Some(p) => scope.select(p, input)?,
         None => state.get("MaxConcurrency").cloned().unwrap_or(json!(0)),

@@ -7,6 +7,8 @@
 //! - [`jsonata`]: a JSONata state's `{% %}` expressions.
 //! - [`choice`]: Choice rules.
 //! - [`fanout`]: Parallel branches and inline Map iterations.
+//! - [`distributed`]: Distributed Map states, their map runs and child executions;
+//!   [`s3_items`] their `ItemReader` and `ResultWriter`.
 //! - [`tasks`]: Task states: the service integrations, callbacks and activities.
 //!
 //! A state runs in its `QueryLanguage`, else the machine's. Workflow variables (`Assign`)
@@ -27,11 +29,14 @@ use serde_json::{json, Value as Json};
 use tokio::sync::{mpsc, watch, Notify};
 
 use super::history::{payload_details, History};
+use super::map_runs::MapRun;
 
 pub(super) mod choice;
+mod distributed;
 mod fanout;
 pub(super) mod io;
 pub(super) mod jsonata;
+mod s3_items;
 pub(super) mod tasks;
 
 use io::Scope;
@@ -83,6 +88,8 @@ pub(crate) struct Engine {
     pub tokens: Mutex<HashMap<String, mpsc::UnboundedSender<Signal>>>,
     /// Woken when an activity task is queued.
     pub activity_queued: Notify,
+    /// Map runs whose Distributed Map runs now, by ARN.
+    map_runs: Mutex<HashMap<String, Arc<MapRun>>>,
 }
 
 /// Locks a mutex, surviving a poisoned one.
@@ -98,12 +105,18 @@ impl Engine {
             running: Mutex::new(HashMap::new()),
             tokens: Mutex::new(HashMap::new()),
             activity_queued: Notify::new(),
+            map_runs: Mutex::new(HashMap::new()),
         }
     }
 
     /// Records a run as running, before its task starts, so that StopExecution finds it.
     pub fn register(&self, run: &Arc<Run>) {
         lock(&self.running).insert(run.arn.clone(), run.clone());
+    }
+
+    /// The live map run with this ARN, while its Map state runs.
+    pub fn map_run(&self, arn: &str) -> Option<Arc<MapRun>> {
+        lock(&self.map_runs).get(arn).cloned()
     }
 
     /// The running execution with this ARN, if it runs in this process.

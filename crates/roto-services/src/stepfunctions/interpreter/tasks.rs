@@ -16,7 +16,7 @@
 use std::sync::Arc;
 
 use roto_core::timestamp::{now_millis, sleep};
-use roto_core::{AwsError, Value};
+use roto_core::{AwsError, Request, Response, Value};
 use serde_json::{json, Value as Json};
 use tokio::sync::mpsc;
 
@@ -272,7 +272,24 @@ impl Run {
     }
 
     /// A call to another service's operation, as this execution's account and region.
-    async fn call(&self, service: &str, operation: &str, input: Value) -> Result<Value, AwsError> {
+    pub(super) async fn call(
+        &self,
+        service: &str,
+        operation: &str,
+        input: Value,
+    ) -> Result<Value, AwsError> {
+        self.call_request(service, operation, Request::new(input))
+            .await
+            .map(|r| r.output)
+    }
+
+    /// [`Run::call`] with the whole response, for a streamed payload (S3's GetObject).
+    pub(super) async fn call_request(
+        &self,
+        service: &str,
+        operation: &str,
+        request: Request,
+    ) -> Result<Response, AwsError> {
         let dispatcher = self
             .engine
             .env
@@ -280,7 +297,9 @@ impl Run {
             .ok_or_else(|| AwsError::internal("the server is stopping"))?;
         let mut ctx = self.ctx.clone();
         ctx.request_id = roto_core::dispatch::new_request_id();
-        dispatcher.call(&ctx, service, operation, input).await
+        dispatcher
+            .call_request(&ctx, service, operation, request)
+            .await
     }
 
     /// A service integration, request-response, `.sync` or `.waitForTaskToken`.
