@@ -382,6 +382,7 @@ def test_log_tail_and_cloudwatch_logs(lam, logs, py_fn):
     assert 'got {"tail": true}' in text
     assert lines[-2].startswith("END RequestId: ")
     assert lines[-1].startswith("REPORT RequestId: ") and "Billed Duration:" in lines[-1] and "Memory Size: 128 MB" in lines[-1]
+    assert 1 <= int(re.search(r"\tMax Memory Used: (\d+) MB", lines[-1]).group(1)) <= 128
     request_id = resp["ResponseMetadata"]["RequestId"]
     assert request_id in lines[0]
     group = f"/aws/lambda/{py_fn}"

@@ -148,7 +148,7 @@ def test_a_docker_host_that_is_not_a_unix_socket_is_named():
 
 @pytest.fixture(scope="module")
 def docker_server():
-    with RotoServer("--ephemeral", "--lambda-executor", "docker") as s:
+    with RotoServer("--ephemeral", "--lambda-executor", "docker", env={"ROTO_LAMBDA_RETRY_DELAY_MS": "50"}) as s:
         yield s
 
 
@@ -293,6 +293,26 @@ def handler(event, context):
 
 
 @needs_image(PYTHON_IMAGE)
+def test_the_report_line_says_the_containers_peak_memory(dlam):
+    handler = "def handler(event, context):\n    block = bytearray(event['mb'] * 1024 * 1024)\n    return len(block)\n"
+    name = unique("dmem")
+    dlam.create_function(FunctionName=name, Runtime="python3.12", Role=ROLE, Handler="app.handler", MemorySize=256,
+                         Code={"ZipFile": zip_of({"app.py": handler})})
+
+    def max_memory_used(mb):
+        resp, _ = invoke(dlam, name, {"mb": mb}, LogType="Tail")
+        report = log_lines(resp)[-1]
+        assert "\tMemory Size: 256 MB\t" in report
+        return int(report.split("Max Memory Used: ")[1].split(" MB")[0])
+
+    small = max_memory_used(1)
+    assert 1 <= small < 100
+    large = max_memory_used(120)
+    assert 120 <= large <= 256, large
+    assert max_memory_used(1) >= large, "the instance's peak so far, as Lambda reports it"
+
+
+@needs_image(PYTHON_IMAGE)
 def test_concurrent_invocations_run_in_several_warm_containers(dlam):
     name = unique("dconc")
     handler = "import time\nN = [0]\ndef handler(e, c):\n    N[0] += 1\n    time.sleep(1)\n    return N[0]\n"
@@ -393,6 +413,51 @@ def handler(event, context):
     sqs.send_message(QueueUrl=url, MessageBody="job-1")
     got = wait_for(lambda: sqs.receive_message(QueueUrl=out_url, WaitTimeSeconds=1).get("Messages"), timeout=60)
     assert got and got[0]["Body"] == "seen job-1"
+
+
+@needs_image(PYTHON_IMAGE)
+def test_async_invocations_retry_in_the_container_and_reach_their_destinations(docker_server, dlam):
+    sqs = make_client(docker_server, "sqs")
+    ok_url = sqs.create_queue(QueueName=unique("dok"))["QueueUrl"]
+    bad_url = sqs.create_queue(QueueName=unique("dbad"))["QueueUrl"]
+
+    def arn_of(url):
+        return sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+    handler = """
+import os
+ATTEMPTS = [0]
+def handler(event, context):
+    ATTEMPTS[0] += 1
+    if "fail" in event:
+        raise ValueError(f"attempt {ATTEMPTS[0]}")
+    return {"echo": event, "endpoint": os.environ["AWS_ENDPOINT_URL"]}
+"""
+    name = unique("ddest")
+    dlam.create_function(FunctionName=name, Runtime="python3.12", Role=ROLE, Handler="app.handler",
+                         Code={"ZipFile": zip_of({"app.py": handler})})
+    dlam.put_function_event_invoke_config(
+        FunctionName=name, MaximumRetryAttempts=1,
+        DestinationConfig={"OnSuccess": {"Destination": arn_of(ok_url)}, "OnFailure": {"Destination": arn_of(bad_url)}})
+    assert dlam.invoke(FunctionName=name, InvocationType="Event", Payload=b'{"hello": 1}')["StatusCode"] == 202
+
+    def one(url):
+        return json.loads(wait_for(lambda: sqs.receive_message(QueueUrl=url, WaitTimeSeconds=1).get("Messages"),
+                                   timeout=60)[0]["Body"])
+    success = one(ok_url)
+    assert success["requestContext"]["condition"] == "Success"
+    assert success["requestPayload"] == {"hello": 1}
+    assert success["responsePayload"]["endpoint"].startswith("http://host.docker.internal:")
+    dlam.invoke(FunctionName=name, InvocationType="Event", Payload=b'{"fail": "dest"}')
+    failure = one(bad_url)
+    assert failure["requestContext"]["condition"] == "RetriesExhausted"
+    assert failure["requestContext"]["approximateInvokeCount"] == 2
+    assert failure["responseContext"]["functionError"] == "Unhandled"
+    assert failure["responsePayload"]["errorType"] == "ValueError"
+    # The first invocation and the failing one's two attempts ran in the same warm container.
+    assert failure["responsePayload"]["errorMessage"] == "attempt 3"
+    attempts = [e["outcome"] for e in docker_server.traces(service="lambda", kind="delivery")
+                if e.get("target", "").endswith(f":function:{name}")]
+    assert sorted(attempts) == ["delivered", "failed", "retrying"]
 
 
 @needs_image(PYTHON_IMAGE)

@@ -50,7 +50,7 @@ use tokio::sync::OnceCell;
 
 use super::engine::{self, Demux, Engine};
 use super::images::{self, Images};
-use super::sandbox::{self, Api, Drain, Instance, Output, Pool, StartFailure, Started};
+use super::sandbox::{self, Api, Drain, Instance, Output, Pool, Sandbox, StartFailure, Started};
 use super::{
     standard_environment, unpack, unsupported, Executor, Invocation, Outcome, Paths, Spec,
 };
@@ -351,7 +351,52 @@ impl Drop for AbortOnDrop {
 struct DockerSandbox {
     engine: Engine,
     id: String,
+    /// The file holding the peak memory of the container's cgroup, where this host shows it.
+    peak_memory: Option<PathBuf>,
     _dir: tempfile::TempDir,
+}
+
+impl Sandbox for DockerSandbox {
+    fn max_memory_mb(&self) -> Option<i64> {
+        let bytes: u64 = std::fs::read_to_string(self.peak_memory.as_ref()?)
+            .ok()?
+            .trim()
+            .parse()
+            .ok()?;
+        i64::try_from(bytes.div_ceil(1024 * 1024)).ok()
+    }
+}
+
+/// The file holding the peak memory of a container's cgroup, from its process's
+/// `/proc/<pid>/cgroup` listing: cgroup v1's `memory.max_usage_in_bytes` where the memory
+/// controller is a v1 one, else v2's `memory.peak`. None unless the listing names the
+/// container (where Roto runs in a container of its own, the engine's pid names another
+/// process, or none).
+fn peak_memory_file(cgroups: &str, container: &str) -> Option<PathBuf> {
+    if container.is_empty() || !cgroups.contains(container) {
+        return None;
+    }
+    let entries: Vec<(&str, &str)> = cgroups
+        .lines()
+        .filter_map(|line| {
+            let mut parts = line.splitn(3, ':');
+            let (_, controllers, path) = (parts.next()?, parts.next()?, parts.next()?);
+            Some((controllers, path))
+        })
+        .collect();
+    let v1 = entries
+        .iter()
+        .find(|(controllers, _)| controllers.split(',').any(|c| c == "memory"));
+    match v1 {
+        Some((_, path)) => Some(format!(
+            "/sys/fs/cgroup/memory{path}/memory.max_usage_in_bytes"
+        )),
+        None => entries
+            .iter()
+            .find(|(controllers, _)| controllers.is_empty())
+            .map(|(_, path)| format!("/sys/fs/cgroup{path}/memory.peak")),
+    }
+    .map(PathBuf::from)
 }
 
 impl Drop for DockerSandbox {
@@ -559,9 +604,10 @@ impl DockerExecutor {
         );
         let name = format!("roto-lambda-{}-{:08x}", spec.name, fastrand::u32(..));
         let id = engine.create(&name, &config).await.map_err(cannot)?;
-        let sandbox = DockerSandbox {
+        let mut sandbox = DockerSandbox {
             engine: engine.clone(),
             id: id.clone(),
+            peak_memory: None,
             _dir: dir,
         };
         let output = Arc::new(Output::default());
@@ -570,6 +616,7 @@ impl DockerExecutor {
         if let Err(why) = engine.start(&id).await {
             return Err(start_failure(&spec, mounts.as_ref(), why, cannot));
         }
+        sandbox.peak_memory = peak_memory_of(engine, &id).await;
         {
             let api = api.clone();
             let engine = engine.clone();
@@ -588,11 +635,17 @@ impl DockerExecutor {
                 output,
                 log_stream,
                 drain: Drain::Wait(DRAIN_WAIT),
-                pid: None,
                 sandbox: Box::new(sandbox),
             },
         ))
     }
+}
+
+/// Where the peak memory of a started container is read, if this host shows it.
+async fn peak_memory_of(engine: &Engine, id: &str) -> Option<PathBuf> {
+    let pid = engine.pid(id).await.ok()?;
+    let cgroups = std::fs::read_to_string(format!("/proc/{pid}/cgroup")).ok()?;
+    peak_memory_file(&cgroups, id).filter(|file| file.exists())
 }
 
 /// The error for a function whose image the engine lacks and cannot pull.
@@ -931,6 +984,34 @@ mod tests {
         assert!(Proc.start_time(std::process::id()).is_some());
         assert!(!Proc.namespace_is_empty(ns));
         assert_eq!(in_initial_namespace("self"), ns == INITIAL_PID_NAMESPACE);
+    }
+
+    #[test]
+    fn the_peak_memory_file_is_the_containers_memory_cgroups() {
+        let id = "c0ffee";
+        let v1 = "12:pids:/docker/c0ffee\n4:memory:/docker/c0ffee\n0::/docker/c0ffee\n";
+        assert_eq!(
+            peak_memory_file(v1, id).unwrap(),
+            Path::new("/sys/fs/cgroup/memory/docker/c0ffee/memory.max_usage_in_bytes")
+        );
+        let joined = "5:cpu,memory:/system.slice/docker-c0ffee.scope\n";
+        assert_eq!(
+            peak_memory_file(joined, id).unwrap(),
+            Path::new(
+                "/sys/fs/cgroup/memory/system.slice/docker-c0ffee.scope/memory.max_usage_in_bytes"
+            )
+        );
+        let v2 = "0::/system.slice/docker-c0ffee.scope\n";
+        assert_eq!(
+            peak_memory_file(v2, id).unwrap(),
+            Path::new("/sys/fs/cgroup/system.slice/docker-c0ffee.scope/memory.peak")
+        );
+        assert_eq!(
+            peak_memory_file("0::/user.slice/session-1.scope\n", id),
+            None,
+            "another process than the container's"
+        );
+        assert_eq!(peak_memory_file(v1, ""), None);
     }
 
     #[test]

@@ -1,9 +1,10 @@
 //! A small Docker Engine API client over the engine's unix socket, for the docker executor.
 //!
 //! Only what running a Lambda image needs: inspect and pull an image, where the engine runs
-//! and the bridge network's gateway, list/create/attach/start/wait/remove containers. Each
-//! call opens its own connection (hyper's HTTP/1 client over a `UnixStream`): calls happen
-//! when instances start and stop, never per invocation, so pooling would buy nothing. Requests name API version
+//! and the bridge network's gateway, list/create/attach/start/wait/remove containers, and a
+//! container's pid. Each call opens its own connection (hyper's HTTP/1 client over a
+//! `UnixStream`): calls happen when instances start and stop, never per invocation, so
+//! pooling would buy nothing. Requests name API version
 //! 1.41 (Docker 20.10, the first with `host-gateway`), which every later engine accepts.
 
 use std::path::{Path, PathBuf};
@@ -254,6 +255,19 @@ impl Engine {
         doc["StatusCode"]
             .as_i64()
             .ok_or_else(|| "the Docker engine did not say how the container ended".to_string())
+    }
+
+    /// The pid of a running container's process, as the engine's PID namespace counts it.
+    pub async fn pid(&self, id: &str) -> Result<u32, String> {
+        let (_, body) = self
+            .call(Method::GET, &format!("/containers/{id}/json"), None)
+            .await?;
+        let doc: Json = serde_json::from_slice(&body).unwrap_or_default();
+        doc["State"]["Pid"]
+            .as_u64()
+            .and_then(|pid| u32::try_from(pid).ok())
+            .filter(|pid| *pid > 0)
+            .ok_or_else(|| "the Docker engine did not say the container's pid".to_string())
     }
 
     /// Kills and removes a container (one already being removed, or gone, is fine).

@@ -21,7 +21,7 @@ use tokio::io::AsyncBufReadExt;
 use tokio::net::unix::pipe;
 use tokio::sync::oneshot;
 
-use super::sandbox::{self, Api, Drain, Instance, Output, Pool, StartFailure, Started};
+use super::sandbox::{self, Api, Drain, Instance, Output, Pool, Sandbox, StartFailure, Started};
 use super::{
     standard_environment, unpack, unsupported, Executor, Invocation, Outcome, Paths, Spec,
 };
@@ -38,8 +38,16 @@ const NODE_BOOTSTRAP: &str = include_str!("bootstrap.js");
 /// What keeps a process instance running: dropping it kills the process and removes its
 /// directory.
 struct ProcessSandbox {
+    /// The runtime's process, for its peak memory.
+    pid: Option<u32>,
     _kill: oneshot::Sender<()>,
     _dir: tempfile::TempDir,
+}
+
+impl Sandbox for ProcessSandbox {
+    fn max_memory_mb(&self) -> Option<i64> {
+        self.pid.and_then(sandbox::process_max_memory_mb)
+    }
 }
 
 /// The process executor.
@@ -241,8 +249,8 @@ impl ProcessExecutor {
                 output,
                 log_stream,
                 drain,
-                pid,
                 sandbox: Box::new(ProcessSandbox {
+                    pid,
                     _kill: kill,
                     _dir: dir,
                 }),

@@ -212,6 +212,20 @@ pub(super) enum Drain {
     Wait(Duration),
 }
 
+/// What holds an instance's runtime (a process, a container): dropping it stops the runtime.
+pub(super) trait Sandbox: Send + Sync {
+    /// The runtime's peak memory so far, in MB, where it can be measured.
+    fn max_memory_mb(&self) -> Option<i64>;
+}
+
+/// A process's peak resident memory (`VmHWM`), from `/proc`, in MB.
+pub(super) fn process_max_memory_mb(pid: u32) -> Option<i64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: i64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some((kb + 1023) / 1024)
+}
+
 /// One running runtime, whatever holds it.
 pub(super) struct Instance {
     key: String,
@@ -219,11 +233,10 @@ pub(super) struct Instance {
     output: Arc<Output>,
     log_stream: String,
     drain: Drain,
-    pid: Option<u32>,
     server: tokio::task::JoinHandle<()>,
     last_used: Mutex<Instant>,
     /// Dropping it stops the runtime and removes its files.
-    _sandbox: Box<dyn Send + Sync>,
+    sandbox: Box<dyn Sandbox>,
 }
 
 impl Drop for Instance {
@@ -242,10 +255,8 @@ pub(super) struct Started {
     pub log_stream: String,
     /// How its last lines are awaited.
     pub drain: Drain,
-    /// The runtime's process on this host, for its peak memory.
-    pub pid: Option<u32>,
     /// Dropping it stops the runtime.
-    pub sandbox: Box<dyn Send + Sync>,
+    pub sandbox: Box<dyn Sandbox>,
 }
 
 impl Instance {
@@ -258,23 +269,14 @@ impl Instance {
             output: started.output,
             log_stream: started.log_stream,
             drain: started.drain,
-            pid: started.pid,
             server,
             last_used: Mutex::new(Instant::now()),
-            _sandbox: started.sandbox,
+            sandbox: started.sandbox,
         })
     }
 
     fn alive(&self) -> bool {
         self.api.alive.load(Ordering::SeqCst)
-    }
-
-    /// The process's peak resident memory, from `/proc`, in MB.
-    fn max_memory_mb(&self) -> Option<i64> {
-        let status = std::fs::read_to_string(format!("/proc/{}/status", self.pid?)).ok()?;
-        let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
-        let kb: i64 = line.split_whitespace().nth(1)?.parse().ok()?;
-        Some((kb + 1023) / 1024)
     }
 
     /// Runs one invocation until its result, its deadline (on the server clock, so an
@@ -347,7 +349,7 @@ impl Instance {
             log_stream: self.log_stream.clone(),
             duration_ms,
             init_ms,
-            max_memory_mb: self.max_memory_mb(),
+            max_memory_mb: self.sandbox.max_memory_mb(),
             status,
         };
         (outcome, keep && self.alive())
