@@ -16,6 +16,7 @@
 //! so they run while a write commits. An ephemeral store is one in-memory connection: its
 //! commits are memory copies of microseconds, so its reads share the writer.
 
+mod cached;
 mod lazy;
 mod readers;
 mod writer;
@@ -27,6 +28,7 @@ use std::sync::{Arc, Mutex};
 
 use rusqlite::{Connection, OptionalExtension};
 
+pub use cached::Cached;
 pub use lazy::LazySchema;
 use readers::Readers;
 use writer::{Durability, Writer};
@@ -422,9 +424,6 @@ impl Store {
             sql.push_str("COMMIT; VACUUM;");
             conn.execute_batch(&sql)
         })?;
-        if let Some(readers) = &self.readers {
-            readers.close_idle();
-        }
         if let Ok(entries) = std::fs::read_dir(&self.blobs) {
             for entry in entries.flatten() {
                 let _ = std::fs::remove_file(entry.path());
@@ -434,11 +433,17 @@ impl Store {
         Ok(())
     }
 
-    /// Gives the memory SQLite's caches and the allocator hold free back to the system.
+    /// Gives the memory SQLite's caches and the allocator hold free back to the system:
+    /// page caches, and the prepared statements the connections keep (up to
+    /// `STATEMENT_CACHE` each, a few KiB apiece), which the next requests prepare again.
     pub fn release_memory(&self) {
         self.writer.exclusive(|conn| {
+            conn.flush_prepared_statement_cache();
             let _ = conn.execute_batch("PRAGMA shrink_memory;");
         });
+        if let Some(readers) = &self.readers {
+            readers.close_idle();
+        }
         crate::memory::release_free_memory();
     }
 

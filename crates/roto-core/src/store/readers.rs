@@ -53,7 +53,8 @@ impl Readers {
         out
     }
 
-    /// Closes the idle connections (after a reset shrinks the file).
+    /// Closes the idle connections: after a reset shrinks the file, and to free their page
+    /// and statement caches when the server goes quiet.
     pub(super) fn close_idle(&self) {
         self.idle.lock().unwrap_or_else(|p| p.into_inner()).clear();
     }
