@@ -5,6 +5,7 @@
 //! `COMPLETED` by the time DescribeReplay sees it. Replayed events carry `replay-name`, as
 //! AWS's do, and are not archived again.
 
+use roto_core::store::Cached;
 use roto_core::{AwsError, AwsResult, Context, Value};
 use rusqlite::OptionalExtension;
 use serde_json::Value as Json;
@@ -135,7 +136,7 @@ impl Events {
             };
             if matches {
                 self.env.store.with(|c| {
-                    c.execute(
+                    c.execute_cached(
                         "INSERT INTO events_archived (account, region, archive, time, event)
                          VALUES (?1, ?2, ?3, ?4, ?5)",
                         rusqlite::params![
@@ -167,7 +168,7 @@ impl Events {
         }
         let now = self.now();
         self.env.store.with(|c| {
-            c.execute(
+            c.execute_cached(
                 "INSERT INTO events_archives
                  (account, region, name, bus, description, pattern, retention, created)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
@@ -201,7 +202,7 @@ impl Events {
             parse_pattern(p)?;
         }
         self.env.store.with(|c| {
-            c.execute(
+            c.execute_cached(
                 "UPDATE events_archives SET description = ?4, pattern = ?5, retention = ?6
                  WHERE account = ?1 AND region = ?2 AND name = ?3",
                 rusqlite::params![
@@ -230,7 +231,7 @@ impl Events {
                 } else {
                     "archive"
                 };
-                tx.execute(
+                tx.execute_cached(
                     &format!(
                         "DELETE FROM {table} WHERE account = ?1 AND region = ?2 AND {column} = ?3"
                     ),
@@ -350,7 +351,7 @@ impl Events {
         }
         let last = (!archived.is_empty()).then_some(now);
         self.env.store.with(|c| {
-            c.execute(
+            c.execute_cached(
                 "INSERT INTO events_replays
                  (account, region, name, description, archive, destination, start, end_time, started, last_replayed)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",

@@ -1,5 +1,6 @@
 //! Event buses: the implicit `default` bus and custom buses.
 
+use roto_core::store::Cached;
 use roto_core::{AwsError, AwsResult, Context, Value};
 use rusqlite::OptionalExtension;
 use serde_json::{json, Value as Json};
@@ -78,7 +79,7 @@ impl Events {
         }
         let now = self.now();
         self.env.store.with(|c| {
-            c.execute(
+            c.execute_cached(
                 "INSERT INTO events_buses (account, region, name, description, created)
                  VALUES (?1, ?2, ?3, ?4, ?5)",
                 rusqlite::params![ctx.account, ctx.region, name, input.str("Description"), now],
@@ -117,12 +118,12 @@ impl Events {
         let empty = policy["Statement"].as_array().is_none_or(Vec::is_empty);
         self.env.store.with(|c| {
             if empty {
-                c.execute(
+                c.execute_cached(
                     "DELETE FROM events_policies WHERE account = ?1 AND region = ?2 AND bus = ?3",
                     [&ctx.account, &ctx.region, bus],
                 )?;
             } else {
-                c.execute(
+                c.execute_cached(
                     "INSERT INTO events_policies (account, region, bus, policy) VALUES (?1, ?2, ?3, ?4)
                      ON CONFLICT (account, region, bus) DO UPDATE SET policy = ?4",
                     [&ctx.account, &ctx.region, bus, &policy.to_string()],
@@ -208,7 +209,7 @@ impl Events {
         let description = input.str("Description").or(bus.description.as_deref());
         if name != DEFAULT_BUS {
             self.env.store.with(|c| {
-                c.execute(
+                c.execute_cached(
                     "UPDATE events_buses SET description = ?4
                      WHERE account = ?1 AND region = ?2 AND name = ?3",
                     rusqlite::params![ctx.account, ctx.region, name, description],
@@ -234,15 +235,15 @@ impl Events {
         }
         let arn = bus_arn(ctx, name);
         self.env.store.transaction(|tx| {
-            tx.execute(
+            tx.execute_cached(
                 "DELETE FROM events_buses WHERE account = ?1 AND region = ?2 AND name = ?3",
                 [&ctx.account, &ctx.region, name],
             )?;
-            tx.execute(
+            tx.execute_cached(
                 "DELETE FROM events_policies WHERE account = ?1 AND region = ?2 AND bus = ?3",
                 [&ctx.account, &ctx.region, name],
             )?;
-            tx.execute("DELETE FROM events_tags WHERE arn = ?1", [&arn])?;
+            tx.execute_cached("DELETE FROM events_tags WHERE arn = ?1", [&arn])?;
             Ok::<_, AwsError>(())
         })?;
         Ok(Value::map())

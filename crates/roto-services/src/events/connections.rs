@@ -8,6 +8,7 @@
 //! created (there is no OAuth endpoint to call), and `DeauthorizeConnection` makes it
 //! `DEAUTHORIZED`.
 
+use roto_core::store::Cached;
 use roto_core::{AwsError, AwsResult, Context, Value};
 use rusqlite::OptionalExtension;
 
@@ -217,7 +218,7 @@ impl Events {
 
     fn remove(&self, ctx: &Context, kind: Kind, name: &str) -> AwsResult<()> {
         self.env.store.with(|c| {
-            c.execute(
+            c.execute_cached(
                 &format!(
                     "DELETE FROM {} WHERE account = ?1 AND region = ?2 AND name = ?3",
                     kind.table()

@@ -1,5 +1,6 @@
 //! Rules, their targets, and tags on buses and rules.
 
+use roto_core::store::Cached;
 use roto_core::{AwsError, AwsResult, Context, Value};
 use rusqlite::OptionalExtension;
 
@@ -171,7 +172,7 @@ impl Events {
         let state = input.str("State").unwrap_or("ENABLED");
         let now = self.now();
         self.env.store.with(|c| {
-            c.execute(
+            c.execute_cached(
                 "INSERT INTO events_rules
                  (account, region, bus, name, pattern, schedule, state, description, role_arn, created)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
@@ -233,7 +234,7 @@ impl Events {
         let bus = bus_name(input, "EventBusName");
         let rule = self.find_rule(ctx, &bus, input.str("Name").unwrap_or_default())?;
         self.env.store.with(|c| {
-            c.execute(
+            c.execute_cached(
                 "UPDATE events_rules SET state = ?5
                  WHERE account = ?1 AND region = ?2 AND bus = ?3 AND name = ?4",
                 [&ctx.account, &ctx.region, &bus, &rule.name, state],
@@ -258,14 +259,14 @@ impl Events {
         self.env.store.transaction(|tx| {
             for table in ["events_rules", "events_targets"] {
                 let column = if table == "events_rules" { "name" } else { "rule" };
-                tx.execute(
+                tx.execute_cached(
                     &format!(
                         "DELETE FROM {table} WHERE account = ?1 AND region = ?2 AND bus = ?3 AND {column} = ?4"
                     ),
                     [&ctx.account, &ctx.region, &bus, &rule.name],
                 )?;
             }
-            tx.execute("DELETE FROM events_tags WHERE arn = ?1", [&arn])?;
+            tx.execute_cached("DELETE FROM events_tags WHERE arn = ?1", [&arn])?;
             Ok::<_, AwsError>(())
         })?;
         Ok(Value::map())
@@ -301,7 +302,7 @@ impl Events {
             for target in targets {
                 let id = target.str("Id").unwrap_or_default();
                 let seq = ids.iter().position(|i| i == id).unwrap_or(0) as i64;
-                tx.execute(
+                tx.execute_cached(
                     "INSERT INTO events_targets (account, region, bus, rule, id, arn, target, seq)
                      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
                      ON CONFLICT (account, region, bus, rule, id) DO UPDATE SET arn = ?6, target = ?7",
@@ -330,7 +331,7 @@ impl Events {
         let ids = input.get("Ids").and_then(Value::as_list).unwrap_or(&[]);
         self.env.store.transaction(|tx| {
             for id in ids.iter().filter_map(Value::as_str) {
-                tx.execute(
+                tx.execute_cached(
                     "DELETE FROM events_targets
                      WHERE account = ?1 AND region = ?2 AND bus = ?3 AND rule = ?4 AND id = ?5",
                     [&ctx.account, &ctx.region, &bus, &rule.name, id],
@@ -392,7 +393,7 @@ impl Events {
         let tags = tag_pairs(input);
         self.env.store.transaction(|tx| {
             for (k, v) in &tags {
-                tx.execute(
+                tx.execute_cached(
                     "INSERT INTO events_tags (arn, key, value) VALUES (?1, ?2, ?3)
                      ON CONFLICT (arn, key) DO UPDATE SET value = ?3",
                     [arn, k, v],
@@ -435,7 +436,7 @@ impl Events {
         let keys = input.get("TagKeys").and_then(Value::as_list).unwrap_or(&[]);
         self.env.store.transaction(|tx| {
             for key in keys.iter().filter_map(Value::as_str) {
-                tx.execute(
+                tx.execute_cached(
                     "DELETE FROM events_tags WHERE arn = ?1 AND key = ?2",
                     [arn, key],
                 )?;

@@ -8,6 +8,7 @@
 use std::sync::Weak;
 use std::time::Duration;
 
+use roto_core::store::Cached;
 use roto_core::value::EpochMillis;
 use roto_core::{AwsError, AwsResult};
 use serde_json::json;
@@ -70,7 +71,7 @@ impl Events {
                 continue;
             };
             self.env.store.with(|c| {
-                c.execute(
+                c.execute_cached(
                     "UPDATE events_rules SET last_fired = ?5
                      WHERE account = ?1 AND region = ?2 AND bus = ?3 AND name = ?4",
                     rusqlite::params![rule.account, rule.region, rule.bus, rule.name, at],

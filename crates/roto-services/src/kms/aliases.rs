@@ -1,5 +1,6 @@
 //! Aliases: friendly names (`alias/...`) that point at one key each.
 
+use roto_core::store::Cached;
 use roto_core::timestamp::now_millis;
 use roto_core::{AwsError, AwsResult, Context, Value};
 
@@ -49,7 +50,7 @@ impl Kms {
         let key = self.alias_target_key(ctx, input)?;
         let now = now_millis();
         let inserted = self.env.store.with(|c| {
-            c.execute(
+            c.execute_cached(
                 "INSERT OR IGNORE INTO kms_aliases (account, region, name, key_id, created, updated)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?5)",
                 rusqlite::params![ctx.account, ctx.region, name, key.id, now],
@@ -83,7 +84,7 @@ impl Kms {
             }
         }
         self.env.store.with(|c| {
-            c.execute(
+            c.execute_cached(
                 "UPDATE kms_aliases SET key_id = ?4, updated = ?5
                  WHERE account = ?1 AND region = ?2 AND name = ?3",
                 rusqlite::params![ctx.account, ctx.region, name, key.id, now_millis()],
@@ -96,7 +97,7 @@ impl Kms {
         let name = input.str("AliasName").unwrap_or_default();
         check_alias_name(name)?;
         let deleted = self.env.store.with(|c| {
-            c.execute(
+            c.execute_cached(
                 "DELETE FROM kms_aliases WHERE account = ?1 AND region = ?2 AND name = ?3",
                 [&ctx.account, &ctx.region, name],
             )

@@ -1,6 +1,7 @@
 //! Grants: stored and listed as AWS returns them (they are not enforced, like policies).
 
 use roto_core::protocol::json::value_to_json;
+use roto_core::store::Cached;
 use roto_core::timestamp::now_millis;
 use roto_core::{AwsError, AwsResult, Context, Value};
 
@@ -38,7 +39,7 @@ impl Kms {
             }
         }
         self.env.store.with(|c| {
-            c.execute(
+            c.execute_cached(
                 "INSERT INTO kms_grants (account, region, grant_id, key_id, created, grant_token, grant)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
                 rusqlite::params![
@@ -122,7 +123,7 @@ impl Kms {
 
     fn delete_grant(&self, ctx: &Context, key_id: &str, grant_id: &str) -> AwsResult<()> {
         let deleted = self.env.store.with(|c| {
-            c.execute(
+            c.execute_cached(
                 "DELETE FROM kms_grants WHERE account = ?1 AND region = ?2 AND key_id = ?3 AND grant_id = ?4",
                 [&ctx.account, &ctx.region, key_id, grant_id],
             )
@@ -142,7 +143,7 @@ impl Kms {
     pub(super) fn retire_grant(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
         if let Some(token) = input.str("GrantToken") {
             let deleted = self.env.store.with(|c| {
-                c.execute(
+                c.execute_cached(
                     "DELETE FROM kms_grants WHERE account = ?1 AND region = ?2 AND grant_token = ?3",
                     [&ctx.account, &ctx.region, token],
                 )

@@ -6,6 +6,7 @@
 //! material's id, so only the same material may be imported again (into each key of a
 //! multi-Region set, once its primary has received it).
 
+use roto_core::store::Cached;
 use roto_core::timestamp::now_millis;
 use roto_core::{AwsError, AwsResult, Context, Value};
 use rusqlite::OptionalExtension;
@@ -166,11 +167,11 @@ impl Kms {
         let now = now_millis();
         let valid_to = now + PARAMETERS_LIFETIME_MS;
         self.env.store.transaction(|tx| {
-            tx.execute(
+            tx.execute_cached(
                 "DELETE FROM kms_import_tokens WHERE account = ?1 AND region = ?2 AND valid_to <= ?3",
                 rusqlite::params![ctx.account, ctx.region, now],
             )?;
-            tx.execute(
+            tx.execute_cached(
                 "INSERT INTO kms_import_tokens (account, region, token, key_id, algorithm,
                     wrapping_key, valid_to)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
@@ -201,7 +202,7 @@ impl Kms {
             .and_then(Value::as_blob)
             .unwrap_or_default();
         let parameters: Option<(String, String, Vec<u8>, i64)> = self.env.store.with(|c| {
-            c.query_row(
+            c.query_row_cached(
                 "SELECT key_id, algorithm, wrapping_key, valid_to FROM kms_import_tokens
                  WHERE account = ?1 AND region = ?2 AND token = ?3",
                 [&ctx.account, &ctx.region, &hex::encode(token)],
@@ -248,12 +249,12 @@ impl Kms {
         request.check(&key, &material_id)?;
         self.env.store.transaction(|c| {
             // Replicas of a multi-Region key accept only the material its primary received.
-            c.execute(
+            c.execute_cached(
                 "UPDATE kms_keys SET material_id = ?3
                  WHERE account = ?1 AND key_id = ?2 AND multi_region = 1 AND material_id IS NULL",
                 [&ctx.account, &key.id, &material_id],
             )?;
-            c.execute(
+            c.execute_cached(
                 "UPDATE kms_keys SET material = ?4, material_id = ?5, expiration_model = ?6,
                     valid_to = ?7,
                     state = CASE WHEN state = 'PendingImport' THEN 'Enabled' ELSE state END
@@ -302,7 +303,7 @@ impl Kms {
     /// for its material again unless it is pending deletion.
     pub(super) fn delete_material(&self, ctx: &Context, key_id: &str) -> AwsResult<()> {
         self.env.store.with(|c| {
-            c.execute(
+            c.execute_cached(
                 "UPDATE kms_keys SET material = x'', expiration_model = NULL, valid_to = NULL,
                     state = CASE WHEN state = 'PendingDeletion' THEN state ELSE 'PendingImport' END
                  WHERE account = ?1 AND region = ?2 AND key_id = ?3",

@@ -5,6 +5,7 @@
 //! store is disconnected they are `Unavailable`.
 
 use roto_core::protocol::json::value_to_json;
+use roto_core::store::Cached;
 use roto_core::timestamp::now_millis;
 use roto_core::{AwsError, AwsResult, Context, Value};
 
@@ -327,7 +328,7 @@ impl Kms {
             _ => now_millis(),
         };
         self.env.store.with(|c| {
-            c.execute(
+            c.execute_cached(
                 "INSERT INTO kms_key_stores (account, region, store_id, state, created, entry)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6)
                  ON CONFLICT (account, region, store_id) DO UPDATE SET state = ?4, entry = ?6",
@@ -433,7 +434,7 @@ impl Kms {
             return Err(store_state_error(&store, "DeleteCustomKeyStore"));
         }
         let keys: i64 = self.env.store.with(|c| {
-            c.query_row(
+            c.query_row_cached(
                 "SELECT count(*) FROM kms_keys WHERE account = ?1 AND region = ?2
                  AND custom_key_store_id = ?3 AND (deletion_date IS NULL OR deletion_date > ?4)",
                 rusqlite::params![ctx.account, ctx.region, store.id, now_millis()],
@@ -450,7 +451,7 @@ impl Kms {
             ));
         }
         self.env.store.with(|c| {
-            c.execute(
+            c.execute_cached(
                 "DELETE FROM kms_key_stores WHERE account = ?1 AND region = ?2 AND store_id = ?3",
                 [&ctx.account, &ctx.region, &store.id],
             )

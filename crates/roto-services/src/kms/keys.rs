@@ -1,6 +1,7 @@
 //! Key lifecycle: creation, description, listing, enabling, scheduled deletion, rotation
 //! settings, key policies and tags.
 
+use roto_core::store::Cached;
 use roto_core::timestamp::now_millis;
 use roto_core::{AwsError, AwsResult, Context, Value};
 
@@ -203,7 +204,7 @@ impl Kms {
         policy: &str,
         tags: &[(String, String)],
     ) -> AwsResult<()> {
-        tx.execute(
+        tx.execute_cached(
             "INSERT INTO kms_keys (account, region, key_id, created, description, key_spec,
                 key_usage, state, origin, manager, multi_region, rotation_period, policy, tags,
                 material, material_id, primary_region, custom_key_store_id, xks_key_id)
@@ -381,7 +382,7 @@ impl Kms {
                 ));
             };
             let used: i64 = self.env.store.with(|c| {
-                c.query_row(
+                c.query_row_cached(
                     "SELECT count(*) FROM kms_keys WHERE account = ?1 AND region = ?2
                      AND custom_key_store_id = ?3 AND xks_key_id = ?4",
                     [&ctx.account, &ctx.region, store_id, xks_key],
@@ -423,7 +424,7 @@ impl Kms {
         );
         key.material = crypto::generate(Family::Symmetric)?;
         self.env.store.transaction(|tx| {
-            let existing: Option<String> = rusqlite::OptionalExtension::optional(tx.query_row(
+            let existing: Option<String> = rusqlite::OptionalExtension::optional(tx.query_row_cached(
                 "SELECT key_id FROM kms_aliases WHERE account = ?1 AND region = ?2 AND name = ?3",
                 [&ctx.account, &ctx.region, alias],
                 |r| r.get(0),
@@ -432,7 +433,7 @@ impl Kms {
                 return Ok(id);
             }
             self.insert_key(tx, ctx, &key, &default_policy(&ctx.account), &[])?;
-            tx.execute(
+            tx.execute_cached(
                 "INSERT INTO kms_aliases (account, region, name, key_id, created, updated)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?5)",
                 rusqlite::params![ctx.account, ctx.region, alias, key.id, key.created],
@@ -490,7 +491,7 @@ impl Kms {
         let key = self.mutable_key(ctx, input.str("KeyId").unwrap_or_default())?;
         if self.has_live_replicas(ctx, &key)? {
             self.env.store.with(|c| {
-                c.execute(
+                c.execute_cached(
                     "UPDATE kms_keys SET state = 'PendingReplicaDeletion', pending_days = ?4
                      WHERE account = ?1 AND region = ?2 AND key_id = ?3",
                     rusqlite::params![ctx.account, ctx.region, key.id, days],
@@ -503,7 +504,7 @@ impl Kms {
         }
         let date = now_millis() + days * DAY_MS;
         self.env.store.with(|c| {
-            c.execute(
+            c.execute_cached(
                 "UPDATE kms_keys SET state = 'PendingDeletion', deletion_date = ?4, pending_days = ?5
                  WHERE account = ?1 AND region = ?2 AND key_id = ?3",
                 rusqlite::params![ctx.account, ctx.region, key.id, date, days],
@@ -525,7 +526,7 @@ impl Kms {
             )));
         }
         self.env.store.with(|c| {
-            c.execute(
+            c.execute_cached(
                 "UPDATE kms_keys SET deletion_date = NULL, pending_days = NULL,
                     state = CASE WHEN length(material) = 0 THEN 'PendingImport' ELSE 'Disabled' END
                  WHERE account = ?1 AND region = ?2 AND key_id = ?3",
@@ -576,7 +577,7 @@ impl Kms {
         check_not_replica(&key)?;
         let period = enabled.then(|| input.int("RotationPeriodInDays").unwrap_or(365));
         self.env.store.with(|c| {
-            c.execute(
+            c.execute_cached(
                 &format!("UPDATE kms_keys SET rotation_period = ?4 WHERE {KEY_SET}"),
                 rusqlite::params![ctx.account, ctx.region, key.id, period],
             )
@@ -624,7 +625,7 @@ impl Kms {
         check_not_replica(&key)?;
         let material = crypto::generate(Family::Symmetric)?;
         self.env.store.with(|c| {
-            c.execute(
+            c.execute_cached(
                 &format!(
                     "INSERT INTO kms_materials (account, region, key_id, generation, material, rotated, rotation_type)
                      SELECT account, region, key_id, ?4, ?5, ?6, 'ON_DEMAND' FROM kms_keys WHERE {KEY_SET}"
@@ -674,7 +675,7 @@ impl Kms {
         Self::check_policy_name(input)?;
         let key = self.find_key(ctx, input.str("KeyId").unwrap_or_default())?;
         let policy: String = self.env.store.with(|c| {
-            c.query_row(
+            c.query_row_cached(
                 "SELECT policy FROM kms_keys WHERE account = ?1 AND region = ?2 AND key_id = ?3",
                 [&ctx.account, &ctx.region, &key.id],
                 |r| r.get(0),
@@ -703,7 +704,7 @@ impl Kms {
 
     fn tags_of(&self, ctx: &Context, key: &Key) -> AwsResult<Vec<(String, String)>> {
         let json: String = self.env.store.with(|c| {
-            c.query_row(
+            c.query_row_cached(
                 "SELECT tags FROM kms_keys WHERE account = ?1 AND region = ?2 AND key_id = ?3",
                 [&ctx.account, &ctx.region, &key.id],
                 |r| r.get(0),

@@ -27,6 +27,7 @@ use std::io;
 use std::sync::Arc;
 
 use roto_core::access::{Access, Principal};
+use roto_core::store::Cached;
 use roto_core::timestamp::now_millis;
 use roto_core::{
     AwsError, AwsResult, BoxFuture, Context, Env, Request, Response, Service, ServiceSpec, Value,
@@ -458,7 +459,7 @@ impl Kms {
                 "kms_import_tokens",
                 "kms_key_usage",
             ] {
-                tx.execute(
+                tx.execute_cached(
                     &format!(
                         "DELETE FROM {table} WHERE account = ?1 AND region = ?2 AND key_id = ?3"
                     ),
@@ -562,7 +563,7 @@ impl Kms {
         value: &dyn rusqlite::ToSql,
     ) -> AwsResult<()> {
         self.env.store.with(|c| {
-            c.execute(
+            c.execute_cached(
                 &format!(
                     "UPDATE kms_keys SET {column} = ?4 WHERE account = ?1 AND region = ?2 AND key_id = ?3"
                 ),

@@ -6,6 +6,7 @@
 //! state are each key's own. A primary scheduled for deletion waits in
 //! `PendingReplicaDeletion` until its replicas are deleted, then starts its own window.
 
+use roto_core::store::Cached;
 use roto_core::timestamp::now_millis;
 use roto_core::{AwsError, AwsResult, Context, Value};
 
@@ -70,7 +71,7 @@ impl Kms {
             return Ok(Some(key));
         }
         let last_replica_deleted: Option<i64> = self.env.store.with(|c| {
-            c.query_row(
+            c.query_row_cached(
                 "SELECT max(deletion_date) FROM kms_keys
                  WHERE account = ?1 AND key_id = ?2 AND region != ?3",
                 [&ctx.account, &key.id, &ctx.region],
@@ -80,7 +81,7 @@ impl Kms {
         let window = key.pending_days.unwrap_or(30) * DAY_MS;
         let date = last_replica_deleted.unwrap_or_else(now_millis) + window;
         self.env.store.with(|c| {
-            c.execute(
+            c.execute_cached(
                 "UPDATE kms_keys SET state = 'PendingDeletion', deletion_date = ?4
                  WHERE account = ?1 AND region = ?2 AND key_id = ?3",
                 rusqlite::params![ctx.account, ctx.region, key.id, date],
@@ -101,7 +102,7 @@ impl Kms {
             return Ok(false);
         }
         let count: i64 = self.env.store.with(|c| {
-            c.query_row(
+            c.query_row_cached(
                 "SELECT count(*) FROM kms_keys WHERE account = ?1 AND key_id = ?2
                  AND region != ?3 AND deletion_date IS NULL",
                 [&ctx.account, &key.id, &ctx.region],
@@ -182,13 +183,13 @@ impl Kms {
         };
         self.env.store.transaction(|tx| {
             self.insert_key(tx, &there, &Key { material: original, ..replica.clone() }, &policy, &tags)?;
-            tx.execute(
+            tx.execute_cached(
                 "INSERT INTO kms_materials (account, region, key_id, generation, material, rotated, rotation_type)
                  SELECT account, ?4, key_id, generation, material, rotated, rotation_type
                  FROM kms_materials WHERE account = ?1 AND region = ?2 AND key_id = ?3",
                 [&ctx.account, &ctx.region, &primary.id, replica_region],
             )?;
-            tx.execute(
+            tx.execute_cached(
                 "UPDATE kms_keys SET primary_region = ?3 WHERE account = ?1 AND key_id = ?2",
                 [&ctx.account, &primary.id, &ctx.region],
             )?;
@@ -228,7 +229,7 @@ impl Kms {
             )));
         }
         self.env.store.with(|c| {
-            c.execute(
+            c.execute_cached(
                 "UPDATE kms_keys SET primary_region = ?3 WHERE account = ?1 AND key_id = ?2",
                 [&ctx.account, &primary.id, region],
             )

@@ -7,6 +7,7 @@
 //! associated data: Decrypt finds the key and the key material (rotated keys keep their old
 //! material) from the blob, and a different context fails authentication.
 
+use roto_core::store::Cached;
 use roto_core::timestamp::now_millis;
 use roto_core::{AwsError, AwsResult, Context, Value};
 use rusqlite::OptionalExtension;
@@ -87,7 +88,7 @@ impl Kms {
                 continue;
             };
             self.env.store.with(|c| {
-                c.execute(
+                c.execute_cached(
                     "INSERT OR REPLACE INTO kms_key_usage (account, region, key_id, operation, used, request_id)
                      VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
                     rusqlite::params![ctx.account, ctx.region, id, operation, now, ctx.request_id],
@@ -109,7 +110,7 @@ impl Kms {
         }
         let key = self.find_key(ctx, key_id)?;
         let last: Option<(String, i64, String)> = self.env.store.with(|c| {
-            c.query_row(
+            c.query_row_cached(
                 "SELECT operation, used, request_id FROM kms_key_usage
                  WHERE account = ?1 AND region = ?2 AND key_id = ?3",
                 [&ctx.account, &ctx.region, &key.id],

@@ -3,6 +3,7 @@
 //! each an ARN of a target stream and the role that writes to it, with an access policy.
 //! They are stored and described; nothing is delivered through them.
 
+use roto_core::store::Cached;
 use roto_core::{AwsError, AwsResult, Context, Value};
 use rusqlite::{params, OptionalExtension};
 
@@ -42,7 +43,7 @@ impl Logs {
 
     fn store_destination(&self, ctx: &Context, destination: &Value) -> AwsResult<()> {
         self.env.store.with(|c| {
-            c.execute(
+            c.execute_cached(
                 "INSERT INTO logs_destinations (account, region, name, config)
                  VALUES (?1, ?2, ?3, ?4)
                  ON CONFLICT (account, region, name) DO UPDATE SET config = excluded.config",
@@ -90,7 +91,7 @@ impl Logs {
         self.store_destination(ctx, &destination)?;
         if let Some(tags) = input.get("tags").filter(|_| created) {
             self.env.store.with(|c| {
-                c.execute(
+                c.execute_cached(
                     "UPDATE logs_destinations SET tags = ?4 WHERE account = ?1 AND region = ?2 AND name = ?3",
                     params![ctx.account, ctx.region, name, document(tags)],
                 )
@@ -142,7 +143,7 @@ impl Logs {
 
     pub(super) fn delete_destination(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
         let n = self.env.store.with(|c| {
-            c.execute(
+            c.execute_cached(
                 "DELETE FROM logs_destinations WHERE account = ?1 AND region = ?2 AND name = ?3",
                 params![
                     ctx.account,

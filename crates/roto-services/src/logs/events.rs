@@ -5,6 +5,7 @@
 //! 20, the row id in 36), prefixed `f/` or `b/` in GetLogEvents as AWS's are, bare in
 //! FilterLogEvents.
 
+use roto_core::store::Cached;
 use roto_core::value::EpochMillis;
 use roto_core::{AwsError, AwsResult, Context, Value};
 use rusqlite::params;
@@ -159,7 +160,7 @@ impl Logs {
                 ])?;
             }
             if let (Some(first), Some(last)) = (accepted.first(), accepted.last()) {
-                tx.execute(
+                tx.execute_cached(
                     "UPDATE logs_streams SET
                         first_event = MIN(COALESCE(first_event, ?5), ?5),
                         last_event = MAX(COALESCE(last_event, ?6), ?6),

@@ -7,6 +7,7 @@
 //! `<ISO-8601 timestamp> <message>` line each. The task runs inside CreateExportTask, so it
 //! is `COMPLETED` when described (or `FAILED`, with S3's error, if a write failed).
 
+use roto_core::store::Cached;
 use roto_core::timestamp::{format, TimestampFormat};
 use roto_core::{AwsError, AwsResult, Context, Value};
 use rusqlite::{params, OptionalExtension};
@@ -159,7 +160,7 @@ impl Logs {
                     .with("completionTime", self.now()),
             );
         self.env.store.with(|c| {
-            c.execute(
+            c.execute_cached(
                 "INSERT INTO logs_export_tasks (account, region, id, created, config)
                  VALUES (?1, ?2, ?3, ?4, ?5)",
                 params![ctx.account, ctx.region, task_id, created, document(&task)],

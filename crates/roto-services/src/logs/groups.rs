@@ -2,6 +2,7 @@
 
 use std::collections::BTreeMap;
 
+use roto_core::store::Cached;
 use roto_core::{AwsError, AwsResult, Context, Value};
 use rusqlite::{params, OptionalExtension};
 
@@ -162,7 +163,7 @@ impl Logs {
         let class = input.str("logGroupClass").unwrap_or("STANDARD");
         let protected = input.bool("deletionProtectionEnabled").unwrap_or(false);
         let inserted = self.env.store.with(|c| {
-            c.execute(
+            c.execute_cached(
                 "INSERT OR IGNORE INTO logs_groups
                     (account, region, name, created, kms_key, class, deletion_protection, tags)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
@@ -195,11 +196,11 @@ impl Logs {
             return Err(deletion_protected());
         }
         let deleted = self.env.store.transaction(|tx| {
-            let n = tx.execute(
+            let n = tx.execute_cached(
                 "DELETE FROM logs_groups WHERE account = ?1 AND region = ?2 AND name = ?3",
                 params![ctx.account, ctx.region, name],
             )?;
-            tx.execute(
+            tx.execute_cached(
                 "DELETE FROM logs_resource_policies
                  WHERE account = ?1 AND region = ?2 AND scope = 'RESOURCE' AND key = ?3",
                 params![ctx.account, ctx.region, group_arn(ctx, name)],
@@ -210,7 +211,7 @@ impl Logs {
                 "logs_subscriptions",
                 "logs_metric_filters",
             ] {
-                tx.execute(
+                tx.execute_cached(
                     &format!("DELETE FROM {table} WHERE account = ?1 AND region = ?2 AND grp = ?3"),
                     params![ctx.account, ctx.region, name],
                 )?;
@@ -382,7 +383,7 @@ impl Logs {
         }
         self.existing_group(ctx, group)?;
         let inserted = self.env.store.with(|c| {
-            c.execute(
+            c.execute_cached(
                 "INSERT OR IGNORE INTO logs_streams (account, region, grp, name, created)
                  VALUES (?1, ?2, ?3, ?4, ?5)",
                 params![ctx.account, ctx.region, group, stream, self.now()],
@@ -406,11 +407,11 @@ impl Logs {
             return Err(deletion_protected());
         }
         let deleted = self.env.store.transaction(|tx| {
-            let n = tx.execute(
+            let n = tx.execute_cached(
                 "DELETE FROM logs_streams WHERE account = ?1 AND region = ?2 AND grp = ?3 AND name = ?4",
                 params![ctx.account, ctx.region, group, stream],
             )?;
-            tx.execute(
+            tx.execute_cached(
                 "DELETE FROM logs_events WHERE account = ?1 AND region = ?2 AND grp = ?3 AND stream = ?4",
                 params![ctx.account, ctx.region, group, stream],
             )?;
@@ -533,7 +534,7 @@ impl Logs {
         value: impl rusqlite::ToSql,
     ) -> AwsResult<Value> {
         let n = self.env.store.with(|c| {
-            c.execute(
+            c.execute_cached(
                 &format!(
                     "UPDATE logs_groups SET {column} = ?4 WHERE account = ?1 AND region = ?2 AND name = ?3"
                 ),
@@ -574,7 +575,7 @@ impl Logs {
         change(&mut tags);
         let tags = serde_json::to_string(&tags).unwrap_or_else(|_| "{}".into());
         self.env.store.with(|c| {
-            c.execute(
+            c.execute_cached(
                 &format!(
                     "UPDATE {} SET tags = ?4 WHERE account = ?1 AND region = ?2 AND name = ?3",
                     resource.table()

@@ -6,6 +6,7 @@
 //! TestMetricFilter runs the same [`Pattern`] FilterLogEvents uses and reports what a match
 //! extracts.
 
+use roto_core::store::Cached;
 use roto_core::{AwsError, AwsResult, Context, Value};
 use rusqlite::params;
 
@@ -108,7 +109,7 @@ impl Logs {
             }
         }
         self.env.store.with(|c| {
-            c.execute(
+            c.execute_cached(
                 "INSERT OR REPLACE INTO logs_metric_filters
                     (account, region, grp, name, metric_name, metric_namespace, config)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
@@ -194,7 +195,7 @@ impl Logs {
         let group = input.str("logGroupName").unwrap_or_default();
         self.existing_group(ctx, group)?;
         let n = self.env.store.with(|c| {
-            c.execute(
+            c.execute_cached(
                 &format!(
                     "DELETE FROM {table} WHERE account = ?1 AND region = ?2 AND grp = ?3 AND name = ?4"
                 ),

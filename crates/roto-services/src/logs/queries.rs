@@ -9,6 +9,7 @@
 
 use std::collections::BTreeMap;
 
+use roto_core::store::Cached;
 use roto_core::{AwsError, AwsResult, Context, Value};
 use rusqlite::{params, OptionalExtension};
 
@@ -146,7 +147,7 @@ impl Logs {
             )
             .with_opt("parameters", input.get("parameters").cloned());
         self.env.store.with(|c| {
-            c.execute(
+            c.execute_cached(
                 "INSERT OR REPLACE INTO logs_query_definitions (account, region, id, name, config)
                  VALUES (?1, ?2, ?3, ?4, ?5)",
                 params![
@@ -219,7 +220,7 @@ impl Logs {
 
     pub(super) fn delete_query_definition(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
         let n = self.env.store.with(|c| {
-            c.execute(
+            c.execute_cached(
                 "DELETE FROM logs_query_definitions WHERE account = ?1 AND region = ?2 AND id = ?3",
                 params![
                     ctx.account,
@@ -366,7 +367,7 @@ impl Logs {
             .with("results", results)
             .with("statistics", statistics);
         self.env.store.with(|c| {
-            c.execute(
+            c.execute_cached(
                 "INSERT INTO logs_queries (account, region, id, created, config)
                  VALUES (?1, ?2, ?3, ?4, ?5)",
                 params![ctx.account, ctx.region, id, now, document(&stored)],

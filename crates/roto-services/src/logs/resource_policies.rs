@@ -6,6 +6,7 @@
 //! revision id that an update must name (`expectedRevisionId`; none for the first). They are
 //! stored and described, not enforced.
 
+use roto_core::store::Cached;
 use roto_core::{AwsError, AwsResult, Context, Value};
 use rusqlite::{params, OptionalExtension};
 
@@ -113,7 +114,7 @@ impl Logs {
             }
         }
         self.env.store.with(|c| {
-            c.execute(
+            c.execute_cached(
                 "INSERT OR REPLACE INTO logs_resource_policies (account, region, scope, key, config)
                  VALUES (?1, ?2, ?3, ?4, ?5)",
                 params![ctx.account, ctx.region, scope.name(), key, document(&policy)],
@@ -195,7 +196,7 @@ impl Logs {
             }
         }
         self.env.store.with(|c| {
-            c.execute(
+            c.execute_cached(
                 "DELETE FROM logs_resource_policies WHERE account = ?1 AND region = ?2 AND scope = ?3 AND key = ?4",
                 params![ctx.account, ctx.region, scope.name(), key],
             )

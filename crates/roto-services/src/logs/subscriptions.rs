@@ -7,6 +7,7 @@
 
 use base64::Engine;
 use roto_core::events::Event;
+use roto_core::store::Cached;
 use roto_core::{AwsError, AwsResult, Context, Value};
 use rusqlite::params;
 
@@ -76,7 +77,7 @@ impl Logs {
             "creationTime": self.now(),
         });
         self.env.store.with(|c| {
-            c.execute(
+            c.execute_cached(
                 "INSERT OR REPLACE INTO logs_subscriptions (account, region, grp, name, pattern, destination, config)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
                 params![ctx.account, ctx.region, group, name, pattern, destination, config.to_string()],

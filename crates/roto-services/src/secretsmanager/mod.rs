@@ -20,6 +20,7 @@ use std::sync::Arc;
 
 use roto_core::access::{Access, Principal};
 use roto_core::events::{DeliveryError, Event};
+use roto_core::store::Cached;
 use roto_core::timestamp::now_millis;
 use roto_core::{
     AwsError, AwsResult, BoxFuture, Context, Env, Request, Response, Service, ServiceSpec, Value,
@@ -285,14 +286,14 @@ impl SecretsManager {
     fn purge(&self, ctx: &Context, name: &str) -> AwsResult<()> {
         self.env.store.transaction(|tx| {
             for table in ["sm_secrets", "sm_versions", "sm_replicas"] {
-                tx.execute(
+                tx.execute_cached(
                     &format!(
                         "DELETE FROM {table} WHERE account = ?1 AND region = ?2 AND name = ?3"
                     ),
                     [&ctx.account, &ctx.region, name],
                 )?;
             }
-            tx.execute(
+            tx.execute_cached(
                 "DELETE FROM sm_replicas WHERE account = ?1 AND replica_region = ?2 AND name = ?3",
                 [&ctx.account, &ctx.region, name],
             )?;
@@ -309,7 +310,7 @@ impl SecretsManager {
         value: &dyn rusqlite::ToSql,
     ) -> AwsResult<()> {
         self.env.store.with(|c| {
-            c.execute(
+            c.execute_cached(
                 &format!(
                     "UPDATE sm_secrets SET {column} = ?4, changed = ?5
                      WHERE account = ?1 AND region = ?2 AND name = ?3"

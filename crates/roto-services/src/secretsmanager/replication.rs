@@ -18,6 +18,7 @@
 //! StopReplicationToReplica makes it a standalone secret, and on the primary
 //! RemoveRegionsFromReplication deletes it.
 
+use roto_core::store::Cached;
 use roto_core::{AwsResult, Context, Value};
 
 use super::{invalid_parameter, Secret, SecretsManager, DEFAULT_KEY};
@@ -131,7 +132,7 @@ impl SecretsManager {
     /// Writes one replica record (a new one goes last; an old one keeps its place).
     fn record(&self, ctx: &Context, name: &str, replica: &Replica) -> AwsResult<()> {
         self.env.store.with(|c| {
-            c.execute(
+            c.execute_cached(
                 "INSERT INTO sm_replicas (account, region, name, replica_region, kms_key_id,
                     status, message, replicated, seq)
                  SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, COALESCE(MAX(seq), 0) + 1
@@ -157,7 +158,7 @@ impl SecretsManager {
 
     fn forget(&self, ctx: &Context, name: &str, region: &str) -> AwsResult<()> {
         self.env.store.with(|c| {
-            c.execute(
+            c.execute_cached(
                 "DELETE FROM sm_replicas
                  WHERE account = ?1 AND region = ?2 AND name = ?3 AND replica_region = ?4",
                 [&ctx.account, &ctx.region, name, region],
@@ -260,7 +261,7 @@ impl SecretsManager {
             ..primary.clone()
         };
         self.env.store.with(|c| {
-            c.execute(
+            c.execute_cached(
                 "INSERT INTO sm_secrets (account, region, name, arn, created, changed,
                     description, kms_key_id, rotation_enabled, rotation_lambda, rotation_rules,
                     last_rotated, tags, policy)

@@ -10,6 +10,7 @@
 use roto_core::dispatch::new_request_id;
 use roto_core::events::Event;
 use roto_core::protocol::json::value_to_json;
+use roto_core::store::Cached;
 use roto_core::timestamp::now_millis;
 use roto_core::{AwsResult, Context, Value};
 
@@ -39,7 +40,7 @@ impl SecretsManager {
             None => secret.rotation_rules.clone(),
         };
         self.env.store.with(|c| {
-            c.execute(
+            c.execute_cached(
                 "UPDATE sm_secrets SET rotation_enabled = 1, rotation_lambda = ?4, rotation_rules = ?5
                  WHERE account = ?1 AND region = ?2 AND name = ?3",
                 rusqlite::params![ctx.account, ctx.region, secret.name, lambda, rules],
@@ -76,7 +77,7 @@ impl SecretsManager {
     pub(super) fn cancel_rotate_secret(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
         let secret = self.live_secret(ctx, input)?;
         self.env.store.with(|c| {
-            c.execute(
+            c.execute_cached(
                 "UPDATE sm_secrets SET rotation_enabled = 0 WHERE account = ?1 AND region = ?2 AND name = ?3",
                 [&ctx.account, &ctx.region, &secret.name],
             )
@@ -144,7 +145,7 @@ impl SecretsManager {
         self.env
             .store
             .with(|c| {
-                c.execute(
+                c.execute_cached(
                     "UPDATE sm_secrets SET last_rotated = ?4 WHERE account = ?1 AND region = ?2 AND name = ?3",
                     rusqlite::params![ctx.account, ctx.region, secret.name, now_millis()],
                 )

@@ -1,6 +1,7 @@
 //! Secrets themselves: creation, description, listing with filters, updates, deletion
 //! with a recovery window, tags, resource policies and rotation settings.
 
+use roto_core::store::Cached;
 use roto_core::timestamp::now_millis;
 use roto_core::{AwsError, AwsResult, Context, Value};
 
@@ -252,7 +253,7 @@ impl SecretsManager {
             has_replicas: false,
         };
         let inserted = self.env.store.with(|c| {
-            c.execute(
+            c.execute_cached(
                 "INSERT OR IGNORE INTO sm_secrets (account, region, name, arn, created, changed,
                     description, kms_key_id, tags)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?5, ?6, ?7, ?8)",
@@ -396,7 +397,7 @@ impl SecretsManager {
         }
         let date = now + days * DAY_MS;
         self.env.store.with(|c| {
-            c.execute(
+            c.execute_cached(
                 "UPDATE sm_secrets SET deleted = ?4, deletion_date = ?5
                  WHERE account = ?1 AND region = ?2 AND name = ?3",
                 rusqlite::params![ctx.account, ctx.region, secret.name, now, date],
@@ -411,7 +412,7 @@ impl SecretsManager {
     pub(super) fn restore_secret(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
         let secret = self.secret(ctx, input)?;
         self.env.store.with(|c| {
-            c.execute(
+            c.execute_cached(
                 "UPDATE sm_secrets SET deleted = NULL, deletion_date = NULL
                  WHERE account = ?1 AND region = ?2 AND name = ?3",
                 [&ctx.account, &ctx.region, &secret.name],

@@ -1,5 +1,6 @@
 //! Secret values: versions, their staging labels, and reading them back.
 
+use roto_core::store::Cached;
 use roto_core::timestamp::now_millis;
 use roto_core::{AwsError, AwsResult, Context, Value};
 
@@ -219,7 +220,7 @@ impl SecretsManager {
             });
         }
         self.env.store.transaction(|tx| {
-            tx.execute(
+            tx.execute_cached(
                 "DELETE FROM sm_versions WHERE account = ?1 AND region = ?2 AND name = ?3",
                 [&to_ctx.account, &to_ctx.region, &to.name],
             )?;
@@ -282,16 +283,16 @@ impl SecretsManager {
             .await?;
         let now = now_millis();
         let stages = self.env.store.transaction(|tx| {
-            let seq: i64 = tx.query_row(
+            let seq: i64 = tx.query_row_cached(
                 "SELECT COALESCE(MAX(seq), 0) + 1 FROM sm_versions WHERE account = ?1 AND region = ?2 AND name = ?3",
                 [&ctx.account, &ctx.region, &secret.name],
                 |r| r.get(0),
             )?;
-            tx.execute(
+            tx.execute_cached(
                 "DELETE FROM sm_versions WHERE account = ?1 AND region = ?2 AND name = ?3 AND version_id = ?4 AND kind = ?5",
                 rusqlite::params![ctx.account, ctx.region, secret.name, version_id, PLACEHOLDER],
             )?;
-            tx.execute(
+            tx.execute_cached(
                 "INSERT INTO sm_versions (account, region, name, version_id, seq, created, kind,
                     ciphertext, stages, kms_key_id)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, '[]', ?9)",
@@ -312,7 +313,7 @@ impl SecretsManager {
                 stages::attach(&mut all, &version_id, label);
             }
             Self::write_labels(tx, ctx, &secret.name, &all)?;
-            tx.execute(
+            tx.execute_cached(
                 "UPDATE sm_secrets SET changed = ?4 WHERE account = ?1 AND region = ?2 AND name = ?3",
                 rusqlite::params![ctx.account, ctx.region, secret.name, now],
             )?;
@@ -330,13 +331,13 @@ impl SecretsManager {
         token: &str,
     ) -> AwsResult<()> {
         self.env.store.transaction(|tx| {
-            let exists: bool = tx.query_row(
+            let exists: bool = tx.query_row_cached(
                 "SELECT COUNT(*) > 0 FROM sm_versions WHERE account = ?1 AND region = ?2 AND name = ?3 AND version_id = ?4",
                 [&ctx.account, &ctx.region, &secret.name, token],
                 |r| r.get(0),
             )?;
             if !exists {
-                tx.execute(
+                tx.execute_cached(
                     "INSERT INTO sm_versions (account, region, name, version_id, seq, created, kind,
                         ciphertext, stages, kms_key_id)
                      SELECT ?1, ?2, ?3, ?4, COALESCE(MAX(seq), 0) + 1, ?5, ?6, x'', '[]', ?7
@@ -428,11 +429,11 @@ impl SecretsManager {
         let value = self.decrypt_version(ctx, secret, version).await?;
         let today = day_of(now_millis());
         self.env.store.with(|c| {
-            c.execute(
+            c.execute_cached(
                 "UPDATE sm_secrets SET accessed = ?4 WHERE account = ?1 AND region = ?2 AND name = ?3",
                 rusqlite::params![ctx.account, ctx.region, secret.name, today],
             )?;
-            c.execute(
+            c.execute_cached(
                 "UPDATE sm_versions SET accessed = ?5 WHERE account = ?1 AND region = ?2 AND name = ?3 AND version_id = ?4",
                 rusqlite::params![ctx.account, ctx.region, secret.name, version.id, today],
             )

@@ -9,6 +9,7 @@
 use std::collections::BTreeMap;
 
 use roto_core::dispatch::new_request_id;
+use roto_core::store::Cached;
 use roto_core::{AwsError, AwsResult, Context, Value};
 use rusqlite::{params, Connection, OptionalExtension};
 
@@ -214,11 +215,11 @@ impl Sns {
     pub(super) fn delete_platform_application(&self, input: &Value) -> AwsResult<Value> {
         let arn = required(input, "PlatformApplicationArn")?;
         self.env.store.with(|c| {
-            c.execute(
+            c.execute_cached(
                 "DELETE FROM sns_platform_endpoints WHERE application_arn = ?1",
                 [arn],
             )?;
-            c.execute(
+            c.execute_cached(
                 "DELETE FROM sns_platform_applications WHERE arn = ?1",
                 [arn],
             )?;
@@ -292,7 +293,7 @@ impl Sns {
         let token = attributes.get("Token").cloned().unwrap_or_default();
         self.env.store.with(|c| {
             set_attributes(c, "sns_platform_endpoints", arn, &attributes)?;
-            c.execute(
+            c.execute_cached(
                 "UPDATE sns_platform_endpoints SET token = ?2 WHERE arn = ?1",
                 params![arn, token],
             )?;
@@ -305,7 +306,7 @@ impl Sns {
     pub(super) fn delete_endpoint(&self, input: &Value) -> AwsResult<Value> {
         let arn = required(input, "EndpointArn")?;
         self.env.store.with(|c| {
-            c.execute("DELETE FROM sns_platform_endpoints WHERE arn = ?1", [arn])
+            c.execute_cached("DELETE FROM sns_platform_endpoints WHERE arn = ?1", [arn])
                 .map_err(AwsError::from)
         })?;
         Ok(Value::map())

@@ -6,6 +6,7 @@
 
 use std::collections::BTreeMap;
 
+use roto_core::store::Cached;
 use rusqlite::{params, Connection, OptionalExtension, Row};
 
 /// The schema, created idempotently at start.
@@ -90,7 +91,7 @@ pub fn find_topic(c: &Connection, arn: &str) -> rusqlite::Result<Option<Topic>> 
 
 /// Inserts a topic.
 pub fn insert_topic(c: &Connection, t: &Topic) -> rusqlite::Result<()> {
-    c.execute(
+    c.execute_cached(
         "INSERT INTO sns_topics (arn, account, region, name, fifo, attributes, tags)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
         params![
@@ -108,7 +109,7 @@ pub fn insert_topic(c: &Connection, t: &Topic) -> rusqlite::Result<()> {
 
 /// Replaces a topic's attributes and tags.
 pub fn update_topic(c: &Connection, t: &Topic) -> rusqlite::Result<()> {
-    c.execute(
+    c.execute_cached(
         "UPDATE sns_topics SET attributes = ?2, tags = ?3 WHERE arn = ?1",
         params![t.arn, to_json(&t.attributes), to_json(&t.tags)],
     )?;
@@ -117,8 +118,8 @@ pub fn update_topic(c: &Connection, t: &Topic) -> rusqlite::Result<()> {
 
 /// Deletes a topic and its subscriptions.
 pub fn delete_topic(c: &Connection, arn: &str) -> rusqlite::Result<()> {
-    c.execute("DELETE FROM sns_subscriptions WHERE topic_arn = ?1", [arn])?;
-    c.execute("DELETE FROM sns_topics WHERE arn = ?1", [arn])?;
+    c.execute_cached("DELETE FROM sns_subscriptions WHERE topic_arn = ?1", [arn])?;
+    c.execute_cached("DELETE FROM sns_topics WHERE arn = ?1", [arn])?;
     Ok(())
 }
 
@@ -142,7 +143,7 @@ pub fn topic_arns(
 
 /// The next FIFO sequence number of a topic (20 digits, as AWS spells them).
 pub fn next_sequence_number(c: &Connection, arn: &str) -> rusqlite::Result<String> {
-    let n: i64 = c.query_row(
+    let n: i64 = c.query_row_cached(
         "UPDATE sns_topics SET sequence = sequence + 1 WHERE arn = ?1 RETURNING sequence",
         [arn],
         |r| r.get(0),
@@ -258,7 +259,7 @@ pub fn subscriptions(
 
 /// Inserts a subscription.
 pub fn insert_subscription(c: &Connection, s: &Subscription) -> rusqlite::Result<()> {
-    c.execute(
+    c.execute_cached(
         "INSERT INTO sns_subscriptions (arn, topic_arn, account, region, owner, protocol,
             endpoint, attributes, confirmed, token)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
@@ -280,7 +281,7 @@ pub fn insert_subscription(c: &Connection, s: &Subscription) -> rusqlite::Result
 
 /// Replaces a subscription's attributes and confirmation state.
 pub fn update_subscription(c: &Connection, s: &Subscription) -> rusqlite::Result<()> {
-    c.execute(
+    c.execute_cached(
         "UPDATE sns_subscriptions SET attributes = ?2, confirmed = ?3 WHERE arn = ?1",
         params![s.arn, to_json(&s.attributes), s.confirmed],
     )?;
@@ -289,6 +290,6 @@ pub fn update_subscription(c: &Connection, s: &Subscription) -> rusqlite::Result
 
 /// Deletes a subscription.
 pub fn delete_subscription(c: &Connection, arn: &str) -> rusqlite::Result<()> {
-    c.execute("DELETE FROM sns_subscriptions WHERE arn = ?1", [arn])?;
+    c.execute_cached("DELETE FROM sns_subscriptions WHERE arn = ?1", [arn])?;
     Ok(())
 }

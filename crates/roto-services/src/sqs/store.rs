@@ -15,6 +15,7 @@
 
 use std::collections::BTreeMap;
 
+use roto_core::store::Cached;
 use roto_core::value::EpochMillis;
 use roto_core::AwsResult;
 use rusqlite::{params, Connection, OptionalExtension, Row};
@@ -144,7 +145,7 @@ pub fn find_queue(
     region: &str,
     name: &str,
 ) -> rusqlite::Result<Option<Queue>> {
-    c.query_row(
+    c.query_row_cached(
         &format!(
             "SELECT {QUEUE_COLUMNS} FROM sqs_queues WHERE account = ?1 AND region = ?2 AND name = ?3"
         ),
@@ -156,7 +157,7 @@ pub fn find_queue(
 
 /// The queue with row id `id`, if it still exists.
 pub fn queue_by_id(c: &Connection, id: i64) -> rusqlite::Result<Option<Queue>> {
-    c.query_row(
+    c.query_row_cached(
         &format!("SELECT {QUEUE_COLUMNS} FROM sqs_queues WHERE id = ?1"),
         [id],
         queue_row,
@@ -186,7 +187,7 @@ pub struct NewQueue<'a> {
 pub fn insert_queue(c: &Connection, q: &NewQueue<'_>) -> AwsResult<()> {
     let attributes = serde_json::to_string(q.attributes).unwrap_or_default();
     let tags = serde_json::to_string(q.tags).unwrap_or_default();
-    c.execute(
+    c.execute_cached(
         "INSERT INTO sqs_queues (account, region, name, fifo, attributes, tags, created, modified)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7)",
         params![q.account, q.region, q.name, q.fifo, attributes, tags, q.now],
@@ -202,7 +203,7 @@ pub fn update_attributes(
     now: EpochMillis,
 ) -> rusqlite::Result<()> {
     let json = serde_json::to_string(attributes).unwrap_or_default();
-    c.execute(
+    c.execute_cached(
         "UPDATE sqs_queues SET attributes = ?2, modified = ?3 WHERE id = ?1",
         params![id, json, now],
     )?;
@@ -211,16 +212,17 @@ pub fn update_attributes(
 
 /// A queue's tags.
 pub fn queue_tags(c: &Connection, id: i64) -> rusqlite::Result<BTreeMap<String, String>> {
-    let tags: String = c.query_row("SELECT tags FROM sqs_queues WHERE id = ?1", [id], |r| {
-        r.get(0)
-    })?;
+    let tags: String =
+        c.query_row_cached("SELECT tags FROM sqs_queues WHERE id = ?1", [id], |r| {
+            r.get(0)
+        })?;
     Ok(serde_json::from_str(&tags).unwrap_or_default())
 }
 
 /// Replaces a queue's tags.
 pub fn set_tags(c: &Connection, id: i64, tags: &BTreeMap<String, String>) -> rusqlite::Result<()> {
     let json = serde_json::to_string(tags).unwrap_or_default();
-    c.execute(
+    c.execute_cached(
         "UPDATE sqs_queues SET tags = ?2 WHERE id = ?1",
         params![id, json],
     )?;
@@ -252,14 +254,14 @@ pub fn dead_letter_sources(
 
 /// Deletes every message of a queue; returns how many there were.
 pub fn purge_messages(c: &Connection, queue_id: i64) -> rusqlite::Result<usize> {
-    c.execute("DELETE FROM sqs_messages WHERE queue_id = ?1", [queue_id])
+    c.execute_cached("DELETE FROM sqs_messages WHERE queue_id = ?1", [queue_id])
 }
 
 /// Deletes a queue with its messages and deduplication ids.
 pub fn delete_queue(c: &Connection, id: i64) -> rusqlite::Result<()> {
-    c.execute("DELETE FROM sqs_messages WHERE queue_id = ?1", [id])?;
-    c.execute("DELETE FROM sqs_dedup WHERE queue_id = ?1", [id])?;
-    c.execute("DELETE FROM sqs_queues WHERE id = ?1", [id])?;
+    c.execute_cached("DELETE FROM sqs_messages WHERE queue_id = ?1", [id])?;
+    c.execute_cached("DELETE FROM sqs_dedup WHERE queue_id = ?1", [id])?;
+    c.execute_cached("DELETE FROM sqs_queues WHERE id = ?1", [id])?;
     Ok(())
 }
 
@@ -300,7 +302,7 @@ pub fn message_counts(
     queue_id: i64,
     now: EpochMillis,
 ) -> rusqlite::Result<(i64, i64, i64)> {
-    c.query_row(
+    c.query_row_cached(
         "SELECT
             COALESCE(SUM(visible_at <= ?2), 0),
             COALESCE(SUM(visible_at > ?2 AND receive_count > 0), 0),
@@ -372,7 +374,7 @@ pub struct NewMessage<'a> {
 
 /// Inserts a message.
 pub fn insert_message(c: &Connection, m: &NewMessage<'_>) -> rusqlite::Result<()> {
-    c.execute(
+    c.execute_cached(
         "INSERT INTO sqs_messages (queue_id, message_id, body, attributes, system_attributes,
             sender_id, sent_at, visible_at, expires_at, group_id, dedup_id, sequence_number)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
@@ -396,7 +398,7 @@ pub fn insert_message(c: &Connection, m: &NewMessage<'_>) -> rusqlite::Result<()
 
 /// The next FIFO sequence number of a queue, as AWS spells them (20 digits).
 pub fn next_sequence_number(c: &Connection, queue_id: i64) -> rusqlite::Result<String> {
-    let n: i64 = c.query_row(
+    let n: i64 = c.query_row_cached(
         "UPDATE sqs_queues SET sequence = sequence + 1 WHERE id = ?1 RETURNING sequence",
         [queue_id],
         |r| r.get(0),
@@ -418,7 +420,7 @@ pub fn find_duplicate(
 ) -> rusqlite::Result<Option<(String, String)>> {
     c.prepare_cached(EXPIRE_DEDUP)?
         .execute(params![queue_id, now])?;
-    c.query_row(
+    c.query_row_cached(
         "SELECT message_id, sequence_number FROM sqs_dedup
          WHERE queue_id = ?1 AND scope = ?2 AND dedup_id = ?3",
         params![queue_id, scope, dedup_id],
@@ -436,7 +438,7 @@ pub fn remember_dedup(
     message: (&str, &str),
     expires_at: EpochMillis,
 ) -> rusqlite::Result<()> {
-    c.execute(
+    c.execute_cached(
         "INSERT OR REPLACE INTO sqs_dedup
             (queue_id, scope, dedup_id, message_id, sequence_number, expires_at)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
@@ -510,7 +512,7 @@ pub fn mark_received(
     now: EpochMillis,
     visible_at: EpochMillis,
 ) -> rusqlite::Result<()> {
-    c.execute(
+    c.execute_cached(
         "UPDATE sqs_messages SET visible_at = ?2, receive_count = receive_count + 1,
             first_receive_at = COALESCE(first_receive_at, ?3)
          WHERE seq = ?1",
@@ -528,7 +530,7 @@ pub fn move_to_dead_letter(
     source_arn: &str,
     now: EpochMillis,
 ) -> rusqlite::Result<()> {
-    c.execute(
+    c.execute_cached(
         "UPDATE sqs_messages SET queue_id = ?2, dead_letter_source = ?3, visible_at = ?4,
             receive_count = 0, first_receive_at = NULL
          WHERE seq = ?1",
@@ -543,7 +545,7 @@ pub fn next_visible_at(
     queue_id: i64,
     now: EpochMillis,
 ) -> rusqlite::Result<Option<EpochMillis>> {
-    c.query_row(
+    c.query_row_cached(
         "SELECT MIN(visible_at) FROM sqs_messages WHERE queue_id = ?1 AND visible_at > ?2",
         params![queue_id, now],
         |r| r.get(0),
@@ -556,7 +558,7 @@ pub fn message_state(
     queue_id: i64,
     message_id: &str,
 ) -> rusqlite::Result<Option<(EpochMillis, i64)>> {
-    c.query_row(
+    c.query_row_cached(
         "SELECT visible_at, receive_count FROM sqs_messages WHERE queue_id = ?1 AND message_id = ?2",
         params![queue_id, message_id],
         |r| Ok((r.get(0)?, r.get(1)?)),
@@ -571,7 +573,7 @@ pub fn set_visible_at(
     message_id: &str,
     visible_at: EpochMillis,
 ) -> rusqlite::Result<()> {
-    c.execute(
+    c.execute_cached(
         "UPDATE sqs_messages SET visible_at = ?3 WHERE queue_id = ?1 AND message_id = ?2",
         params![queue_id, message_id, visible_at],
     )?;
@@ -615,7 +617,7 @@ pub fn move_message(
     now: EpochMillis,
     expires_at: EpochMillis,
 ) -> rusqlite::Result<()> {
-    c.execute(
+    c.execute_cached(
         "UPDATE sqs_messages SET queue_id = ?2, visible_at = ?3, expires_at = ?4,
             receive_count = 0, first_receive_at = NULL, dead_letter_source = NULL
          WHERE seq = ?1",
@@ -652,7 +654,7 @@ pub fn insert_move_task(
     region: &str,
     t: &MoveTask,
 ) -> rusqlite::Result<()> {
-    c.execute(
+    c.execute_cached(
         "INSERT INTO sqs_move_tasks (handle, account, region, source_arn, destination_arn, rate,
             status, moved, to_move, started)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
@@ -704,7 +706,7 @@ pub fn move_tasks(
 
 /// Deletes a message by id.
 pub fn delete_message(c: &Connection, queue_id: i64, message_id: &str) -> rusqlite::Result<()> {
-    c.execute(
+    c.execute_cached(
         "DELETE FROM sqs_messages WHERE queue_id = ?1 AND message_id = ?2",
         params![queue_id, message_id],
     )?;

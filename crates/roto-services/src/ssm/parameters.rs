@@ -2,6 +2,7 @@
 //! deletion and tags.
 
 use base64::Engine;
+use roto_core::store::Cached;
 use roto_core::timestamp::now_millis;
 use roto_core::{AwsError, AwsResult, Context, Value};
 
@@ -318,7 +319,7 @@ impl Ssm {
         self.env.store.transaction(|tx| {
             if v.version > MAX_VERSIONS {
                 let oldest = v.version - MAX_VERSIONS;
-                let labels: Option<String> = rusqlite::OptionalExtension::optional(tx.query_row(
+                let labels: Option<String> = rusqlite::OptionalExtension::optional(tx.query_row_cached(
                     "SELECT labels FROM ssm_versions WHERE account = ?1 AND region = ?2 AND name = ?3 AND version = ?4",
                     rusqlite::params![ctx.account, ctx.region, v.name, oldest],
                     |r| r.get(0),
@@ -332,12 +333,12 @@ impl Ssm {
                         ),
                     ));
                 }
-                tx.execute(
+                tx.execute_cached(
                     "DELETE FROM ssm_versions WHERE account = ?1 AND region = ?2 AND name = ?3 AND version <= ?4",
                     rusqlite::params![ctx.account, ctx.region, v.name, oldest],
                 )?;
             }
-            tx.execute(
+            tx.execute_cached(
                 "INSERT INTO ssm_versions (account, region, name, version, type, value, key_id,
                     description, allowed_pattern, tier, data_type, policies, modified, labels)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, '[]')",
@@ -358,12 +359,12 @@ impl Ssm {
                 ],
             )?;
             if new {
-                tx.execute(
+                tx.execute_cached(
                     "INSERT INTO ssm_parameters (account, region, name, version, tags) VALUES (?1, ?2, ?3, ?4, ?5)",
                     rusqlite::params![ctx.account, ctx.region, v.name, v.version, super::queries::tags_json(&tags)],
                 )?;
             } else {
-                tx.execute(
+                tx.execute_cached(
                     "UPDATE ssm_parameters SET version = ?4 WHERE account = ?1 AND region = ?2 AND name = ?3",
                     rusqlite::params![ctx.account, ctx.region, v.name, v.version],
                 )?;
@@ -543,11 +544,11 @@ impl Ssm {
 
     fn remove(&self, ctx: &Context, name: &str) -> AwsResult<bool> {
         self.env.store.transaction(|tx| {
-            let n = tx.execute(
+            let n = tx.execute_cached(
                 "DELETE FROM ssm_parameters WHERE account = ?1 AND region = ?2 AND name = ?3",
                 [&ctx.account, &ctx.region, name],
             )?;
-            tx.execute(
+            tx.execute_cached(
                 "DELETE FROM ssm_versions WHERE account = ?1 AND region = ?2 AND name = ?3",
                 [&ctx.account, &ctx.region, name],
             )?;

@@ -2,6 +2,7 @@
 //! `ParameterFilters` (and DescribeParameters' older `Filters`), plus the tags the
 //! `tag:` filters read.
 
+use roto_core::store::Cached;
 use roto_core::{AwsError, AwsResult, Context, Value};
 
 use super::parameters::{metadata, Version};
@@ -182,7 +183,7 @@ fn filter_matches(f: &Filter, v: &Version, tags: &[(String, String)]) -> bool {
 impl Ssm {
     fn tags_of(&self, ctx: &Context, name: &str) -> AwsResult<Option<Vec<(String, String)>>> {
         let json: Option<String> = self.env.store.with(|c| {
-            rusqlite::OptionalExtension::optional(c.query_row(
+            rusqlite::OptionalExtension::optional(c.query_row_cached(
                 "SELECT tags FROM ssm_parameters WHERE account = ?1 AND region = ?2 AND name = ?3",
                 [&ctx.account, &ctx.region, name],
                 |r| r.get(0),
@@ -296,7 +297,7 @@ impl Ssm {
             return self.set_record_tags(ctx, kind, name, tags);
         }
         self.env.store.with(|c| {
-            c.execute(
+            c.execute_cached(
                 "UPDATE ssm_parameters SET tags = ?4 WHERE account = ?1 AND region = ?2 AND name = ?3",
                 rusqlite::params![ctx.account, ctx.region, name, tags_json(tags)],
             )

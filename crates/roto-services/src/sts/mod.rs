@@ -22,6 +22,7 @@ use roto_core::featureless::{self, Featureless};
 use roto_core::identity::{
     account_of_access_key, issue_access_key_id, issue_secret_key, issue_session_token,
 };
+use roto_core::store::Cached;
 use roto_core::timestamp::now_millis;
 use roto_core::{
     AwsError, AwsResult, BoxFuture, Context, Env, Request, Response, Service, ServiceSpec, Value,
@@ -170,7 +171,7 @@ impl Sts {
         let access_key = issue_access_key_id("ASIA", &identity.account);
         let expiration = now_millis() / 1000 * 1000 + duration * 1000;
         self.env.store.with(|c| {
-            c.execute(
+            c.execute_cached(
                 "INSERT INTO sts_sessions (access_key, account, arn, user_id, expiration, policy)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
                 rusqlite::params![
