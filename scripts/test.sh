@@ -19,7 +19,10 @@ cargo run -p roto-fuzz --locked -- --execs 10000
 # 10 s. Then the web console in headless Chromium (tests/console): Debian's chromium
 # (scripts/chromium.sh installs it) driven by playwright-core from the npm registry; about
 # 10 s. Without Node both are skipped, and without Chromium the console's, except in CI.
+# tests/cdk's packages (the AWS CDK CLI and aws-cdk-lib, about 220 MB) are installed here
+# for tests/test_cdk.py, which the black-box run below includes.
 if command -v node >/dev/null && command -v npm >/dev/null; then
+  (cd tests/cdk && npm ci --no-audit --no-fund)
   (cd js/roto-testing && npm ci --no-audit --no-fund &&
     ROTO_BINARY="$PWD/../../target/release/roto-server" node --test test/*.test.mjs)
   chromium_path="$(scripts/chromium.sh)"

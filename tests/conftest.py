@@ -33,21 +33,29 @@ def client(server):
     return server.client
 
 
+def tool_env(server, tmp_path):
+    """The environment a command-line tool (the AWS CLI, the CDK) needs to reach `server`
+    with test credentials, its configuration files kept under `tmp_path`."""
+    env = dict(os.environ)
+    env.update({
+        "AWS_ACCESS_KEY_ID": "test",
+        "AWS_SECRET_ACCESS_KEY": "test",
+        "AWS_DEFAULT_REGION": "us-east-1",
+        "AWS_REGION": "us-east-1",
+        "AWS_ENDPOINT_URL": server.endpoint,
+        "AWS_CONFIG_FILE": str(tmp_path / "aws-config"),
+        "AWS_SHARED_CREDENTIALS_FILE": str(tmp_path / "aws-credentials"),
+        "AWS_PAGER": "",
+    })
+    return env
+
+
 @pytest.fixture
 def aws(server, tmp_path):
     """Runs the AWS CLI against `server`; returns the CompletedProcess."""
 
     def run(*args: str, check: bool = True):
-        env = dict(os.environ)
-        env.update({
-            "AWS_ACCESS_KEY_ID": "test",
-            "AWS_SECRET_ACCESS_KEY": "test",
-            "AWS_DEFAULT_REGION": "us-east-1",
-            "AWS_ENDPOINT_URL": server.endpoint,
-            "AWS_CONFIG_FILE": str(tmp_path / "aws-config"),
-            "AWS_SHARED_CREDENTIALS_FILE": str(tmp_path / "aws-credentials"),
-            "AWS_PAGER": "",
-        })
+        env = tool_env(server, tmp_path)
         cli = os.path.join(os.path.dirname(sys.executable), "aws")
         proc = subprocess.run([cli, *args, "--output", "json"], capture_output=True, text=True, env=env, timeout=60)
         if check and proc.returncode != 0:

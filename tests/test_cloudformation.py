@@ -188,6 +188,39 @@ def test_conditions_choose_resources_and_values(cfn, client):
     assert [g["retentionInDays"] for g in groups] == [30]
 
 
+OPTIONAL_KEY = {
+    "Parameters": {"KeyId": {"Type": "String", "Default": ""}},
+    "Conditions": {"NewKey": {"Fn::Equals": [{"Ref": "KeyId"}, "new"]}},
+    "Resources": {
+        "Key": {"Type": "AWS::KMS::Key", "Condition": "NewKey", "Properties": {}},
+        "Param": {"Type": "AWS::SSM::Parameter", "Properties": {"Type": "String", "Value": {
+            "Fn::If": ["NewKey", {"Fn::GetAtt": ["Key", "Arn"]}, "no key"]}}},
+        "CDKMetadata": {"Type": "AWS::CDK::Metadata", "Properties": {"Analytics": "v2:deflate64:abc"}},
+    },
+}
+
+
+def test_a_branch_not_taken_may_name_a_resource_left_out_and_cdk_metadata_creates_nothing(cfn, client):
+    cfn.create_stack(StackName="optional", TemplateBody=json.dumps(OPTIONAL_KEY))
+    stack = settle(cfn, "optional")
+    assert stack["StackStatus"] == "CREATE_COMPLETE", events(cfn, "optional")
+    resources = {r["LogicalResourceId"]: r for r in cfn.describe_stack_resources(StackName="optional")["StackResources"]}
+    assert set(resources) == {"Param", "CDKMetadata"}
+    assert client("ssm").get_parameter(Name=resources["Param"]["PhysicalResourceId"])["Parameter"]["Value"] == "no key"
+    stamps = [e["Timestamp"] for e in cfn.describe_stack_events(StackName="optional")["StackEvents"]]
+    assert all(newer > older for newer, older in zip(stamps, stamps[1:]))
+
+
+def test_a_taken_branch_naming_a_resource_left_out_fails_the_stack(cfn):
+    body = json.loads(json.dumps(OPTIONAL_KEY))
+    body["Resources"]["Param"]["Properties"]["Value"]["Fn::If"][1:] = ["no key", {"Fn::GetAtt": ["Key", "Arn"]}]
+    cfn.create_stack(StackName="dangling", TemplateBody=json.dumps(body))
+    stack = settle(cfn, "dangling")
+    assert stack["StackStatus"] == "ROLLBACK_COMPLETE"
+    reasons = [e[2] for e in events(cfn, "dangling") if e[1] == "ROLLBACK_IN_PROGRESS"]
+    assert reasons[0].startswith("Template format error: Unresolved resource dependencies [Key] in the Resources block")
+
+
 def test_validate_template_and_summary(cfn):
     body = json.dumps({
         "Description": "d",

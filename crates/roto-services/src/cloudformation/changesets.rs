@@ -93,7 +93,7 @@ pub(crate) async fn create_change_set(
         "arn:aws:cloudformation:{}:{}:changeSet/{name}/{}",
         ctx.region,
         ctx.account,
-        stacks::uuid()
+        crate::ids::uuid()
     );
     let row = ChangeSetRow {
         id: id.clone(),

@@ -702,7 +702,9 @@ fn replace_references(value: Json, values: &BTreeMap<String, String>) -> Json {
     }
 }
 
-/// The template's resources whose condition holds.
+/// The template's resources whose condition holds, each `Fn::If` in them reduced to the
+/// branch its condition takes: a branch not taken may name a resource left out (CDK's
+/// bootstrap template names its optional KMS key so), and AWS does not count it.
 fn included(doc: &Json, conditions: &BTreeMap<String, bool>) -> Map<String, Json> {
     section(doc, "Resources")
         .iter()
@@ -711,8 +713,38 @@ fn included(doc: &Json, conditions: &BTreeMap<String, bool>) -> Map<String, Json
                 .as_str()
                 .is_none_or(|c| conditions.get(c) == Some(&true))
         })
-        .map(|(k, v)| (k.clone(), v.clone()))
+        .map(|(k, v)| (k.clone(), taken_branches(v.clone(), conditions)))
         .collect()
+}
+
+/// `value` with each `Fn::If` whose condition is known replaced by the branch it takes.
+/// Templates nest at most 128 deep (both readers bound it), so recursion is bounded.
+fn taken_branches(value: Json, conditions: &BTreeMap<String, bool>) -> Json {
+    match value {
+        Json::Object(map) => {
+            if let Some(Json::Array(args)) = map.get("Fn::If").filter(|_| map.len() == 1) {
+                let taken = match (args.as_slice(), args.first().and_then(Json::as_str)) {
+                    ([_, yes, no], Some(c)) => conditions.get(c).map(|&t| if t { yes } else { no }),
+                    _ => None,
+                };
+                if let Some(branch) = taken {
+                    return taken_branches(branch.clone(), conditions);
+                }
+            }
+            Json::Object(
+                map.into_iter()
+                    .map(|(k, v)| (k, taken_branches(v, conditions)))
+                    .collect(),
+            )
+        }
+        Json::Array(items) => Json::Array(
+            items
+                .into_iter()
+                .map(|i| taken_branches(i, conditions))
+                .collect(),
+        ),
+        other => other,
+    }
 }
 
 fn new_row(logical: &str, kind: &str, seq: i64) -> ResourceRow {

@@ -253,13 +253,8 @@ pub(crate) fn stack_id(ctx: &Context, name: &str) -> String {
         "arn:aws:cloudformation:{}:{}:stack/{name}/{}",
         ctx.region,
         ctx.account,
-        uuid()
+        crate::ids::uuid()
     )
-}
-
-/// A random UUID in AWS's form.
-pub(crate) fn uuid() -> String {
-    roto_core::dispatch::new_request_id()
 }
 
 /// The live stack a request names, or AWS's ValidationError.

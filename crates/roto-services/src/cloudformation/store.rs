@@ -279,12 +279,14 @@ pub(crate) struct EventRow {
     pub props: Option<String>,
 }
 
-/// Records an event.
+/// Records an event, at least a millisecond after the stack's previous one: AWS's events
+/// never share a time, and clients that sort them by time (the CDK's) keep their order.
 pub(crate) fn add_event(store: &Store, stack_id: &str, e: &EventRow) -> AwsResult<()> {
     store.with(|c| {
         c.execute(
             "INSERT INTO cloudformation_events (stack_id, event_id, logical_id, physical_id, kind, status, reason, at, props)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, MAX(?8, COALESCE((SELECT at + 1 FROM cloudformation_events
+                 WHERE stack_id = ?1 ORDER BY seq DESC LIMIT 1), ?8)), ?9)",
             params![stack_id, e.event_id, e.logical_id, e.physical_id, e.kind, e.status, e.reason, e.at, e.props],
         )?;
         Ok(())

@@ -1,6 +1,7 @@
 //! Providers of CloudFormation's own types (custom resources backed by Lambda, wait
-//! condition handles and wait conditions) and of ECR repositories, which Roto keeps as
-//! stored names only (CDK's bootstrap template declares one; Roto serves no ECR API).
+//! condition handles and wait conditions), of the CDK's `AWS::CDK::Metadata` (which every
+//! CDK stack carries and which creates nothing), and of ECR repositories, which Roto keeps
+//! as stored names only (CDK's bootstrap template declares one; Roto serves no ECR API).
 //!
 //! Custom resources and wait conditions answer through a URL Roto serves: an object in the
 //! S3 bucket `cfn-responses-<account>-<region>`, which the function (or the signaller) PUTs
@@ -30,6 +31,14 @@ pub(crate) const ECR_REPOSITORY: Provider = Provider {
             ))
         })
     },
+    update: Some(|c| Box::pin(async move { Ok(c.previous.clone()) })),
+    delete: |_| Box::pin(async { Ok(()) }),
+};
+
+pub(crate) const CDK_METADATA: Provider = Provider {
+    kind: "AWS::CDK::Metadata",
+    replaces: &[],
+    create: |_| Box::pin(async { Ok(resolved(crate::ids::uuid(), json!({}))) }),
     update: Some(|c| Box::pin(async move { Ok(c.previous.clone()) })),
     delete: |_| Box::pin(async { Ok(()) }),
 };

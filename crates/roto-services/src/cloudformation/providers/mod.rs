@@ -67,6 +67,7 @@ pub(crate) const PROVIDERS: &[Provider] = &[
     messaging::RULE,
     messaging::EVENT_BUS,
     misc::ECR_REPOSITORY,
+    misc::CDK_METADATA,
     misc::WAIT_CONDITION_HANDLE,
     misc::WAIT_CONDITION,
     misc::CUSTOM_RESOURCE,
