@@ -8,13 +8,18 @@
 # `start` uses an engine that already answers (DOCKER_HOST, else /var/run/docker.sock) as it
 # is, without touching its images. Otherwise it starts Debian's engine (installing docker.io
 # with apt when it runs as root on Debian and dockerd is missing) with all its state in a
-# temporary directory and a private socket: no bridge, no iptables, the vfs storage driver,
-# so it runs inside containers and CI machines alike. Into that engine it imports the test
+# temporary directory and a private socket: no iptables, the vfs storage driver, and a bridge
+# of its own (a private name and a random 10.x subnet) where this machine lets it make one, else
+# none, so it runs inside containers and CI machines alike. The bridge lets the tests take the
+# path containers use where the engine does not share this host's network: reaching it by
+# host.docker.internal through the bridge's gateway. Into that engine it imports the test
 # images, assembled from this machine's own python3, node and shell tools (no registry is
 # contacted), under the names Roto maps runtimes to by default:
 #   public.ecr.aws/lambda/python:3.12    python3 with its standard library, boto3 in /var/runtime
 #   public.ecr.aws/lambda/nodejs:20      node, with the AWS SDK for JavaScript v3 when
-#                                        js/roto-testing/node_modules holds it
+#                                        js/roto-testing/node_modules holds it (94 MB: the
+#                                        one image over 50 MB, node's own build being 86 MB
+#                                        stripped; docs/lambda.md says why that stands)
 #   public.ecr.aws/lambda/provided:al2023  sh, curl and the core tools
 # The python and nodejs images' /var/runtime/bootstrap runs Roto's own runtime bootstraps,
 # which speak the Lambda Runtime API as the real images' runtime interface clients do.
@@ -174,7 +179,9 @@ start() {
   local dir
   dir="$(mktemp -d "${TMPDIR:-/tmp}/roto-docker.XXXXXX")"
   trap 'stop_engine "$dir"' ERR
-  nice -n 10 dockerd --iptables=false --ip6tables=false --bridge=none --storage-driver=vfs \
+  local bridge
+  bridge="$(make_bridge "$dir")"
+  nice -n 10 dockerd --iptables=false --ip6tables=false --bridge="$bridge" --storage-driver=vfs \
     --data-root "$dir/data" --exec-root "$dir/exec" --pidfile "$dir/dockerd.pid" \
     -H "unix://$dir/docker.sock" >"$dir/dockerd.log" 2>&1 &
   local tries=0
@@ -195,6 +202,22 @@ start() {
   printf "export DOCKER_HOST=%q ROTO_DOCKER_ENGINE_DIR=%q\n" "$DOCKER_HOST" "$dir"
 }
 
+# Makes a bridge for the engine and prints its name, or prints none where it cannot (no `ip`,
+# no right to make links). Its name is kept in $1/bridge for stop.
+make_bridge() {
+  local dir="$1" name="roto$(printf '%06x' $((RANDOM * 32768 + RANDOM)))"
+  local subnet="10.$((RANDOM % 200 + 20)).$((RANDOM % 250 + 1))"
+  if command -v ip >/dev/null && ip link add "$name" type bridge 2>/dev/null; then
+    if ip addr add "$subnet.1/24" dev "$name" && ip link set "$name" up; then
+      echo "$name" >"$dir/bridge"
+      echo "$name"
+      return
+    fi
+    ip link del "$name" 2>/dev/null || true
+  fi
+  echo none
+}
+
 stop_engine() {
   local dir="$1" pid
   pid="$(cat "$dir/dockerd.pid" 2>/dev/null || true)"
@@ -205,6 +228,9 @@ stop_engine() {
     done
   fi
   grep -o " $dir/[^ ]*" /proc/mounts | sort -r | xargs -r -n1 umount -l 2>/dev/null || true
+  if [ -f "$dir/bridge" ]; then
+    ip link del "$(cat "$dir/bridge")" 2>/dev/null || true
+  fi
   rm -rf "$dir"
 }
 

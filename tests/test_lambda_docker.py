@@ -15,6 +15,7 @@ import io
 import json
 import os
 import socket
+import subprocess
 import sys
 import tarfile
 import threading
@@ -25,7 +26,7 @@ import pytest
 from botocore.exceptions import ClientError
 
 sys.path.insert(0, os.path.dirname(__file__))
-from roto_server import RotoServer  # noqa: E402
+from roto_server import RotoServer, binary  # noqa: E402
 from lambda_helpers import ROLE, zip_of  # noqa: E402
 from test_lambda import (NODE_HANDLER, PY_HANDLER, SHELL_BOOTSTRAP, error_of, make_client, unique,  # noqa: E402
                          wait_for)
@@ -470,6 +471,59 @@ def test_updating_a_function_replaces_its_container(dlam):
     assert invoke(dlam, name, {})[1] == 2
     label = f"roto.lambda=000000000000/us-east-1/{name}:$LATEST"
     assert wait_for(lambda: len(containers(label)) == 1)
+
+
+# --- networking ----------------------------------------------------------------------------
+
+def bridge_gateway() -> str | None:
+    status, network = engine("GET", "/networks/bridge")
+    configs = (network or {}).get("IPAM", {}).get("Config") or [] if status == 200 else []
+    return next((c["Gateway"] for c in configs if c.get("Gateway")), None)
+
+
+@needs_image(PYTHON_IMAGE)
+def test_where_the_engine_is_not_local_containers_reach_roto_through_the_bridge_gateway(tmp_path, monkeypatch):
+    """A server whose host name is not the engine's takes it for an engine elsewhere: its
+    containers stay on the bridge network and reach the Runtime API and Roto as
+    host.docker.internal, the bridge's gateway, where Roto's listeners and relay are."""
+    gateway = bridge_gateway()
+    if not gateway:
+        pytest.skip("the Docker engine has no bridge network (scripts/docker-engine.sh makes one where it may)")
+    if subprocess.run(["unshare", "--uts", "true"], capture_output=True).returncode != 0:
+        pytest.skip("a server cannot run under a host name of its own here (unshare --uts needs root)")
+    elsewhere = tmp_path / "roto-elsewhere"
+    elsewhere.write_text("#!/bin/sh\nexec unshare --uts sh -c 'hostname roto-elsewhere && exec \"$0\" \"$@\"' "
+                         f"{binary()} \"$@\"\n")
+    elsewhere.chmod(0o755)
+    monkeypatch.setenv("ROTO_BINARY", str(elsewhere))
+    handler = """
+import os, boto3
+def handler(event, context):
+    s3 = boto3.client("s3")
+    s3.put_object(Bucket=event["bucket"], Key="k", Body=b"through the gateway")
+    return {"api": os.environ["AWS_LAMBDA_RUNTIME_API"], "endpoint": os.environ["AWS_ENDPOINT_URL"],
+            "body": s3.get_object(Bucket=event["bucket"], Key="k")["Body"].read().decode()}
+"""
+    with RotoServer("--ephemeral", "--lambda-executor", "docker") as server:
+        make_client(server, "s3").create_bucket(Bucket="gateway-writes")
+        lam = make_client(server, "lambda")
+        name = unique("dgw")
+        lam.create_function(FunctionName=name, Runtime="python3.12", Role=ROLE, Handler="app.handler", Timeout=30,
+                            Code={"ZipFile": zip_of({"app.py": handler})})
+        resp, out = invoke(lam, name, {"bucket": "gateway-writes"})
+        assert "FunctionError" not in resp, out
+        assert out["body"] == "through the gateway"
+        assert out["api"].startswith("host.docker.internal:")
+        relay = int(out["endpoint"].removeprefix("http://host.docker.internal:"))
+        assert relay != server.port, "SDK calls go through the relay on the gateway"
+        [container] = containers(f"roto.lambda=000000000000/us-east-1/{name}:$LATEST")
+        inspected = engine("GET", f"/containers/{container['Id']}/json")[1]
+        assert inspected["HostConfig"]["NetworkMode"] != "host"
+        assert inspected["HostConfig"]["ExtraHosts"] == ["host.docker.internal:host-gateway"]
+        with socket.create_connection((gateway, relay), timeout=5):
+            pass  # the relay listens on the gateway's address
+        assert make_client(server, "s3").get_object(Bucket="gateway-writes", Key="k")["Body"].read() == \
+            b"through the gateway"
 
 
 # --- cleanup -------------------------------------------------------------------------------
