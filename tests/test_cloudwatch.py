@@ -206,8 +206,13 @@ def test_lua_setup_seeds_metrics(tmp_path):
         aws.cloudwatch.PutMetricData{Namespace = "Seeded", MetricData = {
           {MetricName = "Jobs", Value = 3, Unit = "Count", Dimensions = {{Name = "Queue", Value = "q"}}},
         }}
+        aws.cloudwatch.PutMetricAlarm{AlarmName = "backlog", Namespace = "Seeded", MetricName = "Jobs",
+          Statistic = "Sum", Period = 60, EvaluationPeriods = 1, Threshold = 1,
+          ComparisonOperator = "GreaterThanThreshold"}
     """)
     with RotoServer("--ephemeral", "--setup", str(path)) as s:
         metrics = s.client("cloudwatch").list_metrics(Namespace="Seeded")["Metrics"]
         assert metrics == [{"Namespace": "Seeded", "MetricName": "Jobs",
                             "Dimensions": [{"Name": "Queue", "Value": "q"}]}]
+        [alarm] = s.client("cloudwatch").describe_alarms()["MetricAlarms"]
+        assert alarm["AlarmName"] == "backlog" and alarm["StateValue"] == "INSUFFICIENT_DATA"

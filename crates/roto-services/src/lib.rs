@@ -60,7 +60,7 @@ pub fn all(env: &Arc<Env>) -> io::Result<Vec<Arc<dyn Service>>> {
         Arc::new(kms::Kms::new(env.clone())?),
         Arc::new(kinesis::Kinesis::new(env.clone())),
         Arc::new(firehose::Firehose::new(env.clone())),
-        Arc::new(cloudwatch::CloudWatch::new(env.clone())),
+        Arc::new(cloudwatch::CloudWatch::new(env.clone())?),
         Arc::new(secretsmanager::SecretsManager::new(env.clone())?),
         Arc::new(lambda::Lambda::new(env.clone())?),
         Arc::new(ssm::Ssm::new(env.clone())?),

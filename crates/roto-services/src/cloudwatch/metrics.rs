@@ -9,7 +9,7 @@ use roto_core::{AwsError, AwsResult, Context, Value};
 use rusqlite::{params, OptionalExtension};
 
 use super::stats::Agg;
-use super::{invalid_combination, invalid_value, list, missing, number, required_str, CloudWatch};
+use super::{invalid_combination, invalid_value, list, missing, number, required_str, Inner};
 
 /// The most data a PutMetricData call may carry.
 const MAX_DATA: usize = 1000;
@@ -321,7 +321,7 @@ pub(super) fn check_namespace(namespace: &str) -> AwsResult<()> {
     Ok(())
 }
 
-impl CloudWatch {
+impl Inner {
     pub(super) fn put_metric_data(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
         let namespace = required_str(input, "Namespace", "Namespace")?;
         check_namespace(namespace)?;
@@ -465,7 +465,7 @@ impl CloudWatch {
     }
 }
 
-/// A datum as [`CloudWatch::record`] stores it.
+/// A datum as [`Inner::record`] stores it.
 struct StoredDatum<'a> {
     key: &'a MetricKey,
     at: i64,

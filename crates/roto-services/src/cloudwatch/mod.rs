@@ -15,16 +15,32 @@
 //!
 //! - [`metrics`]: PutMetricData, ListMetrics and the stored data.
 //! - [`stats`]: GetMetricStatistics and the aggregation of rows into periods.
+//! - [`alarms`]: PutMetricAlarm, DescribeAlarms and the other calls on stored alarms.
+//! - [`evaluate`]: one evaluation of a metric alarm, and its reason in AWS's words.
+//! - [`watch`]: the task that evaluates alarms on the server clock, state changes, their
+//!   history and their actions.
+//!
+//! Alarms are evaluated by one task per server, started with the first alarm (or at
+//! start-up, on a persistent store that holds alarms), so a server that never creates an
+//! alarm runs none. Actions are events on the bus for `cloudwatch` itself, whose
+//! [`Service::deliver`] publishes to the SNS topic or invokes the Lambda function through
+//! the dispatcher.
 
-use std::sync::Arc;
+use std::io;
+use std::sync::{Arc, OnceLock};
 
-use roto_core::store::LazySchema;
+use roto_core::events::{DeliveryError, Event};
+use roto_core::store::{LazySchema, Store};
 use roto_core::{
     AwsError, AwsResult, BoxFuture, Context, Env, Request, Response, Service, ServiceSpec, Value,
 };
+use tokio::sync::Notify;
 
+mod alarms;
+mod evaluate;
 mod metrics;
 mod stats;
+mod watch;
 
 static SPEC: ServiceSpec = ServiceSpec {
     name: "cloudwatch",
@@ -60,6 +76,36 @@ CREATE TABLE IF NOT EXISTS cw_data (
     samples TEXT,
     PRIMARY KEY (metric, res, ts, unit)
 );
+CREATE TABLE IF NOT EXISTS cw_alarms (
+    account TEXT NOT NULL,
+    region TEXT NOT NULL,
+    name TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    config TEXT NOT NULL,
+    state TEXT NOT NULL,
+    reason TEXT NOT NULL,
+    reason_data TEXT,
+    state_updated INTEGER NOT NULL,
+    transitioned INTEGER NOT NULL,
+    updated INTEGER NOT NULL,
+    tags TEXT NOT NULL DEFAULT '[]',
+    next_eval INTEGER,
+    PRIMARY KEY (account, region, name)
+);
+CREATE INDEX IF NOT EXISTS cw_alarms_due ON cw_alarms (next_eval)
+    WHERE next_eval IS NOT NULL;
+CREATE TABLE IF NOT EXISTS cw_history (
+    id INTEGER PRIMARY KEY,
+    account TEXT NOT NULL,
+    region TEXT NOT NULL,
+    alarm TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    ts INTEGER NOT NULL,
+    item_type TEXT NOT NULL,
+    summary TEXT NOT NULL,
+    data TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS cw_history_alarm ON cw_history (account, region, alarm, ts);
 ";
 
 /// `InvalidParameterValue` with AWS's message.
@@ -100,23 +146,39 @@ fn list<'a>(input: &'a Value, member: &str) -> &'a [Value] {
     input.get(member).and_then(Value::as_list).unwrap_or(&[])
 }
 
-/// CloudWatch.
-pub struct CloudWatch {
+/// The service's state, shared with the evaluation task.
+struct Inner {
     env: Arc<Env>,
     schema: LazySchema,
+    /// Woken when an alarm is created, changed or deleted.
+    changed: Arc<Notify>,
+    /// Set once the evaluation task runs.
+    task: OnceLock<()>,
+}
+
+/// CloudWatch.
+pub struct CloudWatch {
+    inner: Arc<Inner>,
 }
 
 impl CloudWatch {
-    /// The service; its tables are created on its first call.
-    pub fn new(env: Arc<Env>) -> CloudWatch {
-        CloudWatch {
+    /// The service; its tables are created on its first call. On a persistent store that
+    /// already holds alarms, the evaluation task starts now.
+    pub fn new(env: Arc<Env>) -> io::Result<CloudWatch> {
+        let inner = Arc::new(Inner {
             env,
             schema: LazySchema::new(&[SCHEMA]),
-        }
+            changed: Arc::new(Notify::new()),
+            task: OnceLock::new(),
+        });
+        watch::resume(&inner).map_err(|e| io::Error::other(e.message))?;
+        Ok(CloudWatch { inner })
     }
+}
 
+impl Inner {
     /// The store, its tables created.
-    fn store(&self) -> AwsResult<&roto_core::store::Store> {
+    fn store(&self) -> AwsResult<&Store> {
         self.schema.store(&self.env.store)
     }
 
@@ -125,6 +187,17 @@ impl CloudWatch {
             "PutMetricData" => self.put_metric_data(ctx, input),
             "ListMetrics" => self.list_metrics(ctx, input),
             "GetMetricStatistics" => self.get_metric_statistics(ctx, input),
+            "PutMetricAlarm" => self.put_metric_alarm(ctx, input),
+            "DescribeAlarms" => self.describe_alarms(ctx, input),
+            "DescribeAlarmsForMetric" => self.describe_alarms_for_metric(ctx, input),
+            "DeleteAlarms" => self.delete_alarms(ctx, input),
+            "EnableAlarmActions" => self.set_actions_enabled(ctx, input, true),
+            "DisableAlarmActions" => self.set_actions_enabled(ctx, input, false),
+            "SetAlarmState" => self.set_alarm_state(ctx, input),
+            "DescribeAlarmHistory" => self.describe_alarm_history(ctx, input),
+            "TagResource" => self.tag_resource(ctx, input),
+            "UntagResource" => self.untag_resource(ctx, input),
+            "ListTagsForResource" => self.list_tags(ctx, input),
             other => Err(AwsError::not_implemented(other)),
         }
     }
@@ -142,8 +215,15 @@ impl Service for CloudWatch {
         request: Request,
     ) -> BoxFuture<'a, AwsResult<Response>> {
         Box::pin(async move {
-            let output = self.dispatch(ctx, operation, &request.input)?;
+            let output = self.inner.dispatch(ctx, operation, &request.input)?;
+            if operation == "PutMetricAlarm" {
+                watch::start(&self.inner);
+            }
             Ok(Response::new(output))
         })
+    }
+
+    fn deliver<'a>(&'a self, event: &'a Event) -> BoxFuture<'a, Result<(), DeliveryError>> {
+        Box::pin(self.inner.act(event))
     }
 }

@@ -8,7 +8,7 @@ use roto_core::{AwsError, AwsResult, Context, Value};
 use rusqlite::params;
 
 use super::metrics::{parse_dimensions, MetricKey, SECOND_RETENTION_MS};
-use super::{invalid_combination, invalid_value, list, missing, number, required_str, CloudWatch};
+use super::{invalid_combination, invalid_value, list, missing, number, required_str, Inner};
 
 /// The most distinct values a row keeps for percentiles; beyond it, as for statistic sets
 /// with spread, percentiles are not available for that row.
@@ -209,7 +209,7 @@ fn thousands(n: i64) -> String {
 /// aggregate per (period start, unit) that has data, in time order.
 pub(super) type Series = BTreeMap<(i64, String), Agg>;
 
-impl CloudWatch {
+impl Inner {
     /// One metric's data in periods (see [`Series`]); `unit` keeps only that unit.
     pub(super) fn series(
         &self,
