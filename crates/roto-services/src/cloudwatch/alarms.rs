@@ -441,7 +441,7 @@ impl Inner {
         alarm.next_eval = Some(super::watch::next_tick(&alarm.config, now));
         self.save_alarm(&alarm)?;
         self.record_configuration(&alarm, original)?;
-        self.changed.notify_one();
+        self.clock.wake();
         Ok(Value::map())
     }
 
@@ -603,7 +603,7 @@ impl Inner {
             }
             Ok::<_, AwsError>(())
         })?;
-        self.changed.notify_one();
+        self.clock.wake();
         Ok(Value::map())
     }
 

@@ -27,14 +27,14 @@
 //! the dispatcher.
 
 use std::io;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
+use crate::clock_task::ClockTask;
 use roto_core::events::{DeliveryError, Event};
 use roto_core::store::{LazySchema, Store};
 use roto_core::{
     AwsError, AwsResult, BoxFuture, Context, Env, Request, Response, Service, ServiceSpec, Value,
 };
-use tokio::sync::Notify;
 
 mod alarms;
 mod evaluate;
@@ -150,10 +150,8 @@ fn list<'a>(input: &'a Value, member: &str) -> &'a [Value] {
 struct Inner {
     env: Arc<Env>,
     schema: LazySchema,
-    /// Woken when an alarm is created, changed or deleted.
-    changed: Arc<Notify>,
-    /// Set once the evaluation task runs.
-    task: OnceLock<()>,
+    /// The evaluation task, woken when an alarm is created, changed or deleted.
+    clock: ClockTask,
 }
 
 /// CloudWatch.
@@ -168,8 +166,7 @@ impl CloudWatch {
         let inner = Arc::new(Inner {
             env,
             schema: LazySchema::new(&[SCHEMA]),
-            changed: Arc::new(Notify::new()),
-            task: OnceLock::new(),
+            clock: ClockTask::default(),
         });
         watch::resume(&inner).map_err(|e| io::Error::other(e.message))?;
         Ok(CloudWatch { inner })

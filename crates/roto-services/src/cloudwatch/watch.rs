@@ -16,15 +16,16 @@
 //! `cloudwatch`, delivered through the dispatcher and recorded in the history as an
 //! `Action` item.
 
-use std::sync::{Arc, Weak};
+use std::sync::Arc;
 
 use roto_core::dispatch::new_request_id;
 use roto_core::events::{DeliveryError, Event};
-use roto_core::timestamp::{now_millis, sleep_until};
+use roto_core::timestamp::now_millis;
 use roto_core::{AwsError, AwsResult, Context, Value};
 use rusqlite::{params, OptionalExtension};
 use serde_json::{json, Value as Json};
-use tokio::sync::Notify;
+
+use crate::clock_task::stored_table;
 
 use super::alarms::{alarm_period, Alarm, COLUMNS, METRIC_ALARM};
 use super::evaluate::{self, reason_timestamp, Point, Rule, Verdict};
@@ -38,62 +39,16 @@ const MAX_LATE_MS: i64 = 24 * 3_600_000;
 
 /// Starts the evaluation task (once), if a runtime is running.
 pub(super) fn start(inner: &Arc<Inner>) {
-    if tokio::runtime::Handle::try_current().is_err() {
-        return;
-    }
-    inner.task.get_or_init(|| {
-        tokio::spawn(run(Arc::downgrade(inner), inner.changed.clone()));
-    });
+    inner.clock.start(inner, "cloudwatch", Inner::evaluate_due);
 }
 
 /// At start-up on a persistent store that holds alarms: starts the task. Nothing in
 /// memory, nor on a store that never held an alarm.
 pub(super) fn resume(inner: &Arc<Inner>) -> AwsResult<()> {
-    if matches!(
-        inner.env.store.mode(),
-        roto_core::store::StoreMode::Ephemeral
-    ) {
-        return Ok(());
-    }
-    let has_alarms: bool = inner.env.store.read(|c| {
-        c.query_row(
-            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'cw_alarms'",
-            [],
-            |_| Ok(()),
-        )
-        .optional()
-        .map(|found| found.is_some())
-    })?;
-    if has_alarms && inner.next_due()?.is_some() {
+    if stored_table(&inner.env, "cw_alarms")? && inner.next_due()?.is_some() {
         start(inner);
     }
     Ok(())
-}
-
-async fn run(inner: Weak<Inner>, changed: Arc<Notify>) {
-    loop {
-        let next = {
-            let Some(me) = inner.upgrade() else {
-                return;
-            };
-            match me.evaluate_due(now_millis()) {
-                Ok(next) => next,
-                Err(e) => {
-                    tracing::warn!("cloudwatch: {}", e.message);
-                    Some(now_millis() + 1_000)
-                }
-            }
-        };
-        match next {
-            Some(at) => {
-                tokio::select! {
-                    _ = sleep_until(at) => {}
-                    _ = changed.notified() => {}
-                }
-            }
-            None => changed.notified().await,
-        }
-    }
 }
 
 /// How often an alarm is evaluated: every Period under a minute, else every minute.
@@ -266,30 +221,19 @@ impl Inner {
             "previousState": state_event_json(old),
             "configuration": configuration_json(new),
         });
-        let entry = Value::map()
-            .with("Source", "aws.cloudwatch")
-            .with("DetailType", "CloudWatch Alarm State Change")
-            .with("Detail", detail.to_string())
-            .with("Resources", vec![Value::String(new.arn())])
-            .with("EventBusName", "default");
-        let put_events = Value::map()
-            .with("Service", "events")
-            .with("Operation", "PutEvents")
-            .with("Input", Value::map().with("Entries", vec![entry]));
-        self.env.bus.publish(Event {
-            kind: format!("cloudwatch:{}", new.state),
-            source_service: "cloudwatch".into(),
-            source: new.arn(),
-            target_service: "events".into(),
-            target: format!(
-                "arn:aws:events:{}:{}:event-bus/default",
-                new.region, new.account
-            ),
-            account: new.account.clone(),
-            region: new.region.clone(),
-            payload: Value::map().with("Calls", vec![put_events]),
-            max_attempts: 3,
-        });
+        crate::default_bus::publish(
+            &self.env,
+            crate::default_bus::BusEvent {
+                service: "cloudwatch",
+                kind: format!("cloudwatch:{}", new.state),
+                resource: new.arn(),
+                source: "aws.cloudwatch",
+                detail_type: "CloudWatch Alarm State Change",
+                detail,
+                account: &new.account,
+                region: &new.region,
+            },
+        );
     }
 
     /// Publishes the new state's actions as events for `cloudwatch` itself.

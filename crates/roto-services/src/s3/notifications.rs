@@ -272,31 +272,19 @@ impl S3 {
         if let Some(deletion) = deletion_type {
             detail["deletion-type"] = deletion.into();
         }
-        let bucket_arn = format!("arn:aws:s3:::{}", bucket.name);
-        let entry = Value::map()
-            .with("Source", "aws.s3")
-            .with("DetailType", detail_type)
-            .with("Detail", detail.to_string())
-            .with("Resources", vec![Value::String(bucket_arn.clone())])
-            .with("EventBusName", "default");
-        let put_events = Value::map()
-            .with("Service", "events")
-            .with("Operation", "PutEvents")
-            .with("Input", Value::map().with("Entries", vec![entry]));
-        self.env.bus.publish(Event {
-            kind: format!("s3:{event}"),
-            source_service: "s3".into(),
-            source: bucket_arn,
-            target_service: "events".into(),
-            target: format!(
-                "arn:aws:events:{}:{}:event-bus/default",
-                bucket.region, bucket.account
-            ),
-            account: bucket.account.clone(),
-            region: bucket.region.clone(),
-            payload: Value::map().with("Calls", vec![put_events]),
-            max_attempts: 3,
-        });
+        crate::default_bus::publish(
+            &self.env,
+            crate::default_bus::BusEvent {
+                service: "s3",
+                kind: format!("s3:{event}"),
+                resource: format!("arn:aws:s3:::{}", bucket.name),
+                source: "aws.s3",
+                detail_type,
+                detail,
+                account: &bucket.account,
+                region: &bucket.region,
+            },
+        );
     }
 
     /// Sends one S3 message to a queue, topic or function, after the request returns:

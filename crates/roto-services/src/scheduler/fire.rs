@@ -23,15 +23,16 @@
 //! first occurrence from the restart on (AWS's service does not stop, so nothing there
 //! tells what a late start should fire; firing a backlog at start-up would surprise more).
 
-use std::sync::{Arc, Weak};
+use std::sync::Arc;
 
 use roto_core::dispatch::new_request_id;
 use roto_core::events::{DeliveryError, Event};
-use roto_core::timestamp::{now_millis, sleep_until};
+use roto_core::timestamp::now_millis;
 use roto_core::value::EpochMillis;
 use roto_core::{AwsError, AwsResult, Context, Value};
 use rusqlite::OptionalExtension;
-use tokio::sync::Notify;
+
+use crate::clock_task::stored_table;
 
 use super::schedules::{Schedule, COLUMNS};
 use super::targets::{self, iso_seconds};
@@ -44,33 +45,13 @@ const DEAD_LETTER: &str = "scheduler:DeadLetter";
 
 /// Starts the firing task (once), if a runtime is running.
 pub(super) fn start(inner: &Arc<Inner>) {
-    if tokio::runtime::Handle::try_current().is_err() {
-        return;
-    }
-    inner.task.get_or_init(|| {
-        tokio::spawn(run(Arc::downgrade(inner), inner.changed.clone()));
-    });
+    inner.clock.start(inner, "scheduler", Inner::fire_due);
 }
 
 /// At start-up on a persistent store that holds schedules: plans each from now on and
 /// starts the task. Nothing in memory, nor on a store that never held a schedule.
 pub(super) fn resume(inner: &Arc<Inner>) -> AwsResult<()> {
-    if matches!(
-        inner.env.store.mode(),
-        roto_core::store::StoreMode::Ephemeral
-    ) {
-        return Ok(());
-    }
-    let has_table: bool = inner.env.store.read(|c| {
-        c.query_row(
-            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'scheduler_schedules'",
-            [],
-            |_| Ok(()),
-        )
-        .optional()
-        .map(|found| found.is_some())
-    })?;
-    if !has_table {
+    if !stored_table(&inner.env, "scheduler_schedules")? {
         return Ok(());
     }
     let now = now_millis();
@@ -84,36 +65,10 @@ pub(super) fn resume(inner: &Arc<Inner>) -> AwsResult<()> {
     Ok(())
 }
 
-async fn run(inner: Weak<Inner>, changed: Arc<Notify>) {
-    loop {
-        let next = {
-            let Some(me) = inner.upgrade() else {
-                return;
-            };
-            match me.fire_due(now_millis()) {
-                Ok(next) => next,
-                Err(e) => {
-                    tracing::warn!("scheduler: {}", e.message);
-                    Some(now_millis() + 1_000)
-                }
-            }
-        };
-        match next {
-            Some(at) => {
-                tokio::select! {
-                    _ = sleep_until(at) => {}
-                    _ = changed.notified() => {}
-                }
-            }
-            None => changed.notified().await,
-        }
-    }
-}
-
 impl Inner {
     /// Wakes the firing task: a schedule changed.
     pub(super) fn wake(&self) {
-        self.changed.notify_one();
+        self.clock.wake();
     }
 
     /// The earliest `due` of any schedule.

@@ -177,7 +177,7 @@ impl Inner {
                 key,
             )
         })?;
-        self.changed.notify_one();
+        self.clock.wake();
         Ok(Value::map())
     }
 

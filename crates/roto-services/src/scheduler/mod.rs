@@ -31,14 +31,15 @@ mod timing;
 
 use std::collections::HashMap;
 use std::io;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 
 use roto_core::events::{DeliveryError, Event};
 use roto_core::store::{LazySchema, Store};
 use roto_core::{
     AwsError, AwsResult, BoxFuture, Context, Env, Request, Response, Service, ServiceSpec, Value,
 };
-use tokio::sync::Notify;
+
+use crate::clock_task::ClockTask;
 
 static SPEC: ServiceSpec = ServiceSpec {
     name: "scheduler",
@@ -103,10 +104,8 @@ struct Attempts {
 struct Inner {
     env: Arc<Env>,
     schema: LazySchema,
-    /// Woken when a schedule is created, changed or deleted.
-    changed: Arc<Notify>,
-    /// Set once the firing task runs.
-    task: OnceLock<()>,
+    /// The firing task, woken when a schedule is created, changed or deleted.
+    clock: ClockTask,
     /// Invocations under way, by execution id.
     attempts: Mutex<HashMap<String, Attempts>>,
 }
@@ -124,8 +123,7 @@ impl Scheduler {
             inner: Arc::new(Inner {
                 env,
                 schema: LazySchema::new(&[SCHEMA]),
-                changed: Arc::new(Notify::new()),
-                task: OnceLock::new(),
+                clock: ClockTask::default(),
                 attempts: Mutex::new(HashMap::new()),
             }),
         };

@@ -3,9 +3,10 @@
 //! `aws.states`, `detail-type` `Step Functions Execution Status Change`, the execution in
 //! `detail` as AWS writes it), through the event bus, so a rule can route it anywhere.
 
-use roto_core::events::Event;
-use roto_core::{Env, Value};
+use roto_core::Env;
 use serde_json::{json, Value as Json};
+
+use crate::default_bus::BusEvent;
 
 use super::executions::{redrive_reason, redrive_status, Execution};
 
@@ -38,25 +39,17 @@ pub(super) fn announce(env: &Env, e: &Execution) {
     let (Some(region), Some(account)) = (parts.nth(3), parts.next()) else {
         return;
     };
-    let entry = Value::map()
-        .with("Source", "aws.states")
-        .with("DetailType", "Step Functions Execution Status Change")
-        .with("Detail", detail(e).to_string())
-        .with("Resources", vec![Value::String(e.arn.clone())])
-        .with("EventBusName", "default");
-    let put_events = Value::map()
-        .with("Service", "events")
-        .with("Operation", "PutEvents")
-        .with("Input", Value::map().with("Entries", vec![entry]));
-    env.bus.publish(Event {
-        kind: format!("states:{}", e.status),
-        source_service: "stepfunctions".into(),
-        source: e.arn.clone(),
-        target_service: "events".into(),
-        target: format!("arn:aws:events:{region}:{account}:event-bus/default"),
-        account: account.to_string(),
-        region: region.to_string(),
-        payload: Value::map().with("Calls", vec![put_events]),
-        max_attempts: 3,
-    });
+    crate::default_bus::publish(
+        env,
+        BusEvent {
+            service: "stepfunctions",
+            kind: format!("states:{}", e.status),
+            resource: e.arn.clone(),
+            source: "aws.states",
+            detail_type: "Step Functions Execution Status Change",
+            detail: detail(e),
+            account,
+            region,
+        },
+    );
 }
