@@ -421,7 +421,12 @@ impl Store {
             for t in tables {
                 sql.push_str(&format!("DELETE FROM \"{}\";", t.replace('"', "\"\"")));
             }
-            sql.push_str("COMMIT; VACUUM;");
+            // In memory, auto_vacuum=FULL has already given the freed pages back at the
+            // commit, and a VACUUM would only copy the empty schema and fragment the heap.
+            sql.push_str(match self.mode {
+                StoreMode::Ephemeral => "COMMIT;",
+                _ => "COMMIT; VACUUM;",
+            });
             conn.execute_batch(&sql)
         })?;
         if let Ok(entries) = std::fs::read_dir(&self.blobs) {
