@@ -243,6 +243,14 @@ pub trait Service: Send + Sync + 'static {
         Ok(None)
     }
 
+    /// The secret access key of a key this service issued (IAM users' keys, STS
+    /// sessions'), which `--verify-signatures` checks signatures with; `None` for keys it
+    /// did not issue.
+    fn secret_key(&self, access_key: &str) -> AwsResult<Option<String>> {
+        let _ = access_key;
+        Ok(None)
+    }
+
     /// Decides whether `principal` may make the call `access` describes, with the
     /// request's condition keys; only IAM decides (`None` elsewhere).
     fn authorize(

@@ -24,6 +24,7 @@ pub mod memory;
 pub mod model;
 pub mod presign;
 pub mod protocol;
+pub mod signature;
 pub mod store;
 pub mod timestamp;
 pub mod trace;

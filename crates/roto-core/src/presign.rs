@@ -1,6 +1,7 @@
-//! Presigned URLs' query authentication: signatures are not verified (see DESIGN.md), but
-//! expiry is, as AWS checks it before anything else: SigV4 query auth (`X-Amz-Date` +
-//! `X-Amz-Expires`, at most a week) and SigV2 query auth (`Expires`, epoch seconds).
+//! Presigned URLs' query authentication: their signatures are verified only under
+//! `--verify-signatures` ([`crate::signature`]), but their expiry always is, as AWS checks
+//! it before anything else: SigV4 query auth (`X-Amz-Date` + `X-Amz-Expires`, at most a
+//! week) and SigV2 query auth (`Expires`, epoch seconds).
 //!
 //! The parsing lives here, apart from the server that calls it, so that it can be fuzzed.
 
@@ -19,7 +20,7 @@ fn expired(expires_at: i64, now: i64) -> AwsError {
 }
 
 /// `20260101T000000Z` as epoch millis; anything but digits around the `T` and `Z` is not one.
-fn amz_date(text: &str) -> Option<i64> {
+pub fn amz_date(text: &str) -> Option<i64> {
     let b = text.as_bytes();
     let shaped = b.len() == 16
         && b.iter().enumerate().all(|(i, c)| match i {

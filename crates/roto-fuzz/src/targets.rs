@@ -895,9 +895,25 @@ fn router(input: &[u8]) {
     }
 }
 
+/// A query string as presigned URLs carry it: its expiry, the signature it claims, and the
+/// canonical forms `--verify-signatures` builds from it.
 fn presign(input: &[u8]) {
+    use roto_core::signature;
     let text = String::from_utf8_lossy(input);
     let _ = roto_core::presign::check_query(&text, 1_767_225_600_000);
+    let headers = http::HeaderMap::new();
+    let _ = signature::claim(&headers, &text);
+    let request = signature::V4Request {
+        method: &http::Method::GET,
+        path: &text,
+        query: &text,
+        headers: &headers,
+        host: "h",
+        path_as_sent: false,
+        payload_hash: signature::UNSIGNED_PAYLOAD,
+    };
+    let _ = signature::canonical_request(&request, &["host".to_string()]);
+    let _ = signature::string_to_sign_v2(&http::Method::GET, &headers, "/b/k", &text, None);
 }
 
 /// Every `aws-chunked` framing, decoded whole and in two pieces split by the first byte.

@@ -184,16 +184,19 @@ fn unknown_key(error: AwsError, protocol: Protocol, ctx: &Context) -> AwsError {
     if error.code != "InvalidClientTokenId" {
         return error;
     }
+    unknown_key_for(protocol, ctx.access_key.as_deref().unwrap_or_default())
+}
+
+/// The answer to a key nobody issued: S3's `InvalidAccessKeyId`, the JSON services'
+/// `UnrecognizedClientException`, the query services' `InvalidClientTokenId`.
+pub fn unknown_key_for(protocol: Protocol, key: &str) -> AwsError {
     match protocol {
         Protocol::RestXml => AwsError::new(
             "InvalidAccessKeyId",
             "The AWS Access Key Id you provided does not exist in our records.",
         )
         .with_status(403)
-        .with_field(
-            "AWSAccessKeyId",
-            ctx.access_key.as_deref().unwrap_or_default(),
-        ),
+        .with_field("AWSAccessKeyId", key),
         Protocol::Json | Protocol::RestJson => AwsError::new(
             "UnrecognizedClientException",
             "The security token included in the request is invalid.",
@@ -202,6 +205,6 @@ fn unknown_key(error: AwsError, protocol: Protocol, ctx: &Context) -> AwsError {
             Protocol::Json => 400,
             _ => 403,
         }),
-        Protocol::Query => error,
+        Protocol::Query => roto_core::access::unknown_key(),
     }
 }

@@ -39,6 +39,11 @@ pub struct Cli {
     #[arg(long, env = "ROTO_ENFORCE_IAM", action = ArgAction::SetTrue, value_parser = BoolishValueParser::new())]
     pub enforce_iam: bool,
 
+    /// Verify request signatures as AWS does (SigV4, S3's SigV2 and presigned URLs) against
+    /// the keys IAM and STS issued; every account's root secret is `test`.
+    #[arg(long, env = "ROTO_VERIFY_SIGNATURES", action = ArgAction::SetTrue, value_parser = BoolishValueParser::new())]
+    pub verify_signatures: bool,
+
     /// Lua setup script run before the port opens (repeatable, run in order).
     #[arg(
         long = "setup",

@@ -45,6 +45,8 @@ pub struct App {
     pub localstack: localstack::Instance,
     /// Whether access is enforced as AWS does (`--enforce-iam`).
     pub enforce_iam: bool,
+    /// Whether signatures are verified as AWS does (`--verify-signatures`).
+    pub verify_signatures: bool,
 }
 
 /// The address a request's connection comes from (a request extension), which data planes
@@ -422,6 +424,16 @@ async fn run(
     let resolved = protocol.resolve(model, &wire_req)?;
     let op = resolved.operation;
     entry.operation = op.name.clone();
+    if app.verify_signatures {
+        let signed = crate::signature::Signed {
+            parts,
+            route,
+            protocol,
+            operation: &op.name,
+            body: stream.is_none().then_some(&body[..]),
+        };
+        crate::signature::verify(&app.dispatcher, &signed)?;
+    }
     let cbor = cbor_body(protocol, parts);
     let input = match cbor {
         true => cbor::decode(model, op, &body, cbor::Dialect::Millis)?,
@@ -636,6 +648,7 @@ mod tests {
             },
             localstack: localstack::Instance::new(Arc::default()),
             enforce_iam: false,
+            verify_signatures: false,
         })
     }
 

@@ -17,6 +17,7 @@ mod introspect;
 mod localstack;
 mod presign;
 mod router;
+mod signature;
 mod ui;
 
 use std::io::Write;
@@ -153,6 +154,7 @@ async fn run(cli: Cli, mode: roto_core::store::StoreMode, hooks: Arc<Hooks>) -> 
         timeouts: cli.timeouts(),
         localstack: Instance::new(hooks.clone()),
         enforce_iam: cli.enforce_iam,
+        verify_signatures: cli.verify_signatures,
         router: Router::new(services, cli.account_id, cli.region, cli.domain),
     });
     let print_ready = cli.print_ready;

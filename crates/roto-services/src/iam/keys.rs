@@ -133,15 +133,16 @@ impl Iam {
                 )));
             }
             let key = issue_access_key_id("AKIA", account);
+            let secret = issue_secret_key();
             let created = now();
-            store::add_access_key(c, account, &user, &key, created)?;
+            store::add_access_key(c, account, &user, (&key, &secret), created)?;
             Ok(Value::map().with(
                 "AccessKey",
                 Value::map()
                     .with("UserName", user)
                     .with("AccessKeyId", key)
                     .with("Status", "Active")
-                    .with("SecretAccessKey", issue_secret_key())
+                    .with("SecretAccessKey", secret)
                     .with("CreateDate", Value::Timestamp(created)),
             ))
         })

@@ -295,6 +295,10 @@ impl Service for Iam {
         self.identify_key(access_key)
     }
 
+    fn secret_key(&self, access_key: &str) -> AwsResult<Option<String>> {
+        self.env.store.with(|c| store::active_secret(c, access_key))
+    }
+
     fn authorize(
         &self,
         principal: &Principal,

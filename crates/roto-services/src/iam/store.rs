@@ -55,7 +55,8 @@ CREATE TABLE IF NOT EXISTS iam_access_keys (
     account TEXT NOT NULL,
     user TEXT NOT NULL COLLATE NOCASE,
     status TEXT NOT NULL,
-    created INTEGER NOT NULL
+    created INTEGER NOT NULL,
+    secret TEXT
 );
 CREATE INDEX IF NOT EXISTS iam_access_keys_user ON iam_access_keys (account, user);
 CREATE TABLE IF NOT EXISTS iam_credentials (
@@ -699,20 +700,31 @@ pub(super) fn delete_policy_versions(
     Ok(())
 }
 
-/// Stores a new access key for a user.
+/// Stores a new access key, and its secret, for a user.
 pub(super) fn add_access_key(
     c: &Connection,
     account: &str,
     user: &str,
-    key: &str,
+    (key, secret): (&str, &str),
     created: i64,
 ) -> AwsResult<()> {
     c.execute(
-        "INSERT INTO iam_access_keys (access_key, account, user, status, created)
-         VALUES (?1, ?2, ?3, 'Active', ?4)",
-        params![key, account, user, created],
+        "INSERT INTO iam_access_keys (access_key, account, user, status, created, secret)
+         VALUES (?1, ?2, ?3, 'Active', ?4, ?5)",
+        params![key, account, user, created, secret],
     )?;
     Ok(())
+}
+
+/// The secret of an active access key (keys stored before secrets were kept have none).
+pub(super) fn active_secret(c: &Connection, key: &str) -> AwsResult<Option<String>> {
+    c.prepare_cached(
+        "SELECT secret FROM iam_access_keys WHERE access_key = ?1 AND status = 'Active'",
+    )?
+    .query_row([key], |r| r.get::<_, Option<String>>(0))
+    .optional()
+    .map(Option::flatten)
+    .map_err(AwsError::from)
 }
 
 /// Sets a user's access key's status; `false` when the user has no such key.

@@ -56,7 +56,8 @@ const SCHEMA: &str = "CREATE TABLE IF NOT EXISTS sts_sessions (
     arn TEXT NOT NULL,
     user_id TEXT NOT NULL,
     expiration INTEGER NOT NULL,
-    policy TEXT
+    policy TEXT,
+    secret TEXT
 );";
 
 /// The identity behind a set of credentials.
@@ -169,25 +170,28 @@ impl Sts {
     /// Issues and records credentials for `identity`, valid for `duration` seconds.
     fn issue(&self, identity: &Identity, duration: i64) -> AwsResult<Value> {
         let access_key = issue_access_key_id("ASIA", &identity.account);
+        let secret = issue_secret_key();
         let expiration = now_millis() / 1000 * 1000 + duration * 1000;
         self.env.store.with(|c| {
             c.execute_cached(
-                "INSERT INTO sts_sessions (access_key, account, arn, user_id, expiration, policy)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                "INSERT INTO sts_sessions
+                   (access_key, account, arn, user_id, expiration, policy, secret)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
                 rusqlite::params![
                     access_key,
                     identity.account,
                     identity.arn,
                     identity.user_id,
                     expiration,
-                    identity.policy
+                    identity.policy,
+                    secret
                 ],
             )
             .map_err(AwsError::from)
         })?;
         Ok(Value::map()
             .with("AccessKeyId", access_key)
-            .with("SecretAccessKey", issue_secret_key())
+            .with("SecretAccessKey", secret)
             .with("SessionToken", issue_session_token())
             .with("Expiration", Value::Timestamp(expiration)))
     }
@@ -517,6 +521,16 @@ impl Service for Sts {
 
     fn identify(&self, _: &Context, access_key: &str) -> AwsResult<Option<Principal>> {
         Ok(self.session(access_key)?.map(enforce::principal))
+    }
+
+    fn secret_key(&self, access_key: &str) -> AwsResult<Option<String>> {
+        self.env.store.with(|c| {
+            c.prepare_cached("SELECT secret FROM sts_sessions WHERE access_key = ?1")?
+                .query_row([access_key], |r| r.get::<_, Option<String>>(0))
+                .optional()
+                .map(Option::flatten)
+                .map_err(AwsError::from)
+        })
     }
 }
 

@@ -1,0 +1,335 @@
+//! `--verify-signatures` at the front end: the request's signature checked as AWS checks it,
+//! before its service sees it, and refused in the words of the service's front end.
+//!
+//! Secrets: the key `test` and 12-digit key ids are accounts' roots, whose secret is `test`;
+//! `AKIA` and `ASIA` keys are IAM's and STS's, which keep the secrets they issued
+//! (`Service::secret_key`); any other key is unknown. The computing is
+//! [`roto_core::signature`]'s; this module reads the request and shapes the answers.
+
+use http::request::Parts;
+use roto_core::protocol::Protocol;
+use roto_core::signature::{self, Claim, V2Claim, V4Claim, V4Request, UNSIGNED_PAYLOAD};
+use roto_core::timestamp::{self, now_millis, TimestampFormat};
+use roto_core::{AwsError, Dispatcher};
+use sha2::{Digest, Sha256};
+
+use crate::router::Route;
+
+/// How far a signed request's time may be from the server's (AWS's 15 minutes).
+const MAX_SKEW_MILLIS: i64 = 15 * 60 * 1000;
+
+/// The secret every account's root signs with.
+const ROOT_SECRET: &str = "test";
+
+/// What the check reads of one request.
+pub struct Signed<'a> {
+    /// The request's head.
+    pub parts: &'a Parts,
+    /// Where it was routed.
+    pub route: &'a Route,
+    /// The caller's protocol, which shapes a refusal.
+    pub protocol: Protocol,
+    /// The operation.
+    pub operation: &'a str,
+    /// The body, when it was read (not for a streamed upload).
+    pub body: Option<&'a [u8]>,
+}
+
+impl Signed<'_> {
+    fn is_s3(&self) -> bool {
+        self.route.service.spec().name == "s3"
+    }
+}
+
+/// Checks one request's signature; `Err` is the refusal to answer.
+pub fn verify(dispatcher: &Dispatcher, req: &Signed<'_>) -> Result<(), AwsError> {
+    let query = req.parts.uri.query().unwrap_or_default();
+    let claim = signature::claim(&req.parts.headers, query).map_err(|m| malformed(req, m))?;
+    let Some(claim) = claim else {
+        return unsigned(req);
+    };
+    let key = claim.access_key();
+    let secret = secret_of(dispatcher, key)?.ok_or_else(|| unknown_key(req, key))?;
+    let expected = match &claim {
+        Claim::V4(v4) => expect_v4(req, v4, &secret)?,
+        Claim::V2(v2) if req.is_s3() => expect_v2(req, v2, &secret)?,
+        Claim::V2(_) => {
+            return Err(incomplete(
+                req,
+                "Only AWS4-HMAC-SHA256 signatures are accepted.",
+            ))
+        }
+    };
+    if signature::same(&expected.signature, claim.signature()) {
+        return Ok(());
+    }
+    Err(mismatch(req, key, claim.signature(), &expected))
+}
+
+/// What the server computes for a claim.
+struct Expected {
+    signature: String,
+    to_sign: String,
+    /// SigV4's canonical request.
+    canonical: Option<String>,
+}
+
+/// Unsigned requests: S3 takes them as anonymous, STS the calls that carry their own proof,
+/// SNS the confirmation and unsubscribe links it sends endpoints; every other call needs a
+/// signature, but for Roto's readiness probe, an unsigned `GetCallerIdentity` (which AWS
+/// would refuse).
+fn unsigned(req: &Signed<'_>) -> Result<(), AwsError> {
+    let open = req.is_s3()
+        || matches!(
+            req.operation,
+            "AssumeRoleWithWebIdentity"
+                | "AssumeRoleWithSAML"
+                | "GetCallerIdentity"
+                | "ConfirmSubscription"
+                | "Unsubscribe"
+        );
+    if open {
+        return Ok(());
+    }
+    let (code, status) = match req.protocol {
+        Protocol::Query => ("MissingAuthenticationToken", 403),
+        Protocol::Json => ("MissingAuthenticationTokenException", 400),
+        _ => ("MissingAuthenticationTokenException", 403),
+    };
+    Err(AwsError::new(code, "Request is missing Authentication Token").with_status(status))
+}
+
+/// The secret of an access key; `None` for a key nobody issued.
+fn secret_of(dispatcher: &Dispatcher, key: &str) -> Result<Option<String>, AwsError> {
+    if key == "test" || (key.len() == 12 && key.bytes().all(|b| b.is_ascii_digit())) {
+        return Ok(Some(ROOT_SECRET.to_string()));
+    }
+    let issuer = match key.get(..4) {
+        Some("AKIA") => "iam",
+        Some("ASIA") => "sts",
+        _ => return Ok(None),
+    };
+    match dispatcher.service(issuer) {
+        Some(service) => service.secret_key(key),
+        None => Ok(None),
+    }
+}
+
+fn expect_v4(req: &Signed<'_>, claim: &V4Claim, secret: &str) -> Result<Expected, AwsError> {
+    if !claim.presigned {
+        check_time(req, &claim.date)?;
+    }
+    let headers = &req.parts.headers;
+    let declared = headers
+        .get("x-amz-content-sha256")
+        .and_then(|v| v.to_str().ok());
+    let computed;
+    let payload_hash = match (declared, req.body) {
+        (Some(hash), _) => hash,
+        (None, _) if claim.presigned => UNSIGNED_PAYLOAD,
+        (None, Some(body)) => {
+            computed = hex::encode(Sha256::digest(body));
+            &computed
+        }
+        (None, None) => {
+            return Err(AwsError::new(
+                "InvalidRequest",
+                "Missing required header for this request: x-amz-content-sha256",
+            )
+            .with_status(400))
+        }
+    };
+    let host = req
+        .parts
+        .uri
+        .authority()
+        .map(|a| a.as_str())
+        .unwrap_or_default();
+    let canonical = signature::canonical_request(
+        &V4Request {
+            method: &req.parts.method,
+            path: req.parts.uri.path(),
+            query: req.parts.uri.query().unwrap_or_default(),
+            headers,
+            host,
+            path_as_sent: req.is_s3(),
+            payload_hash,
+        },
+        &claim.signed_headers,
+    );
+    let to_sign = signature::string_to_sign(&claim.date, &claim.scope, &canonical);
+    Ok(Expected {
+        signature: signature::sign_v4(secret, &claim.scope, &to_sign),
+        to_sign,
+        canonical: Some(canonical),
+    })
+}
+
+fn expect_v2(req: &Signed<'_>, claim: &V2Claim, secret: &str) -> Result<Expected, AwsError> {
+    let headers = &req.parts.headers;
+    if claim.expires.is_none() {
+        let date = headers
+            .get("x-amz-date")
+            .or_else(|| headers.get("date"))
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default();
+        check_time(req, date)?;
+    }
+    let path = req.parts.uri.path();
+    let resource = match &req.route.virtual_bucket {
+        Some(bucket) => format!("/{bucket}{path}"),
+        None => path.to_string(),
+    };
+    let to_sign = signature::string_to_sign_v2(
+        &req.parts.method,
+        headers,
+        &resource,
+        req.parts.uri.query().unwrap_or_default(),
+        claim.expires.as_deref(),
+    );
+    Ok(Expected {
+        signature: signature::sign_v2(secret, &to_sign),
+        to_sign,
+        canonical: None,
+    })
+}
+
+/// A signed request's time (`20260101T000000Z`, or an HTTP date) must be within 15 minutes
+/// of the server's.
+fn check_time(req: &Signed<'_>, date: &str) -> Result<(), AwsError> {
+    let now = now_millis();
+    let Some(signed) = parse_date(date) else {
+        return Err(match req.is_s3() {
+            true => AwsError::new(
+                "AccessDenied",
+                "AWS authentication requires a valid Date or x-amz-date header",
+            )
+            .with_status(403),
+            false => incomplete(
+                req,
+                "Authorization header requires existence of either a 'X-Amz-Date' or a \
+                 'Date' header.",
+            ),
+        });
+    };
+    if (signed - now).abs() <= MAX_SKEW_MILLIS {
+        return Ok(());
+    }
+    if req.is_s3() {
+        return Err(AwsError::new(
+            "RequestTimeTooSkewed",
+            "The difference between the request time and the current time is too large.",
+        )
+        .with_status(403)
+        .with_field("RequestTime", date)
+        .with_field(
+            "ServerTime",
+            timestamp::format(now, TimestampFormat::Iso8601),
+        )
+        .with_field("MaxAllowedSkewMilliseconds", MAX_SKEW_MILLIS.to_string()));
+    }
+    let compact = |millis: i64| {
+        timestamp::format(millis / 1000 * 1000, TimestampFormat::Iso8601)
+            .replace(['-', ':'], "")
+            .replace(".000", "")
+    };
+    let (what, relation, bound, sign) = match signed < now {
+        true => (
+            "Signature expired",
+            "is now earlier than",
+            now - MAX_SKEW_MILLIS,
+            '-',
+        ),
+        false => (
+            "Signature not yet current",
+            "is still later than",
+            now + MAX_SKEW_MILLIS,
+            '+',
+        ),
+    };
+    let text = format!(
+        "{what}: {} {relation} {} ({} {sign} 15 min.)",
+        compact(signed),
+        compact(bound),
+        compact(now)
+    );
+    Err(signature_error(req.protocol, text))
+}
+
+/// `20260101T000000Z` or an HTTP date (`Thu, 01 Jan 2026 00:00:00 GMT`), as epoch millis.
+fn parse_date(text: &str) -> Option<i64> {
+    roto_core::presign::amz_date(text).or_else(|| timestamp::parse(text))
+}
+
+/// The signature error of a protocol's front end: the query services' `SignatureDoesNotMatch`
+/// (403), the JSON services' `InvalidSignatureException` (400 for json, 403 for rest-json).
+fn signature_error(protocol: Protocol, message: String) -> AwsError {
+    match protocol {
+        Protocol::Query | Protocol::RestXml => {
+            AwsError::new("SignatureDoesNotMatch", message).with_status(403)
+        }
+        Protocol::Json => AwsError::new("InvalidSignatureException", message).with_status(400),
+        Protocol::RestJson => AwsError::new("InvalidSignatureException", message).with_status(403),
+    }
+}
+
+/// A signature that is not the one expected.
+fn mismatch(req: &Signed<'_>, key: &str, provided: &str, expected: &Expected) -> AwsError {
+    let to_sign = expected.to_sign.as_str();
+    let canonical = expected.canonical.as_deref();
+    if req.is_s3() {
+        let mut error = AwsError::new(
+            "SignatureDoesNotMatch",
+            "The request signature we calculated does not match the signature you provided. \
+             Check your key and signing method.",
+        )
+        .with_status(403)
+        .with_field("AWSAccessKeyId", key)
+        .with_field("StringToSign", to_sign)
+        .with_field("SignatureProvided", provided)
+        .with_field("StringToSignBytes", signature::spaced_hex(to_sign));
+        if let Some(canonical) = canonical {
+            error = error
+                .with_field("CanonicalRequest", canonical)
+                .with_field("CanonicalRequestBytes", signature::spaced_hex(canonical));
+        }
+        return error;
+    }
+    let mut message = "The request signature we calculated does not match the signature you \
+                       provided. Check your AWS Secret Access Key and signing method. Consult \
+                       the service documentation for details."
+        .to_string();
+    if let Some(canonical) = canonical {
+        message.push_str(&format!(
+            "\n\nThe Canonical String for this request should have been\n'{canonical}'\n\n\
+             The String-to-Sign should have been\n'{to_sign}'\n"
+        ));
+    }
+    signature_error(req.protocol, message)
+}
+
+/// A key nobody issued, in the protocol's words.
+fn unknown_key(req: &Signed<'_>, key: &str) -> AwsError {
+    crate::access::unknown_key_for(req.protocol, key)
+}
+
+/// A claim that cannot be read.
+fn malformed(req: &Signed<'_>, malformed: signature::Malformed) -> AwsError {
+    if req.is_s3() {
+        let code = match malformed.query {
+            true => "AuthorizationQueryParametersError",
+            false => "AuthorizationHeaderMalformed",
+        };
+        return AwsError::new(code, malformed.message).with_status(400);
+    }
+    incomplete(req, &malformed.message)
+}
+
+/// The JSON and query services' `IncompleteSignature`.
+fn incomplete(req: &Signed<'_>, message: &str) -> AwsError {
+    let code = match req.protocol {
+        Protocol::Query | Protocol::RestXml => "IncompleteSignature",
+        Protocol::Json | Protocol::RestJson => "IncompleteSignatureException",
+    };
+    AwsError::new(code, message).with_status(400)
+}
