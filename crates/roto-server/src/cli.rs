@@ -79,6 +79,11 @@ pub struct Cli {
     #[arg(long, env = "ROTO_REGION", default_value = "us-east-1")]
     pub region: String,
 
+    /// Enforce Kinesis' per-shard throughput limits (1 MiB/s and 1,000 records/s in, 5
+    /// reads/s and 2 MiB/s out), answering ProvisionedThroughputExceededException as AWS does.
+    #[arg(long, env = "ROTO_KINESIS_SHARD_LIMITS", action = ArgAction::SetTrue, value_parser = BoolishValueParser::new())]
+    pub kinesis_shard_limits: bool,
+
     /// How Lambda functions run: process, docker or none.
     #[arg(long, env = "ROTO_LAMBDA_EXECUTOR", default_value = "process",
           value_parser = ["process", "docker", "none"])]

@@ -102,6 +102,9 @@ async fn run(cli: Cli, mode: roto_core::store::StoreMode, hooks: Arc<Hooks>) -> 
         cli.domain.clone(),
     ));
     env.set_option("lambda-executor", &cli.lambda_executor);
+    if cli.kinesis_shard_limits {
+        env.set_option(roto_services::kinesis::LIMITS_OPTION, "true");
+    }
     env.set_option("lambda-images", &cli.lambda_image.join("\n"));
     if let Some(prefix) = &cli.lambda_image_registry {
         env.set_option("lambda-image-registry", prefix);

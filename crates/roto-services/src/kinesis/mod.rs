@@ -16,6 +16,7 @@
 //! - [`settings`]: enhanced monitoring, encryption, limits, resource policies.
 //! - [`consumers`]: enhanced fan-out consumers.
 //! - [`subscribe`]: SubscribeToShard's event streams.
+//! - [`limits`]: the per-shard throughput limits, with `--kinesis-shard-limits`.
 //! - [`seq`]: sequence numbers, hash keys and shard iterators.
 
 use std::collections::HashMap;
@@ -28,6 +29,7 @@ use roto_core::{
 use rusqlite::OptionalExtension;
 
 mod consumers;
+mod limits;
 mod records;
 mod reshard;
 mod seq;
@@ -201,6 +203,9 @@ fn stream_name<'a>(ctx: &Context, input: &'a Value, arn_member: &str) -> AwsResu
     }
 }
 
+/// The server option that turns the per-shard throughput limits on (`true`).
+pub const LIMITS_OPTION: &str = "kinesis-shard-limits";
+
 /// Kinesis Data Streams (cheap to clone: subscriptions hold a clone while they push).
 #[derive(Clone)]
 pub struct Kinesis {
@@ -210,16 +215,22 @@ pub struct Kinesis {
     appended: Arc<tokio::sync::Notify>,
     /// When each consumer last subscribed to each shard, for AWS's five-second rule.
     subscriptions: Arc<Mutex<HashMap<(String, String), i64>>>,
+    /// The per-shard throughput limits, when the server enforces them.
+    limits: Option<Arc<limits::Limits>>,
 }
 
 impl Kinesis {
     /// The service; its tables are created on its first call.
     pub fn new(env: Arc<Env>) -> Kinesis {
         Kinesis {
-            env,
             schema: Arc::new(LazySchema::new(&[SCHEMA])),
             appended: Arc::default(),
             subscriptions: Arc::default(),
+            limits: env
+                .option(LIMITS_OPTION)
+                .is_some_and(|v| v == "true")
+                .then(Arc::default),
+            env,
         }
     }
 

@@ -11,6 +11,7 @@ use roto_core::timestamp::{self, now_millis, TimestampFormat};
 use roto_core::{AwsError, AwsResult, Context, Value};
 use rusqlite::{params, Connection, OptionalExtension};
 
+use super::limits::{self, Limits};
 use super::seq::{self, stored_hash, Iterator, ITERATOR_LIFETIME_MS};
 use super::streams::{Shard, SHARD_COLUMNS};
 use super::{invalid_argument, not_found, Kinesis, Stream};
@@ -87,13 +88,18 @@ fn open_shards(tx: &Connection, ctx: &Context, stream: &str) -> AwsResult<Vec<Sh
     rows.map_err(AwsError::from)
 }
 
-/// Appends records to a stream in one transaction; returns each one's shard and counter.
+/// Where a record went: its shard and counter, or the shard whose limit refused it.
+type Placed = Result<(i64, i64), i64>;
+
+/// Appends records to a stream in one transaction; returns where each one went. With
+/// `limits`, a record its shard cannot take now is refused and the others go on.
 fn append(
     tx: &Connection,
     ctx: &Context,
     stream: &Stream,
     entries: &[(Entry<'_>, u128)],
-) -> AwsResult<Vec<(i64, i64)>> {
+    limits: Option<&Limits>,
+) -> AwsResult<Vec<Placed>> {
     let mut shards = open_shards(tx, ctx, &stream.name)?;
     let now = now_millis();
     let mut placed = Vec::with_capacity(entries.len());
@@ -105,6 +111,11 @@ fn append(
         else {
             return Err(AwsError::internal("no open shard holds the hash key"));
         };
+        let bytes = entry.data.len() + entry.partition_key.len();
+        if limits.is_some_and(|l| !l.admit_put((ctx, &stream.name, shard.index), bytes, now)) {
+            placed.push(Err(shard.index));
+            continue;
+        }
         tx.prepare_cached(
             "INSERT INTO kinesis_records
              (account, region, stream, shard, seq, arrival, partition_key, data)
@@ -120,7 +131,7 @@ fn append(
             entry.partition_key,
             entry.data
         ])?;
-        placed.push((shard.index, shard.next_seq));
+        placed.push(Ok((shard.index, shard.next_seq)));
         shard.next_seq += 1;
     }
     let expired = cutoff(stream);
@@ -149,6 +160,15 @@ fn append(
         ])?;
     }
     Ok(placed)
+}
+
+/// The bytes a record read counts against its shard: data and partition key.
+fn record_bytes(record: &Value) -> usize {
+    record
+        .get("Data")
+        .and_then(Value::as_blob)
+        .map_or(0, <[u8]>::len)
+        + record.str("PartitionKey").map_or(0, str::len)
 }
 
 fn shard_not_found(ctx: &Context, stream: &str, shard: &str) -> AwsError {
@@ -197,9 +217,13 @@ impl Kinesis {
         let hash = entry.hash("data")?;
         let placed = self
             .store()?
-            .transaction(|tx| append(tx, ctx, &stream, &[(entry, hash)]))?;
+            .transaction(|tx| append(tx, ctx, &stream, &[(entry, hash)], self.limits.as_deref()))?;
         self.appended.notify_waiters();
-        let (shard, counter) = placed.first().copied().unwrap_or_default();
+        let (shard, counter) = match placed.first().copied() {
+            Some(Err(shard)) => return Err(limits::exceeded(ctx, &stream.name, shard)),
+            Some(Ok(place)) => place,
+            None => (0, 0),
+        };
         Ok(Value::map()
             .with("ShardId", seq::shard_id(shard))
             .with(
@@ -234,19 +258,26 @@ impl Kinesis {
             .collect::<AwsResult<Vec<_>>>()?;
         let placed = self
             .store()?
-            .transaction(|tx| append(tx, ctx, &stream, &entries))?;
+            .transaction(|tx| append(tx, ctx, &stream, &entries, self.limits.as_deref()))?;
         self.appended.notify_waiters();
+        let failed = placed.iter().filter(|p| p.is_err()).count();
         let results = placed
             .into_iter()
-            .map(|(shard, counter)| {
-                Value::map().with("ShardId", seq::shard_id(shard)).with(
+            .map(|place| match place {
+                Ok((shard, counter)) => Value::map().with("ShardId", seq::shard_id(shard)).with(
                     "SequenceNumber",
                     seq::sequence_number(stream.created, shard, counter),
-                )
+                ),
+                Err(shard) => Value::map()
+                    .with("ErrorCode", "ProvisionedThroughputExceededException")
+                    .with(
+                        "ErrorMessage",
+                        limits::exceeded_message(ctx, &stream.name, shard),
+                    ),
             })
             .collect();
         Ok(Value::map()
-            .with("FailedRecordCount", 0)
+            .with("FailedRecordCount", failed as i64)
             .with("Records", Value::List(results))
             .with_opt("EncryptionType", encryption(&stream)))
     }
@@ -365,7 +396,16 @@ impl Kinesis {
             .ok_or_else(|| not_found(ctx, &iterator.stream))?;
         let shard = self.shard(ctx, &stream, &seq::shard_id(iterator.shard))?;
         let limit = input.int("Limit").unwrap_or(DEFAULT_GET_LIMIT);
+        if let Some(limits) = &self.limits {
+            if !limits.admit_read((ctx, &stream.name, shard.index), now) {
+                return Err(limits::exceeded(ctx, &stream.name, shard.index));
+            }
+        }
         let batch = self.read_batch(ctx, &stream, &shard, iterator.position, limit)?;
+        if let Some(limits) = &self.limits {
+            let bytes = batch.records.iter().map(record_bytes).sum();
+            limits.charge_read((ctx, &stream.name, shard.index), bytes, now);
+        }
         let next = (!batch.at_closed_end).then(|| {
             Iterator {
                 position: batch.next_position,
