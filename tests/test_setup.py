@@ -5,6 +5,7 @@ script, the line and the cause."""
 from __future__ import annotations
 
 import subprocess
+import time
 
 import pytest
 
@@ -134,3 +135,51 @@ def test_a_missing_script_stops_start_up(tmp_path):
     code, _, err = failed_start(tmp_path / "absent.lua")
     assert code == 1
     assert f"setup script {tmp_path / 'absent.lua'} failed: cannot read it" in err
+
+
+def test_setup_seeds_kinesis_and_firehose_and_waits_for_their_deliveries(tmp_path):
+    path = script(tmp_path, """
+        aws.s3.CreateBucket{Bucket = "lake"}
+        aws.kinesis.CreateStream{StreamName = "clicks", ShardCount = 1}
+        local arn = aws.kinesis.DescribeStreamSummary{StreamName = "clicks"}
+          .StreamDescriptionSummary.StreamARN
+        aws.firehose.CreateDeliveryStream{
+          DeliveryStreamName = "to-lake",
+          DeliveryStreamType = "KinesisStreamAsSource",
+          KinesisStreamSourceConfiguration = {
+            KinesisStreamARN = arn, RoleARN = "arn:aws:iam::000000000000:role/firehose"},
+          ExtendedS3DestinationConfiguration = {
+            BucketARN = "arn:aws:s3:::lake", RoleARN = "arn:aws:iam::000000000000:role/firehose",
+            BufferingHints = {IntervalInSeconds = 0, SizeInMBs = 1}},
+        }
+        aws.dynamodb.CreateTable{
+          TableName = "carts",
+          AttributeDefinitions = {{AttributeName = "id", AttributeType = "S"}},
+          KeySchema = {{AttributeName = "id", KeyType = "HASH"}},
+          BillingMode = "PAY_PER_REQUEST",
+        }
+        aws.dynamodb.EnableKinesisStreamingDestination{TableName = "carts", StreamArn = arn}
+        aws.dynamodb.PutItem{TableName = "carts", Item = {id = {S = "c1"}}}
+        aws.kinesis.PutRecord{StreamName = "clicks", Data = "click", PartitionKey = "k"}
+        -- The delivery stream reads from its creation on: both records reach the bucket.
+        local key = roto.wait_for(function()
+          local listed = aws.s3.ListObjectsV2{Bucket = "lake"}
+          return listed.Contents and listed.Contents[1] and listed.Contents[1].Key
+        end, 10)
+        print("delivered " .. key)
+    """)
+    with RotoServer("--ephemeral", "--setup", str(path)) as s:
+        kinesis, s3 = s.client("kinesis"), s.client("s3")
+        kinesis.get_waiter("stream_exists").wait(StreamName="clicks", WaiterConfig={"Delay": 1, "MaxAttempts": 1})
+        s.wait_for_delivery(service="dynamodb", target=kinesis.describe_stream_summary(
+            StreamName="clicks")["StreamDescriptionSummary"]["StreamARN"], outcome="delivered")
+        s.wait_for_delivery(service="firehose", target="arn:aws:s3:::lake", outcome="delivered")
+        deadline = time.monotonic() + 10
+        while True:  # the two records may reach the bucket in one object or two
+            bodies = b"".join(s3.get_object(Bucket="lake", Key=o["Key"])["Body"].read()
+                              for o in s3.list_objects_v2(Bucket="lake")["Contents"])
+            if b"click" in bodies and b'"tableName":"carts"' in bodies or time.monotonic() > deadline:
+                break
+            time.sleep(0.1)
+        assert b"click" in bodies
+        assert b'"tableName":"carts"' in bodies
