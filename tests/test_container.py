@@ -164,6 +164,19 @@ def test_a_mounted_setup_script_seeds_it_and_flags_pass_through(container, tmp_p
     assert [u.rsplit("/", 1)[1] for u in sqs.list_queues()["QueueUrls"]] == ["seeded"]
 
 
+def test_a_shell_ready_hook_in_the_image_is_reported_as_lacking_its_interpreter(container, tmp_path):
+    hooks = tmp_path / "ready.d"
+    hooks.mkdir()
+    hook = hooks / "01-seed.sh"
+    hook.write_text("#!/bin/sh\nawslocal s3 mb s3://seeded\n")
+    hook.chmod(0o755)
+    c = container("-v", f"{hooks}:/etc/roto/ready.d:ro", args=("--ready-hook", "/etc/roto/ready.d"))
+    logs = c.wait_ready()
+    assert "ready hook 01-seed.sh could not run: its interpreter /bin/sh is not installed here" in logs
+    assert json.loads(urlopen(f"{c.endpoint}/_localstack/init/ready")) == {
+        "completed": True, "scripts": [{"name": "01-seed.sh", "stage": "READY", "state": "ERROR"}]}
+
+
 def test_the_docker_executor_runs_functions_through_a_mounted_engine_socket(container, tmp_path):
     if not has_image(PYTHON_IMAGE):
         pytest.skip(f"the engine has no {PYTHON_IMAGE} (scripts/docker-engine.sh imports one)")

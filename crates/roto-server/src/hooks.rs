@@ -119,7 +119,11 @@ impl Hooks {
                     State::Error
                 }
                 Err(e) => {
-                    eprintln!("roto-server: ready hook {} could not run: {e}", script.name);
+                    eprintln!(
+                        "roto-server: ready hook {} could not run: {}",
+                        script.name,
+                        cannot_run(&script.path, &e)
+                    );
                     State::Error
                 }
             };
@@ -204,6 +208,24 @@ fn awslocal_shim() -> Option<PathBuf> {
     Some(dir)
 }
 
+/// Why a hook could not start. A script whose `#!` interpreter is missing (Roto's container
+/// image has no shell) fails to start as if the script itself were missing: say which is.
+fn cannot_run(path: &Path, error: &std::io::Error) -> String {
+    let interpreter = std::fs::read(path).ok().and_then(|text| {
+        let line = text.strip_prefix(b"#!")?.split(|b| *b == b'\n').next()?;
+        let line = String::from_utf8_lossy(line);
+        line.split_whitespace().next().map(str::to_string)
+    });
+    match interpreter {
+        Some(program)
+            if error.kind() == std::io::ErrorKind::NotFound && !Path::new(&program).exists() =>
+        {
+            format!("its interpreter {program} is not installed here ({error})")
+        }
+        _ => error.to_string(),
+    }
+}
+
 /// Runs one hook to its end, its output on stderr line by line.
 async fn run_one(
     script: &Script,
@@ -262,6 +284,22 @@ fn relay(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_script_whose_interpreter_is_missing_says_so() {
+        let dir = std::env::temp_dir().join(format!("roto-hooks-shebang-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let script = dir.join("01-seed.sh");
+        std::fs::write(&script, "#!/no/such/sh -e\necho hi\n").unwrap();
+        let missing = std::io::Error::from(std::io::ErrorKind::NotFound);
+        assert!(cannot_run(&script, &missing)
+            .starts_with("its interpreter /no/such/sh is not installed here"));
+        std::fs::write(&script, "#!/bin/sh\necho hi\n").unwrap();
+        assert_eq!(cannot_run(&script, &missing), missing.to_string());
+        let denied = std::io::Error::from(std::io::ErrorKind::PermissionDenied);
+        assert_eq!(cannot_run(&script, &denied), denied.to_string());
+        std::fs::remove_dir_all(dir).unwrap();
+    }
 
     #[test]
     fn a_missing_path_is_refused_by_name() {
