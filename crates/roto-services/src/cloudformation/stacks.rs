@@ -13,7 +13,7 @@ use super::intrinsics::{Pseudo, Scope};
 use super::parameters::{self, ParameterValue};
 use super::store::{self, Meta, Stack};
 use super::template::{self, section};
-use super::{graph, no_stack, validation, Inner};
+use super::{graph, no_stack, sam, validation, Inner};
 use crate::paging;
 
 /// Statuses in which a stack can be updated.
@@ -88,10 +88,12 @@ async fn fetch(inner: &Inner, ctx: &Context, url: &str) -> AwsResult<String> {
 
 /// A template read and checked as CloudFormation checks one before it runs anything.
 pub(crate) fn prepare(body: &str) -> AwsResult<Json> {
-    let doc = template::parse(body)?;
+    let mut doc = template::parse(body)?;
     for t in template::transforms(&doc) {
-        if t != "AWS::LanguageExtensions" {
-            return Err(validation(format!("Transform {t} is not supported")));
+        match t.as_str() {
+            "AWS::LanguageExtensions" => {}
+            sam::SAM => doc = sam::expand(doc).map_err(validation)?,
+            _ => return Err(validation(format!("Transform {t} is not supported"))),
         }
     }
     template::check(&doc)?;

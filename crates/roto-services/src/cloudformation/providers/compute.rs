@@ -1,5 +1,5 @@
-//! Providers of compute types: Lambda functions (inline `ZipFile` or S3 code),
-//! permissions, event source mappings and URLs, and Step Functions state machines.
+//! Providers of compute types: Lambda functions (inline `ZipFile` or S3 code), layer
+//! versions, permissions, event source mappings and URLs, and Step Functions state machines.
 
 use roto_core::Value;
 use serde_json::{json, Value as Json};
@@ -111,6 +111,46 @@ async fn function_update(c: &Call) -> Outcome {
         .await?;
     }
     Ok(c.previous.clone())
+}
+
+pub(crate) const LAYER_VERSION: Provider = Provider {
+    kind: "AWS::Lambda::LayerVersion",
+    replaces: &[],
+    create: |c| Box::pin(layer_create(c)),
+    update: None,
+    delete: |c| Box::pin(layer_delete(c)),
+};
+
+async fn layer_create(c: &Call) -> Outcome {
+    let name = c.name("LayerName", 64);
+    let input = with(
+        pick(
+            &c.props,
+            &[
+                "Description",
+                "Content",
+                "CompatibleRuntimes",
+                "CompatibleArchitectures",
+                "LicenseInfo",
+            ],
+        ),
+        "LayerName",
+        json!(name),
+    );
+    let out = c.api("lambda", "PublishLayerVersion", input).await?;
+    let arn = out["LayerVersionArn"].as_str().unwrap_or_default();
+    Ok(resolved(arn, json!({"LayerVersionArn": arn})))
+}
+
+/// Deletes the version its ARN (`arn:aws:lambda:<region>:<account>:layer:<name>:<n>`) names.
+async fn layer_delete(c: &Call) -> Result<(), String> {
+    let mut parts = c.physical().rsplitn(3, ':');
+    let (Some(version), Some(name)) = (parts.next(), parts.next()) else {
+        return Ok(());
+    };
+    let version: i64 = version.parse().unwrap_or_default();
+    let input = json!({"LayerName": name, "VersionNumber": version});
+    gone_ok(c.api("lambda", "DeleteLayerVersion", input).await)
 }
 
 pub(crate) const PERMISSION: Provider = Provider {

@@ -55,6 +55,7 @@ pub(crate) const PROVIDERS: &[Provider] = &[
     iam::POLICY,
     iam::MANAGED_POLICY,
     compute::FUNCTION,
+    compute::LAYER_VERSION,
     compute::PERMISSION,
     compute::EVENT_SOURCE_MAPPING,
     compute::URL,
