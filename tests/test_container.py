@@ -2,9 +2,9 @@
 
 The image is built from the binary under test ($ROTO_BINARY: the debug build in CI) with
 `docker import`, no registry. `scripts/test.sh` starts a private engine
-(scripts/docker-engine.sh), whose bridge, where it has one, has no NAT to publish ports
-through, so containers here join the host network and take a free port through ROTO_PORT;
-the image's own settings (0.0.0.0:4566) are read from its configuration. Where no engine answers the container tests skip, saying
+(scripts/docker-engine.sh) without iptables, which may have no bridge network at all, so
+containers here join the host network and take a free port through ROTO_PORT; the image's
+own settings (0.0.0.0:4566) are read from its configuration. Where no engine answers the container tests skip, saying
 why (scripts/docker-engine.sh makes that a failure under CI=true)."""
 
 from __future__ import annotations
