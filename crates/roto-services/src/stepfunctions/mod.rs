@@ -17,6 +17,7 @@
 //!   UpdateMapRun).
 //! - [`keyset`]: the paging of the lists that grow without bound.
 //! - [`status_events`]: execution status changes as EventBridge events.
+//! - [`test_state`]: TestState, one state run in the request.
 //! - [`interpreter`]: what runs an execution; [`intrinsics`] are its `States.*`
 //!   functions, [`paths`] the checks of the paths a definition holds.
 
@@ -42,6 +43,7 @@ mod map_runs;
 mod paths;
 mod status_events;
 mod tags;
+mod test_state;
 
 static SPEC: ServiceSpec = ServiceSpec {
     name: "stepfunctions",
@@ -195,6 +197,7 @@ impl Service for StepFunctions {
             let output = match operation {
                 "StartSyncExecution" => self.start_sync_execution(ctx, input).await,
                 "GetActivityTask" => self.get_activity_task(ctx, input).await,
+                "TestState" => self.test_state(ctx, input).await,
                 _ => match self.control(ctx, operation, input) {
                     Some(output) => output,
                     None => Err(AwsError::not_implemented(operation)),

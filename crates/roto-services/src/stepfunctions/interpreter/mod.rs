@@ -151,6 +151,21 @@ pub(crate) struct Run {
     /// The context object's `Execution` and `StateMachine` members.
     pub context: Json,
     stop: watch::Sender<bool>,
+    /// What TestState reports, when this run tests one state.
+    test: Option<Mutex<Inspection>>,
+}
+
+/// What a TestState run saw: each processing step's value, and the Retry or Catch that
+/// handled an error. A run under test neither retries nor waits.
+#[derive(Debug, Default)]
+pub(crate) struct Inspection {
+    /// `input`, `afterInputPath`, `afterParameters`, `afterArguments`, `result`,
+    /// `afterResultSelector`, `afterResultPath`, `variables`: JSON texts.
+    pub data: Map<String, Json>,
+    /// The retrier that would retry the error, and its delay in seconds.
+    pub retry: Option<(usize, f64)>,
+    /// The catcher that caught the error, and the error.
+    pub catch: Option<(usize, Failure)>,
 }
 
 /// One path through the states: the top level, a branch or an iteration.
@@ -216,7 +231,51 @@ impl Run {
             history: History::new(arn, next_event, record),
             context,
             stop: watch::Sender::new(false),
+            test: None,
         })
+    }
+
+    /// A run that tests one state (TestState): nothing recorded, no retries, no waits.
+    pub fn testing(engine: Arc<Engine>, ctx: Context, arn: &str, context: Json) -> Run {
+        Run {
+            engine,
+            ctx,
+            arn: arn.to_string(),
+            history: History::new(arn, 1, false),
+            context,
+            stop: watch::Sender::new(false),
+            test: Some(Mutex::new(Inspection::default())),
+        }
+    }
+
+    /// Runs one state as TestState does.
+    pub async fn test_state(
+        self: &Arc<Run>,
+        name: &str,
+        state: &Json,
+        input: Json,
+        lane: &mut Lane,
+    ) -> (Result<Option<String>, Failure>, Json, Inspection) {
+        let result = self.state(name, state, input, lane).await;
+        let inspection = self
+            .test
+            .as_ref()
+            .map(|t| std::mem::take(&mut *lock(t)))
+            .unwrap_or_default();
+        match result {
+            Ok(Step::Next(next, output)) => (Ok(Some(next)), output, inspection),
+            Ok(Step::End(output)) => (Ok(None), output, inspection),
+            Err(f) => (Err(f), Json::Null, inspection),
+        }
+    }
+
+    /// Notes a processing step's value for TestState's inspection data.
+    fn inspect(&self, step: &str, value: &Json) {
+        if let Some(test) = &self.test {
+            lock(test)
+                .data
+                .insert(step.into(), Json::String(value.to_string()));
+        }
     }
 
     /// Asks the run to stop where it is.
@@ -459,10 +518,17 @@ impl Run {
                 Err(f) => f,
             };
             self.flush();
-            if let Some(wait) = retry_delay(state, &failure, &mut attempts, &mut delays) {
+            if let Some((index, wait)) = retry_delay(state, &failure, &mut attempts, &mut delays) {
+                if let Some(test) = &self.test {
+                    lock(test).retry = Some((index, wait as f64 / 1000.0));
+                    return Err(failure);
+                }
                 sleep_until(now_millis().saturating_add(wait)).await;
                 retries += 1;
                 continue;
+            }
+            if let (Some(test), Some(index)) = (&self.test, catcher(state, &failure)) {
+                lock(test).catch = Some((index, failure.clone()));
             }
             return catch(&scope, state, input, failure, lane);
         }
@@ -480,7 +546,9 @@ impl Run {
         if lane.jsonata(state) {
             return self.work_jsonata(scope, state, input, lane).await;
         }
+        self.inspect("input", input);
         let effective = scope.input_path(state, input)?;
+        self.inspect("afterInputPath", &effective);
         if kind == "Wait" {
             self.wait(scope, state, &effective).await?;
             let assigned = assign_path(scope, state, &effective)?;
@@ -492,6 +560,7 @@ impl Run {
             "Map" => self.map(scope, state, effective, lane).await?,
             _ => {
                 let effective = scope.template_field(state, "Parameters", effective)?;
+                self.inspect("afterParameters", &effective);
                 match kind {
                     "Pass" => state.get("Result").cloned().unwrap_or(effective),
                     "Task" => self.task(scope, state, effective, lane).await?,
@@ -505,11 +574,15 @@ impl Run {
                 }
             }
         };
+        self.inspect("result", &result);
         let result = scope.template_field(state, "ResultSelector", result)?;
+        self.inspect("afterResultSelector", &result);
         let assigned = assign_path(scope, state, &result)?;
         let output = scope.result_path(state, input, result)?;
+        self.inspect("afterResultPath", &output);
         let output = scope.output_path(state, output)?;
         lane.assign(assigned);
+        self.inspect("variables", &Json::Object((*lane.vars).clone()));
         Ok(output)
     }
 
@@ -523,6 +596,7 @@ impl Run {
         lane: &mut Lane,
     ) -> Result<Json, Failure> {
         let kind = state.get("Type").and_then(Json::as_str).unwrap_or_default();
+        self.inspect("input", input);
         let query = Query::new(scope, input, None, None);
         let resolved = query.scalars(state)?;
         let state = &resolved;
@@ -536,16 +610,21 @@ impl Run {
             _ => {
                 let arguments = query.field(state, "Arguments")?;
                 let arguments = arguments.unwrap_or_else(|| input.clone());
+                self.inspect("afterArguments", &arguments);
                 Some(match kind {
                     "Task" => self.task(scope, state, arguments, lane).await?,
                     _ => self.parallel(scope, state, arguments, lane).await?,
                 })
             }
         };
+        if let Some(r) = &result {
+            self.inspect("result", r);
+        }
         let query = Query::new(scope, input, result.as_ref(), None);
         let output = query.field(state, "Output")?;
         let assigned = state.get("Assign").map(|a| query.assign(a)).transpose()?;
         lane.assign(assigned);
+        self.inspect("variables", &Json::Object((*lane.vars).clone()));
         Ok(output.or(result).unwrap_or_else(|| input.clone()))
     }
 
@@ -575,7 +654,9 @@ impl Run {
                 .ok_or_else(|| scope.runtime(format!("The TimestampPath parameter does not reference a valid ISO-8601 extended offset date-time format string: {text}")))?
         };
         self.flush();
-        sleep_until(deadline).await;
+        if self.test.is_none() {
+            sleep_until(deadline).await;
+        }
         Ok(())
     }
 }
@@ -709,7 +790,7 @@ fn retry_delay(
     failure: &Failure,
     attempts: &mut [u32],
     delays: &mut [f64],
-) -> Option<i64> {
+) -> Option<(usize, i64)> {
     let retriers = state.get("Retry")?.as_array()?;
     let (i, retrier) = retriers.iter().enumerate().find(|(_, r)| {
         r.get("ErrorEquals")
@@ -744,7 +825,15 @@ fn retry_delay(
         Some("FULL") => delay * fastrand::f64(),
         _ => delay,
     };
-    Some((jittered * 1000.0).round() as i64)
+    Some((i, (jittered * 1000.0).round() as i64))
+}
+
+/// The index of the state's first catcher that matches a failure.
+fn catcher(state: &Json, failure: &Failure) -> Option<usize> {
+    state.get("Catch")?.as_array()?.iter().position(|c| {
+        c.get("ErrorEquals")
+            .is_some_and(|e| error_matches(e, &failure.error))
+    })
 }
 
 /// A failure through the state's Catch: the catcher's `Next` with the error output put at
@@ -756,16 +845,8 @@ fn catch(
     failure: Failure,
     lane: &mut Lane,
 ) -> Result<(Json, Option<String>), Failure> {
-    let catcher = state
-        .get("Catch")
-        .and_then(Json::as_array)
-        .into_iter()
-        .flatten()
-        .find(|c| {
-            c.get("ErrorEquals")
-                .is_some_and(|e| error_matches(e, &failure.error))
-        });
-    let Some(catcher) = catcher else {
+    let catchers = state.get("Catch").and_then(Json::as_array);
+    let Some(catcher) = catcher(state, &failure).and_then(|i| catchers?.get(i)) else {
         return Err(failure);
     };
     let error_output = failure.output();
@@ -797,7 +878,7 @@ mod tests {
         let f = Failure::new("X", "");
         let (mut a, mut d) = (vec![0], vec![0.0]);
         let delays: Vec<_> = (0..4)
-            .map(|_| retry_delay(&state, &f, &mut a, &mut d))
+            .map(|_| retry_delay(&state, &f, &mut a, &mut d).map(|(_, ms)| ms))
             .collect();
         assert_eq!(delays, vec![Some(2000), Some(6000), Some(10000), None]);
         let none = json!({"Retry": [{"ErrorEquals": ["States.ALL"], "MaxAttempts": 0}]});
