@@ -216,3 +216,13 @@ def test_lists_page_by_position_with_status_filters_and_token_errors(sfn):
     with pytest.raises(ClientError) as e:
         sfn.list_executions(stateMachineArn=ok, nextToken="ks1.x")
     assert error(e)[0] == "InvalidToken"
+
+
+def test_roto_pytest_waits_for_an_execution_on_the_server_clock(sfn, server):
+    arn = machine(sfn, {"W": {"Type": "Wait", "Seconds": 86400, "Next": "P"}, "P": {"Type": "Pass", "End": True}}, name="waits")
+    ex = sfn.start_execution(stateMachineArn=arn, input='{"k": 1}')["executionArn"]
+    with pytest.raises(AssertionError, match="still RUNNING"):
+        server.wait_for_execution(ex, timeout=0.2)
+    server.advance_clock(86400)
+    described = server.wait_for_execution(ex)
+    assert described["status"] == "SUCCEEDED" and json.loads(described["output"]) == {"k": 1}

@@ -159,6 +159,22 @@ class RotoServer:
         `retrying`, `failed`), waiting up to `timeout` seconds."""
         return self.wait_for_trace(timeout, kind="delivery", **filters)
 
+    def wait_for_execution(self, execution_arn: str, timeout: float = 10.0) -> dict:
+        """Step Functions' DescribeExecution of an execution once it leaves RUNNING (its
+        status, output, error and cause), polling up to `timeout` seconds; AssertionError
+        with the last description if it still runs. Waits and retries follow the server's
+        clock: `advance_clock` ends them at once."""
+        region = execution_arn.split(":")[3]
+        sfn = self.client("stepfunctions", region_name=region)
+        deadline = time.monotonic() + timeout
+        while True:
+            described = sfn.describe_execution(executionArn=execution_arn)
+            if described["status"] != "RUNNING":
+                return described
+            if time.monotonic() > deadline:
+                raise AssertionError(f"{execution_arn} still RUNNING after {timeout} s: {described}")
+            time.sleep(0.02)
+
     def advance_clock(self, seconds: float) -> dict:
         """Moves the server's clock forward (POST /_roto/clock?advance=SECONDS), so TTL
         expiry, scheduled rules, retention and retry back-off happen without waiting;
