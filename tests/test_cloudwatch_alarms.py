@@ -350,3 +350,58 @@ def test_alarm_tags(cw):
     with pytest.raises(ClientError) as e:
         cw.list_tags_for_resource(ResourceARN=arn.replace(":high", ":missing"))
     assert error(e)[0] == "ResourceNotFoundException"
+
+
+# --- composite alarms --------------------------------------------------------------------
+
+def test_composite_alarms_follow_their_rule(client, cw, sqs):
+    topic, url = topic_to_queue(client, sqs)
+    alarm(cw, "cpu")
+    alarm(cw, "deploying")
+    cw.put_composite_alarm(AlarmName="page", AlarmActions=[topic],
+                           AlarmRule='ALARM("cpu") AND NOT ALARM(deploying)')
+    [composite] = cw.describe_alarms(AlarmTypes=["CompositeAlarm"])["CompositeAlarms"]
+    assert composite["StateValue"] == "OK" and composite["AlarmRule"] == 'ALARM("cpu") AND NOT ALARM(deploying)'
+    assert composite["AlarmArn"] == f"arn:aws:cloudwatch:us-east-1:{ACCOUNT}:alarm:page"
+    cw.set_alarm_state(AlarmName="cpu", StateValue="ALARM", StateReason="hot")
+    page = cw.describe_alarms(AlarmNames=["page"], AlarmTypes=["CompositeAlarm"])["CompositeAlarms"][0]
+    assert page["StateValue"] == "ALARM"
+    cpu_arn = f"arn:aws:cloudwatch:us-east-1:{ACCOUNT}:alarm:cpu"
+    assert page["StateReason"].startswith(f"{cpu_arn} transitioned to ALARM at ")
+    assert json.loads(page["StateReasonData"])["triggeringAlarms"][0]["arn"] == cpu_arn
+    message = json.loads(receive(sqs, url)["Message"])
+    assert message["AlarmName"] == "page" and message["AlarmRule"].startswith('ALARM("cpu")')
+    assert "Trigger" not in message
+    cw.set_alarm_state(AlarmName="deploying", StateValue="ALARM", StateReason="rollout")
+    assert cw.describe_alarms(AlarmNames=["page"], AlarmTypes=["CompositeAlarm"])["CompositeAlarms"][0]["StateValue"] == "OK"
+    names = lambda r: sorted(a["AlarmName"] for a in r["MetricAlarms"] + r["CompositeAlarms"])  # noqa: E731
+    assert names(cw.describe_alarms(ChildrenOfAlarmName="page")) == ["cpu", "deploying"]
+    assert names(cw.describe_alarms(ParentsOfAlarmName="cpu")) == ["page"]
+    with pytest.raises(ClientError) as e:
+        cw.describe_alarms(ParentsOfAlarmName="cpu", StateValue="OK")
+    assert error(e)[0] == "InvalidParameterCombination"
+    items = cw.describe_alarm_history(AlarmName="page", AlarmTypes=["CompositeAlarm"],
+                                      HistoryItemType="StateUpdate")["AlarmHistoryItems"]
+    assert [i["AlarmType"] for i in items] == ["CompositeAlarm"] * 3
+
+
+def test_composite_rules_with_constants_and_arns(cw):
+    alarm(cw, "a")
+    cw.put_composite_alarm(AlarmName="always", AlarmRule="TRUE OR ALARM(a)")
+    cw.put_composite_alarm(AlarmName="by-arn",
+                           AlarmRule=f"INSUFFICIENT_DATA(arn:aws:cloudwatch:us-east-1:{ACCOUNT}:alarm:a)")
+    states = {a["AlarmName"]: a["StateValue"]
+              for a in cw.describe_alarms(AlarmTypes=["CompositeAlarm"])["CompositeAlarms"]}
+    assert states == {"always": "ALARM", "by-arn": "ALARM"}
+
+
+@pytest.mark.parametrize("rule,message", [
+    ("ALARM(missing)", "Could not save the composite alarm as alarms [missing] in the alarm rule do not exist"),
+    ("ALARM(a) AND", "Error in alarm rule: expected ALARM, OK, INSUFFICIENT_DATA, TRUE, FALSE, NOT or '(' at character 13."),
+    ("ALARM(c)", "A composite alarm cannot reference itself in its alarm rule."),
+])
+def test_composite_rules_are_checked(cw, rule, message):
+    alarm(cw, "a")
+    with pytest.raises(ClientError) as e:
+        cw.put_composite_alarm(AlarmName="c", AlarmRule=rule)
+    assert error(e) == ("ValidationError", message, 400)

@@ -107,6 +107,11 @@ pub const TARGETS: &[Target] = &[
         grammar: SCHEDULE,
     },
     Target {
+        name: "cloudwatch-alarm-rule",
+        run: cloudwatch_alarm_rule,
+        grammar: ALARM_RULE,
+    },
+    Target {
         name: "iam-policy",
         run: iam_policy,
         grammar: JSON,
@@ -522,6 +527,23 @@ const SCHEDULE: Grammar = Grammar {
         "1970-2199",
     ],
     nesting: &[("1,", ""), ("0-59/", "")],
+};
+const ALARM_RULE: Grammar = Grammar {
+    dictionary: &[
+        "ALARM(",
+        "OK(",
+        "INSUFFICIENT_DATA(",
+        ")",
+        "\"",
+        "\\\"",
+        " AND ",
+        " OR ",
+        "NOT ",
+        "TRUE",
+        "FALSE",
+        "arn:aws:cloudwatch:us-east-1:000000000000:alarm:",
+    ],
+    nesting: &[("(", ")"), ("NOT (", ")")],
 };
 const FIREHOSE: Grammar = Grammar {
     dictionary: &[
@@ -1024,6 +1046,11 @@ fn firehose_prefix(input: &[u8]) {
 /// A Scheduler expression parsed and its next occurrences found in a zone with DST.
 fn scheduler_expression(input: &[u8]) {
     roto_services::scheduler::fuzz::fuzz_schedule_expression(&text(input));
+}
+
+/// A composite alarm rule parsed and evaluated.
+fn cloudwatch_alarm_rule(input: &[u8]) {
+    roto_services::cloudwatch::fuzz::fuzz_alarm_rule(&text(input));
 }
 
 /// A JSONPath parsed, then selected, evaluated and set over a fixed document.

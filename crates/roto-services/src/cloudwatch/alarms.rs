@@ -14,6 +14,7 @@ use serde_json::json;
 
 use super::evaluate::{is_threshold_comparison, BAND_COMPARISONS, INSUFFICIENT, TREAT_MISSING};
 use super::metrics::{check_namespace, dimensions_value, parse_dimensions};
+use super::rule;
 use super::stats::percentile_of;
 use super::{invalid_combination, invalid_value, list, missing, number, required_str, Inner};
 use crate::paging::page;
@@ -24,7 +25,7 @@ pub(super) const COLUMNS: &str = "account, region, name, kind, config, state, re
 
 /// The kinds of alarm, as `AlarmType` names them.
 pub(super) const METRIC_ALARM: &str = "MetricAlarm";
-const COMPOSITE_ALARM: &str = "CompositeAlarm";
+pub(super) const COMPOSITE_ALARM: &str = "CompositeAlarm";
 
 const STATISTICS: &[&str] = &["SampleCount", "Average", "Sum", "Minimum", "Maximum"];
 const STATES: &[&str] = &["OK", "ALARM", "INSUFFICIENT_DATA"];
@@ -112,6 +113,32 @@ impl Alarm {
                 Value::Timestamp(self.updated),
             )
     }
+}
+
+/// A new alarm, before its first evaluation.
+fn new_alarm(ctx: &Context, name: &str, kind: &str, input: &Value, now: i64) -> Alarm {
+    Alarm {
+        account: ctx.account.clone(),
+        region: ctx.region.clone(),
+        name: name.to_string(),
+        kind: kind.to_string(),
+        config: Value::map(),
+        state: INSUFFICIENT.to_string(),
+        reason: "Unchecked: Initial alarm creation".to_string(),
+        reason_data: None,
+        state_updated: now,
+        transitioned: now,
+        updated: now,
+        tags: tags_of(input),
+        next_eval: None,
+    }
+}
+
+/// The name of an alarm a rule names by name or by ARN (of the caller's account and
+/// region).
+pub(super) fn child_name<'a>(ctx: &Context, reference: &'a str) -> &'a str {
+    let prefix = alarm_arn(&ctx.account, &ctx.region, "");
+    reference.strip_prefix(&prefix).unwrap_or(reference)
 }
 
 /// An alarm's ARN.
@@ -350,7 +377,7 @@ impl Inner {
     }
 
     /// Every alarm of the caller's account and region, by name.
-    fn all_alarms(&self, ctx: &Context) -> AwsResult<Vec<Alarm>> {
+    pub(super) fn all_alarms(&self, ctx: &Context) -> AwsResult<Vec<Alarm>> {
         self.store()?.read(|c| {
             let mut stmt = c.prepare_cached(&format!(
                 "SELECT {COLUMNS} FROM cw_alarms WHERE account = ?1 AND region = ?2 ORDER BY name"
@@ -421,27 +448,69 @@ impl Inner {
         let now = now_millis();
         let existing = self.find_alarm(ctx, name)?;
         let original = existing.as_ref().map(Alarm::describe);
-        let mut alarm = existing.unwrap_or_else(|| Alarm {
-            account: ctx.account.clone(),
-            region: ctx.region.clone(),
-            name: name.to_string(),
-            kind: METRIC_ALARM.to_string(),
-            config: Value::map(),
-            state: INSUFFICIENT.to_string(),
-            reason: "Unchecked: Initial alarm creation".to_string(),
-            reason_data: None,
-            state_updated: now,
-            transitioned: now,
-            updated: now,
-            tags: tags_of(input),
-            next_eval: None,
-        });
+        if existing.as_ref().is_some_and(|a| a.kind != METRIC_ALARM) {
+            return Err(validation(format!(
+                "The alarm {name} already exists and is not a metric alarm."
+            )));
+        }
+        let mut alarm = existing.unwrap_or_else(|| new_alarm(ctx, name, METRIC_ALARM, input, now));
         alarm.config = config;
         alarm.updated = now;
         alarm.next_eval = Some(super::watch::next_tick(&alarm.config, now));
         self.save_alarm(&alarm)?;
         self.record_configuration(&alarm, original)?;
         self.clock.wake();
+        Ok(Value::map())
+    }
+
+    pub(super) fn put_composite_alarm(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
+        let name = required_str(input, "AlarmName", "AlarmName")?;
+        if name.is_empty() || name.chars().count() > 255 {
+            return Err(invalid_value(format!(
+                "The value {name} for parameter AlarmName is invalid."
+            )));
+        }
+        let text = required_str(input, "AlarmRule", "AlarmRule")?;
+        let rule =
+            rule::parse(text).map_err(|e| validation(format!("Error in alarm rule: {e}.")))?;
+        let mut absent = Vec::new();
+        for child in rule.alarms() {
+            let child_name = child_name(ctx, child);
+            if child_name == name {
+                return Err(validation(
+                    "A composite alarm cannot reference itself in its alarm rule.",
+                ));
+            }
+            if self.find_alarm(ctx, child_name)?.is_none() && !absent.contains(&child) {
+                absent.push(child);
+            }
+        }
+        if !absent.is_empty() {
+            return Err(validation(format!(
+                "Could not save the composite alarm as alarms [{}] in the alarm rule do not exist",
+                absent.join(", ")
+            )));
+        }
+        for member in ["OKActions", "AlarmActions", "InsufficientDataActions"] {
+            check_actions(input, member)?;
+        }
+        let mut config = input.clone();
+        config.remove("Tags");
+        let now = now_millis();
+        let existing = self.find_alarm(ctx, name)?;
+        if existing.as_ref().is_some_and(|a| a.kind != COMPOSITE_ALARM) {
+            return Err(validation(format!(
+                "The alarm {name} already exists and is not a composite alarm."
+            )));
+        }
+        let original = existing.as_ref().map(Alarm::describe);
+        let mut alarm =
+            existing.unwrap_or_else(|| new_alarm(ctx, name, COMPOSITE_ALARM, input, now));
+        alarm.config = config;
+        alarm.updated = now;
+        self.save_alarm(&alarm)?;
+        self.record_configuration(&alarm, original)?;
+        self.evaluate_composite(alarm, None, now, 0)?;
         Ok(Value::map())
     }
 
@@ -518,6 +587,7 @@ impl Inner {
         }
         let max = max_records(input, 50)?;
         let action_prefix = input.str("ActionPrefix");
+        let related = self.related_alarms(ctx, input)?;
         let mut metric = Vec::new();
         let mut composite = Vec::new();
         for alarm in self.all_alarms(ctx)? {
@@ -525,7 +595,8 @@ impl Inner {
                 && prefix.is_none_or(|p| alarm.name.starts_with(p))
                 && input.str("StateValue").is_none_or(|s| alarm.state == s)
                 && action_prefix.is_none_or(|p| has_action_with_prefix(&alarm, p))
-                && types.contains(&alarm.kind.as_str());
+                && related.as_ref().is_none_or(|r| r.contains(&alarm.name))
+                && (related.is_some() || types.contains(&alarm.kind.as_str()));
             if !wanted {
                 continue;
             }
@@ -546,6 +617,66 @@ impl Inner {
             .with("MetricAlarms", Value::List(metric))
             .with("CompositeAlarms", Value::List(composite))
             .with_opt("NextToken", next))
+    }
+
+    /// The names ChildrenOfAlarmName or ParentsOfAlarmName select, if either is given.
+    fn related_alarms(&self, ctx: &Context, input: &Value) -> AwsResult<Option<Vec<String>>> {
+        let children = input.str("ChildrenOfAlarmName");
+        let parents = input.str("ParentsOfAlarmName");
+        if children.is_none() && parents.is_none() {
+            return Ok(None);
+        }
+        let others = [
+            "AlarmNames",
+            "AlarmNamePrefix",
+            "StateValue",
+            "ActionPrefix",
+            "AlarmTypes",
+        ];
+        if (children.is_some() && parents.is_some())
+            || others.iter().any(|m| input.get(m).is_some())
+        {
+            return Err(invalid_combination(
+                "If you are trying to retrieve children or parents of an alarm, you cannot specify any other parameter except MaxRecords and NextToken.",
+            ));
+        }
+        if let Some(name) = children {
+            let Some(alarm) = self.find_alarm(ctx, name)? else {
+                return Ok(Some(Vec::new()));
+            };
+            let rule = alarm
+                .config
+                .str("AlarmRule")
+                .and_then(|r| rule::parse(r).ok());
+            return Ok(Some(rule.map_or_else(Vec::new, |r| {
+                r.alarms()
+                    .iter()
+                    .map(|a| child_name(ctx, a).to_string())
+                    .collect()
+            })));
+        }
+        let name = parents.unwrap_or_default();
+        Ok(Some(
+            self.parents_of(ctx, name)?
+                .into_iter()
+                .map(|a| a.name)
+                .collect(),
+        ))
+    }
+
+    /// The composite alarms whose rules name `name`.
+    pub(super) fn parents_of(&self, ctx: &Context, name: &str) -> AwsResult<Vec<Alarm>> {
+        Ok(self
+            .all_alarms(ctx)?
+            .into_iter()
+            .filter(|a| {
+                a.kind == COMPOSITE_ALARM
+                    && a.config
+                        .str("AlarmRule")
+                        .and_then(|r| rule::parse(r).ok())
+                        .is_some_and(|r| r.alarms().iter().any(|c| child_name(ctx, c) == name))
+            })
+            .collect())
     }
 
     pub(super) fn describe_alarms_for_metric(

@@ -17,6 +17,8 @@
 //! - [`stats`]: GetMetricStatistics and the aggregation of rows into periods.
 //! - [`alarms`]: PutMetricAlarm, DescribeAlarms and the other calls on stored alarms.
 //! - [`evaluate`]: one evaluation of a metric alarm, and its reason in AWS's words.
+//! - [`rule`]: the rule language of composite alarms.
+//! - [`fuzz`]: the entry through which `crates/roto-fuzz` reaches the rule parser.
 //! - [`watch`]: the task that evaluates alarms on the server clock, state changes, their
 //!   history and their actions.
 //!
@@ -38,7 +40,9 @@ use roto_core::{
 
 mod alarms;
 mod evaluate;
+pub mod fuzz;
 mod metrics;
+mod rule;
 mod stats;
 mod watch;
 
@@ -185,6 +189,7 @@ impl Inner {
             "ListMetrics" => self.list_metrics(ctx, input),
             "GetMetricStatistics" => self.get_metric_statistics(ctx, input),
             "PutMetricAlarm" => self.put_metric_alarm(ctx, input),
+            "PutCompositeAlarm" => self.put_composite_alarm(ctx, input),
             "DescribeAlarms" => self.describe_alarms(ctx, input),
             "DescribeAlarmsForMetric" => self.describe_alarms_for_metric(ctx, input),
             "DeleteAlarms" => self.delete_alarms(ctx, input),

@@ -27,13 +27,17 @@ use serde_json::{json, Value as Json};
 
 use crate::clock_task::stored_table;
 
-use super::alarms::{alarm_period, Alarm, COLUMNS, METRIC_ALARM};
-use super::evaluate::{self, reason_timestamp, Point, Rule, Verdict};
+use super::alarms::{alarm_period, child_name, Alarm, COLUMNS, METRIC_ALARM};
+use super::evaluate::{self, reason_timestamp, Point, Rule, Verdict, ALARM, OK};
 use super::metrics::{parse_dimensions, MetricKey};
+use super::rule;
 use super::{list, number, Inner};
 
 /// The kind of an alarm action on the bus, as the trace shows it.
 const ACTION: &str = "cloudwatch:AlarmAction";
+/// How many composite alarms up one change of state is followed (rules cannot form
+/// cycles through names that exist, but a chain is bounded all the same).
+const MAX_COMPOSITE_DEPTH: usize = 16;
 /// How far back a late evaluation still runs.
 const MAX_LATE_MS: i64 = 24 * 3_600_000;
 
@@ -121,13 +125,7 @@ impl Inner {
         let n = c.int("EvaluationPeriods").unwrap_or(1).max(1) as usize;
         let period = alarm_period(c);
         let start = tick - n as i64 * period * 1000;
-        let ctx = Context {
-            account: alarm.account.clone(),
-            region: alarm.region.clone(),
-            access_key: None,
-            request_id: String::new(),
-            host: String::new(),
-        };
+        let ctx = context_of(alarm);
         let series = self.series(&ctx, &watched.key, (start, tick), period, watched.unit)?;
         let points: Vec<Point> = (0..n)
             .map(|i| {
@@ -156,14 +154,26 @@ impl Inner {
     }
 
     /// Moves an alarm to `state` at `at`: the row, its history, the state change event
-    /// and, when the state is new and actions are enabled, its actions.
+    /// and, when the state is new, its actions (while enabled) and the evaluation of the
+    /// composite alarms that name it.
     pub(super) fn change_state(
         &self,
-        mut alarm: Alarm,
+        alarm: Alarm,
         state: &str,
         reason: &str,
         data: Option<String>,
         at: i64,
+    ) -> AwsResult<()> {
+        self.change_state_at(alarm, (state, reason, data), at, 0)
+    }
+
+    /// [`Inner::change_state`] `depth` composite alarms up from the alarm that changed.
+    fn change_state_at(
+        &self,
+        mut alarm: Alarm,
+        (state, reason, data): (&str, &str, Option<String>),
+        at: i64,
+        depth: usize,
     ) -> AwsResult<()> {
         let old = alarm.clone();
         let changed = alarm.state != state;
@@ -210,7 +220,68 @@ impl Inner {
         if alarm.actions_enabled() {
             self.publish_actions(&old, &alarm);
         }
+        if depth < MAX_COMPOSITE_DEPTH {
+            for parent in self.parents_of(&context_of(&alarm), &alarm.name)? {
+                self.evaluate_composite(parent, Some(&alarm), at, depth + 1)?;
+            }
+        }
         Ok(())
+    }
+
+    /// Evaluates a composite alarm's rule at `at` (after `trigger` changed state, or on
+    /// its creation or update), moving it to ALARM when the rule holds and OK otherwise.
+    pub(super) fn evaluate_composite(
+        &self,
+        alarm: Alarm,
+        trigger: Option<&Alarm>,
+        at: i64,
+        depth: usize,
+    ) -> AwsResult<()> {
+        let Some(rule) = alarm
+            .config
+            .str("AlarmRule")
+            .and_then(|r| rule::parse(r).ok())
+        else {
+            return Ok(());
+        };
+        let ctx = context_of(&alarm);
+        let children: Vec<Alarm> = rule
+            .alarms()
+            .iter()
+            .filter_map(|c| self.find_alarm(&ctx, child_name(&ctx, c)).ok().flatten())
+            .collect();
+        let state_of = |reference: &str| {
+            let name = child_name(&ctx, reference);
+            children
+                .iter()
+                .find(|c| c.name == name)
+                .map(|c| c.state.clone())
+        };
+        let state = if rule.holds(&state_of) { ALARM } else { OK };
+        if state == alarm.state {
+            return Ok(());
+        }
+        let triggering: Vec<&Alarm> = match trigger {
+            Some(t) => vec![t],
+            None => children.iter().collect(),
+        };
+        let reason = match triggering.first() {
+            Some(t) => format!(
+                "{} transitioned to {} at {}",
+                t.arn(),
+                t.state,
+                long_date(t.state_updated)
+            ),
+            None => format!(
+                "The alarm rule evaluated to {}",
+                if state == ALARM { "TRUE" } else { "FALSE" }
+            ),
+        };
+        let data = json!({"triggeringAlarms": triggering.iter().map(|t| json!({
+            "arn": t.arn(),
+            "state": {"value": t.state, "timestamp": reason_timestamp(t.state_updated)},
+        })).collect::<Vec<_>>()});
+        self.change_state_at(alarm, (state, &reason, Some(data.to_string())), at, depth)
     }
 
     /// Sends the state change to the account's default event bus.
@@ -328,6 +399,24 @@ impl Inner {
             }),
         }
     }
+}
+
+/// The context of calls made for an alarm: its account and region.
+fn context_of(alarm: &Alarm) -> Context {
+    Context {
+        account: alarm.account.clone(),
+        region: alarm.region.clone(),
+        access_key: None,
+        request_id: String::new(),
+        host: String::new(),
+    }
+}
+
+/// `Friday 04 December, 2026 14:30:00 UTC`, as composite alarm reasons give times.
+fn long_date(millis: i64) -> String {
+    jiff::Timestamp::from_millisecond(millis)
+        .map(|t| t.strftime("%A %d %B, %Y %H:%M:%S UTC").to_string())
+        .unwrap_or_default()
 }
 
 /// What a metric alarm watches: its metric, statistic and unit (from its own members, or
