@@ -3,8 +3,11 @@ from HTML forms, and CORS (OPTIONS preflight answered from the bucket's rules)."
 
 from __future__ import annotations
 
+import base64
+import json
 import re
 import time
+import xml.etree.ElementTree as ET
 
 import pytest
 from botocore.config import Config
@@ -137,3 +140,64 @@ def test_actual_requests_with_an_allowed_origin_get_cors_headers(s3, server, buc
     assert code == 200 and headers["access-control-allow-origin"] == "*"
     code, headers, _ = server.request("GET", f"/{bucket}/k", headers={"Authorization": AUTH})
     assert "access-control-allow-origin" not in headers
+
+
+def post_form(server, bucket, fields, policy=None, content=b"x"):
+    """POSTs a form to `bucket` with `policy` (a dict, base64-encoded into the form)."""
+    fields = dict(fields)
+    if policy is not None:
+        fields["policy"] = base64.b64encode(json.dumps(policy).encode()).decode()
+    body, ctype = multipart_body(fields, "f.txt", content)
+    return server.request("POST", f"/{bucket}", body, {"Content-Type": ctype})
+
+
+def later():
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() + 600))
+
+
+def test_post_policy_names_every_form_field_in_any_case(server, s3, bucket):
+    policy = {"expiration": later(), "conditions": [
+        {"bUcKeT": bucket}, ["starts-with", "$KeY", "up/"], {"x-amz-meta-color": "red"}]}
+    fields = {"KEY": "up/a", "X-Amz-Meta-Color": "red", "x-ignore-me": "any", "Signature": "s",
+              "AWSAccessKeyId": "test"}
+    code, _, body = post_form(server, bucket, fields, policy)
+    assert code == 204, body
+    assert s3.head_object(Bucket=bucket, Key="up/a")["Metadata"] == {"color": "red"}
+
+
+def test_post_policy_refuses_form_fields_no_condition_names(server, bucket):
+    policy = {"expiration": later(), "conditions": [{"bucket": bucket}, {"key": "k"}]}
+    code, _, body = post_form(server, bucket, {"key": "k", "x-amz-meta-extra": "1", "acl": "private"}, policy)
+    assert code == 403 and b"<Code>AccessDenied</Code>" in body
+    assert b"<Message>Invalid according to Policy: Extra input fields: acl, x-amz-meta-extra</Message>" in body
+
+
+@pytest.mark.parametrize("policy,message", [
+    ({"conditions": []}, "Invalid Policy: Policy missing expiration."),
+    ({"EXPIRATION": "2030-01-01T00:00:00Z", "conditions": []}, "Invalid Policy: Policy missing expiration."),
+    ({"expiration": "2030-01-01 00:00:00", "conditions": []},
+     "Invalid Policy: Invalid 'expiration' value: '2030-01-01 00:00:00'"),
+    ({"expiration": "2030-01-01T00:00:00Z"}, "Invalid Policy: Policy missing conditions."),
+    ({"expiration": "2030-01-01T00:00:00Z", "conditions": [{}]},
+     "Invalid Policy: Invalid Simple-Condition: Simple-Conditions must have exactly one property specified."),
+    ({"expiration": "2030-01-01T00:00:00Z", "conditions": [["content-length-range", 0]]},
+     "Invalid Policy: Invalid content-length-range: it takes two non-negative integers."),
+    ({"expiration": "2030-01-01T00:00:00Z", "conditions": [["content-length-range", -1, 0]]},
+     "Invalid Policy: Invalid content-length-range: it takes two non-negative integers."),
+])
+def test_malformed_post_policies_are_invalid_policy_documents(server, bucket, policy, message):
+    code, _, body = post_form(server, bucket, {"key": "k"}, policy)
+    assert code == 400 and b"<Code>InvalidPolicyDocument</Code>" in body, body
+    assert ET.fromstring(body).findtext("Message") == message
+
+
+def test_post_policy_condition_operators_are_case_sensitive(server, bucket):
+    policy = {"expiration": later(), "conditions": [{"bucket": bucket}, ["StArts-WiTh", "$key", "k"]]}
+    code, _, body = post_form(server, bucket, {"key": "k"}, policy)
+    assert code == 400 and b"<Code>InvalidPolicyDocument</Code>" in body
+
+
+def test_post_without_a_policy_is_not_checked_for_conditions(server, s3, bucket):
+    code, _, _ = post_form(server, bucket, {"key": "plain", "x-amz-meta-a": "b"})
+    assert code == 204
+    assert s3.head_object(Bucket=bucket, Key="plain")["Metadata"] == {"a": "b"}

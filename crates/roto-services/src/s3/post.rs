@@ -88,7 +88,27 @@ fn policy_failed(condition: &serde_json::Value) -> AwsError {
     .with_status(403)
 }
 
-/// Checks the form's policy document: not expired, every condition met.
+/// S3's `InvalidPolicyDocument` (400): the policy itself is not one S3 can apply.
+fn invalid_policy(message: impl std::fmt::Display) -> AwsError {
+    AwsError::new(
+        "InvalidPolicyDocument",
+        format!("Invalid Policy: {message}"),
+    )
+    .with_status(400)
+}
+
+/// The form fields no condition need name: the signature and what carries it, the file,
+/// the policy, and `x-ignore-*` fields.
+fn exempt(field: &str) -> bool {
+    matches!(
+        field,
+        "x-amz-signature" | "signature" | "awsaccesskeyid" | "file" | "policy"
+    ) || field.starts_with("x-ignore-")
+}
+
+/// Checks the form's policy document as S3 does: its `expiration` (case-sensitive, ISO
+/// 8601) not passed, every condition well-formed and met, and every form field but the
+/// exempt ones named by a condition.
 fn check_policy(form: &Form, bucket: &str, size: usize) -> AwsResult<()> {
     let Some(policy) = form.fields.get("policy") else {
         return Ok(());
@@ -100,73 +120,134 @@ fn check_policy(form: &Form, bucket: &str, size: usize) -> AwsResult<()> {
         .ok_or_else(|| {
             errors::invalid_argument("Invalid Policy: Invalid JSON.", "policy", policy)
         })?;
-    let expires = doc
+    let expiration = doc
         .get("expiration")
-        .and_then(|e| e.as_str())
-        .and_then(timestamp::parse);
-    if expires.is_some_and(|e| e < now_millis()) {
+        .ok_or_else(|| invalid_policy("Policy missing expiration."))?;
+    let expires = expiration
+        .as_str()
+        .filter(|e| e.starts_with(|c: char| c.is_ascii_digit()) && e.contains('T'))
+        .and_then(timestamp::parse)
+        .ok_or_else(|| {
+            let text = match expiration.as_str() {
+                Some(text) => text.to_string(),
+                None => expiration.to_string(),
+            };
+            invalid_policy(format!("Invalid 'expiration' value: '{text}'"))
+        })?;
+    if expires < now_millis() {
         return Err(AwsError::new(
             "AccessDenied",
             "Invalid according to Policy: Policy expired.",
         )
         .with_status(403));
     }
+    let conditions = doc
+        .get("conditions")
+        .and_then(|c| c.as_array())
+        .ok_or_else(|| invalid_policy("Policy missing conditions."))?;
+    let mut named = std::collections::BTreeSet::new();
+    for condition in conditions {
+        if let Some(field) = check_condition(form, bucket, size, condition)? {
+            named.insert(field);
+        }
+    }
+    let extra: Vec<&str> = form
+        .fields
+        .keys()
+        .filter(|f| !exempt(f) && !named.contains(f.as_str()))
+        .map(String::as_str)
+        .collect();
+    if !extra.is_empty() {
+        return Err(AwsError::new(
+            "AccessDenied",
+            format!(
+                "Invalid according to Policy: Extra input fields: {}",
+                extra.join(", ")
+            ),
+        )
+        .with_status(403));
+    }
+    Ok(())
+}
+
+/// Checks one condition; names the (lower-cased) form field it covers, if any.
+fn check_condition(
+    form: &Form,
+    bucket: &str,
+    size: usize,
+    condition: &serde_json::Value,
+) -> AwsResult<Option<String>> {
     let field = |name: &str| -> String {
-        let name = name.trim_start_matches('$').to_ascii_lowercase();
         if name == "bucket" {
             return bucket.to_string();
         }
-        form.fields.get(&name).cloned().unwrap_or_default()
+        form.fields.get(name).cloned().unwrap_or_default()
     };
-    for condition in doc
-        .get("conditions")
-        .and_then(|c| c.as_array())
-        .into_iter()
-        .flatten()
-    {
-        let ok = match condition {
-            serde_json::Value::Object(map) => map
-                .iter()
-                .all(|(k, v)| v.as_str().is_some_and(|v| field(k) == v)),
-            serde_json::Value::Array(items) => {
-                let op = items.first().and_then(|v| v.as_str()).unwrap_or_default();
-                match op.to_ascii_lowercase().as_str() {
-                    "content-length-range" => {
-                        let bound = |i: usize| items.get(i).and_then(serde_json::Value::as_u64);
-                        let (min, max) = (bound(1).unwrap_or(0), bound(2).unwrap_or(u64::MAX));
-                        let size = size as u64;
-                        if size > max {
-                            return Err(errors::entity_too_large(size, max));
-                        }
-                        if size < min {
-                            return Err(AwsError::new(
-                                "EntityTooSmall",
-                                "Your proposed upload is smaller than the minimum allowed size",
-                            )
-                            .with_status(400)
-                            .with_field("ProposedSize", size.to_string())
-                            .with_field("MinSizeAllowed", min.to_string()));
-                        }
-                        true
-                    }
-                    "eq" | "starts-with" => {
-                        let name = items.get(1).and_then(|v| v.as_str()).unwrap_or_default();
-                        let want = items.get(2).and_then(|v| v.as_str()).unwrap_or_default();
-                        let have = field(name);
-                        if op.eq_ignore_ascii_case("eq") {
-                            have == want
-                        } else {
-                            have.starts_with(want)
-                        }
-                    }
-                    _ => true,
-                }
-            }
-            _ => true,
-        };
-        if !ok {
-            return Err(policy_failed(condition));
+    let (name, ok) = match condition {
+        serde_json::Value::Object(map) if map.len() == 1 => {
+            let Some((name, want)) = map.iter().next() else {
+                return Ok(None);
+            };
+            let name = name.to_ascii_lowercase();
+            let ok = want.as_str().is_some_and(|want| field(&name) == want);
+            (name, ok)
         }
+        serde_json::Value::Object(_) => return Err(invalid_policy(
+            "Invalid Simple-Condition: Simple-Conditions must have exactly one property specified.",
+        )),
+        serde_json::Value::Array(items) => {
+            let op = items.first().and_then(|v| v.as_str()).unwrap_or_default();
+            if op == "content-length-range" {
+                check_length(items, size)?;
+                return Ok(None);
+            }
+            if !matches!(op, "eq" | "starts-with") || items.len() != 3 {
+                return Err(invalid_policy(format!(
+                    "Invalid Condition: unknown or malformed condition {condition}"
+                )));
+            }
+            let name = items[1].as_str().unwrap_or_default();
+            let name = name.strip_prefix('$').unwrap_or(name).to_ascii_lowercase();
+            let want = items[2].as_str().unwrap_or_default();
+            let have = field(&name);
+            let ok = match op {
+                "eq" => have == want,
+                _ => have.starts_with(want),
+            };
+            (name, ok)
+        }
+        _ => {
+            return Err(invalid_policy(format!(
+                "Invalid Condition: unknown or malformed condition {condition}"
+            )))
+        }
+    };
+    if !ok {
+        return Err(policy_failed(condition));
+    }
+    Ok(Some(name))
+}
+
+/// `["content-length-range", min, max]`: two non-negative integers bounding the file.
+fn check_length(items: &[serde_json::Value], size: usize) -> AwsResult<()> {
+    let bound = |i: usize| items.get(i).and_then(serde_json::Value::as_u64);
+    let (Some(min), Some(max), 3) = (bound(1), bound(2), items.len()) else {
+        return Err(invalid_policy(
+            "Invalid content-length-range: it takes two non-negative integers.",
+        ));
+    };
+    let size = size as u64;
+    if size > max {
+        return Err(errors::entity_too_large(size, max));
+    }
+    if size < min {
+        return Err(AwsError::new(
+            "EntityTooSmall",
+            "Your proposed upload is smaller than the minimum allowed size",
+        )
+        .with_status(400)
+        .with_field("ProposedSize", size.to_string())
+        .with_field("MinSizeAllowed", min.to_string()));
     }
     Ok(())
 }
