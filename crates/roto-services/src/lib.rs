@@ -45,6 +45,7 @@ pub mod sqs;
 pub mod ssm;
 pub mod stepfunctions;
 pub mod sts;
+mod tags;
 
 /// Every service, constructed over the shared environment (creating their tables).
 pub fn all(env: &Arc<Env>) -> io::Result<Vec<Arc<dyn Service>>> {

@@ -10,10 +10,10 @@
 use roto_core::timestamp::now_millis;
 use roto_core::{AwsResult, Context, Value};
 use rusqlite::OptionalExtension;
-use serde_json::{Map, Value as Json};
 
 use super::{check_name, conflict, group_arn, invalid, not_found, Inner, DEFAULT_GROUP};
 use crate::paging;
+use crate::tags::{self, Tags};
 
 /// The most tags a group may carry.
 const MAX_TAGS: usize = 200;
@@ -23,7 +23,7 @@ struct Group {
     name: String,
     created: Option<i64>,
     modified: Option<i64>,
-    tags: Map<String, Json>,
+    tags: Tags,
 }
 
 /// The error for a group that does not exist.
@@ -52,24 +52,13 @@ impl Group {
 }
 
 fn from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Group> {
-    let tags: String = r.get(3)?;
+    let text: String = r.get(3)?;
     Ok(Group {
         name: r.get(0)?,
         created: Some(r.get(1)?),
         modified: Some(r.get(2)?),
-        tags: serde_json::from_str(&tags).unwrap_or_default(),
+        tags: tags::from_stored(&text),
     })
-}
-
-/// Tags from a request's `[{Key, Value}]`.
-fn tags_of(input: &Value) -> Map<String, Json> {
-    input
-        .get("Tags")
-        .and_then(Value::as_list)
-        .unwrap_or(&[])
-        .iter()
-        .filter_map(|t| Some((t.str("Key")?.to_string(), Json::from(t.str("Value")?))))
-        .collect()
 }
 
 impl Inner {
@@ -80,7 +69,7 @@ impl Inner {
                 name: name.to_string(),
                 created: None,
                 modified: None,
-                tags: Map::new(),
+                tags: Tags::new(),
             }));
         }
         self.read(|c| {
@@ -102,7 +91,7 @@ impl Inner {
         let name = input.str("Name").unwrap_or_default();
         check_name(name, "name")?;
         refuse_default(name)?;
-        let tags = tags_of(input);
+        let tags = tags::from_input(input, "Tags");
         if self.find_group(ctx, name)?.is_some() {
             return Err(conflict(format!("Schedule group {name} already exists.")));
         }
@@ -111,13 +100,7 @@ impl Inner {
             c.execute(
                 "INSERT INTO scheduler_groups (account, region, name, created, modified, tags)
                  VALUES (?1, ?2, ?3, ?4, ?4, ?5)",
-                rusqlite::params![
-                    ctx.account,
-                    ctx.region,
-                    name,
-                    now,
-                    Json::Object(tags).to_string()
-                ],
+                rusqlite::params![ctx.account, ctx.region, name, now, tags::store_text(&tags)],
             )
         })?;
         Ok(Value::map().with(
@@ -207,7 +190,7 @@ impl Inner {
                     ctx.account,
                     ctx.region,
                     group.name,
-                    Json::Object(group.tags.clone()).to_string()
+                    tags::store_text(&group.tags)
                 ],
             )
         })?;
@@ -216,30 +199,19 @@ impl Inner {
 
     pub(super) fn tag_resource(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
         let mut group = self.tagged_group(ctx, input)?;
-        group.tags.extend(tags_of(input));
+        group.tags.extend(tags::from_input(input, "Tags"));
         self.save_tags(ctx, &group)
     }
 
     pub(super) fn untag_resource(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
         let mut group = self.tagged_group(ctx, input)?;
-        for key in input.get("TagKeys").and_then(Value::as_list).unwrap_or(&[]) {
-            group.tags.remove(key.as_str().unwrap_or_default());
-        }
+        tags::remove(&mut group.tags, input, "TagKeys");
         self.save_tags(ctx, &group)
     }
 
     pub(super) fn list_tags(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
         let group = self.tagged_group(ctx, input)?;
-        let tags: Vec<Value> = group
-            .tags
-            .iter()
-            .map(|(k, v)| {
-                Value::map()
-                    .with("Key", k.as_str())
-                    .with("Value", v.as_str().unwrap_or_default())
-            })
-            .collect();
-        Ok(Value::map().with("Tags", Value::List(tags)))
+        Ok(Value::map().with("Tags", tags::to_list(&group.tags)))
     }
 }
 
