@@ -26,6 +26,7 @@ SERVICES = {
     "scheduler": "scheduler",
     "cloudwatch": "cloudwatch",
     "cloudformation": "cloudformation",
+    "ecr": "ecr",
 }
 # Models that list several protocols (`metadata.protocols`) are served in each the codecs
 # speak; `protocol` names the one a request without a query body is read in. The SDKs pick

@@ -23,6 +23,7 @@ LOCALSTACK_SERVICES = {
     "scheduler",
     "cloudwatch",
     "cloudformation",
+    "ecr",
 }
 VENV_BIN = os.path.dirname(sys.executable)
 

@@ -423,6 +423,7 @@ embedded_models!(
     "cloudwatch",
     "dynamodb",
     "dynamodbstreams",
+    "ecr",
     "events",
     "firehose",
     "iam",

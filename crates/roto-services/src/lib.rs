@@ -21,6 +21,7 @@ mod cron;
 mod default_bus;
 mod documents;
 pub mod dynamodb;
+pub mod ecr;
 mod envelope;
 pub mod events;
 pub mod firehose;
@@ -73,5 +74,6 @@ pub fn all(env: &Arc<Env>) -> io::Result<Vec<Arc<dyn Service>>> {
         Arc::new(stepfunctions::StepFunctions::new(env.clone())?),
         Arc::new(scheduler::Scheduler::new(env.clone())?),
         Arc::new(cloudformation::CloudFormation::new(env.clone())),
+        Arc::new(ecr::Ecr::new(env.clone())),
     ])
 }

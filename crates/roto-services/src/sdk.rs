@@ -33,6 +33,7 @@ pub(crate) fn service(name: &str) -> Option<(&'static str, &'static str)> {
         "sts" => ("sts", "Sts"),
         "kinesis" => ("kinesis", "Kinesis"),
         "scheduler" => ("scheduler", "Scheduler"),
+        "ecr" => ("ecr", "Ecr"),
         _ => return None,
     })
 }

@@ -188,6 +188,10 @@ const AWS_MANAGED: &[(&str, &str)] = &[
         "kinesis",
         "Default key that protects my Kinesis data when no other key is defined",
     ),
+    (
+        "ecr",
+        "Default key that protects my ECR data when no other key is defined",
+    ),
 ];
 
 /// Operations with effects whose `DryRun` stops after the key lookup; the others run in

@@ -1,0 +1,265 @@
+//! Amazon ECR's control plane: repositories and their settings, policies and tags, over
+//! the json 1.1 protocol. Roto serves no registry (no `docker push` or pull), so every
+//! repository is empty and the image operations answer as AWS does for an empty one.
+//!
+//! A repository is a row of `ecr_repositories`, which keeps its settings, its repository
+//! and lifecycle policies and its tags; a registry's policy is a row of `ecr_registries`.
+//! The tables are created on the first call.
+//!
+//! - [`repositories`]: Create/Describe/DeleteRepository, the scanning and tag-mutability
+//!   settings, and tags.
+//! - [`policies`]: repository policies, lifecycle policies and their previews, the
+//!   registry's policy and DescribeRegistry.
+//! - [`images`]: the image operations over an empty repository, and GetAuthorizationToken.
+//!
+//! ECR checks its input itself and reports every violation as `InvalidParameterException`
+//! ("Invalid parameter at 'repositoryName' failed to satisfy constraint: ..."), so the
+//! model's generic validation is off and the handlers check what they read.
+
+mod images;
+mod policies;
+mod repositories;
+
+use std::sync::{Arc, OnceLock};
+
+use roto_core::featureless::{self, Featureless};
+use roto_core::store::{LazySchema, Store};
+use roto_core::{
+    AwsError, AwsResult, BoxFuture, Context, Env, Request, Response, Service, ServiceSpec, Value,
+};
+
+static SPEC: ServiceSpec = ServiceSpec {
+    name: "ecr",
+    model: "ecr",
+    query_model: None,
+    signing_names: &["ecr"],
+    target_prefix: Some("AmazonEC2ContainerRegistry_V20150921"),
+    query_version: None,
+    crc32_responses: false,
+    validate_input: false,
+};
+
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS ecr_repositories (
+    account TEXT NOT NULL,
+    region TEXT NOT NULL,
+    name TEXT NOT NULL,
+    created INTEGER NOT NULL,
+    mutability TEXT NOT NULL,
+    exclusions TEXT,
+    scan_on_push INTEGER NOT NULL,
+    encryption TEXT NOT NULL,
+    kms_key TEXT,
+    policy TEXT,
+    lifecycle TEXT,
+    preview TEXT,
+    tags TEXT NOT NULL DEFAULT '{}',
+    PRIMARY KEY (account, region, name)
+);
+CREATE TABLE IF NOT EXISTS ecr_registries (
+    account TEXT NOT NULL,
+    region TEXT NOT NULL,
+    policy TEXT NOT NULL,
+    PRIMARY KEY (account, region)
+);
+";
+
+/// What a registry without pull-through caching or creation templates answers.
+const FEATURELESS: &[Featureless] = &[
+    Featureless::empty("DescribePullThroughCacheRules"),
+    Featureless::empty("DescribeRepositoryCreationTemplates"),
+];
+
+/// The service's state.
+struct Inner {
+    env: Arc<Env>,
+    schema: LazySchema,
+}
+
+/// Amazon ECR.
+pub struct Ecr {
+    inner: Inner,
+}
+
+impl Ecr {
+    /// The service; its tables are created on its first call.
+    pub fn new(env: Arc<Env>) -> Ecr {
+        Ecr {
+            inner: Inner {
+                env,
+                schema: LazySchema::new(&[SCHEMA]),
+            },
+        }
+    }
+}
+
+impl Inner {
+    /// The store, its tables created.
+    fn store(&self) -> AwsResult<&Store> {
+        self.schema.store(&self.env.store)
+    }
+
+    async fn dispatch(&self, ctx: &Context, operation: &str, input: &Value) -> AwsResult<Value> {
+        match operation {
+            "CreateRepository" => self.create_repository(ctx, input).await,
+            "DescribeRepositories" => self.describe_repositories(ctx, input),
+            "DeleteRepository" => self.delete_repository(ctx, input),
+            "PutImageScanningConfiguration" => self.put_scanning(ctx, input),
+            "PutImageTagMutability" => self.put_mutability(ctx, input),
+            "TagResource" => self.tag_resource(ctx, input),
+            "UntagResource" => self.untag_resource(ctx, input),
+            "ListTagsForResource" => self.list_tags(ctx, input),
+            "SetRepositoryPolicy" => self.set_repository_policy(ctx, input),
+            "GetRepositoryPolicy" => self.get_repository_policy(ctx, input),
+            "DeleteRepositoryPolicy" => self.delete_repository_policy(ctx, input),
+            "PutLifecyclePolicy" => self.put_lifecycle_policy(ctx, input),
+            "GetLifecyclePolicy" => self.get_lifecycle_policy(ctx, input),
+            "DeleteLifecyclePolicy" => self.delete_lifecycle_policy(ctx, input),
+            "StartLifecyclePolicyPreview" => self.start_preview(ctx, input),
+            "GetLifecyclePolicyPreview" => self.get_preview(ctx, input),
+            "PutRegistryPolicy" => self.put_registry_policy(ctx, input),
+            "GetRegistryPolicy" => self.get_registry_policy(ctx),
+            "DeleteRegistryPolicy" => self.delete_registry_policy(ctx),
+            "DescribeRegistry" => Ok(self.describe_registry(ctx)),
+            "DescribeImages" => self.describe_images(ctx, input),
+            "ListImages" => self.list_images(ctx, input),
+            "BatchGetImage" => self.batch_get_image(ctx, input),
+            "BatchDeleteImage" => self.batch_delete_image(ctx, input),
+            "GetAuthorizationToken" => Ok(self.authorization_token(ctx)),
+            other => featureless::answer(SPEC.model(), FEATURELESS, other, input),
+        }
+    }
+}
+
+impl Service for Ecr {
+    fn spec(&self) -> &'static ServiceSpec {
+        &SPEC
+    }
+
+    fn featureless(&self) -> &'static [Featureless] {
+        FEATURELESS
+    }
+
+    fn call<'a>(
+        &'a self,
+        ctx: &'a Context,
+        operation: &'a str,
+        request: Request,
+    ) -> BoxFuture<'a, AwsResult<Response>> {
+        Box::pin(async move {
+            let output = self.inner.dispatch(ctx, operation, &request.input).await?;
+            Ok(Response::new(output))
+        })
+    }
+}
+
+/// An ECR error (ECR answers every client error with status 400).
+fn error(code: &'static str, message: impl Into<String>) -> AwsError {
+    AwsError::new(code, message).with_status(400)
+}
+
+/// `InvalidParameterException` for `member`, in ECR's words.
+fn invalid_parameter(member: &str, constraint: &str) -> AwsError {
+    error(
+        "InvalidParameterException",
+        format!("Invalid parameter at '{member}' failed to satisfy constraint: '{constraint}'"),
+    )
+}
+
+/// `RepositoryNotFoundException`.
+fn repository_not_found(name: &str, registry: &str) -> AwsError {
+    error(
+        "RepositoryNotFoundException",
+        format!(
+            "The repository with name '{name}' does not exist in the registry with id '{registry}'"
+        ),
+    )
+}
+
+/// The pattern ECR's messages quote for repository names.
+const NAME_PATTERN: &str = "(?:[a-z0-9]+(?:[._-][a-z0-9]+)*/)*[a-z0-9]+(?:[._-][a-z0-9]+)*";
+
+/// Checks a repository name as ECR does: 2 to 256 characters, path components of
+/// lowercase letters and digits joined by `.`, `_`, `__` or runs of `-` (the model's
+/// pattern, which the messages still quote in its older form).
+fn check_repository_name(name: &str) -> AwsResult<()> {
+    static PATTERN: OnceLock<regex_lite::Regex> = OnceLock::new();
+    let pattern = PATTERN.get_or_init(|| {
+        regex_lite::Regex::new(
+            r"^[a-z0-9]+(?:(?:\.|_|__|-+)[a-z0-9]+)*(?:/[a-z0-9]+(?:(?:\.|_|__|-+)[a-z0-9]+)*)*$",
+        )
+        .expect("the repository name pattern parses")
+    });
+    let len = name.chars().count();
+    if len < 2 {
+        return Err(invalid_parameter(
+            "repositoryName",
+            "must have length greater than or equal to 2",
+        ));
+    }
+    if len > 256 {
+        return Err(invalid_parameter(
+            "repositoryName",
+            "must have length less than or equal to 256",
+        ));
+    }
+    if !pattern.is_match(name) {
+        return Err(invalid_parameter(
+            "repositoryName",
+            &format!("must satisfy regular expression '{NAME_PATTERN}'"),
+        ));
+    }
+    Ok(())
+}
+
+/// The registry a call names (`registryId`, the caller's account by default).
+fn registry_of<'a>(ctx: &'a Context, input: &'a Value) -> &'a str {
+    input.str("registryId").unwrap_or(&ctx.account)
+}
+
+/// A repository's ARN.
+fn repository_arn(ctx: &Context, name: &str) -> String {
+    format!(
+        "arn:aws:ecr:{}:{}:repository/{name}",
+        ctx.region, ctx.account
+    )
+}
+
+/// Whether a policy document is one ECR stores: a JSON object with a `Statement`.
+fn is_policy(text: &str) -> bool {
+    serde_json::from_str::<serde_json::Value>(text)
+        .ok()
+        .and_then(|doc| doc.get("Statement").map(|s| s.is_array() || s.is_object()))
+        .unwrap_or(false)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn repository_names_follow_the_models_pattern() {
+        for ok in [
+            "ab",
+            "cdk-hnb659fds-container-assets",
+            "team/app",
+            "a__b",
+            "a--b",
+            "a.b_c",
+        ] {
+            assert!(check_repository_name(ok).is_ok(), "{ok}");
+        }
+        for bad in ["a", "Upper", "a/", "/a", "a..b", "a___b", "-a", "a b"] {
+            let err = check_repository_name(bad).unwrap_err();
+            assert_eq!(err.code, "InvalidParameterException", "{bad}");
+        }
+        assert!(check_repository_name(&"a".repeat(257)).is_err());
+    }
+
+    #[test]
+    fn policies_need_a_statement() {
+        assert!(is_policy(r#"{"Version":"2012-10-17","Statement":[]}"#));
+        assert!(!is_policy(r#"{"Version":"2012-10-17"}"#));
+        assert!(!is_policy("not json"));
+    }
+}
