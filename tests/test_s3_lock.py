@@ -194,7 +194,7 @@ def test_retention_can_grow_but_only_bypass_shortens_governance(s3, bucket):
     fails(lambda: retain(s3, bucket, version, days=1), "AccessDenied", 403)
     retain(s3, bucket, version, days=1, BypassGovernanceRetention=True)
     assert s3.get_object_retention(Bucket=bucket, Key="k")["Retention"]["RetainUntilDate"] < later(1.5)
-    retain(s3, bucket, version, mode="COMPLIANCE", days=2)
+    retain(s3, bucket, version, mode="COMPLIANCE", days=2, BypassGovernanceRetention=True)
     fails(lambda: retain(s3, bucket, version, mode="COMPLIANCE", days=1, BypassGovernanceRetention=True), "AccessDenied")
     fails(lambda: retain(s3, bucket, version, mode="GOVERNANCE", days=5, BypassGovernanceRetention=True), "AccessDenied")
     retain(s3, bucket, version, mode="COMPLIANCE", days=4)
@@ -264,3 +264,12 @@ def test_copies_and_multipart_uploads_take_the_requested_lock(s3, bucket, plain)
     fails(lambda: s3.delete_object(Bucket=bucket, Key="mp", VersionId=version, BypassGovernanceRetention=True),
           "AccessDenied")
     fails(lambda: s3.create_multipart_upload(Bucket=plain, Key="mp", ObjectLockLegalHoldStatus="ON"), "InvalidRequest")
+
+
+def test_governance_becomes_compliance_only_with_the_bypass(s3, bucket):
+    version = put(s3, bucket)
+    retain(s3, bucket, version, "GOVERNANCE", days=2)
+    fails(lambda: retain(s3, bucket, version, "COMPLIANCE", days=2), "AccessDenied", 403, PROTECTED)
+    retain(s3, bucket, version, "GOVERNANCE", days=3)
+    retain(s3, bucket, version, "COMPLIANCE", days=3, BypassGovernanceRetention=True)
+    assert s3.get_object_retention(Bucket=bucket, Key="k", VersionId=version)["Retention"]["Mode"] == "COMPLIANCE"

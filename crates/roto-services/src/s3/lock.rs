@@ -388,8 +388,12 @@ impl S3 {
                     .is_none_or(|(_, until)| Some(*until) < lock.until);
                 let weakens = lock.mode_is("COMPLIANCE")
                     && wanted.as_ref().is_none_or(|(mode, _)| mode != "COMPLIANCE");
+                let changes_mode = lock.mode_is("GOVERNANCE")
+                    && wanted
+                        .as_ref()
+                        .is_some_and(|(mode, _)| mode != "GOVERNANCE");
                 let overridable = lock.mode_is("GOVERNANCE") && bypass;
-                if (shortens || weakens) && !overridable {
+                if (shortens || weakens || changes_mode) && !overridable {
                     return Err(protected());
                 }
             }
