@@ -435,8 +435,18 @@ fn record(
 /// Serialises relays, so that records reach the bus in the order they were written.
 static RELAY: Mutex<()> = Mutex::new(());
 
-/// Moves the outbox onto the event bus, oldest first.
+/// Moves the outbox onto the event bus, oldest first. An empty outbox (a request that
+/// changed no item) costs one read.
 pub fn relay(env: &Env) -> AwsResult<()> {
+    let waiting = env.store.read(|c| {
+        c.prepare_cached("SELECT 1 FROM ddb_kinesis_outbox LIMIT 1")?
+            .query_row([], |_| Ok(()))
+            .optional()
+            .map_err(AwsError::from)
+    })?;
+    if waiting.is_none() {
+        return Ok(());
+    }
     let _order = RELAY.lock().unwrap_or_else(|p| p.into_inner());
     let pending = env.store.transaction(|tx| {
         let rows: Vec<(i64, [String; 6])> = tx
