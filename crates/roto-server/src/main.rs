@@ -132,6 +132,7 @@ async fn run(cli: Cli, mode: roto_core::store::StoreMode, hooks: Arc<Hooks>) -> 
         .await
         .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
     let local: SocketAddr = listener.local_addr().map_err(|e| e.to_string())?;
+    let stop = shutdown_signal();
     env.set_endpoint(format!("http://{local}"));
     let names: Vec<&str> = services.iter().map(|s| s.spec().name).collect();
     {
@@ -169,7 +170,7 @@ async fn run(cli: Cli, mode: roto_core::store::StoreMode, hooks: Arc<Hooks>) -> 
             let _ = out.flush();
         }
     });
-    accept_until_signal(listener, app).await;
+    accept_until_signal(listener, app, stop).await;
     for service in &running {
         service.stop().await;
     }
@@ -188,7 +189,11 @@ fn loopback_url(local: SocketAddr) -> String {
     format!("http://{}", SocketAddr::new(ip, local.port()))
 }
 
-async fn accept_until_signal(listener: TcpListener, app: Arc<App>) {
+async fn accept_until_signal(
+    listener: TcpListener,
+    app: Arc<App>,
+    stop: impl std::future::Future<Output = ()>,
+) {
     let graceful = GracefulShutdown::new();
     let connections = Arc::new(Connections::default());
     let mut builder = auto::Builder::new(TokioExecutor::new());
@@ -197,7 +202,6 @@ async fn accept_until_signal(listener: TcpListener, app: Arc<App>) {
         .keep_alive(true)
         // S3's 8 KiB of request headers fit 546 of the shortest x-amz-meta- lines.
         .max_headers(600);
-    let stop = shutdown_signal();
     tokio::pin!(stop);
     loop {
         tokio::select! {
@@ -263,24 +267,31 @@ fn spawn_connection(
     });
 }
 
-async fn shutdown_signal() {
+/// Resolves on the first SIGTERM or SIGINT after the call: the handlers are installed when
+/// it is called, before the start line is printed, so a client that signals as soon as it
+/// reads that line still stops the server gracefully.
+fn shutdown_signal() -> impl std::future::Future<Output = ()> {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{signal, SignalKind};
-        let (Ok(mut term), Ok(mut int)) = (
+        let streams = (
             signal(SignalKind::terminate()),
             signal(SignalKind::interrupt()),
-        ) else {
-            let _ = tokio::signal::ctrl_c().await;
-            return;
-        };
-        tokio::select! {
-            _ = term.recv() => {}
-            _ = int.recv() => {}
+        );
+        async move {
+            match streams {
+                (Ok(mut term), Ok(mut int)) => tokio::select! {
+                    _ = term.recv() => {}
+                    _ = int.recv() => {}
+                },
+                _ => {
+                    let _ = tokio::signal::ctrl_c().await;
+                }
+            }
         }
     }
     #[cfg(not(unix))]
-    {
+    async {
         let _ = tokio::signal::ctrl_c().await;
     }
 }
