@@ -617,3 +617,50 @@ def test_fifty_resources_create_in_under_a_second_of_server_time(cfn):
     assert stack["StackStatus"] == "CREATE_COMPLETE"
     stamps = [e["Timestamp"] for e in cfn.describe_stack_events(StackName="big")["StackEvents"] if e["LogicalResourceId"] == "big"]
     assert (max(stamps) - min(stamps)).total_seconds() < 1.0
+
+
+CHILD = json.dumps({
+    "Parameters": {"Value": {"Type": "String"}},
+    "Resources": {"P": {"Type": "AWS::SSM::Parameter", "Properties": {"Type": "String", "Value": {"Ref": "Value"}}}},
+    "Outputs": {"Name": {"Value": {"Ref": "P"}}},
+})
+
+
+def parent(url):
+    return json.dumps({
+        "Resources": {"Child": {"Type": "AWS::CloudFormation::Stack",
+                                "Properties": {"TemplateURL": url, "Parameters": {"Value": "from parent"}}}},
+        "Outputs": {"ChildName": {"Value": {"Fn::GetAtt": ["Child", "Outputs.Name"]}}},
+    })
+
+
+def test_nested_stacks_are_created_with_their_outputs_and_deleted_with_their_parent(cfn, client):
+    client("s3").create_bucket(Bucket="templates")
+    client("s3").put_object(Bucket="templates", Key="child.json", Body=CHILD.encode())
+    cfn.create_stack(StackName="outer", TemplateBody=parent("https://s3.amazonaws.com/templates/child.json"))
+    stack = settle(cfn, "outer")
+    assert stack["StackStatus"] == "CREATE_COMPLETE", events(cfn, "outer")
+    child_id = cfn.describe_stack_resource(StackName="outer", LogicalResourceId="Child")[
+        "StackResourceDetail"]["PhysicalResourceId"]
+    child = cfn.describe_stacks(StackName=child_id)["Stacks"][0]
+    assert child["StackName"].startswith("outer-Child-")
+    name = outputs(stack)["ChildName"]
+    assert client("ssm").get_parameter(Name=name)["Parameter"]["Value"] == "from parent"
+
+    cfn.delete_stack(StackName="outer")
+    assert settle(cfn, stack["StackId"])["StackStatus"] == "DELETE_COMPLETE"
+    assert cfn.describe_stacks(StackName=child_id)["Stacks"][0]["StackStatus"] == "DELETE_COMPLETE"
+
+
+def test_a_failed_nested_stack_fails_and_rolls_back_its_parent(cfn, client):
+    client("s3").create_bucket(Bucket="templates")
+    bad = json.dumps({"Resources": {"X": {"Type": "AWS::EC2::VPC", "Properties": {"CidrBlock": "10.0.0.0/16"}}}})
+    client("s3").put_object(Bucket="templates", Key="bad.json", Body=bad.encode())
+    body = json.dumps({"Resources": {"Child": {"Type": "AWS::CloudFormation::Stack",
+                                               "Properties": {"TemplateURL": "https://s3.amazonaws.com/templates/bad.json"}}}})
+    cfn.create_stack(StackName="outer", TemplateBody=body)
+    assert settle(cfn, "outer")["StackStatus"] == "ROLLBACK_COMPLETE"
+    failed = [e for e in events(cfn, "outer") if e[1] == "CREATE_FAILED"]
+    assert failed[0][0] == "Child"
+    assert failed[0][2].startswith("Embedded stack arn:aws:cloudformation:")
+    assert "was not successfully created" in failed[0][2]

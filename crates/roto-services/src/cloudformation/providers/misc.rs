@@ -1,5 +1,5 @@
-//! Providers of CloudFormation's own types (custom resources backed by Lambda, wait
-//! condition handles and wait conditions), of the CDK's `AWS::CDK::Metadata` (which every
+//! Providers of CloudFormation's own types (nested stacks, custom resources backed by
+//! Lambda, wait condition handles and wait conditions), of the CDK's `AWS::CDK::Metadata` (which every
 //! CDK stack carries and which creates nothing), and of ECR repositories, which Roto keeps
 //! as stored names only (CDK's bootstrap template declares one; Roto serves no ECR API).
 //!
@@ -13,7 +13,8 @@ use std::time::Duration;
 use roto_core::timestamp::now_millis;
 use serde_json::{json, Map, Value as Json};
 
-use super::{resolved, Call, Outcome, Provider};
+use super::{gone_ok, resolved, Call, Outcome, Provider};
+use crate::cloudformation::template::scalar_text;
 
 pub(crate) const ECR_REPOSITORY: Provider = Provider {
     kind: "AWS::ECR::Repository",
@@ -42,6 +43,98 @@ pub(crate) const CDK_METADATA: Provider = Provider {
     update: Some(|c| Box::pin(async move { Ok(c.previous.clone()) })),
     delete: |_| Box::pin(async { Ok(()) }),
 };
+
+pub(crate) const NESTED_STACK: Provider = Provider {
+    kind: "AWS::CloudFormation::Stack",
+    replaces: &[],
+    create: |c| Box::pin(nested_create(c)),
+    update: Some(|c| Box::pin(nested_update(c))),
+    delete: |c| Box::pin(nested_delete(c)),
+};
+
+/// The nested stack's template, parameters and settings as CreateStack's and UpdateStack's
+/// input; a nested stack may create what its parent may, so it has every capability.
+fn nested_input(c: &Call, stack: &str) -> Json {
+    let parameters: Vec<Json> = c
+        .prop("Parameters")
+        .and_then(Json::as_object)
+        .into_iter()
+        .flatten()
+        .map(|(k, v)| json!({"ParameterKey": k, "ParameterValue": scalar_text(v)}))
+        .collect();
+    let mut input = json!({
+        "StackName": stack,
+        "TemplateURL": c.str("TemplateURL").unwrap_or_default(),
+        "Parameters": parameters,
+        "Capabilities": ["CAPABILITY_IAM", "CAPABILITY_NAMED_IAM", "CAPABILITY_AUTO_EXPAND"],
+    });
+    for member in ["NotificationARNs", "Tags", "TimeoutInMinutes"] {
+        if let Some(v) = c.prop(member) {
+            input[member] = v.clone();
+        }
+    }
+    input
+}
+
+async fn nested_create(c: &Call) -> Outcome {
+    let name = super::generated_name(&c.stack_name, &c.logical_id, 128);
+    let out = c
+        .api("cloudformation", "CreateStack", nested_input(c, &name))
+        .await?;
+    let id = out["StackId"].as_str().unwrap_or_default().to_string();
+    nested_settled(c, &id, "CREATE_COMPLETE", "created").await
+}
+
+async fn nested_update(c: &Call) -> Outcome {
+    let id = c.physical().to_string();
+    match c
+        .api("cloudformation", "UpdateStack", nested_input(c, &id))
+        .await
+    {
+        Err(e) if e.contains("No updates are to be performed") => {}
+        other => {
+            other?;
+        }
+    }
+    nested_settled(c, &id, "UPDATE_COMPLETE", "updated").await
+}
+
+async fn nested_delete(c: &Call) -> Result<(), String> {
+    let id = c.physical();
+    let input = json!({"StackName": id});
+    gone_ok(c.api("cloudformation", "DeleteStack", input).await)?;
+    nested_settled(c, id, "DELETE_COMPLETE", "deleted")
+        .await
+        .map(|_| ())
+}
+
+/// Waits (on the server clock) for the nested stack's operation to end: its id and its
+/// outputs as `Outputs.<key>` attributes when it ends in `done`, else AWS's reason.
+async fn nested_settled(c: &Call, id: &str, done: &str, verb: &str) -> Outcome {
+    loop {
+        let out = c
+            .api("cloudformation", "DescribeStacks", json!({"StackName": id}))
+            .await?;
+        let stack = &out["Stacks"][0];
+        let status = stack["StackStatus"].as_str().unwrap_or_default();
+        if status.ends_with("_IN_PROGRESS") {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            continue;
+        }
+        if status != done && !(done == "UPDATE_COMPLETE" && status == "CREATE_COMPLETE") {
+            return Err(format!(
+                "Embedded stack {id} was not successfully {verb}: the stack is {status}"
+            ));
+        }
+        let mut attributes = Map::new();
+        for o in stack["Outputs"].as_array().into_iter().flatten() {
+            if let (Some(k), Some(v)) = (o["OutputKey"].as_str(), o.get("OutputValue")) {
+                attributes.insert(format!("Outputs.{k}"), v.clone());
+            }
+        }
+        return Ok(resolved(id, Json::Object(attributes)));
+    }
+}
 
 /// The bucket responses are PUT to.
 fn response_bucket(c: &Call) -> String {

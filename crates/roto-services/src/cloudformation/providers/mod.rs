@@ -69,6 +69,7 @@ pub(crate) const PROVIDERS: &[Provider] = &[
     messaging::EVENT_BUS,
     misc::ECR_REPOSITORY,
     misc::CDK_METADATA,
+    misc::NESTED_STACK,
     misc::WAIT_CONDITION_HANDLE,
     misc::WAIT_CONDITION,
     misc::CUSTOM_RESOURCE,
