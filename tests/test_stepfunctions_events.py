@@ -69,3 +69,18 @@ def test_status_changes_reach_an_eventbridge_rule(client, sfn):
     assert (aborted["error"], aborted["cause"]) == ("E", "stopped")
     running = next(e for e in events if e["detail"]["status"] == "RUNNING")["detail"]
     assert running["stopDate"] is None and running["redriveCount"] == 0
+
+
+def test_an_eventbridge_rule_starts_an_execution(client, sfn, server):
+    arn = machine(sfn, {"A": {"Type": "Pass", "Parameters": {"got.$": "$.detail.order"}, "End": True}}, name="onorder")
+    events = client("events")
+    events.put_rule(Name="orders", EventPattern=json.dumps({"source": ["shop"]}))
+    events.put_targets(Rule="orders", Targets=[{"Id": "sfn", "Arn": arn, "RoleArn": "arn:aws:iam::000000000000:role/r"}])
+    events.put_events(Entries=[{"Source": "shop", "DetailType": "Order", "Detail": json.dumps({"order": 7})}])
+    deadline, started = time.time() + 10, []
+    while not started and time.time() < deadline:
+        started = sfn.list_executions(stateMachineArn=arn)["executions"]
+        time.sleep(0.02)
+    assert len(started) == 1
+    described = finish(sfn, started[0]["executionArn"])
+    assert json.loads(described["output"]) == {"got": 7}

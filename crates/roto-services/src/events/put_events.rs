@@ -337,6 +337,16 @@ fn delivery(rule: &Rule, target: &Value, input: String, event: &Json) -> Option<
                     .with("Payload", Value::Blob(input.into_bytes())),
             )]),
         ),
+        "states" => (
+            "events",
+            calls(vec![call(
+                "stepfunctions",
+                "StartExecution",
+                Value::map()
+                    .with("stateMachineArn", arn)
+                    .with("input", input),
+            )]),
+        ),
         "logs" => {
             let group = resource
                 .strip_prefix("log-group:")?
