@@ -41,7 +41,7 @@ pub(super) fn output_type(kind: &str) -> &'static str {
 
 /// The request body and the request id it carries.
 fn request_body(records: &[super::delivery::Record]) -> (String, Vec<u8>) {
-    let id = super::prefix::uuid();
+    let id = crate::ids::uuid();
     let list: Vec<Json> = records
         .iter()
         .map(|r| json!({"data": STANDARD.encode(&r.data)}))

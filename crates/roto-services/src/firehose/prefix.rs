@@ -217,11 +217,6 @@ pub fn random_string(n: usize) -> String {
         .collect()
 }
 
-/// A random UUID (version 4) in its usual form.
-pub fn uuid() -> String {
-    roto_core::dispatch::new_request_id()
-}
-
 /// `yyyy/MM/dd/HH/`, the default time prefix.
 fn hour_path(time: EpochMillis) -> String {
     let [y, m, d, h, ..] = parts(time);
@@ -245,7 +240,7 @@ pub fn file_name(stream: &str, version: i64, time: EpochMillis) -> String {
     let [y, mo, d, h, mi, s, _] = parts(time);
     format!(
         "{stream}-{version}-{y:04}-{mo:02}-{d:02}-{h:02}-{mi:02}-{s:02}-{}",
-        uuid()
+        crate::ids::uuid()
     )
 }
 

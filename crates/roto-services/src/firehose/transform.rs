@@ -216,7 +216,7 @@ fn lambda_event(batch: &Batch, records: &[Record]) -> Json {
         })
         .collect();
     let mut event = json!({
-        "invocationId": super::prefix::uuid(),
+        "invocationId": crate::ids::uuid(),
         "deliveryStreamArn": batch.stream_arn,
         "region": batch.ctx.region,
         "records": list,
