@@ -1,6 +1,7 @@
 //! Delivery stream operations: create, describe, list, delete, UpdateDestination, tags and
 //! server-side encryption.
 
+use roto_core::store::Cached;
 use roto_core::timestamp::now_millis;
 use roto_core::{AwsError, AwsResult, Context, Value};
 use rusqlite::params;
@@ -211,7 +212,7 @@ impl Inner {
                 )?
                 .execute(params![ctx.account, ctx.region, name])?;
             for table in ["firehose_buffer", "firehose_checkpoints"] {
-                tx.execute(
+                tx.execute_cached(
                     &format!(
                         "DELETE FROM {table} WHERE account = ?1 AND region = ?2 AND stream = ?3"
                     ),
@@ -273,7 +274,7 @@ impl Inner {
         value: Option<String>,
     ) -> AwsResult<()> {
         self.store()?.transaction(|tx| -> AwsResult<_> {
-            tx.execute(
+            tx.execute_cached(
                 &format!(
                     "UPDATE firehose_streams SET {column} = ?4
                      WHERE account = ?1 AND region = ?2 AND name = ?3"

@@ -8,6 +8,7 @@
 
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
+use roto_core::store::Cached;
 use roto_core::timestamp::now_millis;
 use roto_core::{AwsError, AwsResult, Context, Value};
 use rusqlite::{params, OptionalExtension};
@@ -163,7 +164,7 @@ impl Kinesis {
             created,
         };
         self.store()?.with(|c| {
-            c.execute(
+            c.execute_cached(
                 "INSERT INTO kinesis_consumers (account, region, stream, name, arn, created)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
                 params![
@@ -215,7 +216,7 @@ impl Kinesis {
         let consumer = self.named_consumer(ctx, input)?;
         self.store()?.transaction(|tx| {
             for table in ["kinesis_consumers", "kinesis_policies"] {
-                tx.execute(
+                tx.execute_cached(
                     &format!("DELETE FROM {table} WHERE account = ?1 AND region = ?2 AND arn = ?3"),
                     [&ctx.account, &ctx.region, &consumer.arn],
                 )?;

@@ -13,6 +13,7 @@
 //! parent and adjacent parent (the first two, where AWS's chain of intermediate splits and
 //! merges would name them through shards of its own).
 
+use roto_core::store::Cached;
 use roto_core::timestamp::now_millis;
 use roto_core::{AwsError, AwsResult, Context, Value};
 use rusqlite::{params, Connection};
@@ -64,19 +65,19 @@ fn reshard(
 ) -> AwsResult<()> {
     let now = now_millis();
     for shard in closing {
-        tx.execute(
+        tx.execute_cached(
             "UPDATE kinesis_shards SET closed_seq = next_seq, closed_at = ?5
              WHERE account = ?1 AND region = ?2 AND stream = ?3 AND shard = ?4",
             params![ctx.account, ctx.region, stream, shard.index, now],
         )?;
     }
-    let next: i64 = tx.query_row(
+    let next: i64 = tx.query_row_cached(
         "SELECT next_shard FROM kinesis_streams WHERE account = ?1 AND region = ?2 AND name = ?3",
         [&ctx.account, &ctx.region, stream],
         |r| r.get(0),
     )?;
     for (offset, child) in children.iter().enumerate() {
-        tx.execute(
+        tx.execute_cached(
             "INSERT INTO kinesis_shards (account, region, stream, shard, start_hash, end_hash,
              parent, adjacent_parent, created) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
             params![
@@ -92,7 +93,7 @@ fn reshard(
             ],
         )?;
     }
-    tx.execute(
+    tx.execute_cached(
         "UPDATE kinesis_streams SET next_shard = ?4 WHERE account = ?1 AND region = ?2 AND name = ?3",
         params![ctx.account, ctx.region, stream, next + children.len() as i64],
     )?;
@@ -203,7 +204,7 @@ impl Kinesis {
         let children = uniform_children(&open, target);
         self.store()?.transaction(|tx| {
             reshard(tx, ctx, &stream.name, &open, &children)?;
-            tx.execute(
+            tx.execute_cached(
                 "UPDATE kinesis_streams SET scalings = ?4 WHERE account = ?1 AND region = ?2 AND name = ?3",
                 params![ctx.account, ctx.region, stream.name, serde_json::to_string(&scalings).unwrap_or_default()],
             )?;

@@ -7,6 +7,7 @@
 //! as AWS checks it before answering. Records are not encrypted at rest: the stream shows
 //! `EncryptionType: KMS` and its key, and so do the records written while it is on.
 
+use roto_core::store::Cached;
 use roto_core::{AwsError, AwsResult, Context, Value};
 use rusqlite::{params, OptionalExtension};
 
@@ -157,7 +158,7 @@ impl Kinesis {
             ));
         }
         self.store()?.with(|c| {
-            c.execute(
+            c.execute_cached(
                 "INSERT INTO kinesis_policies (account, region, arn, policy) VALUES (?1, ?2, ?3, ?4)
                  ON CONFLICT (account, region, arn) DO UPDATE SET policy = excluded.policy",
                 params![ctx.account, ctx.region, arn, policy],
@@ -183,7 +184,7 @@ impl Kinesis {
     pub(crate) fn delete_resource_policy(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
         let arn = self.policy_resource(ctx, input)?;
         let removed = self.store()?.with(|c| {
-            c.execute(
+            c.execute_cached(
                 "DELETE FROM kinesis_policies WHERE account = ?1 AND region = ?2 AND arn = ?3",
                 [&ctx.account, &ctx.region, arn],
             )
@@ -206,7 +207,7 @@ pub(crate) fn forget_policies(
     stream: &str,
 ) -> AwsResult<()> {
     let arn = stream_arn(ctx, stream);
-    tx.execute(
+    tx.execute_cached(
         "DELETE FROM kinesis_policies WHERE account = ?1 AND region = ?2
          AND (arn = ?3 OR substr(arn, 1, length(?3) + 10) = ?3 || '/consumer/')",
         params![ctx.account, ctx.region, arn],

@@ -2,6 +2,7 @@
 
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
+use roto_core::store::Cached;
 use roto_core::timestamp::now_millis;
 use roto_core::{AwsError, AwsResult, Context, Value};
 use rusqlite::params;
@@ -161,7 +162,7 @@ impl Kinesis {
         let tags = tag_map(input.get("Tags"));
         let created = now_millis();
         self.store()?.transaction(|tx| {
-            tx.execute(
+            tx.execute_cached(
                 "INSERT INTO kinesis_streams
                  (account, region, name, created, mode, retention_hours, next_shard, tags)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
@@ -177,7 +178,7 @@ impl Kinesis {
                 ],
             )?;
             for (index, (start, end)) in even_ranges(count as u128).into_iter().enumerate() {
-                tx.execute(
+                tx.execute_cached(
                     "INSERT INTO kinesis_shards
                      (account, region, stream, shard, start_hash, end_hash, created)
                      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
@@ -217,14 +218,14 @@ impl Kinesis {
         self.store()?.transaction(|tx| {
             super::settings::forget_policies(tx, ctx, &stream.name)?;
             for table in ["kinesis_records", "kinesis_shards", "kinesis_consumers"] {
-                tx.execute(
+                tx.execute_cached(
                     &format!(
                         "DELETE FROM {table} WHERE account = ?1 AND region = ?2 AND stream = ?3"
                     ),
                     [&ctx.account, &ctx.region, &stream.name],
                 )?;
             }
-            tx.execute(
+            tx.execute_cached(
                 "DELETE FROM kinesis_streams WHERE account = ?1 AND region = ?2 AND name = ?3",
                 [&ctx.account, &ctx.region, &stream.name],
             )?;
@@ -379,7 +380,7 @@ impl Kinesis {
         value: &dyn rusqlite::ToSql,
     ) -> AwsResult<()> {
         self.store()?.with(|c| {
-            c.execute(
+            c.execute_cached(
                 &format!(
                     "UPDATE kinesis_streams SET {column} = ?4
                      WHERE account = ?1 AND region = ?2 AND name = ?3"
