@@ -44,6 +44,10 @@ aws.dynamodb.PutItem{TableName = "console-orders", Item = {id = {S = "order-7"}}
 aws.ssm.PutParameter{Name = "/console/flag", Value = "on", Type = "String"}
 aws.sns.CreateTopic{Name = "console-topic"}
 aws.events.PutRule{Name = "console-rule", EventPattern = '{"source":["console"]}'}
+aws.s3.CreateBucket{Bucket = "console-many"}
+for i = 1, 105 do
+  aws.s3.PutObject{Bucket = "console-many", Key = string.format("item-%03d", i), Body = "x"}
+end
 `;
 
 let server;
@@ -96,6 +100,19 @@ test('opening a bucket, a table, a queue and a bus shows their contents; the mes
   }).then((r) => r.json());
   assert.equal(attributes.Attributes.ApproximateNumberOfMessages, '1');
   assert.equal(attributes.Attributes.ApproximateNumberOfMessagesNotVisible, '0');
+});
+
+test('a listing longer than a page shows its first page and the next one on "more"', opts, async () => {
+  const summary = page.locator('summary', { hasText: /^console-many$/ });
+  const bucket = summary.locator('..');
+  await summary.click();
+  await bucket.getByText('item-100 (1 bytes)').waitFor({ timeout: 10000 });
+  assert.equal(await bucket.getByText('item-101 (1 bytes)').count(), 0, 'the first page ends at MaxKeys');
+  const more = bucket.getByRole('button', { name: 'more…' });
+  await more.click();
+  await bucket.getByText('item-105 (1 bytes)').waitFor({ timeout: 10000 });
+  await more.waitFor({ state: 'detached', timeout: 5000 });
+  assert.equal(await bucket.locator('li').count(), 105);
 });
 
 test('a new request appears in the live trace as it happens, and the filters hide others', opts, async () => {

@@ -6,21 +6,22 @@
 const state = { account: "", region: "", after: 0 };
 
 // How each service's resources are listed: a read operation, where its items are in the
-// answer, a name for each, and what opening one shows (read lazily). Services without a
-// panel here show their first listing the server names (generic).
+// answer, a name for each, and what opening one shows (read lazily: lines, or a listing of
+// the same service read page by page). Services without a panel here show a listing the
+// server names (generic).
 const PANELS = {
   s3: [{ title: "buckets", op: "ListBuckets", items: (o) => o.Buckets, name: (b) => b.Name,
-    open: (b) => call("s3", "ListObjectsV2", { Bucket: b.Name, MaxKeys: 100 })
-      .then((o) => (o.Contents || []).map((c) => `${c.Key} (${c.Size} bytes)`)) }],
+    open: (b) => ({ op: "ListObjectsV2", input: { Bucket: b.Name, MaxKeys: 100 },
+      lines: (o) => (o.Contents || []).map((c) => `${c.Key} (${c.Size} bytes)`) }) }],
   dynamodb: [{ title: "tables", op: "ListTables", items: (o) => o.TableNames, name: (t) => t,
-    open: (t) => call("dynamodb", "Scan", { TableName: t, Limit: 50 })
-      .then((o) => (o.Items || []).map(plainItem)) }],
+    open: (t) => ({ op: "Scan", input: { TableName: t, Limit: 50 },
+      lines: (o) => (o.Items || []).map(plainItem) }) }],
   sqs: [{ title: "queues", op: "ListQueues", items: (o) => o.QueueUrls, name: lastSegment,
     open: (url) => peek("sqs", { QueueUrl: url })
       .then((o) => o.Messages.map((m) => `${m.Visible ? "" : "[in flight] "}${m.Body}`)) }],
   sns: [{ title: "topics", op: "ListTopics", items: (o) => o.Topics, name: (t) => arnName(t.TopicArn),
-    open: (t) => call("sns", "ListSubscriptionsByTopic", { TopicArn: t.TopicArn })
-      .then((o) => (o.Subscriptions || []).map((s) => `${s.Protocol}: ${s.Endpoint}`)) }],
+    open: (t) => ({ op: "ListSubscriptionsByTopic", input: { TopicArn: t.TopicArn },
+      lines: (o) => (o.Subscriptions || []).map((s) => `${s.Protocol}: ${s.Endpoint}`) }) }],
   lambda: [{ title: "functions", op: "ListFunctions", items: (o) => o.Functions,
     name: (f) => `${f.FunctionName} (${f.Runtime || f.PackageType})`,
     open: (f) => recentLogs(`/aws/lambda/${f.FunctionName}`) }],
@@ -28,8 +29,8 @@ const PANELS = {
     name: (g) => g.logGroupName, open: (g) => recentLogs(g.logGroupName) }],
   events: [{ title: "buses and their rules", op: "ListEventBuses", items: (o) => o.EventBuses,
     name: (b) => b.Name,
-    open: (b) => call("events", "ListRules", { EventBusName: b.Name })
-      .then((o) => (o.Rules || []).map((r) => `${r.Name} (${r.State}): ${r.EventPattern || r.ScheduleExpression || ""}`)) }],
+    open: (b) => ({ op: "ListRules", input: { EventBusName: b.Name },
+      lines: (o) => (o.Rules || []).map((r) => `${r.Name} (${r.State}): ${r.EventPattern || r.ScheduleExpression || ""}`) }) }],
   secretsmanager: [{ title: "secrets", op: "ListSecrets", items: (o) => o.SecretList, name: (s) => s.Name }],
   ssm: [{ title: "parameters", op: "DescribeParameters", items: (o) => o.Parameters,
     name: (p) => `${p.Name} (${p.Type})` }],
@@ -84,6 +85,56 @@ async function post(path, body) {
 function call(service, operation, input) { return post("/_roto/ui/api/call", { service, operation, input }); }
 function peek(service, input) { return post("/_roto/ui/api/peek", { service, input }); }
 
+// Where a listing's answer carries its next page's token and which input member takes it
+// back, across the services' conventions (the first present wins). A token equal to the one
+// sent is an echo (S3's ListObjectsV2 repeats ContinuationToken), not a next page.
+const PAGE_TOKENS = [
+  ["NextContinuationToken", "ContinuationToken"], ["ContinuationToken", "ContinuationToken"],
+  ["NextToken", "NextToken"], ["nextToken", "nextToken"], ["NextMarker", "Marker"],
+  ["Marker", "Marker"], ["LastEvaluatedTableName", "ExclusiveStartTableName"],
+  ["LastEvaluatedKey", "ExclusiveStartKey"], ["position", "position"],
+];
+
+function nextPage(input, output) {
+  for (const [member, into] of PAGE_TOKENS) {
+    const token = output[member];
+    if (token === undefined || token === null || token === "") continue;
+    if (JSON.stringify(token) === JSON.stringify(input[into])) return null;
+    return { ...input, [into]: token };
+  }
+  return null;
+}
+
+// Reads a listing one page at a time into `into`: each page's items as nodes, then a
+// "more" button while the service says there is a next page. `report(shown, more)` hears
+// of every page; the first page's count is returned.
+async function pagedListing(service, op, input, into, nodes, report = () => {}) {
+  let shown = 0;
+  const load = async (pageInput) => {
+    const output = await call(service, op, pageInput);
+    const added = nodes(output);
+    shown += added.length;
+    into.append(...added);
+    const next = nextPage(pageInput, output);
+    report(shown, Boolean(next));
+    if (!next) return;
+    const more = el("button", "more…", "more");
+    more.type = "button";
+    more.addEventListener("click", async () => {
+      more.disabled = true;
+      try {
+        await load(next);
+        more.remove();
+      } catch (e) {
+        more.replaceWith(el("div", e.message, "error"));
+      }
+    });
+    into.append(more);
+  };
+  await load(input);
+  return shown;
+}
+
 // A DynamoDB item with its attribute values unwrapped ({"S": "a"} becomes "a").
 function plainItem(item) {
   const unwrap = (v) => {
@@ -132,10 +183,14 @@ function renderGeneric(service, into) {
   return show();
 }
 
-function fillList(list, lines) {
+const lineNodes = (lines) => lines.map((line) => el("li", line));
+
+// An opened item's contents: fixed lines, or a listing of the service read page by page.
+async function fillList(list, service, contents) {
   list.replaceChildren();
-  if (lines.length === 0) list.append(el("li", "(none)", "empty"));
-  for (const line of lines) list.append(el("li", line));
+  const shown = Array.isArray(contents) ? (list.append(...lineNodes(contents)), contents.length)
+    : await pagedListing(service, contents.op, contents.input, list, (o) => lineNodes(contents.lines(o)));
+  if (shown === 0) list.prepend(el("li", "(none)", "empty"));
 }
 
 // Renders one panel's items; items that can be opened load their contents when opened.
@@ -148,25 +203,26 @@ async function renderPanel(service, panel, into) {
   box.append(summary);
   into.append(box);
   try {
-    const items = panel.items(await call(service, panel.op, panel.input || {})) || [];
-    count.textContent = `(${items.length})`;
-    if (items.length === 0) box.append(el("div", "(none)", "empty"));
-    for (const item of items) box.append(panel.open ? openable(panel, item) : el("div", panel.name(item)));
+    const nodes = (output) => (panel.items(output) || [])
+      .map((item) => (panel.open ? openable(service, panel, item) : el("div", panel.name(item))));
+    const report = (shown, more) => { count.textContent = `(${shown}${more ? "+" : ""})`; };
+    const shown = await pagedListing(service, panel.op, panel.input || {}, box, nodes, report);
+    if (shown === 0) box.append(el("div", "(none)", "empty"));
   } catch (e) {
     box.append(el("div", e.message, "error"));
   }
 }
 
-function openable(panel, item) {
+function openable(service, panel, item) {
   const node = el("details");
   node.append(el("summary", panel.name(item)));
   const list = el("ul");
   node.append(list);
   node.addEventListener("toggle", async () => {
     if (!node.open) return;
-    fillList(list, ["loading…"]);
+    list.replaceChildren(el("li", "loading…"));
     try {
-      fillList(list, await panel.open(item));
+      await fillList(list, service, await panel.open(item));
     } catch (e) {
       list.replaceChildren(el("li", e.message, "error"));
     }
