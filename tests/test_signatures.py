@@ -228,3 +228,238 @@ def test_without_the_flag_any_secret_is_accepted():
         s3 = boto3.client("s3", endpoint_url=plain.endpoint, region_name="us-east-1",
                           aws_access_key_id="test", aws_secret_access_key="anything")
         assert s3.list_buckets()["Buckets"] == []
+
+
+# aws-chunked uploads: botocore sends none of the signed framings, so these are built by hand
+# as the Java, Go, Rust and JavaScript SDKs send them, the seed signed by botocore's signer.
+
+def signing_key(secret, scope):
+    import hashlib
+    import hmac
+    key = ("AWS4" + secret).encode()
+    for part in scope.split("/"):
+        key = hmac.new(key, part.encode(), hashlib.sha256).digest()
+    return key
+
+
+def chunked_put(server, bucket, key, chunks, *, content_sha, trailer=None, secret="test",
+                tamper=None):
+    """PUTs `chunks` as an aws-chunked body of framing `content_sha`, each chunk signed in the
+    chain from the seed (for the signed framings); `trailer` is a (name, value) trailing header,
+    signed when the framing is. `tamper(parts)` may change the signature list or the data
+    after signing. Returns (status, body)."""
+    import hashlib
+    import hmac
+    import http.client
+    import re
+    from botocore.auth import SigV4Auth
+    from botocore.awsrequest import AWSRequest
+    from botocore.credentials import Credentials
+
+    signed = content_sha.startswith("STREAMING-AWS4-HMAC")
+
+    def encode(sigs, trailer_sig):
+        body = b""
+        for i, data in enumerate(list(chunks) + [b""]):
+            ext = f";chunk-signature={sigs[i]}" if signed else ""
+            body += f"{len(data):x}{ext}\r\n".encode() + data + (b"\r\n" if data else b"")
+        if trailer:
+            body += f"{trailer[0]}:{trailer[1]}\r\n".encode()
+            if signed:
+                body += f"x-amz-trailer-signature:{trailer_sig}\r\n".encode()
+        return body + b"\r\n"
+
+    zeros = ["0" * 64] * (len(chunks) + 1)
+    headers = {"X-Amz-Content-SHA256": content_sha, "Content-Encoding": "aws-chunked",
+               "X-Amz-Decoded-Content-Length": str(sum(map(len, chunks))),
+               "Content-Length": str(len(encode(zeros, "0" * 64)))}
+    if trailer:
+        headers["X-Amz-Trailer"] = trailer[0]
+    req = AWSRequest(method="PUT", url=f"{server.endpoint}/{bucket}/{key}", headers=headers)
+    SigV4Auth(Credentials("test", secret), "s3", "us-east-1").add_auth(req)
+    previous = re.search(r"Signature=([0-9a-f]{64})", req.headers["Authorization"]).group(1)
+    date = req.headers["X-Amz-Date"]
+    scope = f"{date[:8]}/us-east-1/s3/aws4_request"
+    skey = signing_key(secret, scope)
+    empty = hashlib.sha256(b"").hexdigest()
+    sigs = []
+    for data in list(chunks) + [b""]:
+        to_sign = (f"AWS4-HMAC-SHA256-PAYLOAD\n{date}\n{scope}\n{previous}\n{empty}\n"
+                   f"{hashlib.sha256(data).hexdigest()}")
+        previous = hmac.new(skey, to_sign.encode(), hashlib.sha256).hexdigest()
+        sigs.append(previous)
+    trailer_sig = None
+    if trailer:
+        canonical = f"{trailer[0]}:{trailer[1]}\n".encode()
+        to_sign = (f"AWS4-HMAC-SHA256-TRAILER\n{date}\n{scope}\n{previous}\n"
+                   f"{hashlib.sha256(canonical).hexdigest()}")
+        trailer_sig = hmac.new(skey, to_sign.encode(), hashlib.sha256).hexdigest()
+    parts = {"sigs": sigs, "trailer_sig": trailer_sig, "chunks": list(chunks)}
+    if tamper:
+        tamper(parts)
+    chunks = parts["chunks"]
+    body = encode(parts["sigs"], parts["trailer_sig"])
+    conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
+    conn.request("PUT", f"/{bucket}/{key}", body=body, headers=dict(req.headers))
+    resp = conn.getresponse()
+    return resp.status, resp.read()
+
+
+CHUNKS = [b"a" * 65536, b"b" * 1024]
+SIGNED = "STREAMING-AWS4-HMAC-SHA256-PAYLOAD"
+SIGNED_TRAILER = "STREAMING-AWS4-HMAC-SHA256-PAYLOAD-TRAILER"
+
+
+def crc32_b64(data):
+    import base64
+    import zlib
+    return base64.b64encode(zlib.crc32(data).to_bytes(4, "big")).decode()
+
+
+def xml_field(body, name):
+    import html
+    import re
+    match = re.search(rf"<{name}>(.*?)</{name}>".encode(), body, re.S)
+    return html.unescape(match.group(1).decode()) if match else None
+
+
+def test_signed_chunks_chained_from_the_seed_are_accepted(server):
+    s3 = client(server, "s3")
+    s3.create_bucket(Bucket="chunks")
+    assert chunked_put(server, "chunks", "k", CHUNKS, content_sha=SIGNED)[0] == 200
+    assert s3.get_object(Bucket="chunks", Key="k")["Body"].read() == b"".join(CHUNKS)
+
+
+@pytest.mark.parametrize("where", ["data", "first", "final"])
+def test_a_chunk_whose_signature_does_not_hold_is_refused_and_nothing_stored(server, where):
+    client(server, "s3").create_bucket(Bucket="chunks")
+
+    def tamper(parts):
+        if where == "data":
+            parts["chunks"][1] = b"c" + parts["chunks"][1][1:]
+        else:
+            index = 0 if where == "first" else -1
+            parts["sigs"][index] = "f" * 64
+
+    status, body = chunked_put(server, "chunks", "k", CHUNKS, content_sha=SIGNED, tamper=tamper)
+    assert status == 403 and xml_field(body, "Code") == "SignatureDoesNotMatch"
+    assert xml_field(body, "Message") == MISMATCH_S3
+    assert xml_field(body, "StringToSign").startswith("AWS4-HMAC-SHA256-PAYLOAD\n")
+    assert xml_field(body, "AWSAccessKeyId") == "test"
+    fails(lambda: client(server, "s3").head_object(Bucket="chunks", Key="k"), "404", 404)
+
+
+def test_signed_trailers_are_verified_and_their_checksum_checked(server):
+    s3 = client(server, "s3")
+    s3.create_bucket(Bucket="chunks")
+    payload = b"".join(CHUNKS)
+    good = ("x-amz-checksum-crc32", crc32_b64(payload))
+    assert chunked_put(server, "chunks", "k", CHUNKS, content_sha=SIGNED_TRAILER, trailer=good)[0] == 200
+    head = s3.head_object(Bucket="chunks", Key="k", ChecksumMode="ENABLED")
+    assert head["ChecksumCRC32"] == good[1]
+
+    def bad_signature(parts):
+        parts["trailer_sig"] = "0" * 64
+
+    status, body = chunked_put(server, "chunks", "t", CHUNKS, content_sha=SIGNED_TRAILER, trailer=good,
+                               tamper=bad_signature)
+    assert status == 403 and xml_field(body, "Code") == "SignatureDoesNotMatch"
+    assert xml_field(body, "StringToSign").startswith("AWS4-HMAC-SHA256-TRAILER\n")
+    wrong = ("x-amz-checksum-crc32", crc32_b64(b"other"))
+    status, body = chunked_put(server, "chunks", "t", CHUNKS, content_sha=SIGNED_TRAILER, trailer=wrong)
+    assert status == 400 and xml_field(body, "Code") == "BadDigest"
+    fails(lambda: s3.head_object(Bucket="chunks", Key="t"), "404", 404)
+
+
+def test_unsigned_trailers_pass_with_their_seed_and_a_wrong_checksum_is_bad_digest(server):
+    client(server, "s3").create_bucket(Bucket="chunks")
+    payload = b"".join(CHUNKS)
+    unsigned = "STREAMING-UNSIGNED-PAYLOAD-TRAILER"
+    good = ("x-amz-checksum-crc32", crc32_b64(payload))
+    assert chunked_put(server, "chunks", "k", CHUNKS, content_sha=unsigned, trailer=good)[0] == 200
+    wrong = ("x-amz-checksum-crc32", crc32_b64(b"other"))
+    status, body = chunked_put(server, "chunks", "k", CHUNKS, content_sha=unsigned, trailer=wrong)
+    assert status == 400 and xml_field(body, "Code") == "BadDigest"
+    status, body = chunked_put(server, "chunks", "k", CHUNKS, content_sha=unsigned, trailer=good,
+                               secret="wrong")
+    assert status == 403 and xml_field(body, "Code") == "SignatureDoesNotMatch"
+
+
+def signed_request(server, method, path, body, declared, extra=None):
+    """A SigV4-signed S3 request whose x-amz-content-sha256 is `declared` whatever the body."""
+    import http.client
+    from botocore.auth import SigV4Auth
+    from botocore.awsrequest import AWSRequest
+    from botocore.credentials import Credentials
+
+    headers = {"X-Amz-Content-SHA256": declared, "Content-Length": str(len(body)), **(extra or {})}
+    req = AWSRequest(method=method, url=f"{server.endpoint}{path}", headers=headers)
+    SigV4Auth(Credentials("test", "test"), "s3", "us-east-1").add_auth(req)
+    conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
+    conn.request(method, path, body=body, headers=dict(req.headers))
+    resp = conn.getresponse()
+    return resp.status, resp.read()
+
+
+@pytest.mark.parametrize("path", ["/sha/k", "/sha?tagging"])
+def test_a_body_that_does_not_hash_to_its_declared_sha256_is_refused(server, path):
+    import hashlib
+    client(server, "s3").create_bucket(Bucket="sha")
+    body = (b'<Tagging xmlns="http://s3.amazonaws.com/doc/2006-03-01/"><TagSet><Tag><Key>a</Key>'
+            b'<Value>b</Value></Tag></TagSet></Tagging>')
+    declared = hashlib.sha256(body + b" ").hexdigest()
+    status, answer = signed_request(server, "PUT", path, body, declared)
+    assert status == 400 and xml_field(answer, "Code") == "XAmzContentSHA256Mismatch"
+    assert xml_field(answer, "Message") == (
+        "The provided 'x-amz-content-sha256' header does not match what was computed.")
+    assert xml_field(answer, "ClientComputedContentSHA256") == declared
+    assert xml_field(answer, "S3ComputedContentSHA256") == hashlib.sha256(body).hexdigest()
+    assert signed_request(server, "PUT", path, body, hashlib.sha256(body).hexdigest())[0] in (200, 204)
+
+
+@pytest.fixture
+def fresh():
+    """A server of its own: expiring a session moves its clock past what boto3 signs with."""
+    with RotoServer("--ephemeral", "--verify-signatures") as s:
+        yield s
+
+
+def expire_a_session(server, call, service):
+    """Credentials of a role session that worked, then expired (the clock moved past them)."""
+    trust = {"Version": "2012-10-17", "Statement": [
+        {"Effect": "Allow", "Principal": {"AWS": "*"}, "Action": "sts:AssumeRole"}]}
+    client(server, "iam").create_role(RoleName="brief", AssumeRolePolicyDocument=json.dumps(trust))
+    creds = client(server, "sts").assume_role(RoleArn="arn:aws:iam::000000000000:role/brief",
+                                              RoleSessionName="brief", DurationSeconds=900)["Credentials"]
+    session = client(server, service, creds["AccessKeyId"], creds["SecretAccessKey"], creds["SessionToken"])
+    call(session)
+    server.advance_clock(901)
+    return creds, session
+
+
+EXPIRED = "The security token included in the request is expired"
+
+
+@pytest.mark.parametrize("service,call,code,status,message", [
+    ("s3", lambda c: c.list_buckets(), "ExpiredToken", 400, "The provided token has expired."),
+    ("dynamodb", lambda c: c.list_tables(), "ExpiredTokenException", 400, EXPIRED),
+    ("lambda", lambda c: c.list_functions(), "ExpiredTokenException", 403, EXPIRED),
+    ("sts", lambda c: c.get_caller_identity(), "ExpiredToken", 403, EXPIRED),
+    ("sqs", lambda c: c.list_queues(), "ExpiredTokenException", 400, EXPIRED),
+])
+def test_an_expired_sessions_credentials_are_refused_as_each_front_end_does(fresh, service, call, code,
+                                                                            status, message):
+    creds, session = expire_a_session(fresh, call, service)
+    error = fails(lambda: call(session), code, status, message)
+    if service == "s3":
+        assert error["Token-0"] == creds["SessionToken"]
+
+
+def test_an_expired_session_is_refused_under_enforce_iam_too():
+    with RotoServer("--ephemeral", "--enforce-iam") as s:
+        _, session = expire_a_session(s, lambda c: c.get_caller_identity(), "sts")
+        fails(lambda: session.get_caller_identity(), "ExpiredToken", 403, EXPIRED)
+        dynamodb = boto3.client("dynamodb", endpoint_url=s.endpoint, region_name="us-east-1",
+                                aws_access_key_id=session._request_signer._credentials.access_key,
+                                aws_secret_access_key="anything", aws_session_token="x")
+        fails(lambda: dynamodb.list_tables(), "ExpiredTokenException", 400, EXPIRED)

@@ -34,6 +34,18 @@ pub const MAX_TRAILERS: usize = 32;
 
 const TRAILER_SIGNATURE: &str = "x-amz-trailer-signature";
 
+/// What [`ChunkedDecoder::decode_events`] reports, in the order of the body.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Event<'a> {
+    /// A chunk starts (the final, empty one too), with its `chunk-signature` if it has one.
+    Chunk {
+        /// The signature, hex, as sent.
+        signature: Option<&'a str>,
+    },
+    /// Payload bytes, at this range of the input just given.
+    Data(Range<usize>),
+}
+
 /// The trailing headers of an `aws-chunked` body, in the order they were sent.
 ///
 /// Names are lower-cased; values have surrounding whitespace removed. The
@@ -68,9 +80,21 @@ impl Trailers {
         self.fields.is_empty()
     }
 
-    /// The `x-amz-trailer-signature` value (hex), if the body had one. Never verified.
+    /// The `x-amz-trailer-signature` value (hex), if the body had one; the decoder does
+    /// not verify it (see [`Trailers::canonical`]).
     pub fn signature(&self) -> Option<&str> {
         self.signature.as_deref()
+    }
+
+    /// The trailers as SigV4 signs them for `x-amz-trailer-signature`: `name:value\n` for
+    /// each, sorted by name.
+    pub fn canonical(&self) -> String {
+        let mut fields: Vec<&(String, String)> = self.fields.iter().collect();
+        fields.sort();
+        fields
+            .iter()
+            .map(|(name, value)| format!("{name}:{value}\n"))
+            .collect()
     }
 
     /// The first `x-amz-checksum-*` trailer naming a known algorithm, with its base64
@@ -183,7 +207,22 @@ impl ChunkedDecoder {
 
     /// Decodes the next piece of the body, appending its payload bytes to `out`.
     pub fn decode(&mut self, input: &[u8], out: &mut Vec<u8>) -> Result<(), ChunkedError> {
-        self.run(input, |range| out.extend_from_slice(&input[range]))
+        self.run(input, |event| {
+            if let Event::Data(range) = event {
+                out.extend_from_slice(&input[range]);
+            }
+        })
+    }
+
+    /// Decodes the next piece of the body, reporting each chunk's start (with its
+    /// signature) and where its payload bytes lie in `input`, in body order: what a caller
+    /// verifying the chunk signatures needs.
+    pub fn decode_events(
+        &mut self,
+        input: &[u8],
+        on_event: impl FnMut(Event<'_>),
+    ) -> Result<(), ChunkedError> {
+        self.run(input, on_event)
     }
 
     /// Decodes the next piece of the body, appending to `ranges` where its payload bytes
@@ -193,7 +232,11 @@ impl ChunkedDecoder {
         input: &[u8],
         ranges: &mut Vec<Range<usize>>,
     ) -> Result<(), ChunkedError> {
-        self.run(input, |range| ranges.push(range))
+        self.run(input, |event| {
+            if let Event::Data(range) = event {
+                ranges.push(range);
+            }
+        })
     }
 
     /// Ends the body: returns its trailers, or the error if the body was broken, ended
@@ -226,11 +269,7 @@ impl ChunkedDecoder {
         Ok((payload, trailers))
     }
 
-    fn run(
-        &mut self,
-        input: &[u8],
-        mut emit: impl FnMut(Range<usize>),
-    ) -> Result<(), ChunkedError> {
+    fn run(&mut self, input: &[u8], mut emit: impl FnMut(Event<'_>)) -> Result<(), ChunkedError> {
         if let Some(error) = &self.error {
             return Err(error.clone());
         }
@@ -249,20 +288,20 @@ impl ChunkedDecoder {
     fn step_all(
         &mut self,
         input: &[u8],
-        emit: &mut impl FnMut(Range<usize>),
+        emit: &mut impl FnMut(Event<'_>),
     ) -> Result<(), ChunkedError> {
         let mut pos = 0;
         while pos < input.len() {
             match self.state {
                 State::ChunkHeader => {
                     if self.read_line(input, &mut pos, Section::Chunks)? {
-                        self.end_chunk_header()?;
+                        self.end_chunk_header(emit)?;
                     }
                 }
                 State::ChunkData { remaining } => {
                     let available = input.len() - pos;
                     let take = usize::try_from(remaining).map_or(available, |r| r.min(available));
-                    emit(pos..pos + take);
+                    emit(Event::Data(pos..pos + take));
                     pos += take;
                     self.decoded_len += take as u64;
                     let remaining = remaining - take as u64;
@@ -349,10 +388,11 @@ impl ChunkedDecoder {
         Ok(true)
     }
 
-    fn end_chunk_header(&mut self) -> Result<(), ChunkedError> {
+    fn end_chunk_header(&mut self, emit: &mut impl FnMut(Event<'_>)) -> Result<(), ChunkedError> {
         let at = self.line_start;
-        let size = parse_chunk_header(&self.line, self.kind)
+        let (size, signature) = parse_chunk_header(&self.line, self.kind)
             .map_err(|reason| ChunkedError::Malformed { offset: at, reason })?;
+        emit(Event::Chunk { signature });
         self.line.clear();
         if size == 0 {
             self.state = State::Trailer;
@@ -421,8 +461,9 @@ impl ChunkedDecoder {
     }
 }
 
-/// Parses `<hex-size>[;name[=value]]*` (CRLF already stripped) into the chunk size.
-fn parse_chunk_header(line: &[u8], kind: ChunkedKind) -> Result<u64, &'static str> {
+/// Parses `<hex-size>[;name[=value]]*` (CRLF already stripped) into the chunk size and its
+/// `chunk-signature`.
+fn parse_chunk_header(line: &[u8], kind: ChunkedKind) -> Result<(u64, Option<&str>), &'static str> {
     let line = std::str::from_utf8(line).map_err(|_| "chunk header is not ASCII")?;
     let mut parts = line.split(';');
     let size = parts.next().unwrap_or_default().trim_matches(is_blank);
@@ -458,7 +499,7 @@ fn parse_chunk_header(line: &[u8], kind: ChunkedKind) -> Result<u64, &'static st
             Some(_) => {}
         }
     }
-    Ok(size)
+    Ok((size, signature))
 }
 
 /// Whether `value` looks like a signature of this kind: 64 hex digits for SigV4, an

@@ -16,7 +16,8 @@
 //! whether the final CRLF is sent, on chunk extensions, on how the trailer section ends),
 //! so it lives here, apart from the S3 service, with byte-exact fixtures for each format.
 //! This crate knows nothing about HTTP types, S3 or the rest of Roto. Chunk and trailer
-//! signatures are parsed but never verified: Roto does not verify signatures.
+//! signatures are parsed and reported ([`ChunkedDecoder::decode_events`],
+//! [`Trailers::signature`]), not verified: verifying needs the caller's secret.
 //!
 //! # How to use it
 //!
@@ -63,6 +64,6 @@ mod error;
 mod kind;
 
 pub use checksum::{ChecksumAlgorithm, Checksummer};
-pub use decoder::{ChunkedDecoder, Trailers, MAX_LINE_LEN, MAX_TRAILERS};
+pub use decoder::{ChunkedDecoder, Event, Trailers, MAX_LINE_LEN, MAX_TRAILERS};
 pub use error::ChunkedError;
 pub use kind::{content_encoding_without_aws_chunked, ChunkedKind};

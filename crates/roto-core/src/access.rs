@@ -227,6 +227,16 @@ pub fn unknown_key() -> AwsError {
     .with_status(403)
 }
 
+/// The error a session's credentials get once the session has expired (STS's words; each
+/// front end answers it in its own, as for [`unknown_key`]).
+pub fn expired_token() -> AwsError {
+    AwsError::new(
+        "ExpiredToken",
+        "The security token included in the request is expired",
+    )
+    .with_status(403)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

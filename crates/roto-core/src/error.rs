@@ -110,6 +110,19 @@ impl fmt::Display for AwsError {
 
 impl std::error::Error for AwsError {}
 
+impl AwsError {
+    /// This error as a request body stream raises it, for the operation reading the body to
+    /// answer as it is ([`AwsError::carried`]): a chunk signature the front end found wrong.
+    pub fn into_body_error(self) -> std::io::Error {
+        std::io::Error::other(self)
+    }
+
+    /// The error a body stream's failure carries ([`AwsError::into_body_error`]), if any.
+    pub fn carried(error: &std::io::Error) -> Option<AwsError> {
+        error.get_ref()?.downcast_ref::<AwsError>().cloned()
+    }
+}
+
 impl From<rusqlite::Error> for AwsError {
     fn from(e: rusqlite::Error) -> AwsError {
         tracing::error!(error = %e, "store error");

@@ -333,14 +333,80 @@ fn hmac_sha256(key: &[u8], data: &[u8]) -> Vec<u8> {
     mac.finalize().into_bytes().to_vec()
 }
 
-/// The SigV4 signature (hex) of `string_to_sign` with `secret` over `scope`
-/// (`date/region/service/aws4_request`).
-pub fn sign_v4(secret: &str, scope: &str, string_to_sign: &str) -> String {
+/// The SigV4 signing key of `secret` over `scope` (`date/region/service/aws4_request`).
+fn signing_key(secret: &str, scope: &str) -> Vec<u8> {
     let mut key = format!("AWS4{secret}").into_bytes();
     for part in scope.split('/') {
         key = hmac_sha256(&key, part.as_bytes());
     }
-    hex::encode(hmac_sha256(&key, string_to_sign.as_bytes()))
+    key
+}
+
+/// The SigV4 signature (hex) of `string_to_sign` with `secret` over `scope`
+/// (`date/region/service/aws4_request`).
+pub fn sign_v4(secret: &str, scope: &str, string_to_sign: &str) -> String {
+    hex::encode(hmac_sha256(
+        &signing_key(secret, scope),
+        string_to_sign.as_bytes(),
+    ))
+}
+
+/// The hex SHA-256 of nothing, which every chunk's string to sign carries.
+const EMPTY_SHA256: &str = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
+
+/// The signatures of a signed `aws-chunked` body: each chunk's signs the one before it
+/// (the first, the request's seed signature) and the chunk's data; the trailer signature
+/// signs the last chunk's and the trailers.
+pub struct ChunkChain {
+    key: Vec<u8>,
+    date: String,
+    scope: String,
+    previous: String,
+}
+
+/// What the server expects of one link of a [`ChunkChain`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Link {
+    /// The signature, hex.
+    pub signature: String,
+    /// The string it signs.
+    pub to_sign: String,
+}
+
+impl ChunkChain {
+    /// The chain that starts from a request's seed signature.
+    pub fn new(secret: &str, claim: &V4Claim) -> ChunkChain {
+        ChunkChain {
+            key: signing_key(secret, &claim.scope),
+            date: claim.date.clone(),
+            scope: claim.scope.clone(),
+            previous: claim.signature.clone(),
+        }
+    }
+
+    /// The expected signature of the next chunk, whose data hashes (SHA-256) to
+    /// `data_sha256`; the chain moves on past it.
+    pub fn chunk(&mut self, data_sha256: &[u8]) -> Link {
+        let hashes = format!("{EMPTY_SHA256}\n{}", hex::encode(data_sha256));
+        self.link("AWS4-HMAC-SHA256-PAYLOAD", &hashes)
+    }
+
+    /// The expected trailer signature over the trailers' canonical form
+    /// (`name:value\n` each).
+    pub fn trailer(&mut self, canonical_trailers: &str) -> Link {
+        let hash = hex::encode(Sha256::digest(canonical_trailers.as_bytes()));
+        self.link("AWS4-HMAC-SHA256-TRAILER", &hash)
+    }
+
+    fn link(&mut self, algorithm: &str, hashes: &str) -> Link {
+        let to_sign = format!(
+            "{algorithm}\n{}\n{}\n{}\n{hashes}",
+            self.date, self.scope, self.previous
+        );
+        let signature = hex::encode(hmac_sha256(&self.key, to_sign.as_bytes()));
+        self.previous = signature.clone();
+        Link { signature, to_sign }
+    }
 }
 
 /// The sub-resources S3's SigV2 signs, with their values.
@@ -597,6 +663,38 @@ mod tests {
         assert!(
             c.starts_with("GET\n/2015-03-31/functions/a%253Ab/invocations\na=1&b=2\nhost:h\n"),
             "{c}"
+        );
+    }
+
+    /// AWS's documented example of a signed chunked upload ("Signature calculations for
+    /// the Authorization header: transferring payload in multiple chunks"): the seed
+    /// signature, then the first chunk of 65,536 `a`s, then the second of 1,024 `a`s and
+    /// the final empty chunk.
+    #[test]
+    fn the_documented_chunk_signatures_chain_as_aws_does() {
+        let claim = V4Claim {
+            access_key: "AKIAIOSFODNN7EXAMPLE".into(),
+            scope: "20130524/us-east-1/s3/aws4_request".into(),
+            signed_headers: Vec::new(),
+            signature: "4f232c4386841ef735655705268965c44a0e4690baa4adea153f7db9fa80a0a9".into(),
+            date: "20130524T000000Z".into(),
+            presigned: false,
+        };
+        let mut chain = ChunkChain::new("wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", &claim);
+        let first = chain.chunk(&Sha256::digest(vec![b'a'; 65536]));
+        assert_eq!(
+            first.signature,
+            "ad80c730a21e5b8d04586a2213dd63b9a0e99e0e2307b0ade35a65485a288648"
+        );
+        let second = chain.chunk(&Sha256::digest(vec![b'a'; 1024]));
+        assert_eq!(
+            second.signature,
+            "0055627c9e194cb4542bae2aa5492e3c1575bbb81b612b7d234b86a503ef5497"
+        );
+        let last = chain.chunk(&Sha256::digest(b""));
+        assert_eq!(
+            last.signature,
+            "b6c6ea8a5354eaf15b3cb7646744f4275b71ea724fed81ceb9323e279d449df9"
         );
     }
 }

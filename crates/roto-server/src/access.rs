@@ -47,7 +47,10 @@ pub fn check(
         operation,
         input,
     } = call;
-    let principal = identify(dispatcher, ctx).map_err(|e| unknown_key(e, protocol, ctx))?;
+    let principal = identify(dispatcher, ctx).map_err(|e| {
+        let key = ctx.access_key.as_deref().unwrap_or_default();
+        refused_credentials(e, protocol, key, parts)
+    })?;
     let access = service.access(ctx, &principal, operation, input)?;
     if access.open {
         return Ok(());
@@ -179,12 +182,50 @@ fn denied(
     }
 }
 
-/// An unknown key in the protocol's words.
-fn unknown_key(error: AwsError, protocol: Protocol, ctx: &Context) -> AwsError {
-    if error.code != "InvalidClientTokenId" {
-        return error;
+/// A refusal of the request's credentials (an unknown key, an expired session) in the
+/// protocol's words; any other error as it is.
+pub fn refused_credentials(
+    error: AwsError,
+    protocol: Protocol,
+    key: &str,
+    parts: &Parts,
+) -> AwsError {
+    match error.code.as_ref() {
+        "InvalidClientTokenId" => unknown_key_for(protocol, key),
+        "ExpiredToken" => expired_token_for(protocol, parts),
+        _ => error,
     }
-    unknown_key_for(protocol, ctx.access_key.as_deref().unwrap_or_default())
+}
+
+/// The answer to an expired session's credentials: S3's `ExpiredToken` (400, naming the
+/// token), the JSON services' `ExpiredTokenException`, the query services' `ExpiredToken`.
+fn expired_token_for(protocol: Protocol, parts: &Parts) -> AwsError {
+    let expired = roto_core::access::expired_token();
+    match protocol {
+        Protocol::RestXml => {
+            let token = parts
+                .headers
+                .get("x-amz-security-token")
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_string)
+                .or_else(|| {
+                    form_urlencoded::parse(parts.uri.query().unwrap_or_default().as_bytes())
+                        .find(|(k, _)| k == "X-Amz-Security-Token")
+                        .map(|(_, v)| v.into_owned())
+                });
+            let error =
+                AwsError::new("ExpiredToken", "The provided token has expired.").with_status(400);
+            match token {
+                Some(token) => error.with_field("Token-0", token),
+                None => error,
+            }
+        }
+        Protocol::Json => AwsError::new("ExpiredTokenException", expired.message).with_status(400),
+        Protocol::RestJson => {
+            AwsError::new("ExpiredTokenException", expired.message).with_status(403)
+        }
+        Protocol::Query => expired,
+    }
 }
 
 /// The answer to a key nobody issued: S3's `InvalidAccessKeyId`, the JSON services'

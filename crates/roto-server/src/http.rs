@@ -432,7 +432,9 @@ async fn run(
             operation: &op.name,
             body: stream.is_none().then_some(&body[..]),
         };
-        crate::signature::verify(&app.dispatcher, &signed)?;
+        if let Some(proof) = crate::signature::verify(&app.dispatcher, &signed)? {
+            stream = stream.map(|body| proof.check(body));
+        }
     }
     let cbor = cbor_body(protocol, parts);
     let input = match cbor {

@@ -18,6 +18,7 @@ mod localstack;
 mod presign;
 mod router;
 mod signature;
+mod signed_body;
 mod ui;
 
 use std::io::Write;

@@ -7,13 +7,17 @@
 //! [`roto_core::signature`]'s; this module reads the request and shapes the answers.
 
 use http::request::Parts;
+use roto_chunked::ChunkedKind;
 use roto_core::protocol::Protocol;
-use roto_core::signature::{self, Claim, V2Claim, V4Claim, V4Request, UNSIGNED_PAYLOAD};
+use roto_core::signature::{
+    self, ChunkChain, Claim, V2Claim, V4Claim, V4Request, UNSIGNED_PAYLOAD,
+};
 use roto_core::timestamp::{self, now_millis, TimestampFormat};
 use roto_core::{AwsError, Dispatcher};
 use sha2::{Digest, Sha256};
 
 use crate::router::Route;
+use crate::signed_body::Proof;
 
 /// How far a signed request's time may be from the server's (AWS's 15 minutes).
 const MAX_SKEW_MILLIS: i64 = 15 * 60 * 1000;
@@ -41,15 +45,18 @@ impl Signed<'_> {
     }
 }
 
-/// Checks one request's signature; `Err` is the refusal to answer.
-pub fn verify(dispatcher: &Dispatcher, req: &Signed<'_>) -> Result<(), AwsError> {
+/// Checks one request's head; `Err` is the refusal to answer, `Some` what a streamed body
+/// must still prove as it arrives.
+pub fn verify(dispatcher: &Dispatcher, req: &Signed<'_>) -> Result<Option<Proof>, AwsError> {
     let query = req.parts.uri.query().unwrap_or_default();
     let claim = signature::claim(&req.parts.headers, query).map_err(|m| malformed(req, m))?;
     let Some(claim) = claim else {
-        return unsigned(req);
+        return unsigned(req).map(|()| None);
     };
     let key = claim.access_key();
-    let secret = secret_of(dispatcher, key)?.ok_or_else(|| unknown_key(req, key))?;
+    let secret = secret_of(dispatcher, key)
+        .map_err(|e| crate::access::refused_credentials(e, req.protocol, key, req.parts))?
+        .ok_or_else(|| unknown_key(req, key))?;
     let expected = match &claim {
         Claim::V4(v4) => expect_v4(req, v4, &secret)?,
         Claim::V2(v2) if req.is_s3() => expect_v2(req, v2, &secret)?,
@@ -60,10 +67,47 @@ pub fn verify(dispatcher: &Dispatcher, req: &Signed<'_>) -> Result<(), AwsError>
             ))
         }
     };
-    if signature::same(&expected.signature, claim.signature()) {
-        return Ok(());
+    if !signature::same(&expected.signature, claim.signature()) {
+        return Err(mismatch(req, key, claim.signature(), &expected));
     }
-    Err(mismatch(req, key, claim.signature(), &expected))
+    match &claim {
+        Claim::V4(v4) if req.is_s3() => body_proof(req, v4, &secret),
+        _ => Ok(None),
+    }
+}
+
+/// What an S3 body must prove beyond its head's signature: the SHA-256 its
+/// `x-amz-content-sha256` declares (checked at once when the body was read), or the chunk
+/// signatures of a signed `aws-chunked` body.
+fn body_proof(req: &Signed<'_>, claim: &V4Claim, secret: &str) -> Result<Option<Proof>, AwsError> {
+    let Some(declared) = req
+        .parts
+        .headers
+        .get("x-amz-content-sha256")
+        .and_then(|v| v.to_str().ok())
+    else {
+        return Ok(None);
+    };
+    if let Some(kind) = ChunkedKind::from_content_sha256(declared) {
+        let signed = matches!(kind, ChunkedKind::Signed | ChunkedKind::SignedWithTrailer);
+        return Ok((signed && !claim.presigned).then(|| Proof::Chunks {
+            chain: ChunkChain::new(secret, claim),
+            kind,
+            key: claim.access_key.clone(),
+        }));
+    }
+    let is_hash = declared.len() == 64 && declared.bytes().all(|b| b.is_ascii_hexdigit());
+    match (is_hash, req.body) {
+        (false, _) => Ok(None),
+        (true, None) => Ok(Some(Proof::Sha256(declared.to_string()))),
+        (true, Some(body)) => {
+            let computed = hex::encode(Sha256::digest(body));
+            match computed.eq_ignore_ascii_case(declared) {
+                true => Ok(None),
+                false => Err(crate::signed_body::sha256_mismatch(declared, &computed)),
+            }
+        }
+    }
 }
 
 /// What the server computes for a claim.
@@ -278,22 +322,7 @@ fn mismatch(req: &Signed<'_>, key: &str, provided: &str, expected: &Expected) ->
     let to_sign = expected.to_sign.as_str();
     let canonical = expected.canonical.as_deref();
     if req.is_s3() {
-        let mut error = AwsError::new(
-            "SignatureDoesNotMatch",
-            "The request signature we calculated does not match the signature you provided. \
-             Check your key and signing method.",
-        )
-        .with_status(403)
-        .with_field("AWSAccessKeyId", key)
-        .with_field("StringToSign", to_sign)
-        .with_field("SignatureProvided", provided)
-        .with_field("StringToSignBytes", signature::spaced_hex(to_sign));
-        if let Some(canonical) = canonical {
-            error = error
-                .with_field("CanonicalRequest", canonical)
-                .with_field("CanonicalRequestBytes", signature::spaced_hex(canonical));
-        }
-        return error;
+        return s3_mismatch(key, provided, to_sign, canonical);
     }
     let mut message = "The request signature we calculated does not match the signature you \
                        provided. Check your AWS Secret Access Key and signing method. Consult \
@@ -306,6 +335,27 @@ fn mismatch(req: &Signed<'_>, key: &str, provided: &str, expected: &Expected) ->
         ));
     }
     signature_error(req.protocol, message)
+}
+
+/// S3's `SignatureDoesNotMatch`, with what the server signed (and its canonical request,
+/// for a request's own signature rather than a chunk's).
+pub fn s3_mismatch(key: &str, provided: &str, to_sign: &str, canonical: Option<&str>) -> AwsError {
+    let mut error = AwsError::new(
+        "SignatureDoesNotMatch",
+        "The request signature we calculated does not match the signature you provided. \
+         Check your key and signing method.",
+    )
+    .with_status(403)
+    .with_field("AWSAccessKeyId", key)
+    .with_field("StringToSign", to_sign)
+    .with_field("SignatureProvided", provided)
+    .with_field("StringToSignBytes", signature::spaced_hex(to_sign));
+    if let Some(canonical) = canonical {
+        error = error
+            .with_field("CanonicalRequest", canonical)
+            .with_field("CanonicalRequestBytes", signature::spaced_hex(canonical));
+    }
+    error
 }
 
 /// A key nobody issued, in the protocol's words.

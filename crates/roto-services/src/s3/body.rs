@@ -202,7 +202,8 @@ pub(crate) async fn receive(
     match (body, inline) {
         (Some(mut body), _) => {
             while let Some(frame) = body.frame().await {
-                let frame = frame.map_err(|_| errors::incomplete_body())?;
+                let frame = frame
+                    .map_err(|e| AwsError::carried(&e).unwrap_or_else(errors::incomplete_body))?;
                 if let Ok(data) = frame.into_data() {
                     consume(&data, &mut writer)?;
                 }

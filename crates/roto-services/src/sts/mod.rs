@@ -17,7 +17,7 @@ mod federation;
 use std::io;
 use std::sync::Arc;
 
-use roto_core::access::{Access, Principal};
+use roto_core::access::{self, Access, Principal};
 use roto_core::featureless::{self, Featureless};
 use roto_core::identity::{
     account_of_access_key, issue_access_key_id, issue_secret_key, issue_session_token,
@@ -84,20 +84,29 @@ impl Sts {
     /// The identity behind credentials this STS issued; other keys have none, and are
     /// told apart without touching the store.
     fn session(&self, access_key: &str) -> AwsResult<Option<Identity>> {
+        Ok(self
+            .session_until(access_key)?
+            .map(|(identity, _)| identity))
+    }
+
+    /// A session's identity and when it expires (epoch millis).
+    fn session_until(&self, access_key: &str) -> AwsResult<Option<(Identity, i64)>> {
         if !access_key.starts_with("ASIA") || account_of_access_key(access_key).is_none() {
             return Ok(None);
         }
         self.env.store.with(|c| {
             c.prepare_cached(
-                "SELECT account, arn, user_id, policy FROM sts_sessions WHERE access_key = ?1",
+                "SELECT account, arn, user_id, policy, expiration FROM sts_sessions
+                 WHERE access_key = ?1",
             )?
             .query_row([access_key], |r| {
-                Ok(Identity {
+                let identity = Identity {
                     account: r.get(0)?,
                     arn: r.get(1)?,
                     user_id: r.get(2)?,
                     policy: r.get(3)?,
-                })
+                };
+                Ok((identity, r.get(4)?))
             })
             .optional()
             .map_err(AwsError::from)
@@ -520,17 +529,25 @@ impl Service for Sts {
     }
 
     fn identify(&self, _: &Context, access_key: &str) -> AwsResult<Option<Principal>> {
-        Ok(self.session(access_key)?.map(enforce::principal))
+        match self.session_until(access_key)? {
+            Some((_, until)) if until <= now_millis() => Err(access::expired_token()),
+            session => Ok(session.map(|(identity, _)| enforce::principal(identity))),
+        }
     }
 
     fn secret_key(&self, access_key: &str) -> AwsResult<Option<String>> {
-        self.env.store.with(|c| {
-            c.prepare_cached("SELECT secret FROM sts_sessions WHERE access_key = ?1")?
-                .query_row([access_key], |r| r.get::<_, Option<String>>(0))
+        let row = self.env.store.with(|c| {
+            c.prepare_cached("SELECT secret, expiration FROM sts_sessions WHERE access_key = ?1")?
+                .query_row([access_key], |r| {
+                    Ok((r.get::<_, Option<String>>(0)?, r.get::<_, i64>(1)?))
+                })
                 .optional()
-                .map(Option::flatten)
                 .map_err(AwsError::from)
-        })
+        })?;
+        match row {
+            Some((_, until)) if until <= now_millis() => Err(access::expired_token()),
+            row => Ok(row.and_then(|(secret, _)| secret)),
+        }
     }
 }
 
