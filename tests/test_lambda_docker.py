@@ -417,6 +417,50 @@ def handler(event, context):
 
 
 @needs_image(PYTHON_IMAGE)
+def test_dynamodb_and_kinesis_stream_mappings_deliver_to_a_container(docker_server, dlam):
+    sqs = make_client(docker_server, "sqs")
+    ddb = make_client(docker_server, "dynamodb")
+    kinesis = make_client(docker_server, "kinesis")
+    out_url = sqs.create_queue(QueueName=unique("dstreams"))["QueueUrl"]
+    handler = f"""
+import base64, boto3
+def handler(event, context):
+    sqs = boto3.client("sqs")
+    for record in event["Records"]:
+        if record["eventSource"] == "aws:dynamodb":
+            seen = "dynamodb " + record["eventName"] + " " + record["dynamodb"]["Keys"]["id"]["S"]
+        else:
+            seen = "kinesis " + base64.b64decode(record["kinesis"]["data"]).decode()
+        sqs.send_message(QueueUrl={out_url!r}, MessageBody=seen)
+"""
+    name = unique("dstream")
+    dlam.create_function(FunctionName=name, Runtime="python3.12", Role=ROLE, Handler="app.handler", Timeout=30,
+                         Code={"ZipFile": zip_of({"app.py": handler})})
+    table = ddb.create_table(
+        TableName=unique("dtable"), BillingMode="PAY_PER_REQUEST",
+        AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
+        KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
+        StreamSpecification={"StreamEnabled": True, "StreamViewType": "NEW_IMAGE"})["TableDescription"]
+    stream = unique("dkin")
+    kinesis.create_stream(StreamName=stream, ShardCount=1)
+    kinesis.get_waiter("stream_exists").wait(StreamName=stream, WaiterConfig={"Delay": 0.2})
+    stream_arn = kinesis.describe_stream_summary(StreamName=stream)["StreamDescriptionSummary"]["StreamARN"]
+    for source in (table["LatestStreamArn"], stream_arn):
+        dlam.create_event_source_mapping(EventSourceArn=source, FunctionName=name, BatchSize=1,
+                                         StartingPosition="TRIM_HORIZON")
+    ddb.put_item(TableName=table["TableName"], Item={"id": {"S": "order-1"}})
+    kinesis.put_record(StreamName=stream, Data=b"click-1", PartitionKey="p")
+    seen: set[str] = set()
+
+    def both_seen():
+        for m in sqs.receive_message(QueueUrl=out_url, WaitTimeSeconds=1, MaxNumberOfMessages=10).get("Messages", []):
+            seen.add(m["Body"])
+        return seen >= {"dynamodb INSERT order-1", "kinesis click-1"}
+
+    assert wait_for(both_seen, timeout=60), seen
+
+
+@needs_image(PYTHON_IMAGE)
 def test_async_invocations_retry_in_the_container_and_reach_their_destinations(docker_server, dlam):
     sqs = make_client(docker_server, "sqs")
     ok_url = sqs.create_queue(QueueName=unique("dok"))["QueueUrl"]
