@@ -1,18 +1,43 @@
 //! KMS's side of `--enforce-iam`: a call's key ARN (from `KeyId`: an id, an ARN or an
-//! alias) and the key's policy. A key policy that names the account's root delegates to
-//! IAM policies, as AWS reads the default key policy. A key of another account, which KMS
-//! cannot find from the caller's, is that account's, with no policy the caller could read.
+//! alias; else the key a ciphertext names), the key's policy and what the key's grants give the caller (`grants.rs`). A key
+//! policy that names the account's root delegates to IAM policies, as AWS reads the
+//! default key policy. A key of another account, which KMS cannot find from the caller's,
+//! is that account's, with no policy the caller could read.
 
-use roto_core::access::{self, Access, ResourcePolicy};
+use roto_core::access::{self, Access, Grant, Principal, ResourcePolicy};
 use roto_core::{AwsResult, Context, Value};
 
-use super::Kms;
+use super::{key_arn, Kms};
 
 impl Kms {
     /// What a KMS call asks.
-    pub(super) fn access_of(&self, ctx: &Context, op: &str, input: &Value) -> AwsResult<Access> {
+    pub(super) fn access_of(
+        &self,
+        ctx: &Context,
+        who: &Principal,
+        op: &str,
+        input: &Value,
+    ) -> AwsResult<Access> {
         let mut out = access::generic(&super::SPEC, op, input);
-        let Some(key_id) = input.str("KeyId") else {
+        if op == "RetireGrant" {
+            if let Some((key_id, grant)) = self.retire_access(ctx, who, input)? {
+                out.resource = key_arn(&ctx.region, &ctx.account, &key_id);
+                out.policy = Some(ResourcePolicy {
+                    owner: ctx.account.clone(),
+                    document: self.policy_of(ctx, &key_id),
+                    grant,
+                    ..ResourcePolicy::default()
+                });
+            }
+            return Ok(out);
+        }
+        // Decrypt and ReEncrypt may name no key: the ciphertext does.
+        let from_blob = input
+            .get("CiphertextBlob")
+            .and_then(Value::as_blob)
+            .and_then(super::ops::parse_blob)
+            .map(|(id, _, _)| id);
+        let Some(key_id) = input.str("KeyId").or(from_blob) else {
             return Ok(out);
         };
         let Ok(key) = self.find_key(ctx, key_id) else {
@@ -25,16 +50,24 @@ impl Kms {
             }
             return Ok(out);
         };
-        let policy = self
-            .get_key_policy(ctx, &Value::map().with("KeyId", key.id.as_str()))
-            .ok()
-            .and_then(|p| p.str("Policy").map(str::to_string));
+        let grant = match key.account == ctx.account {
+            true => self.grant_access(ctx, &key.id, who, op, input)?,
+            false => Grant::None,
+        };
         out.resource = key.arn.clone();
         out.policy = Some(ResourcePolicy {
             owner: key.account.clone(),
-            document: policy,
+            document: self.policy_of(ctx, &key.id),
+            grant,
             ..ResourcePolicy::default()
         });
         Ok(out)
+    }
+
+    /// A key's policy document.
+    fn policy_of(&self, ctx: &Context, key_id: &str) -> Option<String> {
+        self.get_key_policy(ctx, &Value::map().with("KeyId", key_id))
+            .ok()
+            .and_then(|p| p.str("Policy").map(str::to_string))
     }
 }

@@ -1,9 +1,15 @@
-//! Grants: stored and listed as AWS returns them (they are not enforced, like policies).
+//! Grants: stored and listed as AWS returns them, and, under `--enforce-iam`, what they
+//! give a caller ([`Kms::grant_access`], [`Kms::retire_access`]): a grant naming the
+//! caller (its user, its role, its own session) for the operation, whose constraints the
+//! request's encryption context meets, allows it without any policy; a grant naming the
+//! caller's account delegates to that account's IAM policies, as a key policy would.
 
+use roto_core::access::{Grant, Principal, PrincipalKind};
 use roto_core::protocol::json::value_to_json;
 use roto_core::store::Cached;
 use roto_core::timestamp::now_millis;
 use roto_core::{AwsError, AwsResult, Context, Value};
+use rusqlite::OptionalExtension;
 
 use super::keys::list_page;
 use super::{crypto, key_arn, Kms};
@@ -164,5 +170,139 @@ impl Kms {
         let key = self.find_key(ctx, key_id)?;
         self.delete_grant(ctx, &key.id, grant_id)?;
         Ok(Value::map())
+    }
+}
+
+/// What a grant's `GranteePrincipal` (or `RetiringPrincipal`) gives `who`: a user, a role
+/// (for its sessions) or a session named is the caller; the account's root or id, its
+/// account.
+fn names(principal: Option<&str>, who: &Principal) -> Grant {
+    let Some(principal) = principal else {
+        return Grant::None;
+    };
+    let role = |arn: &str| {
+        let prefix = format!("arn:aws:iam::{}:role/", who.account);
+        arn.strip_prefix(&prefix)
+            .and_then(|path| path.rsplit('/').next())
+            .is_some_and(|name| Some(name) == who.name.as_deref())
+    };
+    if principal == who.arn || (who.kind == PrincipalKind::AssumedRole && role(principal)) {
+        Grant::Caller
+    } else if principal == who.account || principal == format!("arn:aws:iam::{}:root", who.account)
+    {
+        Grant::Account
+    } else {
+        Grant::None
+    }
+}
+
+/// Whether a request's encryption context meets a grant's constraints: every pair of
+/// `EncryptionContextSubset` in it, exactly the pairs of `EncryptionContextEquals`.
+fn constraints_met(constraints: Option<&Value>, context: Option<&Value>) -> bool {
+    let empty = Default::default();
+    let context = context.and_then(Value::as_map).unwrap_or(&empty);
+    let Some(constraints) = constraints else {
+        return true;
+    };
+    let subset = constraints
+        .get("EncryptionContextSubset")
+        .and_then(Value::as_map)
+        .is_none_or(|pairs| pairs.iter().all(|(k, v)| context.get(k) == Some(v)));
+    let equals = constraints
+        .get("EncryptionContextEquals")
+        .and_then(Value::as_map)
+        .is_none_or(|pairs| pairs == context);
+    subset && equals
+}
+
+fn allows_operation(grant: &Value, operation: &str) -> bool {
+    grant
+        .get("Operations")
+        .and_then(Value::as_list)
+        .is_some_and(|ops| ops.iter().any(|o| o.as_str() == Some(operation)))
+}
+
+fn stored(json: &str) -> Value {
+    serde_json::from_str(json)
+        .map(|j| Value::from_json(&j))
+        .unwrap_or_else(|_| Value::map())
+}
+
+impl Kms {
+    /// What the key's grants give `who` for `operation` with the request's `input`: the
+    /// strongest of the grants that name the caller (or its account), list the operation
+    /// and whose constraints hold.
+    pub(super) fn grant_access(
+        &self,
+        ctx: &Context,
+        key_id: &str,
+        who: &Principal,
+        operation: &str,
+        input: &Value,
+    ) -> AwsResult<Grant> {
+        let grants: Vec<String> = self.env.store.with(|c| {
+            let mut st = c.prepare_cached(
+                "SELECT grant FROM kms_grants WHERE account = ?1 AND region = ?2 AND key_id = ?3",
+            )?;
+            let rows = st.query_map([&ctx.account, &ctx.region, key_id], |r| r.get(0))?;
+            rows.collect::<rusqlite::Result<_>>()
+                .map_err(AwsError::from)
+        })?;
+        let mut best = Grant::None;
+        for grant in grants.iter().map(|json| stored(json)) {
+            if !allows_operation(&grant, operation)
+                || !constraints_met(grant.get("Constraints"), input.get("EncryptionContext"))
+            {
+                continue;
+            }
+            match names(grant.str("GranteePrincipal"), who) {
+                Grant::Caller => return Ok(Grant::Caller),
+                Grant::Account => best = Grant::Account,
+                Grant::None => {}
+            }
+        }
+        Ok(best)
+    }
+
+    /// The key a `RetireGrant` names (by its token, or its key and id) and what that grant
+    /// gives `who`: its retiring principal, and its grantee when it lists `RetireGrant`,
+    /// may retire it.
+    pub(super) fn retire_access(
+        &self,
+        ctx: &Context,
+        who: &Principal,
+        input: &Value,
+    ) -> AwsResult<Option<(String, Grant)>> {
+        let token = input.str("GrantToken").unwrap_or_default();
+        let grant_id = input.str("GrantId").unwrap_or_default();
+        let key_id = match input.str("KeyId") {
+            Some(key_id) => self.find_key(ctx, key_id).map(|k| k.id).unwrap_or_default(),
+            None => String::new(),
+        };
+        let row: Option<(String, String)> = self.env.store.with(|c| {
+            c.prepare_cached(
+                "SELECT key_id, grant FROM kms_grants WHERE account = ?1 AND region = ?2
+                   AND (grant_token = ?3 OR (key_id = ?4 AND grant_id = ?5))",
+            )?
+            .query_row([&ctx.account, &ctx.region, token, &key_id, grant_id], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })
+            .optional()
+            .map_err(AwsError::from)
+        })?;
+        Ok(row.map(|(key_id, json)| {
+            let grant = stored(&json);
+            let retiring = names(grant.str("RetiringPrincipal"), who);
+            let grantee = match allows_operation(&grant, "RetireGrant") {
+                true => names(grant.str("GranteePrincipal"), who),
+                false => Grant::None,
+            };
+            let strongest = match (retiring, grantee) {
+                (Grant::Caller, _) | (_, Grant::Caller) => Grant::Caller,
+                (Grant::Account, _) | (_, Grant::Account) => Grant::Account,
+                _ => Grant::None,
+            };
+            (key_id, strongest)
+        }))
     }
 }

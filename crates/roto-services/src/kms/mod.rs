@@ -670,8 +670,8 @@ impl Service for Kms {
         })
     }
 
-    fn access(&self, ctx: &Context, _: &Principal, op: &str, input: &Value) -> AwsResult<Access> {
-        self.access_of(ctx, op, input)
+    fn access(&self, ctx: &Context, who: &Principal, op: &str, input: &Value) -> AwsResult<Access> {
+        self.access_of(ctx, who, op, input)
     }
 }
 

@@ -37,7 +37,7 @@ fn context_aad(context: Option<&Value>) -> Vec<u8> {
 
 /// The key id and material generation a symmetric ciphertext blob names, and its sealed
 /// part.
-fn parse_blob(blob: &[u8]) -> Option<(&str, u32, &[u8])> {
+pub(super) fn parse_blob(blob: &[u8]) -> Option<(&str, u32, &[u8])> {
     let (&version, rest) = blob.split_first()?;
     let (&len, rest) = rest.split_first()?;
     if version != BLOB_VERSION || rest.len() < usize::from(len) + 4 + crypto::NONCE_LEN {
