@@ -2,7 +2,7 @@
 //! outputs), the resources each holds, the events each operation records, change sets and
 //! exports.
 
-use roto_core::store::Store;
+use roto_core::store::{Cached, Store};
 use roto_core::timestamp::now_millis;
 use roto_core::{AwsError, AwsResult, Context};
 use rusqlite::{params, OptionalExtension};
@@ -177,7 +177,7 @@ pub(crate) fn all_stacks(store: &Store, ctx: &Context, deleted: bool) -> AwsResu
 /// Writes a stack whole.
 pub(crate) fn put_stack(store: &Store, s: &Stack) -> AwsResult<()> {
     store.with(|c| {
-        c.execute(
+        c.execute_cached(
             &format!("INSERT OR REPLACE INTO cloudformation_stacks ({STACK_COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)"),
             params![s.id, s.account, s.region, s.name, s.status, s.reason, s.created, s.updated, s.deleted, s.body, to_text(&s.meta)],
         )?;
@@ -194,7 +194,7 @@ pub(crate) fn set_status(
 ) -> AwsResult<()> {
     store.with(|c| {
         let deleted = (status == "DELETE_COMPLETE").then(now_millis);
-        c.execute(
+        c.execute_cached(
             "UPDATE cloudformation_stacks SET status = ?2, reason = ?3, deleted = COALESCE(?4, deleted) WHERE stack_id = ?1",
             params![id, status, reason, deleted],
         )?;
@@ -245,7 +245,7 @@ pub(crate) fn resources(store: &Store, stack_id: &str) -> AwsResult<Vec<Resource
 /// Writes a resource row whole.
 pub(crate) fn put_resource(store: &Store, stack_id: &str, r: &ResourceRow) -> AwsResult<()> {
     store.with(|c| {
-        c.execute(
+        c.execute_cached(
             "INSERT OR REPLACE INTO cloudformation_resources
              (stack_id, logical_id, kind, physical_id, status, reason, updated, seq, props, resolved)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
@@ -258,7 +258,7 @@ pub(crate) fn put_resource(store: &Store, stack_id: &str, r: &ResourceRow) -> Aw
 /// Removes a resource row.
 pub(crate) fn remove_resource(store: &Store, stack_id: &str, logical_id: &str) -> AwsResult<()> {
     store.with(|c| {
-        c.execute(
+        c.execute_cached(
             "DELETE FROM cloudformation_resources WHERE stack_id = ?1 AND logical_id = ?2",
             params![stack_id, logical_id],
         )?;
@@ -283,7 +283,7 @@ pub(crate) struct EventRow {
 /// never share a time, and clients that sort them by time (the CDK's) keep their order.
 pub(crate) fn add_event(store: &Store, stack_id: &str, e: &EventRow) -> AwsResult<()> {
     store.with(|c| {
-        c.execute(
+        c.execute_cached(
             "INSERT INTO cloudformation_events (stack_id, event_id, logical_id, physical_id, kind, status, reason, at, props)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, MAX(?8, COALESCE((SELECT at + 1 FROM cloudformation_events
                  WHERE stack_id = ?1 ORDER BY seq DESC LIMIT 1), ?8)), ?9)",
@@ -343,7 +343,7 @@ pub(crate) fn set_exports(
         for o in outputs {
             let Some(name) = &o.export else { continue };
             let holder: Option<String> = tx
-                .query_row(
+                .query_row_cached(
                     "SELECT stack_id FROM cloudformation_exports WHERE account = ?1 AND region = ?2 AND name = ?3",
                     params![stack.account, stack.region, name],
                     |r| r.get(0),
@@ -354,10 +354,10 @@ pub(crate) fn set_exports(
                 return Ok(Err(format!("Export with name {name} is already exported by stack {holder_name}")));
             }
         }
-        tx.execute("DELETE FROM cloudformation_exports WHERE stack_id = ?1", [&stack.id])?;
+        tx.execute_cached("DELETE FROM cloudformation_exports WHERE stack_id = ?1", [&stack.id])?;
         for o in outputs {
             if let Some(name) = &o.export {
-                tx.execute(
+                tx.execute_cached(
                     "INSERT INTO cloudformation_exports (account, region, name, value, stack_id) VALUES (?1, ?2, ?3, ?4, ?5)",
                     params![stack.account, stack.region, name, o.value, stack.id],
                 )?;
@@ -408,7 +408,7 @@ fn changeset_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<ChangeSetRow> {
 /// Writes a change set whole.
 pub(crate) fn put_change_set(store: &Store, ctx: &Context, cs: &ChangeSetRow) -> AwsResult<()> {
     store.with(|c| {
-        c.execute(
+        c.execute_cached(
             &format!("INSERT OR REPLACE INTO cloudformation_changesets (account, region, {CHANGESET_COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)"),
             params![ctx.account, ctx.region, cs.id, cs.name, cs.stack_id, cs.kind, cs.status, cs.execution, cs.reason, cs.created, cs.body, to_text(&cs.meta), to_text(&cs.changes)],
         )?;
@@ -436,7 +436,7 @@ pub(crate) fn change_sets(
 /// Removes a change set.
 pub(crate) fn remove_change_set(store: &Store, id: &str) -> AwsResult<()> {
     store.with(|c| {
-        c.execute("DELETE FROM cloudformation_changesets WHERE id = ?1", [id])?;
+        c.execute_cached("DELETE FROM cloudformation_changesets WHERE id = ?1", [id])?;
         Ok(())
     })
 }
@@ -444,7 +444,7 @@ pub(crate) fn remove_change_set(store: &Store, id: &str) -> AwsResult<()> {
 /// Removes every change set of a stack.
 pub(crate) fn remove_change_sets(store: &Store, stack_id: &str) -> AwsResult<()> {
     store.with(|c| {
-        c.execute(
+        c.execute_cached(
             "DELETE FROM cloudformation_changesets WHERE stack_id = ?1",
             [stack_id],
         )?;
