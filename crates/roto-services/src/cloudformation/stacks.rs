@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use roto_core::timestamp::now_millis;
-use roto_core::{AwsError, AwsResult, Context, Request, Value};
+use roto_core::{AwsError, AwsResult, Context, Dispatcher, Request, Value};
 use serde_json::Value as Json;
 
 use super::deploy::{self, Job};
@@ -70,20 +70,33 @@ pub(crate) fn s3_location(url: &str) -> Option<(String, String)> {
 async fn fetch(inner: &Inner, ctx: &Context, url: &str) -> AwsResult<String> {
     let (bucket, key) =
         s3_location(url).ok_or_else(|| validation("TemplateURL must be a supported URL."))?;
-    let input = Value::map()
-        .with("Bucket", bucket.as_str())
-        .with("Key", key.as_str());
-    let response = inner
-        .dispatcher()?
-        .call_request(ctx, "s3", "GetObject", Request::new(input))
+    let bytes = s3_object(&*inner.dispatcher()?, ctx, &bucket, &key, None)
         .await
         .map_err(|e| validation(format!("S3 error: {}", e.message)))?;
-    let bytes = response.into_payload().await?;
     if bytes.len() > template::MAX_BODY {
         return Err(validation("Template may not exceed 1000000 bytes in size."));
     }
     String::from_utf8(bytes)
         .map_err(|_| validation("Template format error: the template is not UTF-8"))
+}
+
+/// An object's bytes from Roto's S3 (templates, and the documents resources name by their
+/// S3 location).
+pub(crate) async fn s3_object(
+    dispatcher: &Dispatcher,
+    ctx: &Context,
+    bucket: &str,
+    key: &str,
+    version: Option<&str>,
+) -> AwsResult<Vec<u8>> {
+    let input = Value::map()
+        .with("Bucket", bucket)
+        .with("Key", key)
+        .with_opt("VersionId", version);
+    let response = dispatcher
+        .call_request(ctx, "s3", "GetObject", Request::new(input))
+        .await?;
+    response.into_payload().await
 }
 
 /// A template read and checked as CloudFormation checks one before it runs anything.

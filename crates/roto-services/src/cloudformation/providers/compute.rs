@@ -1,5 +1,6 @@
-//! Providers of compute types: Lambda functions (inline `ZipFile` or S3 code), layer
-//! versions, permissions, event source mappings and URLs, and Step Functions state machines.
+//! Providers of compute types: Lambda functions (inline `ZipFile` or S3 code), versions,
+//! aliases, layer versions, permissions, event source mappings and URLs, and Step
+//! Functions state machines and activities.
 
 use roto_core::Value;
 use serde_json::{json, Value as Json};
@@ -26,7 +27,7 @@ pub(crate) const FUNCTION: Provider = Provider {
     },
 };
 
-const FUNCTION_CONFIG: [&str; 14] = [
+const FUNCTION_CONFIG: [&str; 13] = [
     "Role",
     "Handler",
     "Runtime",
@@ -37,11 +38,20 @@ const FUNCTION_CONFIG: [&str; 14] = [
     "Layers",
     "TracingConfig",
     "DeadLetterConfig",
-    "KMSKeyArn",
     "EphemeralStorage",
     "LoggingConfig",
     "VpcConfig",
 ];
+
+/// The function's configuration as Create/UpdateFunctionConfiguration's input: the
+/// properties that keep their name, and `KmsKeyArn`, which the API spells `KMSKeyArn`.
+fn function_config(c: &Call) -> Json {
+    with(
+        pick(&c.props, &FUNCTION_CONFIG),
+        "KMSKeyArn",
+        c.props.get("KmsKeyArn").cloned().unwrap_or_default(),
+    )
+}
 
 /// The function's code as CreateFunction's `Code`: inline source zipped as `index.<ext>`,
 /// or the S3 location or image as given.
@@ -65,7 +75,7 @@ fn code(c: &Call) -> Value {
 
 async fn function_create(c: &Call) -> Outcome {
     let name = c.name("FunctionName", 64);
-    let mut input = pick(&c.props, &FUNCTION_CONFIG);
+    let mut input = function_config(c);
     for extra in ["Architectures", "PackageType"] {
         input = with(
             input,
@@ -88,11 +98,7 @@ async fn function_create(c: &Call) -> Outcome {
 
 async fn function_update(c: &Call) -> Outcome {
     let name = c.physical().to_string();
-    let config = with(
-        pick(&c.props, &FUNCTION_CONFIG),
-        "FunctionName",
-        json!(name),
-    );
+    let config = with(function_config(c), "FunctionName", json!(name));
     c.api("lambda", "UpdateFunctionConfiguration", config)
         .await?;
     if c.props.get("Code") != c.old_props.get("Code") {
@@ -358,12 +364,7 @@ async fn machine_create(c: &Call) -> Outcome {
         "tracingConfiguration",
         c.props["TracingConfiguration"].clone(),
     );
-    let tags: Vec<Json> = c.props["Tags"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .map(|t| json!({"key": t["Key"], "value": t["Value"]}))
-        .collect();
+    let tags = lower_tags(c);
     if !tags.is_empty() {
         input = with(input, "tags", Json::Array(tags));
     }
@@ -376,4 +377,106 @@ async fn machine_update(c: &Call) -> Outcome {
     let input = json!({"stateMachineArn": c.physical(), "definition": definition(c)?, "roleArn": c.props["RoleArn"]});
     c.api("stepfunctions", "UpdateStateMachine", input).await?;
     Ok(c.previous.clone())
+}
+
+pub(crate) const VERSION: Provider = Provider {
+    kind: "AWS::Lambda::Version",
+    replaces: &["FunctionName", "Description", "CodeSha256", "RuntimePolicy"],
+    create: |c| {
+        Box::pin(async move {
+            let input = pick(&c.props, &["FunctionName", "Description", "CodeSha256"]);
+            let out = c.api("lambda", "PublishVersion", input).await?;
+            let arn = out["FunctionArn"].as_str().unwrap_or_default();
+            Ok(resolved(
+                arn,
+                json!({"FunctionArn": arn, "Version": out["Version"]}),
+            ))
+        })
+    },
+    update: Some(|c| Box::pin(async move { Ok(c.previous.clone()) })),
+    delete: |c| {
+        Box::pin(async move {
+            let Some((function, version)) = c.physical().rsplit_once(':') else {
+                return Ok(());
+            };
+            let input = json!({"FunctionName": function, "Qualifier": version});
+            gone_ok(c.api("lambda", "DeleteFunction", input).await)
+        })
+    },
+};
+
+pub(crate) const ALIAS: Provider = Provider {
+    kind: "AWS::Lambda::Alias",
+    replaces: &["FunctionName", "Name"],
+    create: |c| Box::pin(alias_put(c, "CreateAlias")),
+    update: Some(|c| Box::pin(alias_put(c, "UpdateAlias"))),
+    delete: |c| {
+        Box::pin(async move {
+            let input = pick(&c.props, &["FunctionName", "Name"]);
+            gone_ok(c.api("lambda", "DeleteAlias", input).await)
+        })
+    },
+};
+
+/// Creates or updates the alias; the template's routing weights (a list of
+/// `{FunctionVersion, FunctionWeight}`) are the API's map of version to weight.
+async fn alias_put(c: &Call, operation: &str) -> Outcome {
+    let mut input = pick(
+        &c.props,
+        &["FunctionName", "Name", "FunctionVersion", "Description"],
+    );
+    if let Some(weights) = c.props["RoutingConfig"]["AdditionalVersionWeights"].as_array() {
+        let weights: serde_json::Map<String, Json> = weights
+            .iter()
+            .filter_map(|w| {
+                Some((
+                    w["FunctionVersion"].as_str()?.to_string(),
+                    w["FunctionWeight"].clone(),
+                ))
+            })
+            .collect();
+        input = with(
+            input,
+            "RoutingConfig",
+            json!({"AdditionalVersionWeights": weights}),
+        );
+    }
+    let out = c.api("lambda", operation, input).await?;
+    let arn = out["AliasArn"].as_str().unwrap_or_default();
+    Ok(resolved(arn, json!({"AliasArn": arn})))
+}
+
+pub(crate) const ACTIVITY: Provider = Provider {
+    kind: "AWS::StepFunctions::Activity",
+    replaces: &["Name"],
+    create: |c| {
+        Box::pin(async move {
+            let name = c.name("Name", 80);
+            let mut input = json!({"name": name});
+            let tags = lower_tags(c);
+            if !tags.is_empty() {
+                input = with(input, "tags", Json::Array(tags));
+            }
+            let out = c.api("stepfunctions", "CreateActivity", input).await?;
+            let arn = out["ActivityArn"].as_str().unwrap_or_default();
+            Ok(resolved(arn, json!({"Arn": arn, "Name": name})))
+        })
+    },
+    update: Some(|c| Box::pin(async move { Ok(c.previous.clone()) })),
+    delete: |c| {
+        Box::pin(async move {
+            let input = json!({"activityArn": c.physical()});
+            gone_ok(c.api("stepfunctions", "DeleteActivity", input).await)
+        })
+    },
+};
+
+/// The template's tags as Step Functions' (`[{key, value}]`).
+fn lower_tags(c: &Call) -> Vec<Json> {
+    c.props["Tags"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|t| json!({"key": t["Key"], "value": t["Value"]}))
+        .collect()
 }

@@ -1,6 +1,6 @@
 //! Providers of storage and configuration types: S3 buckets and bucket policies, DynamoDB
-//! tables, SSM parameters, Secrets Manager secrets, KMS keys and aliases, Logs groups and
-//! Kinesis streams.
+//! tables, SSM parameters, Secrets Manager secrets, KMS keys and aliases, Logs groups,
+//! Kinesis streams and Firehose delivery streams.
 
 use serde_json::{json, Map, Value as Json};
 
@@ -683,3 +683,23 @@ async fn stream_create(c: &Call) -> Outcome {
     let arn = c.arn("kinesis", &format!("stream/{name}"));
     Ok(resolved(name, json!({"Arn": arn})))
 }
+
+pub(crate) const DELIVERY_STREAM: Provider = Provider {
+    kind: "AWS::KinesisFirehose::DeliveryStream",
+    replaces: &[],
+    create: |c| {
+        Box::pin(async move {
+            let name = c.name("DeliveryStreamName", 64);
+            let input = with(c.props.clone(), "DeliveryStreamName", json!(name));
+            let out = c.api("firehose", "CreateDeliveryStream", input).await?;
+            Ok(resolved(name, json!({"Arn": out["DeliveryStreamARN"]})))
+        })
+    },
+    update: None,
+    delete: |c| {
+        Box::pin(async move {
+            let input = json!({"DeliveryStreamName": c.physical()});
+            gone_ok(c.api("firehose", "DeleteDeliveryStream", input).await)
+        })
+    },
+};

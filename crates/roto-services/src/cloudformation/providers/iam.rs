@@ -1,5 +1,6 @@
-//! Providers of IAM types: roles (with their inline and managed policies), inline
-//! policies attached to roles, users and groups, and managed policies.
+//! Providers of IAM types: roles, users and groups (each with its inline and managed
+//! policies; users with their groups and login profile), inline policies attached to
+//! them, managed policies, instance profiles and access keys.
 
 use serde_json::{json, Value as Json};
 
@@ -37,7 +38,7 @@ async fn role_create(c: &Call) -> Outcome {
         old_props: Json::Null,
         ..c.clone()
     };
-    role_policies(&call).await?;
+    own_policies(&call, ROLE_PRINCIPAL).await?;
     let role = &out["Role"];
     Ok(resolved(
         name,
@@ -45,10 +46,18 @@ async fn role_create(c: &Call) -> Outcome {
     ))
 }
 
-/// Puts the role's inline policies and attaches its managed ones, removing those the
-/// previous properties had and these do not.
-async fn role_policies(c: &Call) -> Result<(), String> {
-    let role = c.physical();
+/// A principal of IAM policies: the member that names it and the noun of its policy
+/// operations (`Role`: `RoleName`, `PutRolePolicy`, `AttachRolePolicy`, ...).
+type Principal = (&'static str, &'static str);
+
+const ROLE_PRINCIPAL: Principal = ("RoleName", "Role");
+const USER_PRINCIPAL: Principal = ("UserName", "User");
+const GROUP_PRINCIPAL: Principal = ("GroupName", "Group");
+
+/// Puts the principal's inline policies (`Policies`) and attaches its managed ones
+/// (`ManagedPolicyArns`), removing those the previous properties had and these do not.
+async fn own_policies(c: &Call, (member, noun): Principal) -> Result<(), String> {
+    let principal = c.physical();
     let names = |props: &Json| -> Vec<String> {
         props["Policies"]
             .as_array()
@@ -62,53 +71,62 @@ async fn role_policies(c: &Call) -> Result<(), String> {
         .iter()
         .filter(|n| !new_names.contains(n))
     {
-        gone_ok(
-            c.api(
-                "iam",
-                "DeleteRolePolicy",
-                json!({"RoleName": role, "PolicyName": old}),
-            )
-            .await,
-        )?;
+        let input = json!({member: principal, "PolicyName": old});
+        gone_ok(c.api("iam", &format!("Delete{noun}Policy"), input).await)?;
     }
     for p in c.props["Policies"].as_array().into_iter().flatten() {
         let document = match &p["PolicyDocument"] {
             Json::String(s) => s.clone(),
             other => other.to_string(),
         };
-        c.api(
-            "iam",
-            "PutRolePolicy",
-            json!({"RoleName": role, "PolicyName": p["PolicyName"], "PolicyDocument": document}),
-        )
-        .await?;
+        let input =
+            json!({member: principal, "PolicyName": p["PolicyName"], "PolicyDocument": document});
+        c.api("iam", &format!("Put{noun}Policy"), input).await?;
     }
-    let arns = |props: &Json| -> Vec<String> {
-        props["ManagedPolicyArns"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(|a| a.as_str().map(str::to_string))
-            .collect()
-    };
-    let (new_arns, old_arns) = (arns(&c.props), arns(&c.old_props));
+    let (new_arns, old_arns) = (
+        members(&c.props, "ManagedPolicyArns"),
+        members(&c.old_props, "ManagedPolicyArns"),
+    );
     for old in old_arns.iter().filter(|a| !new_arns.contains(a)) {
-        gone_ok(
-            c.api(
-                "iam",
-                "DetachRolePolicy",
-                json!({"RoleName": role, "PolicyArn": old}),
-            )
-            .await,
-        )?;
+        let input = json!({member: principal, "PolicyArn": old});
+        gone_ok(c.api("iam", &format!("Detach{noun}Policy"), input).await)?;
     }
     for arn in new_arns.iter().filter(|a| !old_arns.contains(a)) {
-        c.api(
+        let input = json!({member: principal, "PolicyArn": arn});
+        c.api("iam", &format!("Attach{noun}Policy"), input).await?;
+    }
+    Ok(())
+}
+
+/// Deletes every inline policy the principal has and detaches every managed one, as IAM
+/// requires before the principal itself is deleted.
+async fn drop_policies(c: &Call, (member, noun): Principal) -> Result<(), String> {
+    let principal = c.physical();
+    let listed = c
+        .api(
             "iam",
-            "AttachRolePolicy",
-            json!({"RoleName": role, "PolicyArn": arn}),
+            &format!("List{noun}Policies"),
+            json!({member: principal}),
         )
-        .await?;
+        .await
+        .map(|l| l["PolicyNames"].clone())
+        .unwrap_or_default();
+    for name in listed.as_array().into_iter().flatten() {
+        let input = json!({member: principal, "PolicyName": name});
+        gone_ok(c.api("iam", &format!("Delete{noun}Policy"), input).await)?;
+    }
+    let attached = c
+        .api(
+            "iam",
+            &format!("ListAttached{noun}Policies"),
+            json!({member: principal}),
+        )
+        .await
+        .map(|l| l["AttachedPolicies"].clone())
+        .unwrap_or_default();
+    for p in attached.as_array().into_iter().flatten() {
+        let input = json!({member: principal, "PolicyArn": p["PolicyArn"]});
+        gone_ok(c.api("iam", &format!("Detach{noun}Policy"), input).await)?;
     }
     Ok(())
 }
@@ -124,49 +142,16 @@ async fn role_update(c: &Call) -> Outcome {
         )
         .await?;
     }
-    role_policies(c).await?;
+    own_policies(c, ROLE_PRINCIPAL).await?;
     Ok(c.previous.clone())
 }
 
 async fn role_delete(c: &Call) -> Result<(), String> {
-    let role = c.physical();
-    let listed = c
-        .api("iam", "ListRolePolicies", json!({"RoleName": role}))
-        .await;
-    for name in listed
-        .as_ref()
-        .map(|l| l["PolicyNames"].clone())
-        .unwrap_or_default()
-        .as_array()
-        .into_iter()
-        .flatten()
-    {
-        gone_ok(
-            c.api(
-                "iam",
-                "DeleteRolePolicy",
-                json!({"RoleName": role, "PolicyName": name}),
-            )
+    drop_policies(c, ROLE_PRINCIPAL).await?;
+    gone_ok(
+        c.api("iam", "DeleteRole", json!({"RoleName": c.physical()}))
             .await,
-        )?;
-    }
-    let attached = c
-        .api("iam", "ListAttachedRolePolicies", json!({"RoleName": role}))
-        .await;
-    let attached = attached
-        .map(|l| l["AttachedPolicies"].clone())
-        .unwrap_or_default();
-    for p in attached.as_array().into_iter().flatten() {
-        gone_ok(
-            c.api(
-                "iam",
-                "DetachRolePolicy",
-                json!({"RoleName": role, "PolicyArn": p["PolicyArn"]}),
-            )
-            .await,
-        )?;
-    }
-    gone_ok(c.api("iam", "DeleteRole", json!({"RoleName": role})).await)
+    )
 }
 
 /// The principals a policy type attaches to: (property, member, operation suffix).
@@ -324,4 +309,212 @@ async fn managed_delete(c: &Call) -> Result<(), String> {
         c.api("iam", "DeletePolicy", json!({"PolicyArn": c.physical()}))
             .await,
     )
+}
+
+pub(crate) const USER: Provider = Provider {
+    kind: "AWS::IAM::User",
+    replaces: &["UserName"],
+    create: |c| Box::pin(user_create(c)),
+    update: Some(|c| Box::pin(user_update(c))),
+    delete: |c| Box::pin(user_delete(c)),
+};
+
+async fn user_create(c: &Call) -> Outcome {
+    let name = c.name("UserName", 64);
+    let input = with(
+        pick(&c.props, &["Path", "PermissionsBoundary", "Tags"]),
+        "UserName",
+        json!(name),
+    );
+    let out = c.api("iam", "CreateUser", input).await?;
+    let call = Call {
+        physical_id: Some(name.clone()),
+        old_props: Json::Null,
+        ..c.clone()
+    };
+    user_update(&call).await?;
+    Ok(resolved(name, json!({"Arn": out["User"]["Arn"]})))
+}
+
+/// Brings the user's policies, groups and login profile to the properties'.
+async fn user_update(c: &Call) -> Outcome {
+    own_policies(c, USER_PRINCIPAL).await?;
+    let user = c.physical();
+    let (new, old) = (members(&c.props, "Groups"), members(&c.old_props, "Groups"));
+    for gone in old.iter().filter(|g| !new.contains(g)) {
+        let input = json!({"UserName": user, "GroupName": gone});
+        gone_ok(c.api("iam", "RemoveUserFromGroup", input).await)?;
+    }
+    for added in new.iter().filter(|g| !old.contains(g)) {
+        let input = json!({"UserName": user, "GroupName": added});
+        c.api("iam", "AddUserToGroup", input).await?;
+    }
+    if c.props.get("LoginProfile") != c.old_props.get("LoginProfile") {
+        let input = json!({"UserName": user});
+        gone_ok(c.api("iam", "DeleteLoginProfile", input.clone()).await)?;
+        if let Some(profile) = c.prop("LoginProfile") {
+            let input = with(input, "Password", profile["Password"].clone());
+            let input = with(
+                input,
+                "PasswordResetRequired",
+                profile["PasswordResetRequired"].clone(),
+            );
+            c.api("iam", "CreateLoginProfile", input).await?;
+        }
+    }
+    Ok(c.previous.clone())
+}
+
+async fn user_delete(c: &Call) -> Result<(), String> {
+    let user = c.physical();
+    drop_policies(c, USER_PRINCIPAL).await?;
+    for group in members(&c.props, "Groups") {
+        let input = json!({"UserName": user, "GroupName": group});
+        gone_ok(c.api("iam", "RemoveUserFromGroup", input).await)?;
+    }
+    gone_ok(
+        c.api("iam", "DeleteLoginProfile", json!({"UserName": user}))
+            .await,
+    )?;
+    gone_ok(c.api("iam", "DeleteUser", json!({"UserName": user})).await)
+}
+
+pub(crate) const GROUP: Provider = Provider {
+    kind: "AWS::IAM::Group",
+    replaces: &["GroupName"],
+    create: |c| {
+        Box::pin(async move {
+            let name = c.name("GroupName", 128);
+            let input = with(pick(&c.props, &["Path"]), "GroupName", json!(name));
+            let out = c.api("iam", "CreateGroup", input).await?;
+            let call = Call {
+                physical_id: Some(name.clone()),
+                old_props: Json::Null,
+                ..c.clone()
+            };
+            own_policies(&call, GROUP_PRINCIPAL).await?;
+            Ok(resolved(name, json!({"Arn": out["Group"]["Arn"]})))
+        })
+    },
+    update: Some(|c| {
+        Box::pin(async move {
+            own_policies(c, GROUP_PRINCIPAL).await?;
+            Ok(c.previous.clone())
+        })
+    }),
+    delete: |c| {
+        Box::pin(async move {
+            drop_policies(c, GROUP_PRINCIPAL).await?;
+            let input = json!({"GroupName": c.physical()});
+            gone_ok(c.api("iam", "DeleteGroup", input).await)
+        })
+    },
+};
+
+pub(crate) const INSTANCE_PROFILE: Provider = Provider {
+    kind: "AWS::IAM::InstanceProfile",
+    replaces: &["InstanceProfileName", "Path"],
+    create: |c| {
+        Box::pin(async move {
+            let name = c.name("InstanceProfileName", 128);
+            let input = with(
+                pick(&c.props, &["Path"]),
+                "InstanceProfileName",
+                json!(name),
+            );
+            let out = c.api("iam", "CreateInstanceProfile", input).await?;
+            let call = Call {
+                physical_id: Some(name.clone()),
+                old_props: Json::Null,
+                ..c.clone()
+            };
+            profile_roles(&call).await?;
+            Ok(resolved(
+                name,
+                json!({"Arn": out["InstanceProfile"]["Arn"]}),
+            ))
+        })
+    },
+    update: Some(|c| {
+        Box::pin(async move {
+            profile_roles(c).await?;
+            Ok(c.previous.clone())
+        })
+    }),
+    delete: |c| {
+        Box::pin(async move {
+            let gone = Call {
+                props: Json::Null,
+                old_props: c.props.clone(),
+                ..c.clone()
+            };
+            profile_roles(&gone).await?;
+            let input = json!({"InstanceProfileName": c.physical()});
+            gone_ok(c.api("iam", "DeleteInstanceProfile", input).await)
+        })
+    },
+};
+
+/// Adds the profile's `Roles` and removes those only the old properties named.
+async fn profile_roles(c: &Call) -> Result<(), String> {
+    let profile = c.physical();
+    let (new, old) = (members(&c.props, "Roles"), members(&c.old_props, "Roles"));
+    for gone in old.iter().filter(|r| !new.contains(r)) {
+        let input = json!({"InstanceProfileName": profile, "RoleName": gone});
+        gone_ok(c.api("iam", "RemoveRoleFromInstanceProfile", input).await)?;
+    }
+    for added in new.iter().filter(|r| !old.contains(r)) {
+        let input = json!({"InstanceProfileName": profile, "RoleName": added});
+        c.api("iam", "AddRoleToInstanceProfile", input).await?;
+    }
+    Ok(())
+}
+
+pub(crate) const ACCESS_KEY: Provider = Provider {
+    kind: "AWS::IAM::AccessKey",
+    replaces: &["UserName", "Serial"],
+    create: |c| {
+        Box::pin(async move {
+            let out = c
+                .api("iam", "CreateAccessKey", pick(&c.props, &["UserName"]))
+                .await?;
+            let key = &out["AccessKey"];
+            let id = key["AccessKeyId"].as_str().unwrap_or_default().to_string();
+            let call = Call {
+                physical_id: Some(id.clone()),
+                ..c.clone()
+            };
+            key_status(&call).await?;
+            Ok(resolved(
+                id,
+                json!({"SecretAccessKey": key["SecretAccessKey"]}),
+            ))
+        })
+    },
+    update: Some(|c| {
+        Box::pin(async move {
+            key_status(c).await?;
+            Ok(c.previous.clone())
+        })
+    }),
+    delete: |c| {
+        Box::pin(async move {
+            let input = with(
+                pick(&c.props, &["UserName"]),
+                "AccessKeyId",
+                json!(c.physical()),
+            );
+            gone_ok(c.api("iam", "DeleteAccessKey", input).await)
+        })
+    },
+};
+
+/// Sets the key's `Status` when the properties give one.
+async fn key_status(c: &Call) -> Result<(), String> {
+    let Some(status) = c.prop("Status") else {
+        return Ok(());
+    };
+    let input =
+        json!({"UserName": c.props["UserName"], "AccessKeyId": c.physical(), "Status": status});
+    c.api("iam", "UpdateAccessKey", input).await.map(|_| ())
 }

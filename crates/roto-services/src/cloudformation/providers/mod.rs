@@ -16,11 +16,14 @@ use serde_json::{json, Map, Value as Json};
 use super::intrinsics::Resolved;
 use crate::sdk;
 
+mod apigateway;
+mod apigatewayv2;
 mod compute;
 mod data;
 mod iam;
 mod messaging;
 mod misc;
+mod monitoring;
 
 /// A provider's answer: what the resource now offers, or why it failed.
 pub(crate) type Outcome = Result<Resolved, String>;
@@ -51,15 +54,41 @@ pub(crate) const PROVIDERS: &[Provider] = &[
     data::KMS_ALIAS,
     data::LOG_GROUP,
     data::KINESIS_STREAM,
+    data::DELIVERY_STREAM,
     iam::ROLE,
     iam::POLICY,
     iam::MANAGED_POLICY,
+    iam::USER,
+    iam::GROUP,
+    iam::INSTANCE_PROFILE,
+    iam::ACCESS_KEY,
     compute::FUNCTION,
+    compute::VERSION,
+    compute::ALIAS,
     compute::LAYER_VERSION,
     compute::PERMISSION,
     compute::EVENT_SOURCE_MAPPING,
     compute::URL,
     compute::STATE_MACHINE,
+    compute::ACTIVITY,
+    apigateway::REST_API,
+    apigateway::RESOURCE,
+    apigateway::METHOD,
+    apigateway::DEPLOYMENT,
+    apigateway::STAGE,
+    apigateway::AUTHORIZER,
+    apigateway::API_KEY,
+    apigateway::USAGE_PLAN,
+    apigateway::USAGE_PLAN_KEY,
+    apigatewayv2::API,
+    apigatewayv2::ROUTES,
+    apigatewayv2::INTEGRATIONS,
+    apigatewayv2::AUTHORIZERS,
+    apigatewayv2::DEPLOYMENTS,
+    apigatewayv2::STAGES,
+    monitoring::ALARM,
+    monitoring::SCHEDULE,
+    monitoring::SCHEDULE_GROUP,
     messaging::QUEUE,
     messaging::QUEUE_POLICY,
     messaging::TOPIC,
@@ -162,6 +191,36 @@ impl Call {
         Ok(sdk::to_json(model, output_shape, &output, 0))
     }
 
+    /// The bytes of the object in Roto's S3 that a location property (`{Bucket, Key,
+    /// Version}`) names.
+    pub(crate) async fn s3_object(&self, location: &Json) -> Result<Vec<u8>, String> {
+        let text = |member: &str| location.get(member).and_then(Json::as_str);
+        let (Some(bucket), Some(key)) = (text("Bucket"), text("Key")) else {
+            return Err(format!(
+                "Properties validation failed for resource {}: the S3 location needs a Bucket and a Key",
+                self.logical_id
+            ));
+        };
+        super::stacks::s3_object(&self.dispatcher, &self.ctx, bucket, key, text("Version"))
+            .await
+            .map_err(|e| format!("Unable to read s3://{bucket}/{key}: {}", e.message))
+    }
+
+    /// The OpenAPI document of an API: `Body` (an object, or text) or the object
+    /// `BodyS3Location` names.
+    pub(crate) async fn api_document(&self) -> Result<Option<Vec<u8>>, String> {
+        if let Some(body) = self.prop("Body") {
+            return Ok(Some(match body {
+                Json::String(s) => s.clone().into_bytes(),
+                other => other.to_string().into_bytes(),
+            }));
+        }
+        match self.prop("BodyS3Location") {
+            Some(location) => self.s3_object(location).await.map(Some),
+            None => Ok(None),
+        }
+    }
+
     /// A property as a string.
     pub(crate) fn str(&self, name: &str) -> Option<&str> {
         self.props.get(name).and_then(Json::as_str)
@@ -259,8 +318,11 @@ pub(crate) fn pick(props: &Json, names: &[&str]) -> Json {
     Json::Object(out)
 }
 
-/// Adds `value` under `key` to a JSON object.
+/// Adds `value` under `key` to a JSON object (null is taken for an empty one).
 pub(crate) fn with(mut object: Json, key: &str, value: Json) -> Json {
+    if object.is_null() {
+        object = empty();
+    }
     if let Json::Object(map) = &mut object {
         if !value.is_null() {
             map.insert(key.to_string(), value);

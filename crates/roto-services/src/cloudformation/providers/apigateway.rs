@@ -1,0 +1,489 @@
+//! Providers of API Gateway's REST API types (`AWS::ApiGateway::*`): APIs (from properties
+//! or an OpenAPI `Body`/`BodyS3Location`), resources, methods with their integration and
+//! responses, deployments, stages, authorizers, API keys, usage plans and their keys.
+//!
+//! The REST API's operations name members in lower camel case and the templates' properties
+//! in upper camel case; the dispatcher's input matching ignores the case of the first
+//! letter, so most properties pass through as they are. Changes the API takes as patch
+//! operations (names, descriptions, a stage's deployment and variables) are patched.
+
+use serde_json::{json, Map, Value as Json};
+
+use super::{gone_ok, pick, resolved, tag_map, with, Call, Outcome, Provider};
+
+const SERVICE: &str = "apigateway";
+
+/// A patch operation replacing `path` with `value` (a string, as the API takes them).
+fn replace(path: &str, value: &Json) -> Json {
+    let value = match value {
+        Json::String(s) => s.clone(),
+        other => other.to_string(),
+    };
+    json!({"op": "replace", "path": path, "value": value})
+}
+
+/// The patch operations that bring the members named in `paths` (property, patch path)
+/// from their old values to their new ones.
+fn changes(c: &Call, paths: &[(&str, &str)]) -> Vec<Json> {
+    paths
+        .iter()
+        .filter(|(p, _)| c.props.get(*p) != c.old_props.get(*p))
+        .filter_map(|(p, path)| c.prop(p).map(|v| replace(path, v)))
+        .collect()
+}
+
+pub(crate) const REST_API: Provider = Provider {
+    kind: "AWS::ApiGateway::RestApi",
+    replaces: &[],
+    create: |c| Box::pin(rest_api_create(c)),
+    update: Some(|c| Box::pin(rest_api_update(c))),
+    delete: |c| {
+        Box::pin(async move {
+            let input = json!({"restApiId": c.physical()});
+            gone_ok(c.api(SERVICE, "DeleteRestApi", input).await)
+        })
+    },
+};
+
+/// The properties that patch an API after its document is imported.
+const REST_API_PATCHES: [(&str, &str); 2] = [("Name", "/name"), ("Description", "/description")];
+
+async fn rest_api_create(c: &Call) -> Outcome {
+    let api = match c.api_document().await? {
+        Some(body) => {
+            let input = pick(&c.props, &["FailOnWarnings", "Parameters"]);
+            let api = c
+                .api_with(SERVICE, "ImportRestApi", input, |v| {
+                    v.insert("body", roto_core::Value::Blob(body))
+                })
+                .await?;
+            let patches: Vec<Json> = REST_API_PATCHES
+                .iter()
+                .filter_map(|(p, path)| c.prop(p).map(|v| replace(path, v)))
+                .collect();
+            if !patches.is_empty() {
+                let input = json!({"restApiId": api["Id"], "patchOperations": patches});
+                c.api(SERVICE, "UpdateRestApi", input).await?;
+            }
+            api
+        }
+        None => {
+            let mut input = pick(
+                &c.props,
+                &[
+                    "Description",
+                    "BinaryMediaTypes",
+                    "MinimumCompressionSize",
+                    "EndpointConfiguration",
+                    "DisableExecuteApiEndpoint",
+                    "CloneFrom",
+                ],
+            );
+            input = with(input, "name", json!(c.name("Name", 255)));
+            input = with(
+                input,
+                "apiKeySource",
+                c.props.get("ApiKeySourceType").cloned().unwrap_or_default(),
+            );
+            input = with(
+                input,
+                "policy",
+                c.document("Policy").map(Json::String).unwrap_or_default(),
+            );
+            if c.prop("Tags").is_some() {
+                input = with(input, "tags", tag_map(c.prop("Tags")));
+            }
+            c.api(SERVICE, "CreateRestApi", input).await?
+        }
+    };
+    let id = api["Id"].as_str().unwrap_or_default();
+    Ok(resolved(
+        id,
+        json!({"RestApiId": id, "RootResourceId": api["RootResourceId"]}),
+    ))
+}
+
+/// A new document replaces the API's definition (`Mode`, `overwrite` unless given); the
+/// name and description are patched.
+async fn rest_api_update(c: &Call) -> Outcome {
+    let id = c.physical();
+    if let Some(body) = c.api_document().await? {
+        let mut input = pick(&c.props, &["FailOnWarnings", "Parameters"]);
+        input = with(input, "restApiId", json!(id));
+        input = with(
+            input,
+            "mode",
+            c.props.get("Mode").cloned().unwrap_or(json!("overwrite")),
+        );
+        c.api_with(SERVICE, "PutRestApi", input, |v| {
+            v.insert("body", roto_core::Value::Blob(body))
+        })
+        .await?;
+    }
+    let patches = changes(c, &REST_API_PATCHES);
+    if !patches.is_empty() {
+        let input = json!({"restApiId": id, "patchOperations": patches});
+        c.api(SERVICE, "UpdateRestApi", input).await?;
+    }
+    Ok(c.previous.clone())
+}
+
+pub(crate) const RESOURCE: Provider = Provider {
+    kind: "AWS::ApiGateway::Resource",
+    replaces: &[],
+    create: |c| {
+        Box::pin(async move {
+            let input = pick(&c.props, &["RestApiId", "ParentId", "PathPart"]);
+            let out = c.api(SERVICE, "CreateResource", input).await?;
+            let id = out["Id"].as_str().unwrap_or_default();
+            Ok(resolved(id, json!({"ResourceId": id})))
+        })
+    },
+    update: None,
+    delete: |c| {
+        Box::pin(async move {
+            let input = json!({"restApiId": c.props["RestApiId"], "resourceId": c.physical()});
+            gone_ok(c.api(SERVICE, "DeleteResource", input).await)
+        })
+    },
+};
+
+pub(crate) const METHOD: Provider = Provider {
+    kind: "AWS::ApiGateway::Method",
+    replaces: &["RestApiId"],
+    create: |c| Box::pin(method_put(c)),
+    update: Some(|c| {
+        Box::pin(async move {
+            let old = Call {
+                props: c.old_props.clone(),
+                ..c.clone()
+            };
+            method_delete(&old).await?;
+            method_put(c).await
+        })
+    }),
+    delete: |c| Box::pin(method_delete(c)),
+};
+
+/// The method's address: its API, resource and HTTP method.
+fn method_key(props: &Json) -> Json {
+    pick(props, &["RestApiId", "ResourceId", "HttpMethod"])
+}
+
+/// Puts the method, its integration with the integration's responses, and its
+/// responses; the method is known by `API|resource|METHOD`, as Cloud Control names it.
+async fn method_put(c: &Call) -> Outcome {
+    let key = method_key(&c.props);
+    let mut input = key.clone();
+    for (name, value) in pick(
+        &c.props,
+        &[
+            "AuthorizerId",
+            "ApiKeyRequired",
+            "OperationName",
+            "RequestParameters",
+            "RequestModels",
+            "RequestValidatorId",
+            "AuthorizationScopes",
+        ],
+    )
+    .as_object()
+    .into_iter()
+    .flatten()
+    {
+        input = with(input, name, value.clone());
+    }
+    input = with(
+        input,
+        "authorizationType",
+        c.props
+            .get("AuthorizationType")
+            .cloned()
+            .unwrap_or(json!("NONE")),
+    );
+    c.api(SERVICE, "PutMethod", input).await?;
+    if let Some(integration) = c.prop("Integration") {
+        let input = merged(&key, integration, &["IntegrationResponses"]);
+        c.api(SERVICE, "PutIntegration", input).await?;
+        for response in integration["IntegrationResponses"]
+            .as_array()
+            .into_iter()
+            .flatten()
+        {
+            let input = merged(&key, response, &[]);
+            c.api(SERVICE, "PutIntegrationResponse", input).await?;
+        }
+    }
+    for response in c.props["MethodResponses"].as_array().into_iter().flatten() {
+        let input = merged(&key, response, &[]);
+        c.api(SERVICE, "PutMethodResponse", input).await?;
+    }
+    let id = format!(
+        "{}|{}|{}",
+        c.str("RestApiId").unwrap_or_default(),
+        c.str("ResourceId").unwrap_or_default(),
+        c.str("HttpMethod").unwrap_or_default()
+    );
+    Ok(resolved(id, json!({})))
+}
+
+/// `key`'s members and `part`'s, but those named in `leave`.
+fn merged(key: &Json, part: &Json, leave: &[&str]) -> Json {
+    let mut out: Map<String, Json> = key.as_object().cloned().unwrap_or_default();
+    for (name, value) in part.as_object().into_iter().flatten() {
+        if !leave.contains(&name.as_str()) {
+            out.insert(name.clone(), value.clone());
+        }
+    }
+    Json::Object(out)
+}
+
+async fn method_delete(c: &Call) -> Result<(), String> {
+    gone_ok(c.api(SERVICE, "DeleteMethod", method_key(&c.props)).await)
+}
+
+pub(crate) const DEPLOYMENT: Provider = Provider {
+    kind: "AWS::ApiGateway::Deployment",
+    replaces: &["RestApiId", "DeploymentCanarySettings"],
+    create: |c| Box::pin(deployment_create(c)),
+    update: Some(|c| {
+        Box::pin(async move {
+            let patches = changes(c, &[("Description", "/description")]);
+            if !patches.is_empty() {
+                let input = json!({"restApiId": c.props["RestApiId"], "deploymentId": c.physical(), "patchOperations": patches});
+                c.api(SERVICE, "UpdateDeployment", input).await?;
+            }
+            Ok(c.previous.clone())
+        })
+    }),
+    delete: |c| Box::pin(deployment_delete(c)),
+};
+
+/// Creates the deployment, and the stage `StageName` on it with `StageDescription`'s
+/// settings.
+async fn deployment_create(c: &Call) -> Outcome {
+    let mut input = pick(&c.props, &["RestApiId", "Description", "StageName"]);
+    let stage = &c.props["StageDescription"];
+    input = with(input, "stageDescription", stage["Description"].clone());
+    for member in [
+        "Variables",
+        "TracingEnabled",
+        "CacheClusterEnabled",
+        "CacheClusterSize",
+    ] {
+        input = with(input, member, stage[member].clone());
+    }
+    let out = c.api(SERVICE, "CreateDeployment", input).await?;
+    let id = out["Id"].as_str().unwrap_or_default();
+    Ok(resolved(id, json!({"DeploymentId": id})))
+}
+
+/// Deletes the stage the deployment made, if it still serves this deployment, then the
+/// deployment.
+async fn deployment_delete(c: &Call) -> Result<(), String> {
+    let api = &c.props["RestApiId"];
+    if let Some(stage) = c.str("StageName") {
+        let key = json!({"restApiId": api, "stageName": stage});
+        let current = c.api(SERVICE, "GetStage", key.clone()).await;
+        if current.is_ok_and(|s| s["DeploymentId"].as_str() == Some(c.physical())) {
+            gone_ok(c.api(SERVICE, "DeleteStage", key).await)?;
+        }
+    }
+    let input = json!({"restApiId": api, "deploymentId": c.physical()});
+    gone_ok(c.api(SERVICE, "DeleteDeployment", input).await)
+}
+
+pub(crate) const STAGE: Provider = Provider {
+    kind: "AWS::ApiGateway::Stage",
+    replaces: &["RestApiId", "StageName"],
+    create: |c| Box::pin(stage_create(c)),
+    update: Some(|c| Box::pin(stage_update(c))),
+    delete: |c| {
+        Box::pin(async move {
+            let input = json!({"restApiId": c.props["RestApiId"], "stageName": c.physical()});
+            gone_ok(c.api(SERVICE, "DeleteStage", input).await)
+        })
+    },
+};
+
+async fn stage_create(c: &Call) -> Outcome {
+    let mut input = pick(
+        &c.props,
+        &[
+            "RestApiId",
+            "DeploymentId",
+            "Description",
+            "CacheClusterEnabled",
+            "CacheClusterSize",
+            "Variables",
+            "DocumentationVersion",
+            "TracingEnabled",
+        ],
+    );
+    let name = c.name("StageName", 128);
+    input = with(input, "stageName", json!(name));
+    if c.prop("Tags").is_some() {
+        input = with(input, "tags", tag_map(c.prop("Tags")));
+    }
+    c.api(SERVICE, "CreateStage", input).await?;
+    Ok(resolved(name, json!({})))
+}
+
+/// Patches the deployment, description and variables that changed.
+async fn stage_update(c: &Call) -> Outcome {
+    let mut patches = changes(
+        c,
+        &[
+            ("DeploymentId", "/deploymentId"),
+            ("Description", "/description"),
+            ("TracingEnabled", "/tracingEnabled"),
+        ],
+    );
+    let variables = |props: &Json| props["Variables"].as_object().cloned().unwrap_or_default();
+    let (new, old) = (variables(&c.props), variables(&c.old_props));
+    for (k, v) in &new {
+        if old.get(k) != Some(v) {
+            patches.push(replace(&format!("/variables/{k}"), v));
+        }
+    }
+    for k in old.keys().filter(|k| !new.contains_key(*k)) {
+        patches.push(json!({"op": "remove", "path": format!("/variables/{k}")}));
+    }
+    if !patches.is_empty() {
+        let input = json!({"restApiId": c.props["RestApiId"], "stageName": c.physical(), "patchOperations": patches});
+        c.api(SERVICE, "UpdateStage", input).await?;
+    }
+    Ok(c.previous.clone())
+}
+
+pub(crate) const AUTHORIZER: Provider = Provider {
+    kind: "AWS::ApiGateway::Authorizer",
+    replaces: &["RestApiId"],
+    create: |c| {
+        Box::pin(async move {
+            let mut input = pick(
+                &c.props,
+                &[
+                    "RestApiId",
+                    "Type",
+                    "ProviderARNs",
+                    "AuthType",
+                    "AuthorizerUri",
+                    "AuthorizerCredentials",
+                    "IdentitySource",
+                    "IdentityValidationExpression",
+                    "AuthorizerResultTtlInSeconds",
+                ],
+            );
+            input = with(input, "name", json!(c.name("Name", 128)));
+            let out = c.api(SERVICE, "CreateAuthorizer", input).await?;
+            let id = out["Id"].as_str().unwrap_or_default();
+            Ok(resolved(id, json!({"AuthorizerId": id})))
+        })
+    },
+    update: None,
+    delete: |c| {
+        Box::pin(async move {
+            let input = json!({"restApiId": c.props["RestApiId"], "authorizerId": c.physical()});
+            gone_ok(c.api(SERVICE, "DeleteAuthorizer", input).await)
+        })
+    },
+};
+
+pub(crate) const API_KEY: Provider = Provider {
+    kind: "AWS::ApiGateway::ApiKey",
+    replaces: &["Name", "Value", "GenerateDistinctId"],
+    create: |c| {
+        Box::pin(async move {
+            let mut input = pick(
+                &c.props,
+                &[
+                    "Description",
+                    "Enabled",
+                    "GenerateDistinctId",
+                    "Value",
+                    "StageKeys",
+                    "CustomerId",
+                ],
+            );
+            input = with(input, "name", json!(c.name("Name", 128)));
+            if c.prop("Tags").is_some() {
+                input = with(input, "tags", tag_map(c.prop("Tags")));
+            }
+            let out = c.api(SERVICE, "CreateApiKey", input).await?;
+            let id = out["Id"].as_str().unwrap_or_default();
+            Ok(resolved(id, json!({"APIKeyId": id})))
+        })
+    },
+    update: Some(|c| {
+        Box::pin(async move {
+            let patches = changes(
+                c,
+                &[
+                    ("Description", "/description"),
+                    ("Enabled", "/enabled"),
+                    ("CustomerId", "/customerId"),
+                ],
+            );
+            if !patches.is_empty() {
+                let input = json!({"apiKey": c.physical(), "patchOperations": patches});
+                c.api(SERVICE, "UpdateApiKey", input).await?;
+            }
+            Ok(c.previous.clone())
+        })
+    }),
+    delete: |c| {
+        Box::pin(async move {
+            let input = json!({"apiKey": c.physical()});
+            gone_ok(c.api(SERVICE, "DeleteApiKey", input).await)
+        })
+    },
+};
+
+pub(crate) const USAGE_PLAN: Provider = Provider {
+    kind: "AWS::ApiGateway::UsagePlan",
+    replaces: &[],
+    create: |c| {
+        Box::pin(async move {
+            let mut input = pick(&c.props, &["Description", "ApiStages", "Throttle", "Quota"]);
+            input = with(input, "name", json!(c.name("UsagePlanName", 128)));
+            if c.prop("Tags").is_some() {
+                input = with(input, "tags", tag_map(c.prop("Tags")));
+            }
+            let out = c.api(SERVICE, "CreateUsagePlan", input).await?;
+            let id = out["Id"].as_str().unwrap_or_default();
+            Ok(resolved(id, json!({"Id": id})))
+        })
+    },
+    update: None,
+    delete: |c| {
+        Box::pin(async move {
+            let input = json!({"usagePlanId": c.physical()});
+            gone_ok(c.api(SERVICE, "DeleteUsagePlan", input).await)
+        })
+    },
+};
+
+pub(crate) const USAGE_PLAN_KEY: Provider = Provider {
+    kind: "AWS::ApiGateway::UsagePlanKey",
+    replaces: &[],
+    create: |c| {
+        Box::pin(async move {
+            let input = pick(&c.props, &["UsagePlanId", "KeyId", "KeyType"]);
+            c.api(SERVICE, "CreateUsagePlanKey", input).await?;
+            let id = format!(
+                "{}:{}",
+                c.str("KeyId").unwrap_or_default(),
+                c.str("UsagePlanId").unwrap_or_default()
+            );
+            Ok(resolved(id.as_str(), json!({"Id": id})))
+        })
+    },
+    update: None,
+    delete: |c| {
+        Box::pin(async move {
+            let input = pick(&c.props, &["UsagePlanId", "KeyId"]);
+            gone_ok(c.api(SERVICE, "DeleteUsagePlanKey", input).await)
+        })
+    },
+};

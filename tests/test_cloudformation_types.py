@@ -1,0 +1,391 @@
+"""CloudFormation's resource types beyond the core ones, black-box with boto3 and plain HTTP:
+API Gateway REST APIs and HTTP APIs built from their parts or from an OpenAPI body and
+served on Roto's port, Lambda versions and aliases, IAM users, groups, instance profiles
+and access keys, CloudWatch alarms, Scheduler schedules, Firehose delivery streams and
+Step Functions activities; each with its Ref and GetAtt values as AWS documents them, its
+updates, and the underlying service's error when a resource fails."""
+
+from __future__ import annotations
+
+import http.client
+import json
+
+import pytest
+
+from lambda_helpers import ROLE
+from test_cloudformation import events, outputs, settle
+
+
+@pytest.fixture
+def cfn(client):
+    return client("cloudformation")
+
+
+def deploy(cfn, name, template, **kwargs):
+    """The stack once created (CREATE_COMPLETE asserted), and its outputs."""
+    cfn.create_stack(StackName=name, TemplateBody=json.dumps(template),
+                     Capabilities=["CAPABILITY_NAMED_IAM"], **kwargs)
+    stack = settle(cfn, name)
+    assert stack["StackStatus"] == "CREATE_COMPLETE", events(cfn, name)
+    return stack, outputs(stack)
+
+
+def update(cfn, name, template):
+    cfn.update_stack(StackName=name, TemplateBody=json.dumps(template),
+                     Capabilities=["CAPABILITY_NAMED_IAM"])
+    stack = settle(cfn, name)
+    assert stack["StackStatus"] == "UPDATE_COMPLETE", events(cfn, name)
+    return outputs(stack)
+
+
+def http_get(server, path, headers=None):
+    conn = http.client.HTTPConnection(server.host, server.port, timeout=30)
+    try:
+        conn.request("GET", path, headers=headers or {})
+        resp = conn.getresponse()
+        return resp.status, resp.read()
+    finally:
+        conn.close()
+
+
+def failure(cfn, name, logical):
+    """The reason `logical` failed to be created."""
+    stack = settle(cfn, name)
+    assert stack["StackStatus"] == "ROLLBACK_COMPLETE", events(cfn, name)
+    return next(reason for lid, status, reason in events(cfn, name)
+                if lid == logical and status == "CREATE_FAILED")
+
+
+ECHO = ("def handler(event, context):\n"
+        "    return {'statusCode': 200, 'body': event.get('rawPath') or event.get('path')}\n")
+
+
+def function(code=ECHO):
+    return {"Type": "AWS::Lambda::Function", "Properties": {
+        "Runtime": "python3.12", "Handler": "index.handler", "Role": ROLE,
+        "Code": {"ZipFile": code}}}
+
+
+def test_the_function_takes_kms_key_arn_under_its_template_name(cfn, client):
+    key = client("kms").create_key()["KeyMetadata"]["Arn"]
+    fn = function()
+    fn["Properties"]["KmsKeyArn"] = key
+    _, out = deploy(cfn, "kms", {"Resources": {"Fn": fn}, "Outputs": {"Name": {"Value": {"Ref": "Fn"}}}})
+    config = client("lambda").get_function_configuration(FunctionName=out["Name"])
+    assert config["KMSKeyArn"] == key
+
+
+MOCK = {"Type": "MOCK", "RequestTemplates": {"application/json": '{"statusCode": 200}'},
+        "IntegrationResponses": [{"StatusCode": "200",
+                                  "ResponseTemplates": {"application/json": '{"stage": "$context.stage"}'}}]}
+
+
+def rest_template(variables):
+    return {"Resources": {
+        "Api": {"Type": "AWS::ApiGateway::RestApi", "Properties": {"Name": "parts", "Description": "d"}},
+        "Items": {"Type": "AWS::ApiGateway::Resource", "Properties": {
+            "RestApiId": {"Ref": "Api"}, "ParentId": {"Fn::GetAtt": ["Api", "RootResourceId"]}, "PathPart": "items"}},
+        "Get": {"Type": "AWS::ApiGateway::Method", "Properties": {
+            "RestApiId": {"Ref": "Api"}, "ResourceId": {"Ref": "Items"}, "HttpMethod": "GET",
+            "AuthorizationType": "NONE", "ApiKeyRequired": False, "Integration": MOCK,
+            "MethodResponses": [{"StatusCode": "200"}]}},
+        "Deployment": {"Type": "AWS::ApiGateway::Deployment", "DependsOn": "Get",
+                       "Properties": {"RestApiId": {"Ref": "Api"}, "Description": "first"}},
+        "Stage": {"Type": "AWS::ApiGateway::Stage", "Properties": {
+            "RestApiId": {"Ref": "Api"}, "DeploymentId": {"Ref": "Deployment"}, "StageName": "live",
+            "Variables": variables}},
+        "Key": {"Type": "AWS::ApiGateway::ApiKey", "DependsOn": "Stage", "Properties": {
+            "Enabled": True, "StageKeys": [{"RestApiId": {"Ref": "Api"}, "StageName": "live"}]}},
+        "Plan": {"Type": "AWS::ApiGateway::UsagePlan", "DependsOn": "Stage", "Properties": {
+            "UsagePlanName": "gold", "ApiStages": [{"ApiId": {"Ref": "Api"}, "Stage": "live"}],
+            "Throttle": {"RateLimit": 10, "BurstLimit": 20}}},
+        "PlanKey": {"Type": "AWS::ApiGateway::UsagePlanKey", "Properties": {
+            "KeyId": {"Ref": "Key"}, "KeyType": "API_KEY", "UsagePlanId": {"Ref": "Plan"}}},
+        "Auth": {"Type": "AWS::ApiGateway::Authorizer", "Properties": {
+            "RestApiId": {"Ref": "Api"}, "Name": "tokens", "Type": "TOKEN",
+            "IdentitySource": "method.request.header.Authorization",
+            "AuthorizerUri": "arn:aws:apigateway:us-east-1:lambda:path/2015-03-31/functions/arn:aws:lambda:us-east-1:000000000000:function:auth/invocations"}},
+    }, "Outputs": {
+        "ApiId": {"Value": {"Ref": "Api"}}, "Root": {"Value": {"Fn::GetAtt": ["Api", "RootResourceId"]}},
+        "ResourceId": {"Value": {"Fn::GetAtt": ["Items", "ResourceId"]}},
+        "DeploymentId": {"Value": {"Fn::GetAtt": ["Deployment", "DeploymentId"]}},
+        "Stage": {"Value": {"Ref": "Stage"}}, "KeyId": {"Value": {"Fn::GetAtt": ["Key", "APIKeyId"]}},
+        "PlanId": {"Value": {"Ref": "Plan"}}, "PlanKey": {"Value": {"Ref": "PlanKey"}},
+        "AuthId": {"Value": {"Fn::GetAtt": ["Auth", "AuthorizerId"]}}}}
+
+
+def test_a_rest_api_built_from_its_parts_serves_on_rotos_port(cfn, client, server):
+    stack, out = deploy(cfn, "rest", rest_template({"v": "1"}))
+    apigw = client("apigateway")
+    api = apigw.get_rest_api(restApiId=out["ApiId"])
+    assert (api["name"], api["rootResourceId"]) == ("parts", out["Root"])
+    paths = {r["path"]: r["id"] for r in apigw.get_resources(restApiId=out["ApiId"])["items"]}
+    assert paths["/items"] == out["ResourceId"]
+    assert out["Stage"] == "live"
+    stage = apigw.get_stage(restApiId=out["ApiId"], stageName="live")
+    assert (stage["deploymentId"], stage["variables"]) == (out["DeploymentId"], {"v": "1"})
+    status, body = http_get(server, f"/_aws/execute-api/{out['ApiId']}/live/items")
+    assert (status, json.loads(body)) == (200, {"stage": "live"})
+
+    assert apigw.get_api_key(apiKey=out["KeyId"])["enabled"] is True
+    assert out["PlanKey"] == f"{out['KeyId']}:{out['PlanId']}"
+    plan = apigw.get_usage_plan(usagePlanId=out["PlanId"])
+    assert plan["throttle"] == {"rateLimit": 10.0, "burstLimit": 20}
+    assert [k["id"] for k in apigw.get_usage_plan_keys(usagePlanId=out["PlanId"])["items"]] == [out["KeyId"]]
+    assert apigw.get_authorizer(restApiId=out["ApiId"], authorizerId=out["AuthId"])["type"] == "TOKEN"
+
+    update(cfn, "rest", rest_template({"v": "2"}))
+    assert apigw.get_stage(restApiId=out["ApiId"], stageName="live")["variables"] == {"v": "2"}
+
+    cfn.delete_stack(StackName="rest")
+    assert settle(cfn, stack["StackId"])["StackStatus"] == "DELETE_COMPLETE"
+    assert apigw.get_rest_apis()["items"] == []
+    assert apigw.get_api_keys()["items"] == []
+    assert apigw.get_usage_plans()["items"] == []
+
+
+OPENAPI = {"openapi": "3.0.1", "info": {"title": "from-body", "version": "1"}, "paths": {"/ping": {"get": {
+    "responses": {"200": {"description": "ok"}},
+    "x-amazon-apigateway-integration": {
+        "type": "mock", "requestTemplates": {"application/json": '{"statusCode": 200}'},
+        "responses": {"default": {"statusCode": "200",
+                                  "responseTemplates": {"application/json": '{"pong": true}'}}}}}}}}
+
+
+def test_a_rest_api_comes_from_its_body_or_from_s3_and_deploys_with_its_stage(cfn, client, server):
+    s3 = client("s3")
+    s3.create_bucket(Bucket="specs")
+    s3.put_object(Bucket="specs", Key="api.json", Body=json.dumps(OPENAPI).encode())
+    stack, out = deploy(cfn, "body", {"Resources": {
+        "Inline": {"Type": "AWS::ApiGateway::RestApi", "Properties": {"Body": OPENAPI, "Name": "named"}},
+        "FromS3": {"Type": "AWS::ApiGateway::RestApi", "Properties": {
+            "BodyS3Location": {"Bucket": "specs", "Key": "api.json"}}},
+        "Deployment": {"Type": "AWS::ApiGateway::Deployment", "Properties": {
+            "RestApiId": {"Ref": "Inline"}, "StageName": "v1",
+            "StageDescription": {"Variables": {"color": "blue"}}}},
+    }, "Outputs": {"Inline": {"Value": {"Ref": "Inline"}}, "FromS3": {"Value": {"Ref": "FromS3"}}}})
+    apigw = client("apigateway")
+    assert apigw.get_rest_api(restApiId=out["Inline"])["name"] == "named"
+    assert apigw.get_rest_api(restApiId=out["FromS3"])["name"] == "from-body"
+    assert apigw.get_stage(restApiId=out["Inline"], stageName="v1")["variables"] == {"color": "blue"}
+    status, body = http_get(server, f"/_aws/execute-api/{out['Inline']}/v1/ping")
+    assert (status, json.loads(body)) == (200, {"pong": True})
+    cfn.delete_stack(StackName="body")
+    assert settle(cfn, stack["StackId"])["StackStatus"] == "DELETE_COMPLETE"
+    assert apigw.get_rest_apis()["items"] == []
+
+
+def test_a_rest_api_whose_document_is_missing_fails_with_the_reason(cfn):
+    cfn.create_stack(StackName="nobody", TemplateBody=json.dumps({"Resources": {
+        "Api": {"Type": "AWS::ApiGateway::RestApi", "Properties": {
+            "BodyS3Location": {"Bucket": "nowhere", "Key": "api.json"}}}}}))
+    assert "Unable to read s3://nowhere/api.json" in failure(cfn, "nobody", "Api")
+
+
+def test_a_method_on_a_resource_that_does_not_exist_fails_with_api_gateways_error(cfn):
+    cfn.create_stack(StackName="badmethod", TemplateBody=json.dumps({"Resources": {
+        "Api": {"Type": "AWS::ApiGateway::RestApi", "Properties": {"Name": "x"}},
+        "Get": {"Type": "AWS::ApiGateway::Method", "Properties": {
+            "RestApiId": {"Ref": "Api"}, "ResourceId": "nosuchres0", "HttpMethod": "GET",
+            "AuthorizationType": "NONE"}}}}))
+    reason = failure(cfn, "badmethod", "Get")
+    assert "NotFoundException" in reason and "Invalid Resource identifier specified" in reason
+
+
+def test_http_apis_quick_created_or_built_from_parts_serve_lambda(cfn, client, server):
+    template = {"Resources": {
+        "Fn": function(),
+        "Quick": {"Type": "AWS::ApiGatewayV2::Api", "Properties": {
+            "Name": "quick", "ProtocolType": "HTTP", "Target": {"Fn::GetAtt": ["Fn", "Arn"]}}},
+        "Parts": {"Type": "AWS::ApiGatewayV2::Api", "Properties": {"Name": "parts", "ProtocolType": "HTTP"}},
+        "Integration": {"Type": "AWS::ApiGatewayV2::Integration", "Properties": {
+            "ApiId": {"Ref": "Parts"}, "IntegrationType": "AWS_PROXY",
+            "IntegrationUri": {"Fn::GetAtt": ["Fn", "Arn"]}, "PayloadFormatVersion": "2.0"}},
+        "Auth": {"Type": "AWS::ApiGatewayV2::Authorizer", "Properties": {
+            "ApiId": {"Ref": "Parts"}, "Name": "jwt", "AuthorizerType": "JWT",
+            "IdentitySource": ["$request.header.Authorization"],
+            "JwtConfiguration": {"Audience": ["app"], "Issuer": "https://issuer.example.com"}}},
+        "Route": {"Type": "AWS::ApiGatewayV2::Route", "Properties": {
+            "ApiId": {"Ref": "Parts"}, "RouteKey": "GET /hello/{name}",
+            "Target": {"Fn::Join": ["/", ["integrations", {"Ref": "Integration"}]]}}},
+        "Stage": {"Type": "AWS::ApiGatewayV2::Stage", "Properties": {
+            "ApiId": {"Ref": "Parts"}, "StageName": "dev", "AutoDeploy": True}},
+        "Deployment": {"Type": "AWS::ApiGatewayV2::Deployment", "DependsOn": "Route", "Properties": {
+            "ApiId": {"Ref": "Parts"}, "Description": "manual"}},
+    }, "Outputs": {
+        "Quick": {"Value": {"Ref": "Quick"}}, "QuickEndpoint": {"Value": {"Fn::GetAtt": ["Quick", "ApiEndpoint"]}},
+        "Parts": {"Value": {"Fn::GetAtt": ["Parts", "ApiId"]}}, "Route": {"Value": {"Ref": "Route"}},
+        "Integration": {"Value": {"Fn::GetAtt": ["Integration", "IntegrationId"]}},
+        "Auth": {"Value": {"Ref": "Auth"}}, "Stage": {"Value": {"Ref": "Stage"}},
+        "Deployment": {"Value": {"Ref": "Deployment"}}}}
+    stack, out = deploy(cfn, "http", template)
+    v2 = client("apigatewayv2")
+    assert out["QuickEndpoint"] == v2.get_api(ApiId=out["Quick"])["ApiEndpoint"]
+    # Lambda invocations by API Gateway need their permission, as on AWS.
+    client("lambda").add_permission(FunctionName=next(
+        r["PhysicalResourceId"] for r in cfn.describe_stack_resources(StackName="http")["StackResources"]
+        if r["LogicalResourceId"] == "Fn"), StatementId="apigw", Action="lambda:InvokeFunction",
+        Principal="apigateway.amazonaws.com")
+    status, body = http_get(server, f"/_aws/execute-api/{out['Quick']}/anything/here")
+    assert (status, body) == (200, b"/anything/here")
+    status, body = http_get(server, f"/_aws/execute-api/{out['Parts']}/dev/hello/ann")
+    assert (status, body) == (200, b"/dev/hello/ann")
+    route = v2.get_route(ApiId=out["Parts"], RouteId=out["Route"])
+    assert route["Target"] == f"integrations/{out['Integration']}"
+    assert v2.get_authorizer(ApiId=out["Parts"], AuthorizerId=out["Auth"])["AuthorizerType"] == "JWT"
+    assert out["Stage"] == "dev"
+    assert v2.get_deployment(ApiId=out["Parts"], DeploymentId=out["Deployment"])["Description"] == "manual"
+
+    template["Resources"]["Route"]["Properties"]["RouteKey"] = "GET /hi/{name}"
+    update(cfn, "http", template)
+    assert v2.get_route(ApiId=out["Parts"], RouteId=out["Route"])["RouteKey"] == "GET /hi/{name}"
+
+    cfn.delete_stack(StackName="http")
+    assert settle(cfn, stack["StackId"])["StackStatus"] == "DELETE_COMPLETE"
+    assert v2.get_apis()["Items"] == []
+
+
+def test_versions_and_aliases_publish_and_route_invocations(cfn, client):
+    template = {"Resources": {
+        "Fn": function("def handler(event, context):\n    return 'v1'\n"),
+        "V1": {"Type": "AWS::Lambda::Version", "Properties": {"FunctionName": {"Ref": "Fn"}, "Description": "one"}},
+        "Live": {"Type": "AWS::Lambda::Alias", "Properties": {
+            "FunctionName": {"Ref": "Fn"}, "Name": "live", "FunctionVersion": {"Fn::GetAtt": ["V1", "Version"]}}},
+    }, "Outputs": {
+        "Name": {"Value": {"Ref": "Fn"}}, "V1": {"Value": {"Ref": "V1"}},
+        "Version": {"Value": {"Fn::GetAtt": ["V1", "Version"]}},
+        "Alias": {"Value": {"Ref": "Live"}}, "AliasArn": {"Value": {"Fn::GetAtt": ["Live", "AliasArn"]}}}}
+    stack, out = deploy(cfn, "versions", template)
+    lam = client("lambda")
+    fn_arn = lam.get_function(FunctionName=out["Name"])["Configuration"]["FunctionArn"]
+    assert (out["V1"], out["Version"]) == (f"{fn_arn}:1", "1")
+    assert out["Alias"] == out["AliasArn"] == f"{fn_arn}:live"
+    assert lam.get_alias(FunctionName=out["Name"], Name="live")["FunctionVersion"] == "1"
+    assert lam.invoke(FunctionName=out["Alias"])["Payload"].read() == b'"v1"'
+
+    template["Resources"]["Live"]["Properties"]["Description"] = "now described"
+    update(cfn, "versions", template)
+    assert lam.get_alias(FunctionName=out["Name"], Name="live")["Description"] == "now described"
+    cfn.delete_stack(StackName="versions")
+    assert settle(cfn, stack["StackId"])["StackStatus"] == "DELETE_COMPLETE"
+    assert lam.list_functions()["Functions"] == []
+
+
+def test_iam_users_groups_instance_profiles_and_access_keys(cfn, client):
+    policy = {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "s3:*", "Resource": "*"}]}
+    template = {"Resources": {
+        "Devs": {"Type": "AWS::IAM::Group", "Properties": {
+            "Policies": [{"PolicyName": "s3", "PolicyDocument": policy}]}},
+        "Ann": {"Type": "AWS::IAM::User", "Properties": {
+            "UserName": "ann", "Groups": [{"Ref": "Devs"}],
+            "ManagedPolicyArns": ["arn:aws:iam::aws:policy/ReadOnlyAccess"],
+            "LoginProfile": {"Password": "Secret-123", "PasswordResetRequired": False}}},
+        "Key": {"Type": "AWS::IAM::AccessKey", "Properties": {"UserName": {"Ref": "Ann"}, "Status": "Inactive"}},
+        "Role": {"Type": "AWS::IAM::Role", "Properties": {"AssumeRolePolicyDocument": {
+            "Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "sts:AssumeRole",
+                                                   "Principal": {"Service": "ec2.amazonaws.com"}}]}}},
+        "Profile": {"Type": "AWS::IAM::InstanceProfile", "Properties": {"Roles": [{"Ref": "Role"}]}},
+    }, "Outputs": {
+        "Group": {"Value": {"Ref": "Devs"}}, "GroupArn": {"Value": {"Fn::GetAtt": ["Devs", "Arn"]}},
+        "UserArn": {"Value": {"Fn::GetAtt": ["Ann", "Arn"]}}, "KeyId": {"Value": {"Ref": "Key"}},
+        "Secret": {"Value": {"Fn::GetAtt": ["Key", "SecretAccessKey"]}},
+        "Profile": {"Value": {"Ref": "Profile"}}, "ProfileArn": {"Value": {"Fn::GetAtt": ["Profile", "Arn"]}}}}
+    stack, out = deploy(cfn, "people", template)
+    iam = client("iam")
+    assert out["UserArn"] == "arn:aws:iam::000000000000:user/ann"
+    assert out["GroupArn"].endswith(f":group/{out['Group']}")
+    assert [g["GroupName"] for g in iam.list_groups_for_user(UserName="ann")["Groups"]] == [out["Group"]]
+    assert iam.list_group_policies(GroupName=out["Group"])["PolicyNames"] == ["s3"]
+    attached = iam.list_attached_user_policies(UserName="ann")["AttachedPolicies"]
+    assert [p["PolicyName"] for p in attached] == ["ReadOnlyAccess"]
+    assert iam.get_login_profile(UserName="ann")["LoginProfile"]["UserName"] == "ann"
+    keys = iam.list_access_keys(UserName="ann")["AccessKeyMetadata"]
+    assert [(k["AccessKeyId"], k["Status"]) for k in keys] == [(out["KeyId"], "Inactive")]
+    assert len(out["Secret"]) == 40
+    profile = iam.get_instance_profile(InstanceProfileName=out["Profile"])["InstanceProfile"]
+    assert profile["Arn"] == out["ProfileArn"] and len(profile["Roles"]) == 1
+
+    template["Resources"]["Key"]["Properties"]["Status"] = "Active"
+    del template["Resources"]["Ann"]["Properties"]["Groups"]
+    update(cfn, "people", template)
+    assert iam.list_access_keys(UserName="ann")["AccessKeyMetadata"][0]["Status"] == "Active"
+    assert iam.list_groups_for_user(UserName="ann")["Groups"] == []
+
+    cfn.delete_stack(StackName="people")
+    assert settle(cfn, stack["StackId"])["StackStatus"] == "DELETE_COMPLETE"
+    assert iam.list_users()["Users"] == []
+    assert iam.list_groups()["Groups"] == []
+    assert iam.list_instance_profiles()["InstanceProfiles"] == []
+
+
+def test_iam_users_need_the_named_iam_capability_when_named(cfn):
+    from botocore.exceptions import ClientError
+    with pytest.raises(ClientError) as e:
+        cfn.create_stack(StackName="named", TemplateBody=json.dumps({"Resources": {
+            "U": {"Type": "AWS::IAM::User", "Properties": {"UserName": "bob"}}}}),
+            Capabilities=["CAPABILITY_IAM"])
+    assert e.value.response["Error"]["Code"] == "InsufficientCapabilitiesException"
+    assert e.value.response["Error"]["Message"] == "Requires capabilities : [CAPABILITY_NAMED_IAM]"
+
+
+def test_alarms_schedules_delivery_streams_and_activities(cfn, client):
+    client("s3").create_bucket(Bucket="firehose-out")
+    template = {"Resources": {
+        "Queue": {"Type": "AWS::SQS::Queue"},
+        "Alarm": {"Type": "AWS::CloudWatch::Alarm", "Properties": {
+            "AlarmDescription": "too many", "Namespace": "App", "MetricName": "Errors",
+            "Statistic": "Sum", "Period": 60, "EvaluationPeriods": 1, "Threshold": 5,
+            "ComparisonOperator": "GreaterThanThreshold",
+            "Dimensions": [{"Name": "Service", "Value": "api"}]}},
+        "Group": {"Type": "AWS::Scheduler::ScheduleGroup", "Properties": {"Name": "jobs"}},
+        "Nightly": {"Type": "AWS::Scheduler::Schedule", "Properties": {
+            "GroupName": {"Ref": "Group"}, "ScheduleExpression": "rate(1 day)",
+            "FlexibleTimeWindow": {"Mode": "OFF"},
+            "Target": {"Arn": {"Fn::GetAtt": ["Queue", "Arn"]}, "RoleArn": ROLE, "Input": "{}"}}},
+        "Stream": {"Type": "AWS::KinesisFirehose::DeliveryStream", "Properties": {
+            "DeliveryStreamType": "DirectPut",
+            "ExtendedS3DestinationConfiguration": {
+                "BucketARN": "arn:aws:s3:::firehose-out", "RoleARN": ROLE,
+                "BufferingHints": {"IntervalInSeconds": 60, "SizeInMBs": 1}}}},
+        "Work": {"Type": "AWS::StepFunctions::Activity", "Properties": {
+            "Name": "work", "Tags": [{"Key": "team", "Value": "core"}]}},
+    }, "Outputs": {
+        "Alarm": {"Value": {"Ref": "Alarm"}}, "AlarmArn": {"Value": {"Fn::GetAtt": ["Alarm", "Arn"]}},
+        "Group": {"Value": {"Ref": "Group"}}, "GroupArn": {"Value": {"Fn::GetAtt": ["Group", "Arn"]}},
+        "Schedule": {"Value": {"Ref": "Nightly"}}, "ScheduleArn": {"Value": {"Fn::GetAtt": ["Nightly", "Arn"]}},
+        "Stream": {"Value": {"Ref": "Stream"}}, "StreamArn": {"Value": {"Fn::GetAtt": ["Stream", "Arn"]}},
+        "Activity": {"Value": {"Ref": "Work"}}, "ActivityName": {"Value": {"Fn::GetAtt": ["Work", "Name"]}}}}
+    stack, out = deploy(cfn, "ops", template)
+    alarm = client("cloudwatch").describe_alarms(AlarmNames=[out["Alarm"]])["MetricAlarms"][0]
+    assert (alarm["AlarmArn"], alarm["Threshold"]) == (out["AlarmArn"], 5.0)
+    assert out["Alarm"].startswith("ops-Alarm-")
+    scheduler = client("scheduler")
+    assert out["GroupArn"].endswith(":schedule-group/jobs")
+    schedule = scheduler.get_schedule(Name=out["Schedule"], GroupName="jobs")
+    assert (schedule["Arn"], schedule["ScheduleExpression"]) == (out["ScheduleArn"], "rate(1 day)")
+    firehose = client("firehose").describe_delivery_stream(DeliveryStreamName=out["Stream"])
+    assert firehose["DeliveryStreamDescription"]["DeliveryStreamARN"] == out["StreamArn"]
+    activity = client("stepfunctions").describe_activity(activityArn=out["Activity"])
+    assert activity["name"] == out["ActivityName"] == "work"
+
+    template["Resources"]["Alarm"]["Properties"]["Threshold"] = 9
+    template["Resources"]["Nightly"]["Properties"]["ScheduleExpression"] = "rate(2 days)"
+    update(cfn, "ops", template)
+    alarm = client("cloudwatch").describe_alarms(AlarmNames=[out["Alarm"]])["MetricAlarms"][0]
+    assert alarm["Threshold"] == 9.0
+    assert scheduler.get_schedule(Name=out["Schedule"], GroupName="jobs")["ScheduleExpression"] == "rate(2 days)"
+
+    cfn.delete_stack(StackName="ops")
+    assert settle(cfn, stack["StackId"])["StackStatus"] == "DELETE_COMPLETE"
+    assert client("cloudwatch").describe_alarms()["MetricAlarms"] == []
+    assert client("firehose").list_delivery_streams()["DeliveryStreamNames"] == []
+    assert client("stepfunctions").list_activities()["activities"] == []
+    assert [g["Name"] for g in scheduler.list_schedule_groups()["ScheduleGroups"]] == ["default"]
+
+
+def test_a_property_the_api_does_not_know_fails_the_resource_by_name(cfn):
+    cfn.create_stack(StackName="unknown", TemplateBody=json.dumps({"Resources": {
+        "Stream": {"Type": "AWS::KinesisFirehose::DeliveryStream", "Properties": {"NoSuchSetting": 1}}}}))
+    reason = failure(cfn, "unknown", "Stream")
+    assert reason.startswith("Properties validation failed for resource Stream")
+    assert "NoSuchSetting" in reason
