@@ -5,6 +5,7 @@ use base64::Engine;
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use roto_core::protocol::xml::XmlWriter;
+use roto_core::store::Cached;
 use roto_core::timestamp::now_millis;
 use roto_core::{AwsError, AwsResult, Context, Response, Value};
 
@@ -83,7 +84,7 @@ impl S3 {
         let (ownership, acl) = self.new_bucket_acl(ctx, input)?;
         let created = self.env.store.transaction(|tx| {
             let existing: Option<(String, String)> = rusqlite::OptionalExtension::optional(
-                tx.query_row(
+                tx.query_row_cached(
                     "SELECT account, region FROM s3_buckets WHERE name = ?1",
                     [name],
                     |r| Ok((r.get(0)?, r.get(1)?)),
@@ -100,7 +101,7 @@ impl S3 {
                 Some(_) => Err(errors::bucket_already_owned(name)),
                 None => {
                     let lock = input.bool("ObjectLockEnabledForBucket") == Some(true);
-                    tx.execute(
+                    tx.execute_cached(
                         "INSERT INTO s3_buckets (name, account, region, created, versioning, object_lock)
                          VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
                         rusqlite::params![
@@ -187,7 +188,7 @@ impl S3 {
     pub(crate) fn delete_bucket(&self, input: &Value) -> AwsResult<Value> {
         let name = input_str(input, "Bucket");
         self.env.store.transaction(|tx| {
-            let exists = tx.query_row(
+            let exists = tx.query_row_cached(
                 "SELECT count(*) FROM s3_buckets WHERE name = ?1",
                 [name],
                 |r| r.get::<_, i64>(0),
@@ -198,9 +199,9 @@ impl S3 {
             if versions::bucket_has_objects(tx, name)? {
                 return Err(errors::bucket_not_empty(name));
             }
-            tx.execute("DELETE FROM s3_buckets WHERE name = ?1", [name])?;
-            tx.execute("DELETE FROM s3_bucket_config WHERE bucket = ?1", [name])?;
-            tx.execute("DELETE FROM s3_completed_uploads WHERE bucket = ?1", [name])?;
+            tx.execute_cached("DELETE FROM s3_buckets WHERE name = ?1", [name])?;
+            tx.execute_cached("DELETE FROM s3_bucket_config WHERE bucket = ?1", [name])?;
+            tx.execute_cached("DELETE FROM s3_completed_uploads WHERE bucket = ?1", [name])?;
             Ok(())
         })?;
         Ok(Value::map())
@@ -249,7 +250,7 @@ impl S3 {
             .with_status(409));
         }
         self.env.store.with(|c| {
-            c.execute(
+            c.execute_cached(
                 "UPDATE s3_buckets SET versioning = ?2 WHERE name = ?1",
                 [&bucket.name, status],
             )

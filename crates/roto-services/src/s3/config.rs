@@ -14,6 +14,7 @@
 //! operation pages through them in `Id` order with one range scan.
 
 use base64::Engine;
+use roto_core::store::Cached;
 use roto_core::{AwsError, AwsResult, Value};
 use rusqlite::OptionalExtension;
 
@@ -455,7 +456,7 @@ impl S3 {
     ) -> AwsResult<()> {
         let json = value.map_or(serde_json::Value::Null, to_json).to_string();
         self.env.store.with(|c| {
-            c.execute(
+            c.execute_cached(
                 "INSERT OR REPLACE INTO s3_bucket_config (bucket, kind, value) VALUES (?1, ?2, ?3)",
                 [bucket, kind, &json],
             )
@@ -466,7 +467,7 @@ impl S3 {
 
     fn remove_config(&self, bucket: &str, kind: &str) -> AwsResult<()> {
         self.env.store.with(|c| {
-            c.execute(
+            c.execute_cached(
                 "DELETE FROM s3_bucket_config WHERE bucket = ?1 AND kind = ?2",
                 [bucket, kind],
             )

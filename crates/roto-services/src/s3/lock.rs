@@ -8,6 +8,7 @@
 //! server clock, so a test lets it lapse by advancing the clock. Locking never stops a
 //! new version or a delete marker: only the permanent deletion of a protected version.
 
+use roto_core::store::Cached;
 use roto_core::timestamp::now_millis;
 use roto_core::{AwsError, AwsResult, Request, Value};
 
@@ -296,7 +297,7 @@ impl S3 {
             }
         }
         self.env.store.with(|c| {
-            c.execute(
+            c.execute_cached(
                 "UPDATE s3_buckets SET object_lock = 1 WHERE name = ?1",
                 [&bucket.name],
             )

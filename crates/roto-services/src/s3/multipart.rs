@@ -11,6 +11,7 @@
 use base64::Engine;
 use md5::{Digest, Md5};
 use roto_chunked::ChecksumAlgorithm;
+use roto_core::store::Cached;
 use roto_core::timestamp::now_millis;
 use roto_core::{AwsError, AwsResult, Context, Request, Value};
 use rusqlite::OptionalExtension;
@@ -187,7 +188,7 @@ impl S3 {
         let upload_id = new_upload_id();
         let json = serde_json::to_string(&template).unwrap_or_default();
         self.env.store.with(|c| {
-            c.execute(
+            c.execute_cached(
                 "INSERT INTO s3_uploads (upload_id, bucket, key, account, initiated, template)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
                 rusqlite::params![upload_id, bucket.name, key, ctx.account, now_millis(), json],
@@ -237,7 +238,7 @@ impl S3 {
                     |r| r.get(0),
                 )
                 .optional()?;
-            tx.execute(
+            tx.execute_cached(
                 "INSERT OR REPLACE INTO s3_parts
                     (upload_id, part_number, blob, size, etag, last_modified, checksum)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
@@ -542,7 +543,7 @@ impl S3 {
         etag: &str,
     ) -> AwsResult<()> {
         self.env.store.with(|c| {
-            c.execute(
+            c.execute_cached(
                 "INSERT OR REPLACE INTO s3_completed_uploads (bucket, key, upload_id, etag)
                  VALUES (?1, ?2, ?3, ?4)",
                 [bucket, key, upload_id, etag],
@@ -575,7 +576,7 @@ impl S3 {
     /// Deletes an upload's rows and its parts' blobs.
     fn drop_upload(&self, upload_id: &str) -> AwsResult<()> {
         let blobs: Vec<String> = self.env.store.transaction(|tx| {
-            tx.execute("DELETE FROM s3_uploads WHERE upload_id = ?1", [upload_id])?;
+            tx.execute_cached("DELETE FROM s3_uploads WHERE upload_id = ?1", [upload_id])?;
             let mut stmt =
                 tx.prepare_cached("DELETE FROM s3_parts WHERE upload_id = ?1 RETURNING blob")?;
             let rows = stmt.query_map([upload_id], |r| r.get(0))?;

@@ -9,6 +9,7 @@ use http_body_util::{BodyExt, Full};
 use roto_chunked::{content_encoding_without_aws_chunked, ChecksumAlgorithm};
 use roto_core::dispatch::Body;
 use roto_core::store::BlobReader;
+use roto_core::store::Cached;
 use roto_core::timestamp::now_millis;
 use roto_core::{AwsError, AwsResult, Context, Request, Response, Value};
 
@@ -238,7 +239,7 @@ impl S3 {
         let committed = self.apply_default_retention(bucket, row).and_then(|()| {
             self.env.store.transaction(|tx| {
                 let versioning: Option<Option<String>> =
-                    rusqlite::OptionalExtension::optional(tx.query_row(
+                    rusqlite::OptionalExtension::optional(tx.query_row_cached(
                         "SELECT versioning FROM s3_buckets WHERE name = ?1",
                         [&bucket.name],
                         |r| r.get(0),

@@ -11,6 +11,7 @@
 
 use rusqlite::{Connection, OptionalExtension, Row};
 
+use roto_core::store::Cached;
 use roto_core::{AwsError, AwsResult};
 
 use super::errors;
@@ -430,7 +431,7 @@ pub(crate) fn update_version(
 
 /// Whether a bucket holds any object, version or delete marker.
 pub(crate) fn bucket_has_objects(c: &Connection, bucket: &str) -> Result<bool, AwsError> {
-    Ok(c.query_row(
+    Ok(c.query_row_cached(
         "SELECT EXISTS (SELECT 1 FROM s3_objects WHERE bucket = ?1)
              OR EXISTS (SELECT 1 FROM s3_versions WHERE bucket = ?1)",
         [bucket],
