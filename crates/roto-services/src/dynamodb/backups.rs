@@ -164,7 +164,7 @@ pub fn items_at(
 ) -> AwsResult<Vec<(EncodedKey, String, i64)>> {
     let mut undo = changes_after(conn, ctx, table, at)?;
     let mut items = BTreeMap::new();
-    let mut select = conn.prepare(
+    let mut select = conn.prepare_cached(
         "SELECT hash_key, range_key, item, size FROM ddb_items
          WHERE account = ?1 AND region = ?2 AND table_name = ?3",
     )?;
@@ -193,7 +193,7 @@ fn changes_after(
     table: &str,
     at: i64,
 ) -> AwsResult<HashMap<EncodedKey, Option<(String, i64)>>> {
-    let mut select = conn.prepare(
+    let mut select = conn.prepare_cached(
         "SELECT hash_key, range_key, old_item, old_size FROM ddb_recovery_log
          WHERE account = ?1 AND region = ?2 AND table_name = ?3 AND at > ?4
          ORDER BY at DESC, seq DESC",

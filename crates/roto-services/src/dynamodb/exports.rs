@@ -17,6 +17,7 @@ use std::fmt::Write as _;
 
 use base64::Engine;
 use md5::{Digest, Md5};
+use roto_core::store::Cached;
 use roto_core::timestamp::{self, now_millis, TimestampFormat};
 use roto_core::{AwsError, AwsResult, Context, Value};
 use serde_json::{json, Value as Json};
@@ -461,7 +462,7 @@ impl DynamoDb {
         }
         let started = description.clone();
         self.env.store.with(|c| {
-            c.execute(
+            c.execute_cached(
                 "INSERT INTO ddb_exports
                  (account, region, arn, table_arn, created, client_token, request, description)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",

@@ -13,6 +13,7 @@
 //! response says `IN_PROGRESS`, as AWS's does, and DescribeImport finds it finished.
 
 use base64::Engine;
+use roto_core::store::Cached;
 use roto_core::timestamp::now_millis;
 use roto_core::{AwsError, AwsResult, Context, Request, Value};
 use serde_json::{json, Value as Json};
@@ -432,7 +433,7 @@ impl DynamoDb {
         }
         let started = record.clone();
         self.env.store.with(|c| {
-            c.execute(
+            c.execute_cached(
                 "INSERT INTO ddb_imports
                  (account, region, arn, table_arn, created, client_token, request, description)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",

@@ -8,6 +8,7 @@
 //! do. Its ARN is AWS's: the table's ARN, `/backup/`, the creation time in 14-digit epoch
 //! milliseconds and 8 random hex digits. [`restores`](super::restores) makes tables of it.
 
+use roto_core::store::Cached;
 use roto_core::timestamp::now_millis;
 use roto_core::{AwsError, AwsResult, Context, Value};
 use rusqlite::{Connection, OptionalExtension};
@@ -316,11 +317,11 @@ impl DynamoDb {
         let arn = backup_arn(input);
         let backup = self.env.store.transaction(|tx| {
             let backup = load_backup(tx, ctx, arn)?.ok_or_else(|| backup_not_found(arn))?;
-            tx.execute(
+            tx.execute_cached(
                 "DELETE FROM ddb_on_demand_backups WHERE account = ?1 AND region = ?2 AND arn = ?3",
                 rusqlite::params![ctx.account, ctx.region, arn],
             )?;
-            tx.execute("DELETE FROM ddb_backup_items WHERE backup = ?1", [arn])?;
+            tx.execute_cached("DELETE FROM ddb_backup_items WHERE backup = ?1", [arn])?;
             Ok::<_, AwsError>(backup)
         })?;
         Ok(Value::map().with("BackupDescription", backup.describe("DELETED")))

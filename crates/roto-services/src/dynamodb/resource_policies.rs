@@ -11,6 +11,7 @@
 //! evaluated, as Roto enforces no permissions, so `ConfirmRemoveSelfResourceAccess` is
 //! accepted and changes nothing. A table's policies, its streams' included, go with it.
 
+use roto_core::store::Cached;
 use roto_core::timestamp::now_millis;
 use roto_core::{AwsError, AwsResult, Context, Value};
 use rusqlite::{Connection, OptionalExtension};
@@ -370,7 +371,7 @@ impl DynamoDb {
             let resource = resource(tx, ctx, arn)?;
             let (_, revision) = attached(tx, ctx, arn)?.ok_or_else(|| policy_not_found(arn))?;
             check_expected(&resource, Some(&revision), expected)?;
-            tx.execute(
+            tx.execute_cached(
                 "DELETE FROM ddb_resource_policies WHERE account = ?1 AND region = ?2 AND arn = ?3",
                 rusqlite::params![ctx.account, ctx.region, arn],
             )?;

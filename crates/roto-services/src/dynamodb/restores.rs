@@ -16,6 +16,7 @@
 //! records are written. The response shows the table `CREATING` with `RestoreInProgress`,
 //! as AWS's does; every later DescribeTable finds it `ACTIVE`, the restore finished.
 
+use roto_core::store::Cached;
 use roto_core::timestamp::now_millis;
 use roto_core::{AwsError, AwsResult, Context, Value};
 use rusqlite::Connection;
@@ -196,7 +197,7 @@ fn restore(
     insert_table(tx, ctx, target, &description, created, &json!([]))?;
     match items {
         Items::Backup(arn) => {
-            tx.execute(
+            tx.execute_cached(
                 "INSERT INTO ddb_items (account, region, table_name, hash_key, range_key, item, size)
                  SELECT ?1, ?2, ?3, hash_key, range_key, item, size FROM ddb_backup_items
                  WHERE backup = ?4",
@@ -222,7 +223,7 @@ fn restore(
             }
         }
     }
-    tx.execute(
+    tx.execute_cached(
         "UPDATE ddb_tables SET
          item_count = (SELECT COUNT(*) FROM ddb_items
                        WHERE account = ?1 AND region = ?2 AND table_name = ?3),

@@ -9,6 +9,7 @@
 //! Kinesis streaming destination and, while point-in-time recovery is enabled, in its
 //! recovery log, in the caller's transaction.
 
+use roto_core::store::Cached;
 use roto_core::timestamp::now_millis;
 use roto_core::{AwsResult, Context};
 use rusqlite::{Connection, OptionalExtension};
@@ -90,7 +91,7 @@ pub fn fill_index(
     index: &str,
     schema: &KeySchema,
 ) -> AwsResult<()> {
-    let mut select = conn.prepare(
+    let mut select = conn.prepare_cached(
         "SELECT hash_key, range_key, item FROM ddb_items
          WHERE account = ?1 AND region = ?2 AND table_name = ?3",
     )?;
@@ -107,7 +108,7 @@ pub fn fill_index(
 
 /// Removes every row of a deleted index.
 pub fn drop_index(conn: &Connection, ctx: &Context, table: &str, index: &str) -> AwsResult<()> {
-    conn.execute(
+    conn.execute_cached(
         "DELETE FROM ddb_index_items WHERE account = ?1 AND region = ?2 AND table_name = ?3
          AND index_name = ?4",
         rusqlite::params![ctx.account, ctx.region, table, index],

@@ -15,6 +15,7 @@
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
+use roto_core::store::Cached;
 use roto_core::timestamp::now_millis;
 use roto_core::{AwsError, AwsResult, Context, Value};
 use serde_json::{json, Value as Json};
@@ -348,7 +349,7 @@ impl DynamoDb {
             let mut table = load_table(tx, ctx, &name)?.ok_or_else(|| table_not_found(&name))?;
             let plan = plan(ctx, &table, input, &updates)?;
             let shown = apply(tx, ctx, &mut table, input, &updates, &plan, now)?;
-            tx.execute(
+            tx.execute_cached(
                 "UPDATE ddb_tables SET description = ?4 WHERE account = ?1 AND region = ?2 AND name = ?3",
                 rusqlite::params![ctx.account, ctx.region, name, table.description.to_string()],
             )?;

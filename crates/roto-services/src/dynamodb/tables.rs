@@ -10,6 +10,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use roto_core::dispatch::new_request_id;
+use roto_core::store::Cached;
 use roto_core::timestamp::now_millis;
 use roto_core::{validate, AwsError, AwsResult, Context, Value};
 use rusqlite::{Connection, OptionalExtension};
@@ -612,7 +613,7 @@ pub(super) fn insert_table(
     created: i64,
     tags: &Json,
 ) -> AwsResult<()> {
-    conn.execute(
+    conn.execute_cached(
         "INSERT INTO ddb_tables (account, region, name, description, created, tags)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
         rusqlite::params![
@@ -721,15 +722,15 @@ impl DynamoDb {
                 ));
             }
             let params = rusqlite::params![ctx.account, ctx.region, name];
-            tx.execute(
+            tx.execute_cached(
                 "DELETE FROM ddb_items WHERE account = ?1 AND region = ?2 AND table_name = ?3",
                 params,
             )?;
-            tx.execute(
+            tx.execute_cached(
                 "DELETE FROM ddb_index_items WHERE account = ?1 AND region = ?2 AND table_name = ?3",
                 params,
             )?;
-            tx.execute(
+            tx.execute_cached(
                 "DELETE FROM ddb_tables WHERE account = ?1 AND region = ?2 AND name = ?3",
                 params,
             )?;
@@ -808,7 +809,7 @@ fn update_tags(
 ) -> AwsResult<()> {
     let mut tags = read_tags(tx, ctx, arn, name)?;
     change(&mut tags);
-    tx.execute(
+    tx.execute_cached(
         "UPDATE ddb_tables SET tags = ?4 WHERE account = ?1 AND region = ?2 AND name = ?3",
         rusqlite::params![ctx.account, ctx.region, name, Json::Array(tags).to_string()],
     )?;

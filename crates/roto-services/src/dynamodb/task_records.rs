@@ -4,6 +4,7 @@
 //! description, and one that reuses the token with other parameters is the operation's
 //! conflict error.
 
+use roto_core::store::Cached;
 use roto_core::{AwsError, AwsResult, Context, Value};
 use rusqlite::OptionalExtension;
 use serde_json::Value as Json;
@@ -52,7 +53,7 @@ impl DynamoDb {
         description: &Json,
     ) -> AwsResult<()> {
         self.env.store.with(|c| {
-            c.execute(
+            c.execute_cached(
                 &format!(
                     "UPDATE {table} SET description = ?4 WHERE account = ?1 AND region = ?2 AND arn = ?3"
                 ),

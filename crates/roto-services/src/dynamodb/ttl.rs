@@ -145,7 +145,7 @@ fn drop_index(conn: &Connection, ctx: &Context, table: &str) -> AwsResult<()> {
 
 /// Indexes the expiry of every item a table already holds (Time to Live just enabled).
 fn fill_index(conn: &Connection, ctx: &Context, table: &str, attribute: &str) -> AwsResult<()> {
-    let mut select = conn.prepare(
+    let mut select = conn.prepare_cached(
         "SELECT hash_key, range_key, item FROM ddb_items
          WHERE account = ?1 AND region = ?2 AND table_name = ?3",
     )?;
