@@ -1,6 +1,7 @@
 //! Aliases: a name for a version, optionally splitting traffic with a second version by
 //! weight (`RoutingConfig.AdditionalVersionWeights`).
 
+use roto_core::store::Cached;
 use roto_core::{AwsError, AwsResult, Context, Value};
 use rusqlite::{params, OptionalExtension};
 
@@ -112,7 +113,7 @@ impl Lambda {
 
     fn save_alias(&self, ctx: &Context, function: &str, alias: &Value) -> AwsResult<()> {
         self.env.store.with(|c| {
-            c.execute(
+            c.execute_cached(
                 "INSERT OR REPLACE INTO lambda_aliases (account, region, function, name, config)
                  VALUES (?1, ?2, ?3, ?4, ?5)",
                 params![
@@ -235,7 +236,7 @@ impl Lambda {
         self.get_alias(ctx, input)?;
         let (function, _) = target_of(input)?;
         self.env.store.with(|c| {
-            c.execute(
+            c.execute_cached(
                 "DELETE FROM lambda_aliases WHERE account = ?1 AND region = ?2 AND function = ?3 AND name = ?4",
                 params![ctx.account, ctx.region, function, input.str("Name").unwrap_or_default()],
             )

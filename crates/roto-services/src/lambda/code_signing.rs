@@ -7,6 +7,7 @@
 
 use std::collections::BTreeMap;
 
+use roto_core::store::Cached;
 use roto_core::timestamp::now_millis;
 use roto_core::{AwsError, AwsResult, Context, Value};
 use rusqlite::{params, OptionalExtension};
@@ -87,7 +88,7 @@ impl Lambda {
 
     fn save_code_signing_config(&self, ctx: &Context, config: &Value) -> AwsResult<()> {
         self.env.store.with(|c| {
-            c.execute(
+            c.execute_cached(
                 "INSERT OR REPLACE INTO lambda_code_signing_configs (arn, account, region, config)
                  VALUES (?1, ?2, ?3, ?4)",
                 params![
@@ -180,7 +181,7 @@ impl Lambda {
             )));
         }
         self.env.store.with(|c| {
-            c.execute(
+            c.execute_cached(
                 "DELETE FROM lambda_code_signing_configs WHERE arn = ?1",
                 [arn],
             )
@@ -319,7 +320,7 @@ impl Lambda {
     ) -> AwsResult<()> {
         let text = serde_json::to_string(tags).unwrap_or_default();
         self.env.store.with(|c| {
-            c.execute(
+            c.execute_cached(
                 "INSERT OR REPLACE INTO lambda_resource_tags (arn, tags) VALUES (?1, ?2)",
                 params![arn, text],
             )
@@ -331,7 +332,7 @@ impl Lambda {
     /// Drops the tags of a deleted resource.
     pub(super) fn forget_resource_tags(&self, arn: &str) -> AwsResult<()> {
         self.env.store.with(|c| {
-            c.execute("DELETE FROM lambda_resource_tags WHERE arn = ?1", [arn])
+            c.execute_cached("DELETE FROM lambda_resource_tags WHERE arn = ?1", [arn])
                 .map_err(AwsError::from)
         })?;
         Ok(())

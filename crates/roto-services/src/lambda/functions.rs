@@ -11,6 +11,7 @@
 use std::collections::BTreeMap;
 
 use base64::Engine;
+use roto_core::store::Cached;
 use roto_core::timestamp::{self, now_millis, TimestampFormat};
 use roto_core::{AwsError, AwsResult, Context, Request, Value};
 use rusqlite::{params, OptionalExtension};
@@ -414,7 +415,7 @@ impl Lambda {
     fn save(&self, ctx: &Context, f: &Function) -> AwsResult<()> {
         let tags = serde_json::to_string(&f.tags).unwrap_or_else(|_| "{}".into());
         self.env.store.with(|c| {
-            c.execute(
+            c.execute_cached(
                 "INSERT OR REPLACE INTO lambda_functions
                  (account, region, name, version, config, code_blob, tags, reserved)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
@@ -664,7 +665,7 @@ impl Lambda {
                     )));
                 }
                 self.env.store.with(|c| {
-                    c.execute(
+                    c.execute_cached(
                         "DELETE FROM lambda_functions WHERE account = ?1 AND region = ?2 AND name = ?3 AND version = ?4",
                         params![ctx.account, ctx.region, name, version],
                     )
@@ -675,14 +676,14 @@ impl Lambda {
             None => {
                 let blobs = self.env.store.transaction(|tx| {
                     let blobs: Vec<String> = tx
-                        .prepare(
+                        .prepare_cached(
                             "SELECT DISTINCT code_blob FROM lambda_functions WHERE account = ?1 AND region = ?2 AND name = ?3",
                         )?
                         .query_map(params![ctx.account, ctx.region, name], |r| r.get(0))?
                         .collect::<rusqlite::Result<_>>()?;
                     for table in ["lambda_functions WHERE account = ?1 AND region = ?2 AND name = ?3",
                                   "lambda_aliases WHERE account = ?1 AND region = ?2 AND function = ?3"] {
-                        tx.execute(&format!("DELETE FROM {table}"), params![ctx.account, ctx.region, name])?;
+                        tx.execute_cached(&format!("DELETE FROM {table}"), params![ctx.account, ctx.region, name])?;
                     }
                     Ok::<_, AwsError>(blobs)
                 })?;

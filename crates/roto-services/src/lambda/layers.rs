@@ -5,6 +5,7 @@
 //! directory and puts its `python`, `nodejs/node_modules`, `bin` and `lib` directories on
 //! the runtime's search paths, where Lambda's `/opt` layout puts them.
 
+use roto_core::store::Cached;
 use roto_core::timestamp::now_millis;
 use roto_core::{AwsError, AwsResult, Context, Env, Value};
 use rusqlite::{params, OptionalExtension};
@@ -104,7 +105,7 @@ impl Lambda {
         let content = input.get("Content").cloned().unwrap_or_else(Value::map);
         let (blob, size, sha) = self.store_code(ctx, &content).await?;
         let version: i64 = self.env.store.with(|c| {
-            c.query_row(
+            c.query_row_cached(
                 "SELECT COALESCE(MAX(version), 0) + 1 FROM lambda_layers WHERE account = ?1 AND region = ?2 AND name = ?3",
                 params![ctx.account, ctx.region, name],
                 |r| r.get(0),
@@ -144,7 +145,7 @@ impl Lambda {
             }
         }
         self.env.store.with(|c| {
-            c.execute(
+            c.execute_cached(
                 "INSERT INTO lambda_layers (account, region, name, version, config, code_blob) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
                 params![ctx.account, ctx.region, name, version, config.to_json().to_string(), blob],
             )
@@ -246,7 +247,7 @@ impl Lambda {
         let name = name_of(input.str("LayerName").unwrap_or_default());
         let version = input.int("VersionNumber").unwrap_or_default();
         self.env.store.with(|c| {
-            c.execute(
+            c.execute_cached(
                 "DELETE FROM lambda_layers WHERE account = ?1 AND region = ?2 AND name = ?3 AND version = ?4",
                 params![ctx.account, ctx.region, name, version],
             )

@@ -2,6 +2,7 @@
 //! GetPolicy, RemovePermission) and asynchronous invocation configuration (retries and
 //! OnSuccess/OnFailure destinations), each keyed by function and qualifier.
 
+use roto_core::store::Cached;
 use roto_core::timestamp::now_millis;
 use roto_core::{AwsError, AwsResult, Context, Value};
 use rusqlite::{params, OptionalExtension};
@@ -60,12 +61,12 @@ impl Lambda {
     ) -> AwsResult<()> {
         self.env.store.with(|c| {
             match value {
-                Some(v) => c.execute(
+                Some(v) => c.execute_cached(
                     "INSERT OR REPLACE INTO lambda_settings (account, region, function, qualifier, kind, config)
                      VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
                     params![ctx.account, ctx.region, function, qualifier, kind, v.to_string()],
                 ),
-                None => c.execute(
+                None => c.execute_cached(
                     "DELETE FROM lambda_settings WHERE account = ?1 AND region = ?2 AND function = ?3 AND qualifier = ?4 AND kind = ?5",
                     params![ctx.account, ctx.region, function, qualifier, kind],
                 ),
@@ -112,7 +113,7 @@ impl Lambda {
     /// Drops every setting of a deleted function.
     pub(super) fn forget_settings(&self, ctx: &Context, name: &str) -> AwsResult<()> {
         self.env.store.with(|c| {
-            c.execute(
+            c.execute_cached(
                 "DELETE FROM lambda_settings WHERE account = ?1 AND region = ?2 AND function = ?3",
                 params![ctx.account, ctx.region, name],
             )

@@ -15,6 +15,7 @@ use base64::Engine;
 use bytes::Bytes;
 use http::HeaderMap;
 use http_body_util::{BodyExt, Full};
+use roto_core::store::Cached;
 use roto_core::timestamp::{self, now_millis, TimestampFormat};
 use roto_core::{AwsError, AwsResult, Context, Request, Response, Value};
 use rusqlite::{params, OptionalExtension};
@@ -346,7 +347,7 @@ impl Lambda {
         config: &Value,
     ) -> AwsResult<()> {
         self.env.store.with(|c| {
-            c.execute(
+            c.execute_cached(
                 "INSERT OR REPLACE INTO lambda_urls (url_id, account, region, function, qualifier, config)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
                 params![url_id, ctx.account, ctx.region, function, qualifier, config.to_json().to_string()],
@@ -364,7 +365,7 @@ impl Lambda {
         qualifier: Option<&str>,
     ) -> AwsResult<()> {
         self.env.store.with(|c| {
-            c.execute(
+            c.execute_cached(
                 "DELETE FROM lambda_urls WHERE account = ?1 AND region = ?2 AND function = ?3 AND (?4 IS NULL OR qualifier = ?4)",
                 params![ctx.account, ctx.region, function, qualifier],
             )

@@ -14,6 +14,7 @@ use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use roto_core::store::Cached;
 use roto_core::timestamp::now_millis;
 use roto_core::{AwsError, AwsResult, Context, Value};
 use rusqlite::{params, OptionalExtension};
@@ -131,7 +132,7 @@ impl Lambda {
 
     fn save_mapping(&self, ctx: &Context, config: &Value) -> AwsResult<()> {
         self.env.store.with(|c| {
-            c.execute(
+            c.execute_cached(
                 "INSERT OR REPLACE INTO lambda_mappings (uuid, account, region, function, source, config)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
                 params![
@@ -347,8 +348,8 @@ impl Lambda {
         let mut config = self.get_event_source_mapping(input)?;
         let uuid = input.str("UUID").unwrap_or_default();
         self.env.store.with(|c| {
-            c.execute("DELETE FROM lambda_mappings WHERE uuid = ?1", [uuid])?;
-            c.execute(
+            c.execute_cached("DELETE FROM lambda_mappings WHERE uuid = ?1", [uuid])?;
+            c.execute_cached(
                 "DELETE FROM lambda_stream_positions WHERE uuid = ?1",
                 [uuid],
             )

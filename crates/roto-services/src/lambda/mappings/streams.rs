@@ -25,6 +25,7 @@
 use std::collections::{HashMap, HashSet};
 use std::time::Duration;
 
+use roto_core::store::Cached;
 use roto_core::timestamp::{self, now_millis, TimestampFormat};
 use roto_core::trace::{TraceEntry, TraceKind};
 use roto_core::{AwsError, AwsResult, Context, Value};
@@ -302,7 +303,7 @@ impl Lambda {
                 .await?;
             let iterator = iterator.str("ShardIterator").unwrap_or_default();
             self.env.store.with(|c| {
-                c.execute(
+                c.execute_cached(
                     "INSERT OR REPLACE INTO lambda_stream_positions (uuid, shard, sequence, iterator) VALUES (?1, ?2, NULL, ?3)",
                     params![uuid, shard, iterator],
                 )
@@ -340,7 +341,7 @@ impl Lambda {
     /// Checkpoints a shard after `sequence`.
     fn save_position(&self, uuid: &str, shard: &str, sequence: &str) -> AwsResult<()> {
         self.env.store.with(|c| {
-            c.execute(
+            c.execute_cached(
                 "INSERT OR REPLACE INTO lambda_stream_positions (uuid, shard, sequence, iterator) VALUES (?1, ?2, ?3, NULL)",
                 params![uuid, shard, sequence],
             )
