@@ -8,6 +8,7 @@
 //! A user's SSH public keys, signing certificates and service-specific credentials are
 //! rows of `iam_credentials`, one family each, with their details in `attrs`.
 
+use roto_core::store::Cached;
 use roto_core::{AwsError, AwsResult};
 use rusqlite::{params, Connection, OptionalExtension};
 use serde_json::Value as Json;
@@ -318,7 +319,7 @@ fn encode_tags(tags: &[(String, String)]) -> String {
 
 /// Stores a new entity, or IAM's "already exists" when the name is taken.
 pub(super) fn insert(c: &Connection, account: &str, e: &Entity) -> AwsResult<()> {
-    let inserted = c.execute(
+    let inserted = c.execute_cached(
         "INSERT OR IGNORE INTO iam_entities (account, kind, name, id, path, created, tags, attrs)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
         params![
@@ -376,7 +377,7 @@ pub(super) fn list(
 
 /// How many entities of `kind` the account has.
 pub(super) fn count(c: &Connection, account: &str, kind: Kind) -> AwsResult<i64> {
-    c.query_row(
+    c.query_row_cached(
         "SELECT count(*) FROM iam_entities WHERE account = ?1 AND kind = ?2",
         params![account, kind.as_str()],
         |r| r.get(0),
@@ -397,7 +398,7 @@ pub(super) fn boundary_count(c: &Connection, account: &str, arn: &str) -> AwsRes
 /// Writes back an entity's path, tags and attributes (its name is `old_name`, renamed
 /// to `e.name`).
 pub(super) fn update(c: &Connection, account: &str, old_name: &str, e: &Entity) -> AwsResult<()> {
-    c.execute(
+    c.execute_cached(
         "UPDATE iam_entities SET name = ?4, path = ?5, tags = ?6, attrs = ?7
          WHERE account = ?1 AND kind = ?2 AND name = ?3",
         params![
@@ -415,7 +416,7 @@ pub(super) fn update(c: &Connection, account: &str, old_name: &str, e: &Entity) 
 
 /// Removes an entity row.
 pub(super) fn delete(c: &Connection, account: &str, kind: Kind, name: &str) -> AwsResult<()> {
-    c.execute(
+    c.execute_cached(
         "DELETE FROM iam_entities WHERE account = ?1 AND kind = ?2 AND name = ?3",
         params![account, kind.as_str(), name],
     )?;
@@ -430,7 +431,7 @@ pub(super) fn link(
     parent: &str,
     child: &str,
 ) -> AwsResult<bool> {
-    let n = c.execute(
+    let n = c.execute_cached(
         "INSERT OR IGNORE INTO iam_links (account, relation, parent, child) VALUES (?1, ?2, ?3, ?4)",
         params![account, rel.as_str(), parent, child],
     )?;
@@ -445,7 +446,7 @@ pub(super) fn unlink(
     parent: &str,
     child: &str,
 ) -> AwsResult<bool> {
-    let n = c.execute(
+    let n = c.execute_cached(
         "DELETE FROM iam_links WHERE account = ?1 AND relation = ?2 AND parent = ?3 AND child = ?4",
         params![account, rel.as_str(), parent, child],
     )?;
@@ -516,27 +517,27 @@ pub(super) fn rename_references(
         _ => (&[], &[]),
     };
     for rel in as_parent {
-        c.execute(
+        c.execute_cached(
             "UPDATE iam_links SET parent = ?4 WHERE account = ?1 AND relation = ?2 AND parent = ?3",
             params![account, rel.as_str(), old, new],
         )?;
     }
     for rel in as_child {
-        c.execute(
+        c.execute_cached(
             "UPDATE iam_links SET child = ?4 WHERE account = ?1 AND relation = ?2 AND child = ?3",
             params![account, rel.as_str(), old, new],
         )?;
     }
-    c.execute(
+    c.execute_cached(
         "UPDATE iam_inline_policies SET owner = ?4 WHERE account = ?1 AND kind = ?2 AND owner = ?3",
         params![account, kind.as_str(), old, new],
     )?;
     if kind == Kind::User {
-        c.execute(
+        c.execute_cached(
             "UPDATE iam_access_keys SET user = ?3 WHERE account = ?1 AND user = ?2",
             params![account, old, new],
         )?;
-        c.execute(
+        c.execute_cached(
             "UPDATE iam_credentials SET user = ?3 WHERE account = ?1 AND user = ?2",
             params![account, old, new],
         )?;
@@ -600,7 +601,7 @@ pub(super) fn put_inline(
     name: &str,
     document: &str,
 ) -> AwsResult<()> {
-    c.execute(
+    c.execute_cached(
         "INSERT OR REPLACE INTO iam_inline_policies (account, kind, owner, name, document)
          VALUES (?1, ?2, ?3, ?4, ?5)",
         params![account, kind.as_str(), owner, name, document],
@@ -635,7 +636,7 @@ pub(super) fn delete_inline(
     owner: &str,
     name: &str,
 ) -> AwsResult<bool> {
-    let n = c.execute(
+    let n = c.execute_cached(
         "DELETE FROM iam_inline_policies WHERE account = ?1 AND kind = ?2 AND owner = ?3 AND name = ?4",
         params![account, kind.as_str(), owner, name],
     )?;
@@ -677,7 +678,7 @@ pub(super) fn add_policy_version(
     policy: &str,
     v: &PolicyVersion,
 ) -> AwsResult<()> {
-    c.execute(
+    c.execute_cached(
         "INSERT INTO iam_policy_versions (account, policy, version, document, created)
          VALUES (?1, ?2, ?3, ?4, ?5)",
         params![account, policy, v.version, v.document, v.created],
@@ -692,7 +693,7 @@ pub(super) fn delete_policy_versions(
     policy: &str,
     version: Option<i64>,
 ) -> AwsResult<()> {
-    c.execute(
+    c.execute_cached(
         "DELETE FROM iam_policy_versions WHERE account = ?1 AND policy = ?2
          AND (?3 IS NULL OR version = ?3)",
         params![account, policy, version],
@@ -708,7 +709,7 @@ pub(super) fn add_access_key(
     (key, secret): (&str, &str),
     created: i64,
 ) -> AwsResult<()> {
-    c.execute(
+    c.execute_cached(
         "INSERT INTO iam_access_keys (access_key, account, user, status, created, secret)
          VALUES (?1, ?2, ?3, 'Active', ?4, ?5)",
         params![key, account, user, created, secret],
@@ -735,7 +736,7 @@ pub(super) fn set_access_key_status(
     key: &str,
     status: &str,
 ) -> AwsResult<bool> {
-    let n = c.execute(
+    let n = c.execute_cached(
         "UPDATE iam_access_keys SET status = ?4 WHERE account = ?1 AND user = ?2 AND access_key = ?3",
         params![account, user, key, status],
     )?;
@@ -749,7 +750,7 @@ pub(super) fn delete_access_key(
     user: &str,
     key: &str,
 ) -> AwsResult<bool> {
-    let n = c.execute(
+    let n = c.execute_cached(
         "DELETE FROM iam_access_keys WHERE account = ?1 AND user = ?2 AND access_key = ?3",
         params![account, user, key],
     )?;
@@ -766,7 +767,7 @@ pub(super) fn setting(c: &Connection, account: &str, key: &str) -> AwsResult<Opt
 
 /// Sets an account-wide setting.
 pub(super) fn put_setting(c: &Connection, account: &str, key: &str, value: &str) -> AwsResult<()> {
-    c.execute(
+    c.execute_cached(
         "INSERT OR REPLACE INTO iam_account_settings (account, key, value) VALUES (?1, ?2, ?3)",
         params![account, key, value],
     )?;
@@ -775,7 +776,7 @@ pub(super) fn put_setting(c: &Connection, account: &str, key: &str, value: &str)
 
 /// Removes an account-wide setting.
 pub(super) fn delete_setting(c: &Connection, account: &str, key: &str) -> AwsResult<()> {
-    c.execute(
+    c.execute_cached(
         "DELETE FROM iam_account_settings WHERE account = ?1 AND key = ?2",
         params![account, key],
     )?;
@@ -838,7 +839,7 @@ pub(super) fn put_credential(
     family: Family,
     cred: &Credential,
 ) -> AwsResult<()> {
-    c.execute(
+    c.execute_cached(
         "INSERT OR REPLACE INTO iam_credentials (account, family, id, user, status, created, attrs)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
         params![
@@ -896,7 +897,7 @@ pub(super) fn delete_credential(
     user: &str,
     id: &str,
 ) -> AwsResult<bool> {
-    let n = c.execute(
+    let n = c.execute_cached(
         "DELETE FROM iam_credentials WHERE account = ?1 AND family = ?2 AND user = ?3 AND id = ?4",
         params![account, family.as_str(), user, id],
     )?;
