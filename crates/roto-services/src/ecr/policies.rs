@@ -7,6 +7,7 @@
 //! JSON schema validator ECR reports through; they never expire anything here, since no
 //! repository holds images, so a preview completes at once with nothing to expire.
 
+use roto_core::store::Cached;
 use roto_core::{AwsResult, Context, Value};
 use rusqlite::OptionalExtension;
 use serde_json::{Map, Value as Json};
@@ -270,7 +271,7 @@ impl Inner {
             ));
         }
         self.store()?.with(|c| {
-            c.execute(
+            c.execute_cached(
                 "INSERT OR REPLACE INTO ecr_registries (account, region, policy) VALUES (?1, ?2, ?3)",
                 [&ctx.account, &ctx.region, text],
             )
@@ -305,7 +306,7 @@ impl Inner {
     pub(super) fn delete_registry_policy(&self, ctx: &Context) -> AwsResult<Value> {
         let policy = self.registry_policy(ctx)?;
         self.store()?.with(|c| {
-            c.execute(
+            c.execute_cached(
                 "DELETE FROM ecr_registries WHERE account = ?1 AND region = ?2",
                 [&ctx.account, &ctx.region],
             )

@@ -6,6 +6,7 @@
 //! request names, or the AWS managed key `alias/aws/ecr`, both looked up through KMS's
 //! DescribeKey, so a key that does not exist is refused as AWS refuses it.
 
+use roto_core::store::Cached;
 use roto_core::timestamp::now_millis;
 use roto_core::{AwsResult, Context, Value};
 use rusqlite::OptionalExtension;
@@ -214,7 +215,7 @@ impl Inner {
         value: &dyn rusqlite::ToSql,
     ) -> AwsResult<()> {
         self.store()?.with(|c| {
-            c.execute(
+            c.execute_cached(
                 &format!(
                     "UPDATE ecr_repositories SET {column} = ?4
                      WHERE account = ?1 AND region = ?2 AND name = ?3"
@@ -294,7 +295,7 @@ impl Inner {
             tags,
         };
         let inserted = self.store()?.with(|c| {
-            c.execute(
+            c.execute_cached(
                 "INSERT OR IGNORE INTO ecr_repositories (account, region, name, created,
                      mutability, exclusions, scan_on_push, encryption, kms_key, tags)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
@@ -375,7 +376,7 @@ impl Inner {
     pub(super) fn delete_repository(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
         let repo = self.repository(ctx, input)?;
         self.store()?.with(|c| {
-            c.execute(
+            c.execute_cached(
                 "DELETE FROM ecr_repositories WHERE account = ?1 AND region = ?2 AND name = ?3",
                 [&ctx.account, &ctx.region, &repo.name],
             )
@@ -402,7 +403,7 @@ impl Inner {
         let (mutability, exclusions) = mutability_of(input)?;
         let stored = exclusions.as_ref().map(Json::to_string);
         self.store()?.with(|c| {
-            c.execute(
+            c.execute_cached(
                 "UPDATE ecr_repositories SET mutability = ?4, exclusions = ?5
                  WHERE account = ?1 AND region = ?2 AND name = ?3",
                 rusqlite::params![ctx.account, ctx.region, repo.name, mutability, stored],
