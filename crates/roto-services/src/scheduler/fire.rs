@@ -27,6 +27,7 @@ use std::sync::Arc;
 
 use roto_core::dispatch::new_request_id;
 use roto_core::events::{DeliveryError, Event};
+use roto_core::store::Cached;
 use roto_core::timestamp::now_millis;
 use roto_core::value::EpochMillis;
 use roto_core::{AwsError, AwsResult, Context, Value};
@@ -73,7 +74,9 @@ impl Inner {
 
     /// The earliest `due` of any schedule.
     fn next_due(&self) -> AwsResult<Option<EpochMillis>> {
-        self.read(|c| c.query_row("SELECT MIN(due) FROM scheduler_schedules", [], |r| r.get(0)))
+        self.read(|c| {
+            c.query_row_cached("SELECT MIN(due) FROM scheduler_schedules", [], |r| r.get(0))
+        })
     }
 
     /// Schedules due before `now`.
@@ -110,7 +113,7 @@ impl Inner {
     /// Writes a schedule's next occurrence, unless it changed since it was read.
     fn replan(&self, s: &Schedule) -> AwsResult<()> {
         self.store()?.with(|c| {
-            c.execute(
+            c.execute_cached(
                 "UPDATE scheduler_schedules SET scheduled = ?6, due = ?7
                  WHERE account = ?1 AND region = ?2 AND grp = ?3 AND name = ?4
                    AND modified = ?5",
@@ -137,7 +140,7 @@ impl Inner {
             return self.replan(&schedule);
         }
         self.store()?.with(|c| {
-            c.execute(
+            c.execute_cached(
                 "DELETE FROM scheduler_schedules
                  WHERE account = ?1 AND region = ?2 AND grp = ?3 AND name = ?4
                    AND modified = ?5",

@@ -7,6 +7,7 @@
 //! group as `DELETING` until its schedules are gone, and here they are gone before the call
 //! answers, as Roto's other status transitions complete at once.
 
+use roto_core::store::Cached;
 use roto_core::timestamp::now_millis;
 use roto_core::{AwsResult, Context, Value};
 use rusqlite::OptionalExtension;
@@ -97,7 +98,7 @@ impl Inner {
         }
         let now = now_millis();
         self.store()?.with(|c| {
-            c.execute(
+            c.execute_cached(
                 "INSERT INTO scheduler_groups (account, region, name, created, modified, tags)
                  VALUES (?1, ?2, ?3, ?4, ?4, ?5)",
                 rusqlite::params![ctx.account, ctx.region, name, now, tags::store_text(&tags)],
@@ -151,11 +152,11 @@ impl Inner {
         }
         self.store()?.transaction(|c| {
             let key = rusqlite::params![ctx.account, ctx.region, name];
-            c.execute(
+            c.execute_cached(
                 "DELETE FROM scheduler_schedules WHERE account = ?1 AND region = ?2 AND grp = ?3",
                 key,
             )?;
-            c.execute(
+            c.execute_cached(
                 "DELETE FROM scheduler_groups WHERE account = ?1 AND region = ?2 AND name = ?3",
                 key,
             )
@@ -183,7 +184,7 @@ impl Inner {
             )));
         }
         self.store()?.with(|c| {
-            c.execute(
+            c.execute_cached(
                 "UPDATE scheduler_groups SET tags = ?4
                  WHERE account = ?1 AND region = ?2 AND name = ?3",
                 rusqlite::params![

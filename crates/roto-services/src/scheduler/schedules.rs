@@ -6,6 +6,7 @@
 //! after completion). A schedule's next occurrence is worked out whenever it is written, so
 //! the firing task only reads the earliest `due`.
 
+use roto_core::store::Cached;
 use roto_core::timestamp::now_millis;
 use roto_core::value::EpochMillis;
 use roto_core::{AwsError, AwsResult, Context, Value};
@@ -342,7 +343,7 @@ impl Inner {
     /// Writes a schedule (inserting or replacing it) and wakes the firing task.
     pub(super) fn save(&self, s: &Schedule) -> AwsResult<()> {
         self.store()?.with(|c| {
-            c.execute(
+            c.execute_cached(
                 &format!(
                     "INSERT OR REPLACE INTO scheduler_schedules ({COLUMNS})
                      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15,
@@ -421,7 +422,7 @@ impl Inner {
         check_name(name, "name")?;
         let group = group_name(input, "GroupName")?;
         let deleted = self.store()?.with(|c| {
-            c.execute(
+            c.execute_cached(
                 "DELETE FROM scheduler_schedules
                  WHERE account = ?1 AND region = ?2 AND grp = ?3 AND name = ?4",
                 [&ctx.account, &ctx.region, &group, name],
