@@ -110,7 +110,7 @@ pub struct ResourcePolicy {
 }
 
 /// What a call asks.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct Access {
     /// The IAM action (`s3:GetObject`).
     pub action: String,
@@ -120,6 +120,8 @@ pub struct Access {
     pub policy: Option<ResourcePolicy>,
     /// Whether no permission is needed (`sts:GetCallerIdentity`).
     pub open: bool,
+    /// The IAM roles the call hands its service (`iam:PassRole` on each, by the caller).
+    pub passed_roles: Vec<String>,
 }
 
 /// Why a request was denied, in the words AWS's messages use.
@@ -188,7 +190,44 @@ pub fn generic(spec: &ServiceSpec, operation: &str, input: &Value) -> Access {
         resource,
         policy: None,
         open: false,
+        passed_roles: passed_roles(operation, input),
     }
+}
+
+/// The roles a call passes to its service, which the caller needs `iam:PassRole` for: the
+/// role ARNs in members named `...Role`, `...RoleArn` or `...RoleARN`, at any depth, of a
+/// `Create*`, `Update*` or `Put*` call (Lambda's `Role`, Step Functions' `roleArn`,
+/// EventBridge's `Targets[].RoleArn`, Scheduler's `Target.RoleArn`).
+pub fn passed_roles(operation: &str, input: &Value) -> Vec<String> {
+    let mut roles: Vec<String> = Vec::new();
+    if !["Create", "Update", "Put"]
+        .iter()
+        .any(|verb| operation.starts_with(verb))
+    {
+        return roles;
+    }
+    let mut pending = vec![input];
+    while let Some(value) = pending.pop() {
+        match value {
+            Value::Map(members) => {
+                for (name, member) in members {
+                    let name = name.to_ascii_lowercase();
+                    let role = member.as_str().filter(|arn| {
+                        (name.ends_with("role") || name.ends_with("rolearn"))
+                            && arn.starts_with("arn:aws:iam::")
+                            && arn.contains(":role/")
+                    });
+                    match role {
+                        Some(arn) if !roles.iter().any(|r| r == arn) => roles.push(arn.into()),
+                        _ => pending.push(member),
+                    }
+                }
+            }
+            Value::List(items) => pending.extend(items),
+            _ => {}
+        }
+    }
+    roles
 }
 
 /// An ARN in the caller's partition, region and account.
@@ -254,6 +293,7 @@ mod tests {
             resource: "arn:aws:s3:::b/k".into(),
             policy: None,
             open: false,
+            passed_roles: Vec::new(),
         };
         assert_eq!(
             denial_message(&alice, &access, Denial::NoIdentityAllow, true),
@@ -261,5 +301,22 @@ mod tests {
              s3:GetObject on resource: \"arn:aws:s3:::b/k\" because no identity-based policy \
              allows the s3:GetObject action"
         );
+    }
+
+    #[test]
+    fn roles_passed_are_found_at_any_depth_of_create_update_and_put_calls() {
+        let role = "arn:aws:iam::123456789012:role/app/worker";
+        let targets = Value::map().with(
+            "Targets",
+            Value::List(vec![Value::map()
+                .with("RoleArn", role)
+                .with("Arn", "arn:x")]),
+        );
+        assert_eq!(passed_roles("PutTargets", &targets), [role]);
+        let function = Value::map().with("Role", role).with("FunctionName", "f");
+        assert_eq!(passed_roles("CreateFunction", &function), [role]);
+        assert!(passed_roles("AssumeRole", &Value::map().with("RoleArn", role)).is_empty());
+        let not_a_role = Value::map().with("Role", "arn:aws:iam::123456789012:user/u");
+        assert!(passed_roles("UpdateThing", &not_a_role).is_empty());
     }
 }

@@ -64,10 +64,62 @@ pub fn check(
     };
     let verdict = verdict?;
     entry.detail = Some(describe(&principal, &access, &verdict));
-    match verdict.denial {
-        None => Ok(()),
-        Some(denial) => Err(denied(protocol, &principal, &access, denial)),
+    if let Some(denial) = verdict.denial {
+        return Err(denied(protocol, &principal, &access, denial));
     }
+    let passing = Passing {
+        iam: iam.as_ref(),
+        principal: &principal,
+        keys: &keys,
+        to_service: service
+            .spec()
+            .signing_names
+            .first()
+            .copied()
+            .unwrap_or(service.spec().name),
+        protocol,
+    };
+    check_passed_roles(&passing, &access.passed_roles, entry)
+}
+
+/// What deciding `iam:PassRole` for a call reads.
+struct Passing<'a> {
+    iam: &'a dyn Service,
+    principal: &'a Principal,
+    keys: &'a [(String, Vec<String>)],
+    /// The service the roles are passed to, by its signing name (`lambda`).
+    to_service: &'a str,
+    protocol: Protocol,
+}
+
+/// `iam:PassRole` on each role the call hands its service, with `iam:PassedToService`
+/// naming the service's principal (`lambda.amazonaws.com`), as AWS checks before the call.
+fn check_passed_roles(
+    passing: &Passing<'_>,
+    roles: &[String],
+    entry: &mut TraceEntry,
+) -> Result<(), AwsError> {
+    let mut keys = passing.keys.to_vec();
+    keys.push((
+        "iam:PassedToService".into(),
+        vec![format!("{}.amazonaws.com", passing.to_service)],
+    ));
+    for role in roles {
+        let pass = Access {
+            action: "iam:PassRole".into(),
+            resource: role.clone(),
+            ..Access::default()
+        };
+        let Some(verdict) = passing.iam.authorize(passing.principal, &pass, &keys) else {
+            continue;
+        };
+        let verdict = verdict?;
+        if let Some(denial) = verdict.denial {
+            entry.detail = Some(describe(passing.principal, &pass, &verdict));
+            return Err(denied(passing.protocol, passing.principal, &pass, denial));
+        }
+    }
+    Ok(())
 }
 
 /// The principal behind the request's key.
