@@ -303,7 +303,7 @@ def test_attributes_to_get_with_select_all_attributes_is_refused(db):
     with pytest.raises(ClientError) as e:
         db.scan(TableName="tbl", AttributesToGet=["sk"], Select="ALL_ATTRIBUTES")
     assert error_of(e) == ("ValidationException",
-                           "Cannot specify the AttributesToGet when choosing to get ALL_ATTRIBUTES or COUNT")
+                           "Cannot specify the AttributesToGet when choosing to get ALL_ATTRIBUTES")
 
 
 def test_batch_get_with_attributes_to_get(db):

@@ -247,6 +247,9 @@ pub(super) struct Read {
     pub paths: Option<Vec<Path>>,
     /// Count only, return no items (`Select: COUNT`).
     pub count_only: bool,
+    /// Whole items even from an index (`Select: ALL_ATTRIBUTES`): a local index fetches
+    /// what it does not project from the table; a global one must project everything.
+    pub whole_items: bool,
     /// The most items to evaluate.
     pub limit: Option<usize>,
     /// Strongly consistent.
@@ -547,26 +550,7 @@ impl DynamoDb {
         let paths = selected_paths(input, &mut placeholders)?;
         placeholders.check_all_used()?;
         let select = input.str("Select");
-        if select == Some("SPECIFIC_ATTRIBUTES") && paths.is_none() {
-            return Err(AwsError::validation(
-                "1 validation error detected: Value 'SPECIFIC_ATTRIBUTES' at 'select' failed to satisfy constraint: Member must be used with ProjectionExpression or AttributesToGet",
-            ));
-        }
-        if paths.is_some()
-            && matches!(
-                select,
-                Some("ALL_ATTRIBUTES" | "COUNT" | "ALL_PROJECTED_ATTRIBUTES")
-            )
-        {
-            let member = if input.get("AttributesToGet").is_some() {
-                "AttributesToGet"
-            } else {
-                "ProjectionExpression"
-            };
-            return Err(AwsError::validation(format!(
-                "Cannot specify the {member} when choosing to get ALL_ATTRIBUTES or COUNT"
-            )));
-        }
+        check_select(input, select, paths.is_some(), query)?;
         let read = Read {
             table: name,
             index: input.str("IndexName").map(str::to_string),
@@ -575,6 +559,7 @@ impl DynamoDb {
             filter_member: query.then_some(filter_member),
             paths,
             count_only: select == Some("COUNT"),
+            whole_items: select == Some("ALL_ATTRIBUTES"),
             limit: input
                 .int("Limit")
                 .map(|l| usize::try_from(l).unwrap_or(usize::MAX)),
@@ -603,6 +588,14 @@ impl DynamoDb {
                 return Err(AwsError::validation(
                     "Consistent reads are not supported on global secondary indexes",
                 ));
+            }
+            if let Some(i) = index.as_ref().filter(|i| i.global && read.whole_items) {
+                if i.projected.is_some() {
+                    return Err(AwsError::validation(format!(
+                        "One or more parameter values were invalid: Select type ALL_ATTRIBUTES is not supported for global secondary index {} because its projection type is not ALL",
+                        i.name
+                    )));
+                }
             }
             let key_schema = index.as_ref().map_or(&table.schema, |i| &i.schema);
             let (hash, range) = match &read.key_condition {
@@ -649,17 +642,22 @@ impl DynamoDb {
                 }
                 scanned += 1;
                 bytes += row.size;
+                // What the read sees of the item: a global index only what it projects; a
+                // local one the whole item, fetched from the table for what it does not.
                 let view = match &index {
-                    Some(i) => index_view(&table, i, &row.item),
-                    None => row.item,
+                    Some(i) if i.global => index_view(&table, i, &row.item),
+                    _ => row.item,
                 };
                 last = Some(last_key(&table, index.as_ref(), &view));
                 if filter.as_ref().is_none_or(|f| eval::matches(f, &view)) {
                     count += 1;
                     if !read.count_only {
-                        let shown = match paths {
-                            Some(p) => project(&view, p),
-                            None => view,
+                        let shown = match (paths, &index) {
+                            (Some(p), _) => project(&view, p),
+                            (None, Some(i)) if !i.global && !read.whole_items => {
+                                index_view(&table, i, &view)
+                            }
+                            (None, _) => view,
                         };
                         items.push(item_to_value(&shown));
                     }
@@ -684,6 +682,50 @@ impl DynamoDb {
             Ok(out)
         })
     }
+}
+
+/// Refuses a `Select` that contradicts the request's projection or target, with
+/// DynamoDB's messages (a Query's carry the validation prefix, a Scan's do not).
+fn check_select(
+    input: &Value,
+    select: Option<&str>,
+    projected: bool,
+    query: bool,
+) -> AwsResult<()> {
+    let prefix = if query {
+        "1 validation error detected: "
+    } else {
+        ""
+    };
+    let refuse = |message: String| Err(AwsError::validation(format!("{prefix}{message}")));
+    if select == Some("SPECIFIC_ATTRIBUTES") && !projected {
+        return refuse(
+            "Must specify the AttributesToGet or ProjectionExpression when choosing to get SPECIFIC_ATTRIBUTES"
+                .to_string(),
+        );
+    }
+    let chosen = match select {
+        Some("COUNT") => Some("only the Count"),
+        Some(all @ ("ALL_ATTRIBUTES" | "ALL_PROJECTED_ATTRIBUTES")) => Some(all),
+        _ => None,
+    };
+    if let Some(chosen) = chosen.filter(|_| projected) {
+        let member = if input.get("AttributesToGet").is_some() {
+            "AttributesToGet"
+        } else {
+            "ProjectionExpression"
+        };
+        return refuse(format!(
+            "Cannot specify the {member} when choosing to get {chosen}"
+        ));
+    }
+    if select == Some("ALL_PROJECTED_ATTRIBUTES") && input.get("IndexName").is_none() {
+        return refuse(
+            "ALL_PROJECTED_ATTRIBUTES can be used only when Querying using an IndexName"
+                .to_string(),
+        );
+    }
+    Ok(())
 }
 
 /// Refuses a Query filter (named `member` in messages) on the key attributes it queries by.

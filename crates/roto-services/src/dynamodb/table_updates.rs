@@ -24,9 +24,9 @@ use super::key::KeySchema;
 use super::rows;
 use super::streams;
 use super::tables::{
-    check_key_schema, check_projection, check_throughput, invalid_parameter, key_names, load_table,
-    sse_description, table_arn, table_name, table_not_found, throughput_description, Table,
-    PAY_PER_REQUEST_SINCE,
+    check_key_schema, check_projected_total, check_projection, check_throughput, invalid_parameter,
+    key_names, load_table, projected_count, sse_description, table_arn, table_name,
+    table_not_found, throughput_description, Table, PAY_PER_REQUEST_SINCE,
 };
 use super::DynamoDb;
 
@@ -497,6 +497,13 @@ fn plan(
                 if let Some(limits) = spec.get("OnDemandThroughput") {
                     index["OnDemandThroughput"] = limits.to_json();
                 }
+                let projected: usize = ["GlobalSecondaryIndexes", "LocalSecondaryIndexes"]
+                    .iter()
+                    .filter_map(|kind| description[*kind].as_array())
+                    .flatten()
+                    .map(projected_count)
+                    .sum();
+                check_projected_total(projected + projected_count(&index))?;
                 let mut all_definitions = description["AttributeDefinitions"].clone();
                 if let Json::Array(list) = &mut all_definitions {
                     list.extend(new_definitions.iter().cloned());

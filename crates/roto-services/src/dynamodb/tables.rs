@@ -254,10 +254,50 @@ pub(super) fn check_projection(index: &Value) -> AwsResult<()> {
     let Some(projection_type) = projection.and_then(|p| p.str("ProjectionType")) else {
         return Err(invalid_parameter("Unknown ProjectionType: null"));
     };
-    if projection_type != "INCLUDE" && projection.and_then(|p| p.get("NonKeyAttributes")).is_some()
-    {
+    let attributes = projection.and_then(|p| p.get("NonKeyAttributes"));
+    if projection_type != "INCLUDE" && attributes.is_some() {
         return Err(invalid_parameter(format!(
             "ProjectionType is {projection_type}, but NonKeyAttributes is specified"
+        )));
+    }
+    if projection_type == "INCLUDE" && attributes.is_none() {
+        return Err(invalid_parameter(
+            "ProjectionType is INCLUDE, but NonKeyAttributes is not specified",
+        ));
+    }
+    let names: Vec<&str> = attributes
+        .and_then(Value::as_list)
+        .unwrap_or_default()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    if let Some(twice) = names
+        .iter()
+        .enumerate()
+        .find_map(|(i, n)| names[..i].contains(n).then_some(n))
+    {
+        return Err(invalid_parameter(format!(
+            "Duplicate attribute name in NonKeyAttributes: {twice}"
+        )));
+    }
+    Ok(())
+}
+
+/// DynamoDB's limit on the non-key attributes all of a table's indexes project together
+/// (an attribute projected by two indexes counts twice).
+const MAX_PROJECTED_ATTRIBUTES: usize = 100;
+
+/// The non-key attributes `index` (a request's index or a stored description) projects.
+pub(super) fn projected_count(index: &Json) -> usize {
+    index["Projection"]["NonKeyAttributes"]
+        .as_array()
+        .map_or(0, Vec::len)
+}
+
+pub(super) fn check_projected_total(total: usize) -> AwsResult<()> {
+    if total > MAX_PROJECTED_ATTRIBUTES {
+        return Err(invalid_parameter(format!(
+            "Number of projected attributes in all indexes exceeds limit of {MAX_PROJECTED_ATTRIBUTES}, provided: {total}"
         )));
     }
     Ok(())
@@ -458,6 +498,7 @@ pub(super) fn build_description(ctx: &Context, name: &str, input: &Value) -> Aws
             ));
         }
     }
+    check_projected_total(lsi_out.iter().chain(&gsi_out).map(projected_count).sum())?;
     if lsis.is_some() || gsis.is_some() {
         let mut unique: Vec<String> = Vec::new();
         for k in used {

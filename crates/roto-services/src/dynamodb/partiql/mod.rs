@@ -471,6 +471,7 @@ impl DynamoDb {
             filter_member: None,
             paths: select.projection.clone(),
             count_only: false,
+            whole_items: false,
             limit: input
                 .int("Limit")
                 .map(|l| usize::try_from(l).unwrap_or(usize::MAX)),
