@@ -20,11 +20,16 @@ cargo run -p roto-fuzz --locked -- --execs 10000
 # (scripts/chromium.sh installs it) driven by playwright-core from the npm registry; about
 # 10 s. Without Node both are skipped, and without Chromium the console's, except in CI.
 # tests/cdk's packages (the AWS CDK CLI and aws-cdk-lib, about 220 MB) are installed here
-# for tests/test_cdk.py, which the black-box run below includes.
+# for tests/test_cdk.py, which the black-box run below includes. tests/js-sdk drives the
+# server with the AWS SDK for JavaScript v3 where it sends what boto3 does not (default
+# checksums, aws-chunked trailers, lib-storage, DocumentClient, presigned URLs with fetch);
+# about 15 s.
 if command -v node >/dev/null && command -v npm >/dev/null; then
   (cd tests/cdk && npm ci --no-audit --no-fund)
   (cd js/roto-testing && npm ci --no-audit --no-fund &&
     ROTO_BINARY="$PWD/../../target/release/roto-server" node --test test/*.test.mjs)
+  (cd tests/js-sdk && npm ci --no-audit --no-fund &&
+    ROTO_BINARY="$PWD/../../target/release/roto-server" node --test sdk.test.mjs)
   chromium_path="$(scripts/chromium.sh)"
   (cd tests/console && npm ci --no-audit --no-fund &&
     ROTO_CHROMIUM="$chromium_path" ROTO_BINARY="$PWD/../../target/release/roto-server" \
