@@ -90,6 +90,8 @@ pub struct ApiGateway {
     /// Lambda authorizers' results by authorizer and identity: when each expires
     /// (epoch milliseconds), and the result.
     authorizations: Mutex<HashMap<String, (i64, serde_json::Value)>>,
+    /// Usage plans' and stages' throttles, and the lock quotas count under.
+    meter: rest::Meter,
 }
 
 impl ApiGateway {
@@ -100,6 +102,7 @@ impl ApiGateway {
             snapshots: Mutex::new(HashMap::new()),
             http_apis: Arc::new(v2::ApiGatewayV2::new(env.clone())?),
             authorizations: Mutex::new(HashMap::new()),
+            meter: rest::Meter::default(),
             env,
         })
     }

@@ -201,6 +201,7 @@ impl ApiGateway {
             "GetAccount" => return Some(self.account(ctx).map(|a| output(&a))),
             "UpdateAccount" => return Some(self.update_account(ctx, input)),
             "GetModelTemplate" => return Some(self.model_template(ctx, input)),
+            "GetUsage" | "UpdateUsage" => return Some(self.usage_call(ctx, operation, input)),
             _ => {}
         }
         let (verb, kind) = resolve(operation)?;
@@ -268,6 +269,9 @@ impl ApiGateway {
             "Get" => Ok(output(&shown(kind, doc, input))),
             "Delete" => {
                 self.store.delete(place, id)?;
+                if kind.kind == "usageplan" {
+                    self.store.delete_children(&ctx.account, &ctx.region, id)?;
+                }
                 Ok(Value::map())
             }
             _ => {

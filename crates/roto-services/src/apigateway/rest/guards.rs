@@ -13,9 +13,9 @@ use serde_json::{json, Value as Json};
 
 use super::super::lambda_proxy;
 use super::super::policy::verdict;
-use super::super::store::Scope;
 use super::super::ApiGateway;
 use super::event::Routed;
+use super::scope;
 use super::serve::Refusal;
 use super::Snapshot;
 
@@ -45,27 +45,22 @@ fn parameter(routed: &Routed<'_>, source: &str) -> Option<String> {
 }
 
 impl ApiGateway {
-    /// Checks the method's API key, if it requires one; the key's id.
+    /// Checks the method's API key, if it requires one; the key's id and the usage plan
+    /// that lets it call the stage.
     pub(super) fn check_api_key(
         &self,
         ctx: &Context,
         routed: &Routed<'_>,
         method: &Json,
-    ) -> Result<Option<String>, Refusal> {
+    ) -> Result<Option<(String, Json)>, Refusal> {
         if method["apiKeyRequired"] != true {
             return Ok(None);
         }
         let forbidden = || Refusal::new("INVALID_API_KEY", "Forbidden");
         let value = routed.req.header("x-api-key").ok_or_else(forbidden)?;
-        let scope = |kind, parent| Scope {
-            account: &ctx.account,
-            region: &ctx.region,
-            kind,
-            parent,
-        };
         let keys = self
             .store
-            .list(scope("apikey", ""))
+            .list(scope(ctx, "apikey", ""))
             .map_err(|_| forbidden())?;
         let key = keys
             .iter()
@@ -74,9 +69,9 @@ impl ApiGateway {
         let key_id = key["id"].as_str().unwrap_or_default();
         let plans = self
             .store
-            .list(scope("usageplan", ""))
+            .list(scope(ctx, "usageplan", ""))
             .map_err(|_| forbidden())?;
-        let in_plan = plans.iter().any(|plan| {
+        let plan = plans.into_iter().find(|plan| {
             let staged =
                 plan["apiStages"].as_array().into_iter().flatten().any(|s| {
                     s["apiId"] == routed.req.api_id.as_str() && s["stage"] == routed.stage
@@ -85,15 +80,13 @@ impl ApiGateway {
             staged
                 && self
                     .store
-                    .get(scope("usageplankey", plan_id), key_id)
+                    .get(scope(ctx, "usageplankey", plan_id), key_id)
                     .ok()
                     .flatten()
                     .is_some()
         });
-        if !in_plan {
-            return Err(forbidden());
-        }
-        Ok(Some(key_id.to_string()))
+        let plan = plan.ok_or_else(forbidden)?;
+        Ok(Some((key_id.to_string(), plan)))
     }
 
     /// Runs the method's Lambda authorizer, if it has one; the context it allowed with.

@@ -15,8 +15,9 @@
 //!
 //! The data plane: [`serve`] (stage, routing by [`route`], integrations, gateway
 //! responses), [`guards`] (API keys, Lambda authorizers, request validators),
-//! [`templates`] (VTL mapping templates), [`services`] (AWS service integrations) and
-//! [`event`] (the Lambda proxy event, payload format 1.0).
+//! [`templates`] (VTL mapping templates), [`services`] (AWS service integrations),
+//! [`usage`] (usage plans' throttles and quotas, GetUsage and UpdateUsage) and [`event`]
+//! (the Lambda proxy event, payload format 1.0).
 
 mod apis;
 mod children;
@@ -29,6 +30,7 @@ mod route;
 mod serve;
 mod services;
 mod templates;
+mod usage;
 
 use roto_core::timestamp::now_millis;
 use roto_core::{AwsError, AwsResult, Context, Value};
@@ -38,6 +40,7 @@ use super::store::Scope;
 use super::ApiGateway;
 
 pub(super) use deployments::Snapshot;
+pub(super) use usage::Meter;
 
 /// A document as the output encodes it.
 fn output(doc: &Json) -> Value {
@@ -87,22 +90,26 @@ fn document(input: &Value, addressing: &[&str], renames: &[(&str, &str)]) -> Jso
 /// One page of `items` by `position` and `limit` (25 by default, at most 500), as every
 /// REST API list answers: `{"items": [...], "position": next}`.
 fn page(items: Vec<Json>, input: &Value) -> AwsResult<Value> {
+    let (page, next) = page_of(items.iter().map(output).collect(), input)?;
+    Ok(Value::map()
+        .with("items", Value::List(page))
+        .with_opt("position", next))
+}
+
+/// The page of `items` that `position` and `limit` choose, and the next position.
+fn page_of(items: Vec<Value>, input: &Value) -> AwsResult<(Vec<Value>, Option<String>)> {
     let limit = input.int("limit").unwrap_or(25);
     if !(1..=500).contains(&limit) {
         return Err(super::bad_request(
             "Invalid limit parameter: must be between 1 and 500",
         ));
     }
-    let items: Vec<Value> = items.iter().map(output).collect();
-    let (page, next) = crate::paging::page(
+    crate::paging::page(
         items,
         usize::try_from(limit).unwrap_or(25),
         input.str("position"),
         || super::bad_request("Invalid position parameter"),
-    )?;
-    Ok(Value::map()
-        .with("items", Value::List(page))
-        .with_opt("position", next))
+    )
 }
 
 impl ApiGateway {

@@ -40,6 +40,27 @@ impl Refusal {
             message: message.into(),
         }
     }
+
+    /// The `x-amzn-ErrorType` AWS answers the refusal with, if any.
+    fn error_type(&self) -> Option<&'static str> {
+        Some(match self.kind {
+            "MISSING_AUTHENTICATION_TOKEN" if self.message == "Forbidden" => "ForbiddenException",
+            "MISSING_AUTHENTICATION_TOKEN" => "MissingAuthenticationTokenException",
+            "INVALID_API_KEY" => "ForbiddenException",
+            "ACCESS_DENIED" => "AccessDeniedException",
+            "UNAUTHORIZED" => "UnauthorizedException",
+            "THROTTLED" => "TooManyRequestsException",
+            "QUOTA_EXCEEDED" => "LimitExceededException",
+            "BAD_REQUEST_PARAMETERS" | "BAD_REQUEST_BODY" => "BadRequestException",
+            "INVALID_SIGNATURE" => "InvalidSignatureException",
+            "EXPIRED_TOKEN" => "ExpiredTokenException",
+            "AUTHORIZER_CONFIGURATION_ERROR" => "AuthorizerConfigurationException",
+            "API_CONFIGURATION_ERROR" | "INTEGRATION_FAILURE" | "INTEGRATION_TIMEOUT" => {
+                "InternalServerErrorException"
+            }
+            _ => return None,
+        })
+    }
 }
 
 /// The percent-decoded segments of a path.
@@ -125,11 +146,10 @@ fn gateway_response(snapshot: Option<&Snapshot>, refusal: &Refusal) -> ApiRespon
                 .push((header.to_string(), v.trim_matches('\'').to_string()));
         }
     }
-    if refusal.kind.starts_with("INTEGRATION") || refusal.kind == "API_CONFIGURATION_ERROR" {
-        response.headers.push((
-            "x-amzn-ErrorType".into(),
-            "InternalServerErrorException".into(),
-        ));
+    if let Some(error_type) = refusal.error_type() {
+        response
+            .headers
+            .push(("x-amzn-ErrorType".into(), error_type.into()));
     }
     response
 }
@@ -209,13 +229,17 @@ impl ApiGateway {
             authorizer: None,
             api_key_id: None,
         };
+        self.throttle_stage(&routed, stage, matched.method)?;
         let authorizer = self
             .authorize(ctx, &routed, matched.method, snapshot)
             .await?;
-        let api_key_id = self.check_api_key(ctx, &routed, matched.method)?;
+        let metered = self.check_api_key(ctx, &routed, matched.method)?;
+        if let Some((key_id, plan)) = &metered {
+            self.meter_key(ctx, &routed, plan, key_id, matched.method)?;
+        }
         let routed = Routed {
             authorizer: authorizer.as_ref(),
-            api_key_id: api_key_id.as_deref(),
+            api_key_id: metered.as_ref().map(|(key_id, _)| key_id.as_str()),
             ..routed
         };
         self.validate(&routed, matched.method, snapshot)?;
