@@ -13,6 +13,7 @@ from botocore.exceptions import ClientError
 
 from lambda_helpers import zip_of
 from test_cloudformation import events, outputs, settle
+from test_cloudformation_types import http_get
 
 APP = """
 Transform: AWS::Serverless-2016-10-31
@@ -98,7 +99,8 @@ def test_a_sam_application_expands_into_working_resources(cfn, client):
     s3 = client("s3")
     s3.create_bucket(Bucket="sam-artifacts")
     s3.put_object(Bucket="sam-artifacts", Key="layer.zip", Body=zip_of({"python/shared.py": "X = 1\n"}))
-    cfn.create_stack(StackName="sam", TemplateBody=APP, Capabilities=["CAPABILITY_IAM"])
+    cfn.create_stack(StackName="sam", TemplateBody=APP,
+                     Capabilities=["CAPABILITY_IAM", "CAPABILITY_AUTO_EXPAND"])
     stack = settle(cfn, "sam")
     assert stack["StackStatus"] == "CREATE_COMPLETE", events(cfn, "sam")
     out = outputs(stack)
@@ -156,15 +158,30 @@ def test_a_sam_application_expands_into_working_resources(cfn, client):
      "Resource with id [R] is invalid. 'CodeUri' is not a valid S3 Uri of the form 's3://bucket/key'"),
     ({"Type": "AWS::Serverless::Function", "Properties": {
         "InlineCode": "x", "Handler": "h", "Runtime": "python3.12",
-        "Events": {"Get": {"Type": "Api", "Properties": {"Path": "/", "Method": "get"}}}}},
+        "Events": {"Get": {"Type": "S3", "Properties": {"Bucket": "b", "Events": "s3:ObjectCreated:*"}}}}},
      "Resource with id [R] is invalid. Event with id [Get] is invalid."),
+    ({"Type": "AWS::Serverless::Function", "Properties": {
+        "InlineCode": "x", "Handler": "h", "Runtime": "python3.12",
+        "Events": {"Get": {"Type": "Api", "Properties": {"Path": "/", "Method": "get", "RestApiId": "abc"}}}}},
+     "Resource with id [R] is invalid. Event with id [Get] is invalid. RestApiId must be a valid reference to an "
+     "'AWS::Serverless::Api' resource in same template."),
+    ({"Type": "AWS::Serverless::Function", "Properties": {
+        "InlineCode": "x", "Handler": "h", "Runtime": "python3.12",
+        "Events": {"Get": {"Type": "Api", "Properties": {"Path": "/"}}}}},
+     "Resource with id [R] is invalid. Event with id [Get] is invalid. Missing required property 'Method'."),
+    ({"Type": "AWS::Serverless::Api", "Properties": {}},
+     "Resource with id [R] is invalid. Missing required property 'StageName'."),
+    ({"Type": "AWS::Serverless::Api", "Properties": {"StageName": "v1", "Auth": {"ApiKeyRequired": True}}},
+     "Resource with id [R] is invalid. Roto's SAM transform does not support the property Auth of "
+     "AWS::Serverless::Api yet."),
     ({"Type": "AWS::Serverless::Application", "Properties": {"Location": "x"}},
      "Resource with id [R] is invalid."),
 ])
 def test_what_the_transform_cannot_expand_is_a_validation_error(cfn, resource, message):
     body = json.dumps({"Transform": "AWS::Serverless-2016-10-31", "Resources": {"R": resource}})
     with pytest.raises(ClientError) as e:
-        cfn.create_stack(StackName="bad", TemplateBody=body, Capabilities=["CAPABILITY_IAM"])
+        cfn.create_stack(StackName="bad", TemplateBody=body,
+                         Capabilities=["CAPABILITY_IAM", "CAPABILITY_AUTO_EXPAND"])
     err = e.value.response["Error"]
     assert err["Code"] == "ValidationError"
     assert err["Message"].startswith(
@@ -176,9 +193,168 @@ def test_what_the_transform_cannot_expand_is_a_validation_error(cfn, resource, m
 def test_the_processed_template_holds_the_expanded_resources(cfn):
     body = json.dumps({"Transform": "AWS::Serverless-2016-10-31", "Resources": {
         "T": {"Type": "AWS::Serverless::SimpleTable"}}})
-    cfn.create_stack(StackName="table", TemplateBody=body)
+    cfn.create_stack(StackName="table", TemplateBody=body, Capabilities=["CAPABILITY_AUTO_EXPAND"])
     assert settle(cfn, "table")["StackStatus"] == "CREATE_COMPLETE"
     processed = cfn.get_template(StackName="table", TemplateStage="Processed")["TemplateBody"]
     assert processed["Resources"]["T"]["Type"] == "AWS::DynamoDB::Table"
     original = cfn.get_template(StackName="table")["TemplateBody"]
     assert original["Resources"]["T"]["Type"] == "AWS::Serverless::SimpleTable"
+
+
+def test_create_and_update_stack_run_a_transform_only_when_acknowledged(cfn):
+    body = json.dumps({"Transform": "AWS::Serverless-2016-10-31", "Resources": {
+        "T": {"Type": "AWS::Serverless::SimpleTable"}}})
+    with pytest.raises(ClientError) as e:
+        cfn.create_stack(StackName="unacknowledged", TemplateBody=body, Capabilities=["CAPABILITY_IAM"])
+    assert e.value.response["Error"]["Code"] == "InsufficientCapabilitiesException"
+    assert e.value.response["Error"]["Message"] == "Requires capabilities : [CAPABILITY_AUTO_EXPAND]"
+    plain = json.dumps({"Resources": {"Q": {"Type": "AWS::SQS::Queue"}}})
+    cfn.create_stack(StackName="later", TemplateBody=plain)
+    assert settle(cfn, "later")["StackStatus"] == "CREATE_COMPLETE"
+    with pytest.raises(ClientError) as e:
+        cfn.update_stack(StackName="later", TemplateBody=body)
+    assert e.value.response["Error"]["Code"] == "InsufficientCapabilitiesException"
+
+
+API_APP = """
+Transform: AWS::Serverless-2016-10-31
+Globals:
+  Function:
+    Runtime: python3.12
+    Handler: index.handler
+Resources:
+  Orders:
+    Type: AWS::Serverless::Api
+    Properties:
+      StageName: v1
+      Variables: {tier: gold}
+  Hello:
+    Type: AWS::Serverless::Function
+    Properties:
+      InlineCode: |
+        import json
+        def handler(event, context):
+            return {"statusCode": 200, "body": json.dumps({
+                "path": event.get("path") or event.get("rawPath"),
+                "params": event.get("pathParameters")})}
+      Events:
+        Get:
+          Type: Api
+          Properties: {Path: "/hello/{name}", Method: get}
+        Listed:
+          Type: Api
+          Properties: {Path: /orders, Method: any, RestApiId: !Ref Orders}
+        Hi:
+          Type: HttpApi
+          Properties: {Path: /hi, Method: GET}
+        Fallback:
+          Type: HttpApi
+Outputs:
+  Rest: {Value: !Ref ServerlessRestApi}
+  Orders: {Value: !Ref Orders}
+  Http: {Value: !Ref ServerlessHttpApi}
+"""
+
+
+def test_sam_apis_explicit_and_implicit_serve_their_functions_events(cfn, client, server):
+    """Deployed as `sam deploy` does: a change set, which needs no CAPABILITY_AUTO_EXPAND."""
+    created = cfn.create_change_set(StackName="apis", ChangeSetName="deploy", ChangeSetType="CREATE",
+                                    TemplateBody=API_APP, Capabilities=["CAPABILITY_IAM"])
+    cfn.get_waiter("change_set_create_complete").wait(
+        ChangeSetName=created["Id"], WaiterConfig={"Delay": 1, "MaxAttempts": 30})
+    cfn.execute_change_set(ChangeSetName=created["Id"])
+    stack = settle(cfn, "apis")
+    assert stack["StackStatus"] == "CREATE_COMPLETE", events(cfn, "apis")
+    out = outputs(stack)
+
+    kinds = {r["LogicalResourceId"]: r["ResourceType"]
+             for r in cfn.describe_stack_resources(StackName="apis")["StackResources"]}
+    deployments = sorted(k for k in kinds if "Deployment" in k)
+    assert [d[:-10] for d in deployments] == ["OrdersDeployment", "ServerlessRestApiDeployment"]
+    assert {k: v for k, v in kinds.items() if k not in deployments} == {
+        "Hello": "AWS::Lambda::Function", "HelloRole": "AWS::IAM::Role",
+        "Orders": "AWS::ApiGateway::RestApi", "Ordersv1Stage": "AWS::ApiGateway::Stage",
+        "ServerlessRestApi": "AWS::ApiGateway::RestApi",
+        "ServerlessRestApiProdStage": "AWS::ApiGateway::Stage",
+        "ServerlessHttpApi": "AWS::ApiGatewayV2::Api",
+        "ServerlessHttpApiApiGatewayDefaultStage": "AWS::ApiGatewayV2::Stage",
+        "HelloGetPermissionProd": "AWS::Lambda::Permission",
+        "HelloListedPermissionv1": "AWS::Lambda::Permission",
+        "HelloHiPermission": "AWS::Lambda::Permission",
+        "HelloFallbackPermission": "AWS::Lambda::Permission",
+    }
+
+    status, body = http_get(server, f"/_aws/execute-api/{out['Rest']}/Prod/hello/ann")
+    assert status == 200, body
+    assert json.loads(body) == {"path": "/hello/ann", "params": {"name": "ann"}}
+    status, body = http_get(server, f"/_aws/execute-api/{out['Orders']}/v1/orders")
+    assert (status, json.loads(body)["path"]) == (200, "/orders")
+    status, body = http_get(server, f"/_aws/execute-api/{out['Http']}/hi")
+    assert (status, json.loads(body)["path"]) == (200, "/hi")
+    status, body = http_get(server, f"/_aws/execute-api/{out['Http']}/any/other")
+    assert (status, json.loads(body)["path"]) == (200, "/any/other")
+
+    apigw = client("apigateway")
+    stages = {s["stageName"]: s for s in apigw.get_stages(restApiId=out["Orders"])["item"]}
+    assert sorted(stages) == ["Stage", "v1"]
+    assert stages["v1"]["variables"] == {"tier": "gold"}
+    assert apigw.get_rest_api(restApiId=out["Rest"])["name"] == "apis"
+
+    changed = API_APP.replace("/hello/{name}", "/greet/{name}")
+    cfn.update_stack(StackName="apis", TemplateBody=changed,
+                     Capabilities=["CAPABILITY_IAM", "CAPABILITY_AUTO_EXPAND"])
+    assert settle(cfn, "apis")["StackStatus"] == "UPDATE_COMPLETE", events(cfn, "apis")
+    status, body = http_get(server, f"/_aws/execute-api/{out['Rest']}/Prod/greet/bo")
+    assert (status, json.loads(body)["params"]) == (200, {"name": "bo"})
+    assert len(apigw.get_deployments(restApiId=out["Rest"])["items"]) == 1
+
+    cfn.delete_stack(StackName="apis")
+    assert settle(cfn, stack["StackId"])["StackStatus"] == "DELETE_COMPLETE"
+    assert apigw.get_rest_apis()["items"] == []
+    assert client("apigatewayv2").get_apis()["Items"] == []
+
+
+DEFINED = {
+    "Transform": "AWS::Serverless-2016-10-31",
+    "Resources": {
+        "Public": {"Type": "AWS::Serverless::HttpApi", "Properties": {
+            "StageName": "dev", "CorsConfiguration": True, "StageVariables": {"color": "red"}}},
+        "Documented": {"Type": "AWS::Serverless::Api", "Properties": {
+            "StageName": "live", "OpenApiVersion": "3.0.1", "DefinitionBody": {
+                "openapi": "3.0.1", "info": {"title": "documented", "version": "1"}, "paths": {"/static": {"get": {
+                    "x-amazon-apigateway-integration": {
+                        "type": "mock", "requestTemplates": {"application/json": '{"statusCode": 200}'},
+                        "responses": {"default": {"statusCode": "200",
+                                                  "responseTemplates": {"application/json": '{"static": true}'}}}}}}}}}},
+        "Fn": {"Type": "AWS::Serverless::Function", "Properties": {
+            "Runtime": "python3.12", "Handler": "index.handler",
+            "InlineCode": "def handler(event, context):\n    return {'statusCode': 200, 'body': 'fn'}\n",
+            "Events": {
+                "Items": {"Type": "HttpApi", "Properties": {"ApiId": {"Ref": "Public"}, "Path": "/items", "Method": "get"}},
+                "Dynamic": {"Type": "Api", "Properties": {"RestApiId": {"Ref": "Documented"}, "Path": "/dynamic", "Method": "get"}},
+            }}},
+    },
+    "Outputs": {"Public": {"Value": {"Ref": "Public"}}, "Documented": {"Value": {"Ref": "Documented"}}},
+}
+
+
+def test_explicit_apis_keep_their_definitions_stages_and_cors(cfn, client, server):
+    cfn.create_stack(StackName="defined", TemplateBody=json.dumps(DEFINED),
+                     Capabilities=["CAPABILITY_IAM", "CAPABILITY_AUTO_EXPAND"])
+    stack = settle(cfn, "defined")
+    assert stack["StackStatus"] == "CREATE_COMPLETE", events(cfn, "defined")
+    out = outputs(stack)
+    kinds = {r["LogicalResourceId"] for r in cfn.describe_stack_resources(StackName="defined")["StackResources"]}
+    assert {"PublicdevStage", "DocumentedliveStage", "FnItemsPermission",
+            "FnDynamicPermissionlive"} <= kinds
+    status, body = http_get(server, f"/_aws/execute-api/{out['Public']}/dev/items")
+    assert (status, body) == (200, b"fn")
+    v2 = client("apigatewayv2")
+    assert v2.get_api(ApiId=out["Public"])["CorsConfiguration"]["AllowOrigins"] == ["*"]
+    assert v2.get_stage(ApiId=out["Public"], StageName="dev")["StageVariables"] == {"color": "red"}
+    status, body = http_get(server, f"/_aws/execute-api/{out['Documented']}/live/static")
+    assert (status, json.loads(body)) == (200, {"static": True})
+    status, body = http_get(server, f"/_aws/execute-api/{out['Documented']}/live/dynamic")
+    assert (status, body) == (200, b"fn")
+    stages = [s["stageName"] for s in client("apigateway").get_stages(restApiId=out["Documented"])["item"]]
+    assert stages == ["live"]

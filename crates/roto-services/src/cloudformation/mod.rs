@@ -7,7 +7,7 @@
 //! change sets and exports are rows of this service's tables, created on the first call.
 //!
 //! - [`template`]: the body read (JSON or YAML), its sections checked, summaries.
-//! - [`sam`]: the `AWS::Serverless-2016-10-31` transform.
+//! - [`sam`]: the `AWS::Serverless-2016-10-31` transform (and its APIs, `sam::apis`).
 //! - [`intrinsics`]: intrinsic functions and pseudo parameters.
 //! - [`parameters`]: parameter values, conditions, rules.
 //! - [`graph`]: dependencies, creation waves, cycles.

@@ -195,13 +195,7 @@ async fn resolve_ssm(
 }
 
 fn check_capabilities(doc: &Json, input: &Value) -> AwsResult<()> {
-    let given: Vec<&str> = input
-        .get("Capabilities")
-        .and_then(Value::as_list)
-        .unwrap_or_default()
-        .iter()
-        .filter_map(Value::as_str)
-        .collect();
+    let given = capabilities(input);
     let (needed, _) = template::capabilities(doc);
     let satisfied = |c: &&str| {
         given.contains(c) || (*c == "CAPABILITY_IAM" && given.contains(&"CAPABILITY_NAMED_IAM"))
@@ -210,11 +204,37 @@ fn check_capabilities(doc: &Json, input: &Value) -> AwsResult<()> {
     if missing.is_empty() {
         return Ok(());
     }
-    Err(AwsError::new(
+    Err(insufficient(&missing))
+}
+
+/// CreateStack and UpdateStack run a template's transforms (macros, SAM's among them) only
+/// when the caller acknowledges `CAPABILITY_AUTO_EXPAND`; a change set needs no such
+/// acknowledgement, since its caller reviews the processed template first.
+fn check_auto_expand(doc: &Json, input: &Value) -> AwsResult<()> {
+    const AUTO_EXPAND: &str = "CAPABILITY_AUTO_EXPAND";
+    if template::transforms(doc).is_empty() || capabilities(input).contains(&AUTO_EXPAND) {
+        return Ok(());
+    }
+    Err(insufficient(&[AUTO_EXPAND]))
+}
+
+/// The capabilities a request acknowledges.
+fn capabilities(input: &Value) -> Vec<&str> {
+    input
+        .get("Capabilities")
+        .and_then(Value::as_list)
+        .unwrap_or_default()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect()
+}
+
+fn insufficient(missing: &[&str]) -> AwsError {
+    AwsError::new(
         "InsufficientCapabilitiesException",
         format!("Requires capabilities : [{}]", missing.join(", ")),
     )
-    .with_status(400))
+    .with_status(400)
 }
 
 fn tags(input: &Value) -> Vec<(String, String)> {
@@ -316,6 +336,7 @@ pub(crate) async fn create_stack(
         .with_status(400));
     }
     let body = template_text(inner, ctx, input).await?;
+    check_auto_expand(&template::parse(&body)?, input)?;
     let doc = prepare(&body)?;
     let values = settle(inner, ctx, &doc, input, &[], name).await?;
     let now = now_millis();
@@ -356,6 +377,7 @@ pub(crate) async fn update_stack(
     } else {
         template_text(inner, ctx, input).await?
     };
+    check_auto_expand(&template::parse(&body)?, input)?;
     let doc = prepare(&body)?;
     let values = settle(inner, ctx, &doc, input, &old.meta.parameters, &old.name).await?;
     let mut new = old.clone();

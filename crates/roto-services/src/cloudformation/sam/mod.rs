@@ -5,13 +5,21 @@
 //!
 //! Expanded: `AWS::Serverless::Function` (its role with `Policies` as managed policy names
 //! or ARNs, statements and SAM's common policy templates; `InlineCode`, `CodeUri`,
-//! `ImageUri`; its `Events` from SQS, Kinesis, DynamoDB, SNS, Schedule and
-//! EventBridgeRule/CloudWatchEvent; `FunctionUrlConfig`), `AWS::Serverless::SimpleTable`,
-//! `AWS::Serverless::LayerVersion` and `AWS::Serverless::StateMachine`, each with its
-//! section of `Globals` merged in. Anything else SAM defines fails the transform with SAM's
-//! message naming the resource.
+//! `ImageUri`; its `Events` from SQS, Kinesis, DynamoDB, SNS, Schedule,
+//! EventBridgeRule/CloudWatchEvent, Api and HttpApi; `FunctionUrlConfig`),
+//! `AWS::Serverless::SimpleTable`, `AWS::Serverless::LayerVersion`,
+//! `AWS::Serverless::StateMachine`, and `AWS::Serverless::Api` and `HttpApi` ([`apis`]),
+//! each with its section of `Globals` merged in. APIs expand last, once every function has
+//! said which routes it adds to them. Anything else SAM defines fails the transform with
+//! SAM's message naming the resource.
+
+use std::collections::HashMap;
 
 use serde_json::{json, Map, Value as Json};
+
+use apis::Kind;
+
+mod apis;
 
 /// The transform's name.
 pub(crate) const SAM: &str = "AWS::Serverless-2016-10-31";
@@ -39,11 +47,40 @@ pub(crate) fn expand(mut doc: Json) -> Result<Json, String> {
             return Ok(doc);
         }
     };
+    let apis = apis::declared(&resources, &globals);
     let mut expanded = Map::new();
     let mut errors = Vec::new();
+    let mut routes = Vec::new();
+    let mut deferred = Vec::new();
     for (id, resource) in resources {
-        let mut out = Expansion::new(&id, &resource);
+        if let Some((kind, _)) = apis.get(&id) {
+            deferred.push((id, resource, *kind));
+            continue;
+        }
+        let mut out = Expansion::new(&id, &resource, &apis);
         match out.resource(resource, &globals) {
+            Ok(()) => {
+                expanded.extend(out.resources);
+                routes.append(&mut out.routes);
+            }
+            Err(e) => errors.push(format!("Resource with id [{id}] is invalid. {e}")),
+        }
+    }
+    for kind in [Kind::Rest, Kind::Http] {
+        let id = kind.implicit();
+        if routes.iter().any(|r| r.api == id) && !apis.contains_key(id) {
+            let props = match kind {
+                Kind::Rest => json!({"StageName": "Prod"}),
+                Kind::Http => json!({}),
+            };
+            let resource = json!({"Type": kind.sam_type(), "Properties": props});
+            deferred.push((id.to_string(), resource, kind));
+        }
+    }
+    for (id, resource, kind) in deferred {
+        let mut out = Expansion::new(&id, &resource, &apis);
+        let props = properties(&resource, &globals, kind.short());
+        match out.api(&resource, kind, &props, &routes) {
             Ok(()) => expanded.extend(out.resources),
             Err(e) => errors.push(format!("Resource with id [{id}] is invalid. {e}")),
         }
@@ -59,20 +96,37 @@ pub(crate) fn expand(mut doc: Json) -> Result<Json, String> {
     Ok(doc)
 }
 
+/// A SAM resource's properties with its section of `Globals` merged in.
+fn properties(resource: &Json, globals: &Json, short: &str) -> Json {
+    merged(
+        globals.get(short).cloned().unwrap_or_else(|| json!({})),
+        resource
+            .get("Properties")
+            .cloned()
+            .unwrap_or_else(|| json!({})),
+    )
+}
+
 /// The CloudFormation resources one SAM resource becomes.
-struct Expansion {
+struct Expansion<'a> {
     id: String,
     /// The SAM resource's `Condition`, carried by every resource it becomes.
     condition: Option<Json>,
     resources: Map<String, Json>,
+    /// The template's SAM APIs: their kinds and stage names.
+    apis: &'a HashMap<String, (Kind, Option<String>)>,
+    /// The routes a function's API events add to APIs.
+    routes: Vec<apis::Route>,
 }
 
-impl Expansion {
-    fn new(id: &str, resource: &Json) -> Self {
+impl<'a> Expansion<'a> {
+    fn new(id: &str, resource: &Json, apis: &'a HashMap<String, (Kind, Option<String>)>) -> Self {
         Self {
             id: id.to_string(),
             condition: resource.get("Condition").cloned(),
             resources: Map::new(),
+            apis,
+            routes: Vec::new(),
         }
     }
 
@@ -103,13 +157,7 @@ impl Expansion {
             self.resources.insert(self.id.clone(), resource);
             return Ok(());
         };
-        let props = merged(
-            globals.get(short).cloned().unwrap_or_else(|| json!({})),
-            resource
-                .get("Properties")
-                .cloned()
-                .unwrap_or_else(|| json!({})),
-        );
+        let props = properties(&resource, globals, short);
         match short {
             "Function" => self.function(&resource, &props),
             "SimpleTable" => {
@@ -191,6 +239,8 @@ impl Expansion {
                 self.permission(&logical, "sns.amazonaws.com", p["Topic"].clone());
             }
             "Schedule" | "EventBridgeRule" | "CloudWatchEvent" => self.rule(&logical, p),
+            "Api" => self.api_event(Kind::Rest, &logical, name, p)?,
+            "HttpApi" => self.api_event(Kind::Http, &logical, name, p)?,
             other => {
                 return Err(format!(
                     "Event with id [{name}] is invalid. Roto's SAM transform does not support events of type {other} yet."
