@@ -2,6 +2,7 @@
 //! task-token calls (SendTaskSuccess, SendTaskFailure, SendTaskHeartbeat) that answer an
 //! activity task or a `.waitForTaskToken` integration.
 
+use roto_core::store::Cached;
 use roto_core::timestamp::{now_millis, sleep_until};
 use roto_core::{AwsError, AwsResult, Context, Value};
 use rusqlite::{params, OptionalExtension};
@@ -60,12 +61,12 @@ impl StepFunctions {
         let arn = arn::activity(ctx, name);
         let now = now_millis();
         let created: i64 = self.env.store.with(|c| {
-            c.execute(
+            c.execute_cached(
                 "INSERT OR IGNORE INTO sfn_activities (arn, account, region, name, created)
                  VALUES (?1, ?2, ?3, ?4, ?5)",
                 params![arn, ctx.account, ctx.region, name, now],
             )?;
-            c.query_row(
+            c.query_row_cached(
                 "SELECT created FROM sfn_activities WHERE arn = ?1",
                 [&arn],
                 |r| r.get(0),
@@ -123,8 +124,8 @@ impl StepFunctions {
             return Err(arn::wrong_kind(parsed.target.kind()));
         }
         self.env.store.transaction(|tx| {
-            tx.execute("DELETE FROM sfn_activities WHERE arn = ?1", [arn_text])?;
-            tx.execute("DELETE FROM sfn_tags WHERE arn = ?1", [arn_text])?;
+            tx.execute_cached("DELETE FROM sfn_activities WHERE arn = ?1", [arn_text])?;
+            tx.execute_cached("DELETE FROM sfn_tags WHERE arn = ?1", [arn_text])?;
             Ok::<_, AwsError>(())
         })?;
         Ok(Value::map())
@@ -158,7 +159,7 @@ pub(super) fn enqueue(
     input: &Json,
 ) -> AwsResult<()> {
     engine.env.store.with(|c| {
-        c.execute(
+        c.execute_cached(
             "INSERT INTO sfn_tasks (token, activity_arn, execution_arn, scheduled, input, created)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
             params![
@@ -181,7 +182,7 @@ pub(super) fn dequeue(engine: &Engine, token: &str) {
     let _ = engine
         .env
         .store
-        .with(|c| c.execute("DELETE FROM sfn_tasks WHERE token = ?1", [token]));
+        .with(|c| c.execute_cached("DELETE FROM sfn_tasks WHERE token = ?1", [token]));
 }
 
 /// A task a worker took: its token, input, execution and scheduling event.
@@ -191,7 +192,7 @@ impl StepFunctions {
     /// Takes the oldest waiting task of an activity.
     fn take_task(&self, activity: &str) -> AwsResult<Option<Taken>> {
         self.env.store.with(|c| {
-            c.query_row(
+            c.query_row_cached(
                 "UPDATE sfn_tasks SET taken = 1 WHERE token = (SELECT token FROM sfn_tasks
                  WHERE activity_arn = ?1 AND taken = 0 ORDER BY created LIMIT 1)
                  RETURNING token, input, execution_arn, scheduled",

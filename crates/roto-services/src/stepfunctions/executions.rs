@@ -10,6 +10,7 @@
 use std::sync::Arc;
 
 use roto_core::dispatch::new_request_id;
+use roto_core::store::Cached;
 use roto_core::timestamp::{format, now_millis, TimestampFormat};
 use roto_core::value::EpochMillis;
 use roto_core::{AwsError, AwsResult, Context, Env, Value};
@@ -185,7 +186,7 @@ pub(super) fn finish(engine: &Engine, arn: &str, outcome: &Outcome) {
         Outcome::Aborted => return,
     };
     let result = engine.env.store.with(|c| {
-        c.execute(
+        c.execute_cached(
             "UPDATE sfn_executions SET status = ?2, output = ?3, error = ?4, cause = ?5, stopped = ?6
              WHERE arn = ?1 AND status = 'RUNNING'",
             params![
@@ -213,7 +214,7 @@ pub(super) fn insert(
     trace_header: Option<&str>,
 ) -> AwsResult<()> {
     env.store.with(|c| {
-        c.execute(
+        c.execute_cached(
             "INSERT INTO sfn_executions (arn, account, region, machine_arn, name, status, input,
              started, version_arn, alias_arn, definition, role_arn, trace_header, map_run_arn)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
@@ -285,7 +286,7 @@ pub(super) fn abort(
     cause: Option<&str>,
 ) -> AwsResult<bool> {
     let changed = engine.env.store.with(|c| {
-        c.execute(
+        c.execute_cached(
             "UPDATE sfn_executions SET status = 'ABORTED', stopped = ?2, error = ?3, cause = ?4
              WHERE arn = ?1 AND status = 'RUNNING'",
             params![arn, now_millis(), error, cause],

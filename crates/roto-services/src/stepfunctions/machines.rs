@@ -5,6 +5,7 @@
 //! reused), and an alias routes to one or two versions by weight.
 
 use roto_core::dispatch::new_request_id;
+use roto_core::store::Cached;
 use roto_core::timestamp::now_millis;
 use roto_core::value::EpochMillis;
 use roto_core::{AwsError, AwsResult, Context, Value};
@@ -234,7 +235,7 @@ impl StepFunctions {
 
     fn insert_machine(&self, m: &Machine) -> AwsResult<()> {
         self.env.store.with(|c| {
-            c.execute(
+            c.execute_cached(
                 "INSERT INTO sfn_machines (arn, account, region, name, kind, definition, role_arn,
                  created, revision_id, logging, tracing, encryption)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
@@ -347,7 +348,7 @@ impl StepFunctions {
         machine.revision_id = new_request_id();
         let updated = now_millis();
         self.env.store.with(|c| {
-            c.execute(
+            c.execute_cached(
                 "UPDATE sfn_machines SET definition = ?2, role_arn = ?3, logging = ?4, tracing = ?5,
                  encryption = ?6, revision_id = ?7 WHERE arn = ?1",
                 params![machine.arn, machine.definition, machine.role_arn, machine.logging,
@@ -370,13 +371,13 @@ impl StepFunctions {
         let parsed = arn::parse(arn_text)?;
         match parsed.target {
             Target::Machine(_) => self.env.store.transaction(|tx| {
-                tx.execute("DELETE FROM sfn_machines WHERE arn = ?1", [arn_text])?;
-                tx.execute(
+                tx.execute_cached("DELETE FROM sfn_machines WHERE arn = ?1", [arn_text])?;
+                tx.execute_cached(
                     "DELETE FROM sfn_versions WHERE machine_arn = ?1",
                     [arn_text],
                 )?;
-                tx.execute("DELETE FROM sfn_aliases WHERE machine_arn = ?1", [arn_text])?;
-                tx.execute("DELETE FROM sfn_tags WHERE arn = ?1", [arn_text])?;
+                tx.execute_cached("DELETE FROM sfn_aliases WHERE machine_arn = ?1", [arn_text])?;
+                tx.execute_cached("DELETE FROM sfn_tags WHERE arn = ?1", [arn_text])?;
                 Ok::<_, AwsError>(())
             })?,
             Target::Version(..) => self.delete_version(arn_text)?,
@@ -390,7 +391,7 @@ impl StepFunctions {
     fn publish(&self, m: &Machine, description: Option<&str>) -> AwsResult<String> {
         self.env.store.transaction(|tx| {
             let existing: Option<String> = tx
-                .query_row(
+                .query_row_cached(
                     "SELECT arn FROM sfn_versions WHERE machine_arn = ?1 AND revision_id = ?2",
                     [&m.arn, &m.revision_id],
                     |r| r.get(0),
@@ -399,14 +400,14 @@ impl StepFunctions {
             if let Some(arn) = existing {
                 return Ok(arn);
             }
-            let number: i64 = tx.query_row(
+            let number: i64 = tx.query_row_cached(
                 "UPDATE sfn_machines SET next_version = next_version + 1 WHERE arn = ?1
                  RETURNING next_version - 1",
                 [&m.arn],
                 |r| r.get(0),
             )?;
             let arn = format!("{}:{number}", m.arn);
-            tx.execute(
+            tx.execute_cached(
                 "INSERT INTO sfn_versions (arn, machine_arn, version, definition, role_arn, created,
                  revision_id, description) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
                 params![arn, m.arn, number, m.definition, m.role_arn, now_millis(), m.revision_id, description],
@@ -496,7 +497,7 @@ impl StepFunctions {
             ));
         }
         self.env.store.with(|c| {
-            c.execute("DELETE FROM sfn_versions WHERE arn = ?1", [arn_text])
+            c.execute_cached("DELETE FROM sfn_versions WHERE arn = ?1", [arn_text])
                 .map(|_| ())
                 .map_err(AwsError::from)
         })
@@ -732,7 +733,7 @@ impl StepFunctions {
         }
         let now = now_millis();
         self.env.store.with(|c| {
-            c.execute(
+            c.execute_cached(
                 "INSERT INTO sfn_aliases (arn, machine_arn, name, description, routing, created, updated)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6)",
                 params![alias_arn, machine_arn, name, description, routing_json(&routing), now],
@@ -792,7 +793,7 @@ impl StepFunctions {
         }
         let now = now_millis();
         self.env.store.with(|c| {
-            c.execute(
+            c.execute_cached(
                 "UPDATE sfn_aliases SET description = ?2, routing = ?3, updated = ?4 WHERE arn = ?1",
                 params![alias.arn, alias.description, routing_json(&alias.routing), now],
             )
@@ -813,7 +814,7 @@ impl StepFunctions {
         }
         let _ = ctx;
         self.env.store.with(|c| {
-            c.execute("DELETE FROM sfn_aliases WHERE arn = ?1", [arn_text])
+            c.execute_cached("DELETE FROM sfn_aliases WHERE arn = ?1", [arn_text])
                 .map_err(AwsError::from)
         })?;
         Ok(Value::map())

@@ -11,6 +11,7 @@ use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
+use roto_core::store::Cached;
 use roto_core::timestamp::now_millis;
 use roto_core::value::EpochMillis;
 use roto_core::{AwsError, AwsResult, Context, Env, Value};
@@ -131,7 +132,7 @@ impl MapRun {
             changed: Notify::new(),
         };
         env.store.with(|c| {
-            c.execute(
+            c.execute_cached(
                 "INSERT INTO sfn_map_runs (arn, execution_arn, machine_arn, status, started,
                  max_concurrency, tolerated_count, tolerated_percentage, counts)
                  VALUES (?1, ?2, ?3, 'RUNNING', ?4, ?5, ?6, ?7, ?8)",
@@ -215,7 +216,7 @@ impl MapRun {
     /// Records how the map run ended, with its final counts.
     pub fn close(&self, env: &Env, status: &str) {
         let result = env.store.with(|c| {
-            c.execute(
+            c.execute_cached(
                 "UPDATE sfn_map_runs SET status = ?2, stopped = ?3, counts = ?4
                  WHERE arn = ?1 AND status = 'RUNNING'",
                 params![
@@ -366,7 +367,7 @@ impl StepFunctions {
             s.tolerated_percentage = percentage.unwrap_or(s.tolerated_percentage);
         };
         self.env.store.with(|c| {
-            c.execute(
+            c.execute_cached(
                 "UPDATE sfn_map_runs SET
                  max_concurrency = COALESCE(?2, max_concurrency),
                  tolerated_count = COALESCE(?3, tolerated_count),

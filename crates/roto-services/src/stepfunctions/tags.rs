@@ -1,6 +1,7 @@
 //! Tags on state machines and activities (TagResource, UntagResource,
 //! ListTagsForResource), one row per tag in `sfn_tags`.
 
+use roto_core::store::Cached;
 use roto_core::{AwsError, AwsResult, Context, Value};
 use rusqlite::params;
 
@@ -19,7 +20,7 @@ impl StepFunctions {
         }
         self.env.store.transaction(|tx| {
             for tag in tags {
-                tx.execute(
+                tx.execute_cached(
                     "INSERT OR REPLACE INTO sfn_tags (arn, key, value) VALUES (?1, ?2, ?3)",
                     params![
                         resource,
@@ -28,7 +29,7 @@ impl StepFunctions {
                     ],
                 )?;
             }
-            let count: usize = tx.query_row(
+            let count: usize = tx.query_row_cached(
                 "SELECT COUNT(*) FROM sfn_tags WHERE arn = ?1",
                 [resource],
                 |r| r.get(0),
@@ -78,7 +79,7 @@ impl StepFunctions {
             .unwrap_or_default();
         self.env.store.transaction(|tx| {
             for key in keys.iter().filter_map(Value::as_str) {
-                tx.execute(
+                tx.execute_cached(
                     "DELETE FROM sfn_tags WHERE arn = ?1 AND key = ?2",
                     params![resource, key],
                 )?;
