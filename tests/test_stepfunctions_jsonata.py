@@ -170,3 +170,26 @@ def test_jsonata_definition_checks(sfn):
     assert e.value.response["Error"]["Code"] == "InvalidDefinition"
     assert e.value.response["Error"]["Message"] == (
         "Invalid State Machine Definition: 'UNSUPPORTED_JSONATA_EXPRESSION: Field '$states.result' does not exist. at /States/A/Output'")
+
+
+def test_an_evaluation_error_adds_an_evaluation_failed_event(sfn):
+    cause = ("An error occurred while executing the state 'A' (entered at the event id #2). The JSONata expression "
+             "'$states.input.missing' specified for the field 'Output/v' returned nothing (undefined).")
+    out = jsonata(sfn, {"A": {"Type": "Pass", "Output": {"v": "{% $states.input.missing %}"}, "End": True}})
+    events = helpers.history(sfn, out["executionArn"])
+    assert [e["type"] for e in events] == ["ExecutionStarted", "PassStateEntered", "EvaluationFailed", "ExecutionFailed"]
+    assert events[2]["previousEventId"] == 2
+    assert events[2]["evaluationFailedEventDetails"] == {
+        "error": "States.QueryEvaluationError", "cause": cause, "location": "Output/v", "state": "A"}
+    # Inside a branch the event belongs to the failing state, once; a retried state adds one per attempt.
+    states = {
+        "P": {"Type": "Parallel", "Branches": [{"StartAt": "C", "States": {
+            "C": {"Type": "Choice", "Choices": [{"Condition": "{% $states.input.n %}", "Next": "D"}], "Default": "D"},
+            "D": {"Type": "Succeed"}}}], "Next": "T"},
+        "T": {"Type": "Task", "Resource": "arn:aws:states:::aws-sdk:sqs:listQueues", "Arguments": {"x": "{% $nope %}"},
+              "Retry": [{"ErrorEquals": ["States.ALL"], "MaxAttempts": 1, "IntervalSeconds": 1}], "End": True},
+    }
+    out = jsonata(sfn, {"P": {**states["P"], "Catch": [{"ErrorEquals": ["States.ALL"], "Next": "T"}]}, "T": states["T"]}, {"n": 1})
+    failed = [e["evaluationFailedEventDetails"] for e in helpers.history(sfn, out["executionArn"]) if e["type"] == "EvaluationFailed"]
+    assert [(f["state"], f["location"]) for f in failed] == [("C", "Condition"), ("T", "Arguments/x"), ("T", "Arguments/x")]
+    assert out["status"] == "FAILED" and out["error"] == "States.QueryEvaluationError"

@@ -1,11 +1,17 @@
 //! Executions: StartExecution (on a background task), StartSyncExecution (EXPRESS, in the
-//! request), DescribeExecution, StopExecution, ListExecutions, GetExecutionHistory and
-//! DescribeStateMachineForExecution.
+//! request), DescribeExecution, StopExecution, RedriveExecution, ListExecutions,
+//! GetExecutionHistory and DescribeStateMachineForExecution.
 //!
 //! A STANDARD execution is a row of `sfn_executions` with its history in `sfn_history`;
 //! an EXPRESS one keeps neither, as AWS keeps none (only its result, for
 //! StartSyncExecution's answer). Each status change of a STANDARD execution is announced
 //! to EventBridge ([`super::status_events`]).
+//!
+//! A redrive, and a server restarted on the same data directory, continue an execution
+//! from the marks its paths left with its history ([`super::history::Mark`]): a redrive
+//! enters the states that did not finish again (a branch or iteration that finished keeps
+//! its output); a restart lets the states in progress go on (a Wait keeps its deadline, a
+//! callback its token).
 
 use std::sync::Arc;
 
@@ -19,7 +25,7 @@ use serde_json::{json, Value as Json};
 
 use super::arn::{self, Target};
 use super::history::{self, payload_details};
-use super::interpreter::{Engine, Lane, Outcome, Run};
+use super::interpreter::{Engine, Lane, Outcome, Resume, Run};
 use super::keyset::Keyset;
 use super::machines::{describe_for_execution, no_machine, Runnable};
 use super::status_events;
@@ -46,8 +52,12 @@ CREATE TABLE IF NOT EXISTS sfn_executions (
     role_arn TEXT NOT NULL,
     trace_header TEXT,
     redrive_count INTEGER NOT NULL DEFAULT 0,
-    map_run_arn TEXT
+    map_run_arn TEXT,
+    redrive_date INTEGER,
+    redrive_tokens TEXT
 );
+CREATE INDEX IF NOT EXISTS sfn_executions_running ON sfn_executions (status)
+    WHERE status = 'RUNNING';
 CREATE INDEX IF NOT EXISTS sfn_executions_machine ON sfn_executions (machine_arn, started);
 CREATE INDEX IF NOT EXISTS sfn_executions_map_run ON sfn_executions (map_run_arn, started)
     WHERE map_run_arn IS NOT NULL;
@@ -55,6 +65,20 @@ CREATE INDEX IF NOT EXISTS sfn_executions_map_run ON sfn_executions (map_run_arn
 
 /// The largest execution input AWS accepts, in bytes.
 const MAX_INPUT: usize = 256 * 1024;
+
+/// How long after it closed an execution may be redriven: 14 days.
+const REDRIVABLE_PERIOD: i64 = 14 * 24 * 3600 * 1000;
+
+/// How long an execution may stay open: a year.
+const MAX_OPEN: i64 = 365 * 24 * 3600 * 1000;
+
+/// A redrive needs room for its ExecutionRedriven event and one more under the 25,000
+/// event limit.
+const MOST_EVENTS_TO_REDRIVE: i64 = 24_999;
+
+/// How long RedriveExecution answers a client token it saw again, and how many it keeps.
+const TOKEN_LIFE: i64 = 15 * 60 * 1000;
+const TOKENS_KEPT: usize = 10;
 
 /// An execution as stored.
 #[derive(Debug, Clone)]
@@ -76,11 +100,13 @@ pub(super) struct Execution {
     pub redrive_count: i64,
     /// The map run that started it, for a Distributed Map's child execution.
     pub map_run_arn: Option<String>,
+    /// When it was last redriven.
+    pub redrive_date: Option<EpochMillis>,
 }
 
 const COLUMNS: &str =
     "arn, machine_arn, name, status, input, output, error, cause, started, stopped,
-    version_arn, alias_arn, definition, role_arn, redrive_count, map_run_arn";
+    version_arn, alias_arn, definition, role_arn, redrive_count, map_run_arn, redrive_date";
 
 fn from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Execution> {
     Ok(Execution {
@@ -100,6 +126,7 @@ fn from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Execution> {
         role_arn: r.get(13)?,
         redrive_count: r.get(14)?,
         map_run_arn: r.get(15)?,
+        redrive_date: r.get(16)?,
     })
 }
 
@@ -130,7 +157,7 @@ fn execution_input(input: &Value) -> AwsResult<(String, Json)> {
 
 /// The context object's `Execution` and `StateMachine` members.
 pub(super) fn context_object(e: &Execution, input: &Json, machine_name: &str) -> Json {
-    json!({
+    let mut context = json!({
         "Execution": {
             "Id": e.arn,
             "Input": input,
@@ -143,17 +170,41 @@ pub(super) fn context_object(e: &Execution, input: &Json, machine_name: &str) ->
             "Id": e.version_arn.clone().unwrap_or_else(|| e.machine_arn.clone()),
             "Name": machine_name,
         },
+    });
+    if let Some(date) = e.redrive_date {
+        context["Execution"]["RedriveTime"] = json!(format(date, TimestampFormat::Iso8601));
+    }
+    context
+}
+
+/// Why an execution cannot be redriven now (with `events` events in its history), as
+/// AWS words it; None if it can be.
+pub(super) fn not_redrivable(e: &Execution, events: i64, now: EpochMillis) -> Option<String> {
+    Some(match e.status.as_str() {
+        "RUNNING" | "SUCCEEDED" => format!("Execution is {} and cannot be redriven", e.status),
+        _ if now.saturating_sub(e.started) > MAX_OPEN => {
+            "Execution has exceeded the max execution time".into()
+        }
+        _ if now.saturating_sub(e.stopped.unwrap_or(now)) > REDRIVABLE_PERIOD => {
+            "Execution redrivable period exceeded".into()
+        }
+        _ if events >= MOST_EVENTS_TO_REDRIVE => "Execution history event limit exceeded".into(),
+        _ => return None,
     })
 }
 
-/// Why an execution cannot be redriven, as AWS words it.
-pub(super) fn redrive_reason(e: &Execution) -> String {
-    format!("Execution is {} and cannot be redriven", e.status)
+/// An execution's redrive status and, when it cannot be redriven, why. A map run's child
+/// is redriven through its map run (by redriving the parent).
+pub(super) fn redrive_status(e: &Execution, events: i64) -> (&'static str, Option<String>) {
+    match not_redrivable(e, events, now_millis()) {
+        Some(reason) => ("NOT_REDRIVABLE", Some(reason)),
+        None if e.map_run_arn.is_some() => ("REDRIVABLE_BY_MAP_RUN", None),
+        None => ("REDRIVABLE", None),
+    }
 }
 
-/// An execution's redrive status: Roto does not redrive executions.
-pub(super) fn redrive_status(_: &Execution) -> &'static str {
-    "NOT_REDRIVABLE"
+fn not_redrivable_error(reason: impl Into<String>) -> AwsError {
+    AwsError::new("ExecutionNotRedrivable", reason)
 }
 
 /// The execution with this ARN, if it is recorded.
@@ -177,8 +228,14 @@ fn announce_current(env: &Env, arn: &str) {
     }
 }
 
-/// Marks an execution closed with its outcome (unless StopExecution closed it first).
+/// Marks an execution closed with its outcome (unless StopExecution closed it first); a
+/// succeeded one forgets its marks, which only a redrive would read.
 pub(super) fn finish(engine: &Engine, arn: &str, outcome: &Outcome) {
+    if matches!(outcome, Outcome::Succeeded(_)) {
+        if let Err(e) = history::forget_marks(&engine.env, arn) {
+            tracing::warn!(error = %e.message, "Step Functions could not forget an execution's marks");
+        }
+    }
     let (status, output, failure) = match outcome {
         Outcome::Succeeded(o) => ("SUCCEEDED", Some(o.to_string()), None),
         Outcome::Failed(f) => ("FAILED", None, Some(f)),
@@ -354,6 +411,7 @@ impl StepFunctions {
                 role_arn: runnable.machine.role_arn.clone(),
                 redrive_count: 0,
                 map_run_arn: None,
+                redrive_date: None,
             },
             json,
         ))
@@ -471,7 +529,8 @@ impl StepFunctions {
 
     pub(super) fn describe_execution(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
         let e = self.existing_execution(ctx, input.str("executionArn").unwrap_or_default())?;
-        let (redrive, reason) = (redrive_status(&e), redrive_reason(&e));
+        let (events, _) = history::count(&self.env, &e.arn)?;
+        let (redrive, reason) = redrive_status(&e, events);
         Ok(Value::map()
             .with("executionArn", e.arn)
             .with("stateMachineArn", e.machine_arn)
@@ -494,8 +553,93 @@ impl StepFunctions {
             .with_opt("stateMachineAliasArn", e.alias_arn)
             .with_opt("mapRunArn", e.map_run_arn)
             .with("redriveCount", e.redrive_count)
+            .with_opt("redriveDate", e.redrive_date.map(Value::Timestamp))
             .with("redriveStatus", redrive)
-            .with("redriveStatusReason", reason))
+            .with_opt("redriveStatusReason", reason))
+    }
+
+    pub(super) async fn redrive_execution(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
+        let e = self.existing_execution(ctx, input.str("executionArn").unwrap_or_default())?;
+        if e.status != "RUNNING" {
+            self.wound_down(&e.arn).await;
+        }
+        let now = now_millis();
+        let mut tokens = self.redrive_tokens(&e.arn, now)?;
+        let token = input.str("clientToken");
+        if let Some((_, date)) = tokens.iter().find(|(t, _)| Some(t.as_str()) == token) {
+            if e.status == "RUNNING" {
+                return Ok(Value::map().with("redriveDate", Value::Timestamp(*date)));
+            }
+        }
+        let (events, _) = history::count(&self.env, &e.arn)?;
+        if let Some(reason) = not_redrivable(&e, events, now) {
+            return Err(not_redrivable_error(reason));
+        }
+        if e.map_run_arn.is_some() {
+            return Err(not_redrivable_error(
+                "Execution is a child of a Map Run and is redriven by redriving its parent",
+            ));
+        }
+        let (machine, _) = e
+            .machine_arn
+            .split_once('/')
+            .unwrap_or((&e.machine_arn, ""));
+        if self.machine(machine)?.is_none() {
+            return Err(not_redrivable_error("State machine is in DELETING status"));
+        }
+        if let Some(t) = token {
+            tokens.insert(0, (t.to_string(), now));
+            tokens.truncate(TOKENS_KEPT);
+        }
+        let changed = self.env.store.with(|c| {
+            c.execute_cached(
+                "UPDATE sfn_executions SET status = 'RUNNING', stopped = NULL, output = NULL,
+                 error = NULL, cause = NULL, redrive_count = redrive_count + 1,
+                 redrive_date = ?2, redrive_tokens = ?3 WHERE arn = ?1 AND status = ?4",
+                params![e.arn, now, json!(tokens).to_string(), e.status],
+            )
+            .map_err(AwsError::from)
+        })?;
+        if changed == 0 {
+            return Err(not_redrivable_error(
+                "Execution is RUNNING and cannot be redriven",
+            ));
+        }
+        let e = self
+            .execution(&e.arn)?
+            .ok_or_else(|| no_execution(&e.arn))?;
+        status_events::announce(&self.env, &e);
+        resume(&self.engine, ctx, &e, false)?;
+        Ok(Value::map().with("redriveDate", Value::Timestamp(now)))
+    }
+
+    /// Waits (a little) for a stopped execution's run to write its last events and marks,
+    /// so that a redrive continues from them.
+    async fn wound_down(&self, arn: &str) {
+        for _ in 0..200 {
+            if self.engine.running(arn).is_none() {
+                return;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+        }
+    }
+
+    /// The client tokens of an execution's recent redrives, with their dates: those of the
+    /// last 15 minutes.
+    fn redrive_tokens(&self, arn: &str, now: EpochMillis) -> AwsResult<Vec<(String, i64)>> {
+        let text: Option<String> = self.env.store.with(|c| {
+            c.query_row_cached(
+                "SELECT redrive_tokens FROM sfn_executions WHERE arn = ?1",
+                [arn],
+                |r| r.get(0),
+            )
+            .map_err(AwsError::from)
+        })?;
+        let mut tokens: Vec<(String, i64)> = text
+            .and_then(|t| serde_json::from_str(&t).ok())
+            .unwrap_or_default();
+        tokens.retain(|(_, date)| now.saturating_sub(*date) < TOKEN_LIFE);
+        Ok(tokens)
     }
 
     pub(super) fn stop_execution(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
@@ -508,20 +652,22 @@ impl StepFunctions {
     pub(super) fn list_executions(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
         let (column, owner, filter) = self.executions_owner(ctx, input)?;
         let status = input.str("statusFilter");
+        let redriven = input.str("redriveFilter").map(|f| f == "REDRIVEN");
         let keyset = Keyset::of(input, true)?;
         let rows = self.env.store.with(|c| {
             let mut stmt = c.prepare_cached(&format!(
                 "SELECT {COLUMNS}, rowid FROM sfn_executions WHERE {column} = ?1
                  AND (?2 IS NULL OR status = ?2)
                  AND (?3 IS NULL OR version_arn = ?3 OR alias_arn = ?3)
+                 AND (?7 IS NULL OR (redrive_count > 0) = ?7)
                  AND (started, rowid) < (?4, ?5)
                  ORDER BY started DESC, rowid DESC LIMIT ?6"
             ))?;
             let (key, rowid) = keyset.after;
-            let params = params![owner, status, filter, key, rowid, keyset.fetch()];
+            let params = params![owner, status, filter, key, rowid, keyset.fetch(), redriven];
             let rows = stmt.query_map(params, |r| {
                 let e = from_row(r)?;
-                Ok((e.started, r.get(16)?, list_item(&e)))
+                Ok((e.started, r.get(17)?, list_item(&e)))
             })?;
             rows.collect::<rusqlite::Result<Vec<_>>>()
                 .map_err(AwsError::from)
@@ -618,4 +764,90 @@ fn list_item(e: &Execution) -> Value {
         .with_opt("stateMachineAliasArn", e.alias_arn.clone())
         .with_opt("mapRunArn", e.map_run_arn.clone())
         .with("redriveCount", e.redrive_count)
+        .with_opt("redriveDate", e.redrive_date.map(Value::Timestamp))
+}
+
+/// Runs a recorded execution on from the marks its paths left: after a redrive (its
+/// ExecutionRedriven event first) or a restart of the server.
+pub(super) fn resume(
+    engine: &Arc<Engine>,
+    ctx: &Context,
+    e: &Execution,
+    restart: bool,
+) -> AwsResult<()> {
+    let env = &engine.env;
+    let (_, last) = history::count(env, &e.arn)?;
+    let marks = history::read_marks(env, &e.arn)?;
+    let input: Json = serde_json::from_str(&e.input).unwrap_or_default();
+    let machine_name = e
+        .machine_arn
+        .rsplit(":stateMachine:")
+        .next()
+        .unwrap_or_default();
+    let context = context_object(e, &input, machine_name);
+    let run = Run::new(engine.clone(), ctx.clone(), &e.arn, context, last + 1, true);
+    let mut prev = last;
+    if !restart {
+        run.history.add(
+            &mut prev,
+            "ExecutionRedriven",
+            Some("executionRedrivenEventDetails"),
+            json!({"redriveCount": e.redrive_count}),
+        );
+    }
+    run.resume_from(Resume { marks, restart });
+    run.flush();
+    engine.register(&run);
+    let definition = Arc::new(serde_json::from_str(&e.definition).unwrap_or_default());
+    let (engine, arn) = (engine.clone(), e.arn.clone());
+    tokio::spawn(async move {
+        if restart {
+            // At start-up the dispatcher that Task states call through is set just after
+            // the services are built.
+            for _ in 0..1000 {
+                if engine.env.dispatcher().is_some() {
+                    break;
+                }
+                tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+            }
+        }
+        let lane = Lane {
+            prev,
+            ..Lane::default()
+        };
+        let outcome = run.execute(definition, input, lane).await;
+        finish(&engine, &arn, &outcome);
+    });
+    Ok(())
+}
+
+/// At start-up on a data directory that holds executions: runs on the STANDARD executions
+/// that were running when the server stopped. A Distributed Map in progress starts its
+/// map run again, so the children and map runs that were running are closed ABORTED.
+pub(super) fn resume_running(engine: &Arc<Engine>) -> AwsResult<()> {
+    let now = now_millis();
+    engine.env.store.transaction(|tx| {
+        tx.execute_cached(
+            "UPDATE sfn_executions SET status = 'ABORTED', stopped = ?1
+             WHERE status = 'RUNNING' AND map_run_arn IS NOT NULL",
+            [now],
+        )?;
+        tx.execute_cached(
+            "UPDATE sfn_map_runs SET status = 'ABORTED', stopped = ?1 WHERE status = 'RUNNING'",
+            [now],
+        )?;
+        Ok::<_, AwsError>(())
+    })?;
+    let running = engine.env.store.read(|c| {
+        let mut stmt = c.prepare_cached(&format!(
+            "SELECT {COLUMNS}, account, region FROM sfn_executions WHERE status = 'RUNNING'"
+        ))?;
+        let rows = stmt.query_map([], |r| Ok((from_row(r)?, r.get(17)?, r.get(18)?)))?;
+        rows.collect::<rusqlite::Result<Vec<(Execution, String, String)>>>()
+            .map_err(AwsError::from)
+    })?;
+    for (e, account, region) in running {
+        resume(engine, &Context::internal(&account, &region), &e, true)?;
+    }
+    Ok(())
 }

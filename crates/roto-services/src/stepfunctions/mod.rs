@@ -118,9 +118,10 @@ pub struct StepFunctions {
 }
 
 impl StepFunctions {
-    /// The service; its tables are created with its first call.
+    /// The service; its tables are created with its first call. On a data directory that
+    /// holds executions, those that were running go on.
     pub fn new(env: Arc<Env>) -> io::Result<StepFunctions> {
-        Ok(StepFunctions {
+        let service = StepFunctions {
             engine: Arc::new(interpreter::Engine::new(env.clone())),
             env,
             schema: LazySchema::new(&[
@@ -130,7 +131,15 @@ impl StepFunctions {
                 activities::SCHEMA,
                 map_runs::SCHEMA,
             ]),
-        })
+        };
+        let stored = crate::clock_task::stored_table(&service.env, "sfn_executions");
+        if stored.is_ok_and(|s| s) && tokio::runtime::Handle::try_current().is_ok() {
+            service
+                .ensure_schema()
+                .and_then(|_| executions::resume_running(&service.engine))
+                .map_err(|e| io::Error::other(e.message))?;
+        }
+        Ok(service)
     }
 
     /// Creates the tables on first use.
@@ -198,6 +207,7 @@ impl Service for StepFunctions {
                 "StartSyncExecution" => self.start_sync_execution(ctx, input).await,
                 "GetActivityTask" => self.get_activity_task(ctx, input).await,
                 "TestState" => self.test_state(ctx, input).await,
+                "RedriveExecution" => self.redrive_execution(ctx, input).await,
                 _ => match self.control(ctx, operation, input) {
                     Some(output) => output,
                     None => Err(AwsError::not_implemented(operation)),

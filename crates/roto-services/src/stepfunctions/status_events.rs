@@ -8,10 +8,11 @@ use serde_json::{json, Value as Json};
 
 use crate::default_bus::BusEvent;
 
-use super::executions::{redrive_reason, redrive_status, Execution};
+use super::executions::{redrive_status, Execution};
 
 /// The `detail` of an execution's status event.
 fn detail(e: &Execution) -> Json {
+    let (redrive, reason) = redrive_status(e, 0);
     let included = |v: &Option<String>| v.as_ref().map(|_| json!({"included": true}));
     json!({
         "executionArn": e.arn,
@@ -27,9 +28,9 @@ fn detail(e: &Execution) -> Json {
         "error": e.error,
         "cause": e.cause,
         "redriveCount": e.redrive_count,
-        "redriveDate": Json::Null,
-        "redriveStatus": redrive_status(e),
-        "redriveStatusReason": redrive_reason(e),
+        "redriveDate": e.redrive_date,
+        "redriveStatus": redrive,
+        "redriveStatusReason": reason,
     })
 }
 

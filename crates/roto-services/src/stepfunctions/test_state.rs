@@ -155,7 +155,7 @@ impl StepFunctions {
         let debug = matches!(input.str("inspectionLevel"), Some("DEBUG" | "TRACE"));
         let output =
             (status == "SUCCEEDED" || status == "CAUGHT_ERROR").then(|| output.to_string());
-        let Failure { error, cause } = failure.unwrap_or_else(|| Failure::new("", ""));
+        let Failure { error, cause, .. } = failure.unwrap_or_else(|| Failure::new("", ""));
         Ok(Value::map()
             .with("status", status)
             .with_opt("output", output)

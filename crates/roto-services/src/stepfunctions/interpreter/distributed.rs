@@ -114,6 +114,7 @@ impl Children {
                 .to_string(),
             redrive_count: 0,
             map_run_arn: Some(self.map_run.arn.clone()),
+            redrive_date: None,
         };
         let ctx = &self.parent.ctx;
         if !self.express {

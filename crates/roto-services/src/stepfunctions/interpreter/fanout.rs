@@ -1,6 +1,8 @@
 //! Parallel branches and inline Map iterations: each runs on its own task with its own
 //! chain of history events; a failure stops the others and fails the state (a Map
 //! tolerates failures up to its `ToleratedFailureCount`/`ToleratedFailurePercentage`).
+//! After a redrive or a restart, a branch or iteration that had finished keeps its output
+//! and does not run again.
 
 use std::sync::Arc;
 
@@ -32,14 +34,17 @@ impl Run {
             .flatten()
             .map(|b| Arc::new(b.clone()))
             .collect();
-        let started = self
-            .history
-            .add(&mut lane.prev, "ParallelStateStarted", None, json!({}));
+        let instance = self.instance(lane);
+        let started = self.start_inner(lane, "ParallelStateStarted", None, json!({}));
         self.flush();
         let mut set = JoinSet::new();
         for (i, branch) in branches.into_iter().enumerate() {
             let (run, input) = (self.clone(), input.clone());
-            let mut branch_lane = lane.inner(started, None);
+            let mut branch_lane = lane.inner(started, None, instance, i);
+            if let Some(output) = self.finished(&branch_lane.path) {
+                set.spawn(async move { (i, Ok(output)) });
+                continue;
+            }
             set.spawn(async move { (i, run.machine(branch, input, &mut branch_lane).await) });
         }
         match collect(&mut set, 0).await {
@@ -81,8 +86,9 @@ impl Run {
             0 => Semaphore::MAX_PERMITS,
             n => n,
         };
-        let started = self.history.add(
-            &mut lane.prev,
+        let instance = self.instance(lane);
+        let started = self.start_inner(
+            lane,
             "MapStateStarted",
             Some("mapStateStartedEventDetails"),
             json!({"length": items.len()}),
@@ -93,8 +99,13 @@ impl Run {
         for (index, item) in items.into_iter().enumerate() {
             let map = json!({"Item": {"Index": index, "Value": item}});
             let item = select(scope, state, &input, &map, jsonata)?;
+            let iteration_lane = lane.inner(started, Some(map.clone()), instance, index);
+            if let Some(output) = self.finished(&iteration_lane.path) {
+                set.spawn(async move { (index, Ok(output)) });
+                continue;
+            }
             let iteration = Iteration {
-                lane: lane.inner(started, Some(map.clone())),
+                lane: iteration_lane,
                 run: self.clone(),
                 processor: processor.clone(),
                 name: scope.state.to_string(),
@@ -115,6 +126,27 @@ impl Run {
         };
         self.history.add(&mut lane.prev, kind, None, json!({}));
         result.map(Json::Array)
+    }
+
+    /// Adds a Parallel or Map state's Started event, the one its branches or iterations
+    /// follow; after a restart, answers the one it added before.
+    fn start_inner(
+        &self,
+        lane: &mut Lane,
+        kind: &str,
+        details_key: Option<&'static str>,
+        details: Json,
+    ) -> i64 {
+        let added = self.history.read_mark(&lane.path, |m| m.started).flatten();
+        if let Some(started) = added {
+            return started;
+        }
+        let started = self.history.add(&mut lane.prev, kind, details_key, details);
+        self.history.update_mark(&lane.path, |m| {
+            m.started = Some(started);
+            m.prev = started;
+        });
+        started
     }
 }
 
@@ -190,12 +222,14 @@ impl Iteration {
     async fn run(self, item: Json) -> Result<Json, Failure> {
         let details = json!({"name": self.name, "index": self.index});
         let mut lane = self.lane;
-        self.run.history.add(
-            &mut lane.prev,
-            "MapIterationStarted",
-            Some("mapIterationStartedEventDetails"),
-            details.clone(),
-        );
+        if !self.run.continuing(&lane.path) {
+            self.run.history.add(
+                &mut lane.prev,
+                "MapIterationStarted",
+                Some("mapIterationStartedEventDetails"),
+                details.clone(),
+            );
+        }
         let result = self
             .run
             .clone()

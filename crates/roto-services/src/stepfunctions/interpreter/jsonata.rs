@@ -65,12 +65,12 @@ impl<'a> Query<'a> {
 
     /// A `States.QueryEvaluationError` of this state about the expression in `field`.
     fn error(&self, text: &str, field: &str, what: &str) -> Failure {
-        Failure::new(
-            "States.QueryEvaluationError",
+        Failure::evaluation(
             format!(
                 "An error occurred while executing the state '{}' (entered at the event id #{}). The JSONata expression '{text}' specified for the field '{field}' {what}",
                 self.scope.state, self.scope.entered
             ),
+            field,
         )
     }
 

@@ -28,7 +28,7 @@ use roto_core::{Context, Env};
 use serde_json::{json, Value as Json};
 use tokio::sync::{mpsc, watch, Notify};
 
-use super::history::{payload_details, History};
+use super::history::{payload_details, History, Mark};
 use super::map_runs::MapRun;
 
 pub(super) mod choice;
@@ -50,6 +50,8 @@ pub(crate) struct Failure {
     pub error: String,
     /// Its cause.
     pub cause: String,
+    /// The field whose JSONata expression failed, until its EvaluationFailed event is added.
+    pub location: Option<String>,
 }
 
 impl Failure {
@@ -58,6 +60,15 @@ impl Failure {
         Failure {
             error: error.into(),
             cause: cause.into(),
+            location: None,
+        }
+    }
+
+    /// A failure of the JSONata expression in a state's field `location`.
+    pub fn evaluation(cause: impl Into<String>, location: &str) -> Failure {
+        Failure {
+            location: Some(location.to_string()),
+            ..Failure::new("States.QueryEvaluationError", cause)
         }
     }
 
@@ -77,6 +88,9 @@ pub(crate) enum Signal {
     /// A heartbeat: the task is alive.
     Heartbeat,
 }
+
+/// How often a running execution writes the events it added meanwhile.
+const FLUSH_EVERY: std::time::Duration = std::time::Duration::from_millis(250);
 
 /// What every execution shares.
 pub(crate) struct Engine {
@@ -153,6 +167,19 @@ pub(crate) struct Run {
     stop: watch::Sender<bool>,
     /// What TestState reports, when this run tests one state.
     test: Option<Mutex<Inspection>>,
+    /// Where a redriven or restarted execution's paths stood, each taken when its path
+    /// starts again.
+    resume: Mutex<Resume>,
+}
+
+/// Where an execution continues from.
+#[derive(Debug, Default)]
+pub(crate) struct Resume {
+    /// The marks its paths left, by path.
+    pub marks: HashMap<String, Mark>,
+    /// Whether the server restarted (the states in progress go on: no new Entered events,
+    /// their deadlines and tokens kept) rather than a redrive (they are entered again).
+    pub restart: bool,
 }
 
 /// What a TestState run saw: each processing step's value, and the Retry or Catch that
@@ -179,16 +206,20 @@ pub(crate) struct Lane {
     pub vars: Arc<Map<String, Json>>,
     /// Whether the machine's query language is JSONata.
     pub jsonata: bool,
+    /// Which path this is (see [`Mark`]): `""` at the top level.
+    pub path: Arc<str>,
 }
 
 impl Lane {
-    /// A path inside this one (a branch, an iteration) starting after event `prev`.
-    pub fn inner(&self, prev: i64, map: Option<Json>) -> Lane {
+    /// A path inside this one (branch or iteration `index` of the state whose instance is
+    /// `instance`) starting after event `prev`.
+    pub fn inner(&self, prev: i64, map: Option<Json>, instance: i64, index: usize) -> Lane {
         Lane {
             prev,
             map: map.or_else(|| self.map.clone()),
             vars: self.vars.clone(),
             jsonata: self.jsonata,
+            path: format!("{}/{instance}.{index}", self.path).into(),
         }
     }
 
@@ -232,7 +263,43 @@ impl Run {
             context,
             stop: watch::Sender::new(false),
             test: None,
+            resume: Mutex::default(),
         })
+    }
+
+    /// Continues from where the execution's paths stood rather than from its start.
+    pub fn resume_from(&self, resume: Resume) {
+        *lock(&self.resume) = resume;
+    }
+
+    /// The mark a path left, taken: where it starts again.
+    fn resumed(&self, path: &str) -> Option<Mark> {
+        lock(&self.resume).marks.remove(path)
+    }
+
+    /// Whether resumed states go on rather than being entered again.
+    fn restarting(&self) -> bool {
+        lock(&self.resume).restart
+    }
+
+    /// Whether a path goes on after a restart from where it stood (its events so far
+    /// are not added again).
+    pub(super) fn continuing(&self, path: &str) -> bool {
+        let resume = lock(&self.resume);
+        resume.restart && resume.marks.contains_key(path)
+    }
+
+    /// The output of a branch or iteration that finished before a redrive or a restart.
+    pub(super) fn finished(&self, path: &str) -> Option<Json> {
+        let resume = lock(&self.resume);
+        resume.marks.get(path).and_then(|m| m.done.clone())
+    }
+
+    /// The instance id that names a state's inner paths (see [`Mark`]).
+    pub(super) fn instance(&self, lane: &Lane) -> i64 {
+        self.history
+            .read_mark(&lane.path, |m| m.instance)
+            .unwrap_or(lane.prev)
     }
 
     /// A run that tests one state (TestState): nothing recorded, no retries, no waits.
@@ -245,6 +312,7 @@ impl Run {
             context,
             stop: watch::Sender::new(false),
             test: Some(Mutex::new(Inspection::default())),
+            resume: Mutex::default(),
         }
     }
 
@@ -256,7 +324,7 @@ impl Run {
         input: Json,
         lane: &mut Lane,
     ) -> (Result<Option<String>, Failure>, Json, Inspection) {
-        let result = self.state(name, state, input, lane).await;
+        let result = self.state(name, state, input, lane, None).await;
         let inspection = self
             .test
             .as_ref()
@@ -310,7 +378,9 @@ impl Run {
     }
 
     /// Runs the definition to its end (or the machine's `TimeoutSeconds`, or a stop),
-    /// registered as running meanwhile.
+    /// registered as running meanwhile. Events added since the last flush are written every
+    /// [`FLUSH_EVERY`] meanwhile, so that a branch or iteration that finished while another
+    /// waits shows in the history (and counts as finished after a restart).
     pub async fn execute(
         self: Arc<Run>,
         definition: Arc<Json>,
@@ -325,17 +395,21 @@ impl Run {
             .map(|s| now_millis().saturating_add(s.saturating_mul(1000)));
         let mut lane = lane;
         lane.jsonata = definition.get("QueryLanguage").and_then(Json::as_str) == Some("JSONata");
-        let work = self.clone().machine(definition, input, &mut lane);
-        let outcome = tokio::select! {
-            result = work => match result {
-                Ok(output) => Outcome::Succeeded(output),
-                Err(f) => Outcome::Failed(f),
-            },
-            _ = stopped.wait_for(|s| *s) => Outcome::Aborted,
-            _ = wait_for(deadline) => Outcome::TimedOut(Failure::new("States.Timeout", "")),
+        let mut work = self.clone().machine(definition, input, &mut lane);
+        let outcome = loop {
+            tokio::select! {
+                result = &mut work => break match result {
+                    Ok(output) => Outcome::Succeeded(output),
+                    Err(f) => Outcome::Failed(f),
+                },
+                _ = stopped.wait_for(|s| *s) => break Outcome::Aborted,
+                _ = wait_for(deadline) => break Outcome::TimedOut(Failure::new("States.Timeout", "")),
+                _ = tokio::time::sleep(FLUSH_EVERY) => self.flush(),
+            }
         };
-        lock(&self.engine.running).remove(&self.arn);
+        drop(work);
         self.close(&outcome, &mut lane);
+        lock(&self.engine.running).remove(&self.arn);
         outcome
     }
 
@@ -375,12 +449,21 @@ impl Run {
         lane: &'a mut Lane,
     ) -> BoxFuture<'a, Result<Json, Failure>> {
         Box::pin(async move {
-            let mut name = machine
-                .get("StartAt")
-                .and_then(Json::as_str)
-                .unwrap_or_default()
-                .to_string();
-            let mut input = input;
+            let mut resumed = self.resumed(&lane.path).filter(|m| m.done.is_none());
+            let (mut name, mut input) = match &resumed {
+                Some(mark) => {
+                    lane.vars = Arc::new(mark.vars.clone());
+                    (mark.state.clone(), mark.input.clone())
+                }
+                None => (
+                    machine
+                        .get("StartAt")
+                        .and_then(Json::as_str)
+                        .unwrap_or_default()
+                        .to_string(),
+                    input,
+                ),
+            };
             loop {
                 let state = machine
                     .get("States")
@@ -388,30 +471,32 @@ impl Run {
                     .ok_or_else(|| {
                         Failure::new("States.Runtime", format!("No state named '{name}'"))
                     })?;
-                match self.state(&name, state, input, lane).await? {
+                match self
+                    .state(&name, state, input, lane, resumed.take())
+                    .await?
+                {
                     Step::Next(next, output) => {
                         name = next;
                         input = output;
                     }
-                    Step::End(output) => return Ok(output),
+                    Step::End(output) => {
+                        if !lane.path.is_empty() {
+                            let done = Mark {
+                                done: Some(output.clone()),
+                                ..Mark::default()
+                            };
+                            self.history.mark(&lane.path, done);
+                        }
+                        return Ok(output);
+                    }
                 }
             }
         })
     }
 
     /// The context object's members for one state (see [`Scope::context`]).
-    fn context_for(
-        &self,
-        name: &str,
-        state: &Json,
-        entered_at: i64,
-        retries: u32,
-        lane: &Lane,
-    ) -> Json {
+    fn context_for(&self, name: &str, entered_at: i64, retries: u32, lane: &Lane) -> Json {
         let mut context = json!({});
-        if state.get("Type").and_then(Json::as_str) == Some("Task") && tasks::uses_token(state) {
-            context["Task"] = json!({"Token": tasks::new_token()});
-        }
         context["State"] = json!({
             "Name": name,
             "EnteredTime": roto_core::timestamp::format(entered_at, roto_core::timestamp::TimestampFormat::Iso8601),
@@ -424,29 +509,25 @@ impl Run {
     }
 
     /// Runs one state: its Entered event, its work (with Retry and Catch where it has
-    /// them), its Exited event.
+    /// them), its Exited event. A state `resumed` from its mark is entered again after a
+    /// redrive, and goes on where it stood after a restart.
     async fn state(
         self: &Arc<Run>,
         name: &str,
         state: &Json,
         input: Json,
         lane: &mut Lane,
+        resumed: Option<Mark>,
     ) -> Result<Step, Failure> {
         let kind = state
             .get("Type")
             .and_then(Json::as_str)
             .unwrap_or_default()
             .to_string();
-        let entered_at = now_millis();
-        let entered = self.history.add(
-            &mut lane.prev,
-            &format!("{kind}StateEntered"),
-            Some("stateEnteredEventDetails"),
-            json!({"name": name, "input": input.to_string(), "inputDetails": {"truncated": false}}),
-        );
+        let (entered, entered_at) = self.enter(name, &kind, &input, lane, resumed);
         let scope = Scope {
             base: &self.context,
-            extra: self.context_for(name, state, entered_at, 0, lane),
+            extra: self.context_for(name, entered_at, 0, lane),
             state: name,
             entered,
             vars: lane.vars.clone(),
@@ -468,7 +549,7 @@ impl Run {
                     .await
             }
         };
-        let (output, next) = result?;
+        let (output, next) = result.map_err(|f| self.evaluation_failed(name, f, lane))?;
         if kind != "Fail" {
             self.history.add(
                 &mut lane.prev,
@@ -482,6 +563,45 @@ impl Run {
             (Some(next), _) if kind != "Succeed" => Step::Next(next, output),
             _ => Step::End(output),
         })
+    }
+
+    /// Adds a state's Entered event (unless a restart resumes it) and marks its path as in
+    /// it; answers the event's id and time.
+    fn enter(
+        &self,
+        name: &str,
+        kind: &str,
+        input: &Json,
+        lane: &mut Lane,
+        resumed: Option<Mark>,
+    ) -> (i64, i64) {
+        let mark = match resumed {
+            Some(mark) if self.restarting() => {
+                lane.prev = mark.prev;
+                mark
+            }
+            resumed => {
+                let entered = self.history.add(
+                    &mut lane.prev,
+                    &format!("{kind}StateEntered"),
+                    Some("stateEnteredEventDetails"),
+                    json!({"name": name, "input": input.to_string(), "inputDetails": {"truncated": false}}),
+                );
+                Mark {
+                    state: name.to_string(),
+                    input: input.clone(),
+                    vars: (*lane.vars).clone(),
+                    instance: resumed.map_or(entered, |m| m.instance),
+                    entered,
+                    entered_at: now_millis(),
+                    prev: entered,
+                    ..Mark::default()
+                }
+            }
+        };
+        let entered = (mark.entered, mark.entered_at);
+        self.history.mark(&lane.path, mark);
+        entered
     }
 
     /// A state's work under its Retry and Catch: retried while a retrier matches and has
@@ -506,16 +626,21 @@ impl Run {
         let mut delays: Vec<f64> = vec![0.0; attempts.len()];
         let mut retries = 0;
         loop {
+            let mut extra = self.context_for(name, entered_at, retries, lane);
+            if state.get("Type").and_then(Json::as_str) == Some("Task") && tasks::uses_token(state)
+            {
+                extra["Task"] = json!({"Token": self.token(lane, retries)});
+            }
             let scope = Scope {
                 base: &self.context,
-                extra: self.context_for(name, state, entered_at, retries, lane),
+                extra,
                 state: name,
                 entered,
                 vars: lane.vars.clone(),
             };
             let failure = match self.work(&scope, state, input, lane).await {
                 Ok(output) => return Ok((output, None)),
-                Err(f) => f,
+                Err(f) => self.evaluation_failed(name, f, lane),
             };
             self.flush();
             if let Some((index, wait)) = retry_delay(state, &failure, &mut attempts, &mut delays) {
@@ -531,6 +656,40 @@ impl Run {
                 lock(test).catch = Some((index, failure.clone()));
             }
             return catch(&scope, state, input, failure, lane);
+        }
+    }
+
+    /// Adds the EvaluationFailed event of a failure whose JSONata expression failed (once:
+    /// the failure passed on no longer names its field).
+    fn evaluation_failed(&self, name: &str, mut failure: Failure, lane: &mut Lane) -> Failure {
+        if let Some(location) = failure.location.take() {
+            self.history.add(
+                &mut lane.prev,
+                "EvaluationFailed",
+                Some("evaluationFailedEventDetails"),
+                json!({"error": failure.error, "cause": failure.cause, "location": location, "state": name}),
+            );
+        }
+        failure
+    }
+
+    /// The task token of a Task state's attempt: the one its path's mark holds for a first
+    /// attempt resumed after a restart, else a new one (kept in the mark).
+    fn token(&self, lane: &Lane, retries: u32) -> String {
+        let kept = self
+            .history
+            .read_mark(&lane.path, |m| m.token.clone())
+            .flatten();
+        match kept.filter(|_| retries == 0) {
+            Some(token) => token,
+            None => {
+                let token = tasks::new_token();
+                self.history.update_mark(&lane.path, |m| {
+                    m.token = Some(token.clone());
+                    m.submitted = false;
+                });
+                token
+            }
         }
     }
 
@@ -550,7 +709,7 @@ impl Run {
         let effective = scope.input_path(state, input)?;
         self.inspect("afterInputPath", &effective);
         if kind == "Wait" {
-            self.wait(scope, state, &effective).await?;
+            self.wait(scope, state, &effective, lane).await?;
             let assigned = assign_path(scope, state, &effective)?;
             let output = scope.output_path(state, effective)?;
             lane.assign(assigned);
@@ -603,7 +762,7 @@ impl Run {
         let result = match kind {
             "Pass" => None,
             "Wait" => {
-                self.wait(scope, state, input).await?;
+                self.wait(scope, state, input, lane).await?;
                 None
             }
             "Map" => Some(self.map(scope, state, input.clone(), lane).await?),
@@ -628,10 +787,21 @@ impl Run {
         Ok(output.or(result).unwrap_or_else(|| input.clone()))
     }
 
-    /// A Wait state's pause, on the server clock.
-    async fn wait(&self, scope: &Scope<'_>, state: &Json, input: &Json) -> Result<(), Failure> {
+    /// A Wait state's pause, on the server clock, counted from when the state was entered
+    /// (so that it keeps its deadline across a restart).
+    async fn wait(
+        &self,
+        scope: &Scope<'_>,
+        state: &Json,
+        input: &Json,
+        lane: &Lane,
+    ) -> Result<(), Failure> {
+        let entered_at = self
+            .history
+            .read_mark(&lane.path, |m| m.entered_at)
+            .unwrap_or_else(now_millis);
         let deadline = if let Some(s) = state.get("Seconds") {
-            now_millis().saturating_add(seconds(s).unwrap_or(0))
+            entered_at.saturating_add(seconds(s).unwrap_or(0))
         } else if let Some(p) = state.get("SecondsPath").and_then(Json::as_str) {
             let value = scope.select(p, input)?;
             let ms = seconds(&value).ok_or_else(|| {
@@ -639,7 +809,7 @@ impl Run {
                     "The SecondsPath parameter does not reference a valid integer value: {value}"
                 ))
             })?;
-            now_millis().saturating_add(ms)
+            entered_at.saturating_add(ms)
         } else {
             let text = match (
                 state.get("Timestamp"),

@@ -321,35 +321,43 @@ impl Run {
         else {
             return Err(Failure::new("States.Runtime", "not an integration"));
         };
-        let region = self.ctx.region.clone();
-        self.history.add(
-            &mut lane.prev,
-            "TaskScheduled",
-            Some("taskScheduledEventDetails"),
-            task_details(
-                resource,
-                json!({"region": region, "parameters": params.to_string()}),
-            ),
-        );
-        self.history.add(
-            &mut lane.prev,
-            "TaskStarted",
-            Some("taskStartedEventDetails"),
-            task_details(resource, json!({})),
-        );
+        let submitted = self.submitted(lane);
+        if !submitted {
+            let region = self.ctx.region.clone();
+            self.history.add(
+                &mut lane.prev,
+                "TaskScheduled",
+                Some("taskScheduledEventDetails"),
+                task_details(
+                    resource,
+                    json!({"region": region, "parameters": params.to_string()}),
+                ),
+            );
+            self.history.add(
+                &mut lane.prev,
+                "TaskStarted",
+                Some("taskStartedEventDetails"),
+                task_details(resource, json!({})),
+            );
+        }
         let receiver = token.as_ref().map(|t| self.register(t));
         self.flush();
-        let called = self
-            .call_integration(*sdk, service, action, *pattern, params)
-            .await;
-        let result = match (called, receiver) {
-            (Ok(output), Some(receiver)) => {
-                self.history.add(&mut lane.prev, "TaskSubmitted", Some("taskSubmittedEventDetails"),
-                    task_details(resource, json!({"output": output.to_string(), "outputDetails": {"truncated": false}})));
-                self.flush();
-                self.wait_for_token(receiver, heartbeat).await
+        let result = match (submitted, receiver) {
+            (true, Some(receiver)) => self.wait_for_token(receiver, heartbeat).await,
+            (_, receiver) => {
+                let called = self
+                    .call_integration(*sdk, service, action, *pattern, params)
+                    .await;
+                match (called, receiver) {
+                    (Ok(output), Some(receiver)) => {
+                        self.history.add(&mut lane.prev, "TaskSubmitted", Some("taskSubmittedEventDetails"),
+                            task_details(resource, json!({"output": output.to_string(), "outputDetails": {"truncated": false}})));
+                        self.submit(lane);
+                        self.wait_for_token(receiver, heartbeat).await
+                    }
+                    (other, _) => other,
+                }
             }
-            (other, _) => other,
         };
         if let Some(t) = &token {
             lock(&self.engine.tokens).remove(t);
@@ -473,6 +481,24 @@ impl Run {
         }
     }
 
+    /// Whether the task of the state this path is in was handed over before a restart, so
+    /// that only the wait for its token remains.
+    fn submitted(&self, lane: &Lane) -> bool {
+        self.history
+            .read_mark(&lane.path, |m| m.submitted)
+            .unwrap_or(false)
+    }
+
+    /// Notes (and writes) that the path's task was handed over: its callback message sent,
+    /// its activity task queued.
+    fn submit(&self, lane: &Lane) {
+        self.history.update_mark(&lane.path, |m| {
+            m.submitted = true;
+            m.prev = lane.prev;
+        });
+        self.flush();
+    }
+
     /// Registers a task token; its signals arrive on the receiver.
     fn register(&self, token: &str) -> mpsc::UnboundedReceiver<Signal> {
         let (sender, receiver) = mpsc::unbounded_channel();
@@ -511,19 +537,21 @@ impl Run {
         lane: &mut Lane,
     ) -> Result<Json, Failure> {
         let token = token.unwrap_or_else(new_token);
-        let scheduled = self.history.add(&mut lane.prev, "ActivityScheduled", Some("activityScheduledEventDetails"),
-            json!({"resource": arn, "input": input.to_string(), "inputDetails": {"truncated": false}}));
         let receiver = self.register(&token);
-        self.flush();
-        crate::stepfunctions::activities::enqueue(
-            &self.engine,
-            arn,
-            &token,
-            &self.arn,
-            scheduled,
-            &input,
-        )
-        .map_err(|e| Failure::new("States.Runtime", e.message))?;
+        if !self.submitted(lane) {
+            let scheduled = self.history.add(&mut lane.prev, "ActivityScheduled", Some("activityScheduledEventDetails"),
+                json!({"resource": arn, "input": input.to_string(), "inputDetails": {"truncated": false}}));
+            crate::stepfunctions::activities::enqueue(
+                &self.engine,
+                arn,
+                &token,
+                &self.arn,
+                scheduled,
+                &input,
+            )
+            .map_err(|e| Failure::new("States.Runtime", e.message))?;
+            self.submit(lane);
+        }
         let result = self.wait_for_token(receiver, heartbeat).await;
         lock(&self.engine.tokens).remove(&token);
         crate::stepfunctions::activities::dequeue(&self.engine, &token);
