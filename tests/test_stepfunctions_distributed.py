@@ -242,3 +242,20 @@ def test_map_run_api_errors(sfn):
     with pytest.raises(ClientError) as e:
         sfn.list_executions(mapRunArn=run, stateMachineArn=machine_arn(arn))
     assert error(e)[0] == "ValidationException"
+
+
+def test_describe_state_machine_of_a_labelled_map(sfn):
+    inner = {"Inner": dmap({"E": {"Type": "Pass", "End": True}}, Label="deep")}
+    states = {"P": {"Type": "Parallel", "Branches": [{"StartAt": "Inner", "States": inner}], "Next": "M"},
+              "M": dmap(DOUBLE, Label="dbl")}
+    arn = machine(sfn, states)
+    described = sfn.describe_state_machine(stateMachineArn=f"{arn}/dbl")
+    assert described["stateMachineArn"] == f"{arn}/dbl" and described["label"] == "dbl"
+    assert described["name"] == "m" and described["type"] == "STANDARD" and described["status"] == "ACTIVE"
+    assert json.loads(described["definition"]) == {"StartAt": "D", "States": DOUBLE}
+    assert json.loads(sfn.describe_state_machine(stateMachineArn=f"{arn}/deep")["definition"])["StartAt"] == "E"
+    assert "label" not in sfn.describe_state_machine(stateMachineArn=arn)
+    for missing in (f"{arn}/nope", f"{arn}x/dbl"):
+        with pytest.raises(ClientError) as e:
+            sfn.describe_state_machine(stateMachineArn=missing)
+        assert error(e) == ("StateMachineDoesNotExist", f"State Machine Does Not Exist: '{missing}'")

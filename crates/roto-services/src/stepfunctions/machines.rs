@@ -10,8 +10,10 @@ use roto_core::timestamp::now_millis;
 use roto_core::value::EpochMillis;
 use roto_core::{AwsError, AwsResult, Context, Value};
 use rusqlite::{params, OptionalExtension};
+use serde_json::Value as Json;
 
 use super::arn::{self, Target};
+use super::interpreter::distributed::child_definition;
 use super::keyset::Keyset;
 use super::{bad_token, definition, page_size, StepFunctions};
 use crate::paging::page;
@@ -263,6 +265,7 @@ impl StepFunctions {
         let arn_text = input.str("stateMachineArn").unwrap_or_default();
         let parsed = arn::parse(arn_text)?;
         match &parsed.target {
+            Target::Machine(name) if name.contains('/') => self.describe_labelled(ctx, arn_text),
             Target::Machine(_) => Ok(describe(&self.existing_machine(ctx, arn_text)?, None)),
             Target::Version(..) => {
                 let version = self
@@ -276,6 +279,24 @@ impl StepFunctions {
             }
             other => Err(arn::wrong_kind(other.kind())),
         }
+    }
+
+    /// DescribeStateMachine of `<machine>/<label>`: the item processor of the machine's
+    /// Distributed Map state with that `Label`, as its map runs' children run it.
+    fn describe_labelled(&self, ctx: &Context, arn_text: &str) -> AwsResult<Value> {
+        let (base, label) = arn_text.rsplit_once('/').unwrap_or((arn_text, ""));
+        let machine = self
+            .existing_machine(ctx, base)
+            .map_err(|_| no_machine(arn_text))?;
+        let definition: Json = serde_json::from_str(&machine.definition).unwrap_or_default();
+        let map = labelled_map(&definition, label).ok_or_else(|| no_machine(arn_text))?;
+        let jsonata = definition.get("QueryLanguage").and_then(Json::as_str) == Some("JSONata");
+        let child = child_definition(map, jsonata).to_string();
+        let mut described = describe(&machine, None);
+        described.insert("stateMachineArn", arn_text);
+        described.insert("definition", child.as_str());
+        described.insert("label", label);
+        Ok(described)
     }
 
     pub(super) fn list_state_machines(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
@@ -569,6 +590,29 @@ fn describe(m: &Machine, version: Option<&Version>) -> Value {
         .with("encryptionConfiguration", stored(&m.encryption))
         .with("revisionId", revision.as_str())
         .with_opt("description", description)
+}
+
+/// The Distributed Map state labelled `label` among a set of states (a definition, a
+/// branch, an item processor), at any depth.
+fn labelled_map<'a>(states: &'a Json, label: &str) -> Option<&'a Json> {
+    states
+        .get("States")?
+        .as_object()?
+        .values()
+        .find_map(|state| {
+            if state.get("Type").and_then(Json::as_str) == Some("Map")
+                && state.get("Label").and_then(Json::as_str) == Some(label)
+            {
+                return Some(state);
+            }
+            let branches = state.get("Branches").and_then(Json::as_array);
+            let inner = ["ItemProcessor", "Iterator"].map(|k| state.get(k));
+            branches
+                .into_iter()
+                .flatten()
+                .chain(inner.into_iter().flatten())
+                .find_map(|b| labelled_map(b, label))
+        })
 }
 
 /// A state machine's DescribeStateMachineForExecution view of a run definition.

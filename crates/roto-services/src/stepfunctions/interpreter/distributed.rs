@@ -438,7 +438,7 @@ async fn run_children(
 
 /// The definition each child runs: the item processor's states, in the machine's query
 /// language.
-fn child_definition(state: &Json, jsonata: bool) -> Json {
+pub(crate) fn child_definition(state: &Json, jsonata: bool) -> Json {
     let processor = state.get("ItemProcessor").cloned().unwrap_or_default();
     let mut definition = json!({
         "StartAt": processor.get("StartAt").cloned().unwrap_or_default(),

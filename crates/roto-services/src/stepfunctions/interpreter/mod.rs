@@ -32,7 +32,7 @@ use super::history::{payload_details, History, Mark};
 use super::map_runs::MapRun;
 
 pub(super) mod choice;
-mod distributed;
+pub(super) mod distributed;
 mod fanout;
 pub(super) mod io;
 pub(super) mod jsonata;
