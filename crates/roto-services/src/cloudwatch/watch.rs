@@ -20,6 +20,7 @@ use std::sync::Arc;
 
 use roto_core::dispatch::new_request_id;
 use roto_core::events::{DeliveryError, Event};
+use roto_core::store::Cached;
 use roto_core::timestamp::now_millis;
 use roto_core::{AwsError, AwsResult, Context, Value};
 use rusqlite::{params, OptionalExtension};
@@ -69,9 +70,9 @@ pub(super) fn next_tick(config: &Value, now: i64) -> i64 {
 impl Inner {
     /// The earliest `next_eval` of any alarm.
     fn next_due(&self) -> AwsResult<Option<i64>> {
-        Ok(self
-            .store()?
-            .read(|c| c.query_row("SELECT MIN(next_eval) FROM cw_alarms", [], |r| r.get(0)))?)
+        Ok(self.store()?.read(|c| {
+            c.query_row_cached("SELECT MIN(next_eval) FROM cw_alarms", [], |r| r.get(0))
+        })?)
     }
 
     /// The alarm due first, if it is due at `now`.
@@ -94,7 +95,7 @@ impl Inner {
             let tick = alarm.next_eval.unwrap_or(now).max(late);
             alarm.next_eval = Some(tick + tick_ms(&alarm.config));
             self.store()?.with(|c| {
-                c.execute(
+                c.execute_cached(
                     "UPDATE cw_alarms SET next_eval = ?4
                      WHERE account = ?1 AND region = ?2 AND name = ?3",
                     params![alarm.account, alarm.region, alarm.name, alarm.next_eval],
@@ -185,7 +186,7 @@ impl Inner {
             alarm.transitioned = at;
         }
         self.store()?.with(|c| {
-            c.execute(
+            c.execute_cached(
                 "UPDATE cw_alarms SET state = ?4, reason = ?5, reason_data = ?6,
                      state_updated = ?7, transitioned = ?8
                  WHERE account = ?1 AND region = ?2 AND name = ?3",
