@@ -9,20 +9,12 @@ from datetime import datetime, timedelta, timezone
 import pytest
 from botocore.exceptions import ClientError
 
+from cloudwatch_helpers import error, minute
+
 
 @pytest.fixture
 def cw(client):
     return client("cloudwatch")
-
-
-def error(excinfo):
-    e = excinfo.value.response
-    return e["Error"]["Code"], e["Error"]["Message"], e["ResponseMetadata"]["HTTPStatusCode"]
-
-
-def minute(offset=0):
-    now = datetime.now(timezone.utc).replace(second=0, microsecond=0)
-    return now + timedelta(minutes=offset)
 
 
 def stats(cw, name, start, end, period=60, **kw):

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import json
 import time
-from datetime import datetime, timezone
 
 import pytest
 from botocore.exceptions import ClientError
 
+from cloudwatch_helpers import error, server_now, wait_state
 from lambda_helpers import ROLE as LAMBDA_ROLE
 from lambda_helpers import zip_of
 
@@ -27,16 +27,6 @@ def cw(client):
 @pytest.fixture
 def sqs(client):
     return client("sqs")
-
-
-def error(excinfo):
-    e = excinfo.value.response
-    return e["Error"]["Code"], e["Error"]["Message"], e["ResponseMetadata"]["HTTPStatusCode"]
-
-
-def server_now(server) -> datetime:
-    _, _, body = server.request("GET", "/_roto/clock")
-    return datetime.fromtimestamp(json.loads(body)["now_millis"] / 1000, timezone.utc)
 
 
 def alarm(cw, name="high", **kw):
@@ -54,16 +44,6 @@ def put(cw, server, value, name="Errors"):
 
 def describe(cw, name):
     return cw.describe_alarms(AlarmNames=[name])["MetricAlarms"][0]
-
-
-def wait_state(cw, name, state, timeout=5.0):
-    deadline = time.time() + timeout
-    while True:
-        a = describe(cw, name)
-        if a["StateValue"] == state or time.time() > deadline:
-            assert a["StateValue"] == state, a
-            return a
-        time.sleep(0.05)
 
 
 def queue(sqs, name="alarms"):
@@ -405,3 +385,4 @@ def test_composite_rules_are_checked(cw, rule, message):
     with pytest.raises(ClientError) as e:
         cw.put_composite_alarm(AlarmName="c", AlarmRule=rule)
     assert error(e) == ("ValidationError", message, 400)
+

@@ -112,6 +112,11 @@ pub const TARGETS: &[Target] = &[
         grammar: ALARM_RULE,
     },
     Target {
+        name: "cloudwatch-metric-math",
+        run: cloudwatch_metric_math,
+        grammar: METRIC_MATH,
+    },
+    Target {
         name: "iam-policy",
         run: iam_policy,
         grammar: JSON,
@@ -544,6 +549,43 @@ const ALARM_RULE: Grammar = Grammar {
         "arn:aws:cloudwatch:us-east-1:000000000000:alarm:",
     ],
     nesting: &[("(", ")"), ("NOT (", ")")],
+};
+const METRIC_MATH: Grammar = Grammar {
+    dictionary: &[
+        "m1",
+        "m2",
+        " + ",
+        " - ",
+        " * ",
+        " / ",
+        " ^ ",
+        " == ",
+        " != ",
+        " <= ",
+        " > ",
+        " AND ",
+        " || ",
+        "NOT ",
+        "!",
+        ", ",
+        "SUM(",
+        "AVG(",
+        "STDDEV(",
+        "METRICS()",
+        "METRICS('Err')",
+        "FILL(",
+        "REPEAT",
+        "LINEAR",
+        "RATE(",
+        "DIFF(",
+        "IF(",
+        "ABS(",
+        "SEARCH('{App,Host} MetricName=\"Latency\"', 'Sum', 60)",
+        "TIME_SERIES(",
+        "1.5e3",
+        "0",
+    ],
+    nesting: &[("(", ")"), ("FILL(", ", 0)"), ("IF(m1 > 1, ", ")")],
 };
 const FIREHOSE: Grammar = Grammar {
     dictionary: &[
@@ -1051,6 +1093,11 @@ fn scheduler_expression(input: &[u8]) {
 /// A composite alarm rule parsed and evaluated.
 fn cloudwatch_alarm_rule(input: &[u8]) {
     roto_services::cloudwatch::fuzz::fuzz_alarm_rule(&text(input));
+}
+
+/// A metric math expression parsed and evaluated.
+fn cloudwatch_metric_math(input: &[u8]) {
+    roto_services::cloudwatch::fuzz::fuzz_metric_math(&text(input));
 }
 
 /// A JSONPath parsed, then selected, evaluated and set over a fixed document.

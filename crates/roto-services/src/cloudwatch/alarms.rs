@@ -12,11 +12,15 @@ use roto_core::{AwsError, AwsResult, Context, Value};
 use rusqlite::{params, OptionalExtension};
 use serde_json::json;
 
+use super::data::parse_queries;
 use super::evaluate::{is_threshold_comparison, BAND_COMPARISONS, INSUFFICIENT, TREAT_MISSING};
 use super::metrics::{check_namespace, dimensions_value, parse_dimensions};
 use super::rule;
-use super::stats::percentile_of;
-use super::{invalid_combination, invalid_value, list, missing, number, required_str, Inner};
+use super::stats::{percentile_of, STATISTICS};
+use super::{
+    invalid_combination, invalid_value, list, missing, number, required_str, scan_ascending,
+    validation, Inner,
+};
 use crate::paging::page;
 
 /// The columns [`Alarm::from_row`] reads, in order.
@@ -27,7 +31,6 @@ pub(super) const COLUMNS: &str = "account, region, name, kind, config, state, re
 pub(super) const METRIC_ALARM: &str = "MetricAlarm";
 pub(super) const COMPOSITE_ALARM: &str = "CompositeAlarm";
 
-const STATISTICS: &[&str] = &["SampleCount", "Average", "Sum", "Minimum", "Maximum"];
 const STATES: &[&str] = &["OK", "ALARM", "INSUFFICIENT_DATA"];
 const MAX_ACTIONS: usize = 5;
 const MAX_TAGS: usize = 50;
@@ -146,11 +149,6 @@ pub(super) fn alarm_arn(account: &str, region: &str, name: &str) -> String {
     format!("arn:aws:cloudwatch:{region}:{account}:alarm:{name}")
 }
 
-/// `ValidationError` with AWS's message.
-fn validation(message: impl Into<String>) -> AwsError {
-    AwsError::new("ValidationException", message)
-}
-
 /// A positive integer member, or InvalidParameterValue naming it.
 fn positive(input: &Value, member: &str) -> AwsResult<Option<i64>> {
     match input.get(member).and_then(number) {
@@ -256,7 +254,7 @@ fn check_metric_queries(input: &Value) -> AwsResult<()> {
             ));
         }
     }
-    Ok(())
+    parse_queries(queries, "Metrics").map(drop)
 }
 
 /// The PutMetricAlarm checks that do not depend on how the metric is given.
@@ -784,15 +782,7 @@ impl Inner {
                 )));
             }
         }
-        let ascending = match input.str("ScanBy") {
-            None | Some("TimestampDescending") => false,
-            Some("TimestampAscending") => true,
-            Some(other) => {
-                return Err(invalid_value(format!(
-                    "The value {other} for parameter ScanBy is invalid."
-                )))
-            }
-        };
+        let ascending = scan_ascending(input)?;
         let max = max_records(input, 100)?;
         let start = match input.get("StartDate") {
             Some(Value::Timestamp(t)) => *t,

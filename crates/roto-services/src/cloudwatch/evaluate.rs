@@ -49,8 +49,9 @@ pub(super) struct Rule<'a> {
     /// DatapointsToAlarm as given (None: all of EvaluationPeriods, "N consecutive").
     pub datapoints_to_alarm: Option<usize>,
     pub treat_missing: &'a str,
-    /// `("statistic", "Average")` or `("extendedStatistic", "p99")`.
-    pub statistic: (&'a str, &'a str),
+    /// `("statistic", "Average")` or `("extendedStatistic", "p99")`; None for a math
+    /// expression.
+    pub statistic: Option<(&'a str, &'a str)>,
     pub period: i64,
     pub unit: Option<&'a str>,
 }
@@ -221,11 +222,13 @@ fn reason_data(rule: &Rule<'_>, points: &[Point], now: i64) -> String {
         "version": "1.0",
         "queryDate": reason_timestamp(now),
         "startDate": reason_timestamp(points.first().map_or(now, |p| p.start)),
-        rule.statistic.0: rule.statistic.1,
         "period": rule.period,
         "recentDatapoints": recent,
         "threshold": rule.threshold,
     });
+    if let Some((kind, name)) = rule.statistic {
+        data[kind] = json!(name);
+    }
     if let Some(unit) = rule.unit {
         data["unit"] = json!(unit);
     }
@@ -286,7 +289,7 @@ mod tests {
             evaluation_periods: n,
             datapoints_to_alarm: m,
             treat_missing: missing,
-            statistic: ("statistic", "Average"),
+            statistic: Some(("statistic", "Average")),
             period: 60,
             unit: None,
         }

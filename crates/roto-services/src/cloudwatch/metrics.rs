@@ -21,7 +21,7 @@ pub(super) const MAX_DIMENSIONS: usize = 30;
 const MAX_AGE_MS: i64 = 14 * 24 * 3_600_000;
 const MAX_AHEAD_MS: i64 = 2 * 3_600_000;
 /// How long metrics stay listed after their last datum, and what RecentlyActive means.
-const LISTED_MS: i64 = 14 * 24 * 3_600_000;
+pub(super) const LISTED_MS: i64 = 14 * 24 * 3_600_000;
 const RECENT_MS: i64 = 3 * 3_600_000;
 /// Second rows are kept three hours and minute rows 455 days, as AWS retains them.
 pub(super) const SECOND_RETENTION_MS: i64 = 3 * 3_600_000;

@@ -15,10 +15,13 @@
 //!
 //! - [`metrics`]: PutMetricData, ListMetrics and the stored data.
 //! - [`stats`]: GetMetricStatistics and the aggregation of rows into periods.
+//! - [`data`]: GetMetricData's queries, their evaluation and paging; math alarms' values.
+//! - [`math`]: the metric math language, parsed and evaluated.
 //! - [`alarms`]: PutMetricAlarm, DescribeAlarms and the other calls on stored alarms.
 //! - [`evaluate`]: one evaluation of a metric alarm, and its reason in AWS's words.
 //! - [`rule`]: the rule language of composite alarms.
-//! - [`fuzz`]: the entry through which `crates/roto-fuzz` reaches the rule parser.
+//! - [`fuzz`]: the entries through which `crates/roto-fuzz` reaches the rule parser and
+//!   the metric math parser.
 //! - [`watch`]: the task that evaluates alarms on the server clock, state changes, their
 //!   history and their actions.
 //!
@@ -39,8 +42,10 @@ use roto_core::{
 };
 
 mod alarms;
+mod data;
 mod evaluate;
 pub mod fuzz;
+mod math;
 mod metrics;
 mod rule;
 mod stats;
@@ -122,6 +127,11 @@ fn invalid_combination(message: impl Into<String>) -> AwsError {
     AwsError::new("InvalidParameterCombinationException", message)
 }
 
+/// `ValidationError` with AWS's message.
+fn validation(message: impl Into<String>) -> AwsError {
+    AwsError::new("ValidationException", message)
+}
+
 /// `MissingParameter`: `The parameter {name} is required.`
 fn missing(name: &str) -> AwsError {
     AwsError::new(
@@ -142,6 +152,18 @@ fn number(value: &Value) -> Option<f64> {
         Value::Integer(i) => Some(*i as f64),
         Value::String(s) => s.parse().ok(),
         _ => None,
+    }
+}
+
+/// Whether `ScanBy` asks for the oldest first (`TimestampAscending`; the default is
+/// `TimestampDescending`).
+fn scan_ascending(input: &Value) -> AwsResult<bool> {
+    match input.str("ScanBy") {
+        None | Some("TimestampDescending") => Ok(false),
+        Some("TimestampAscending") => Ok(true),
+        Some(other) => Err(invalid_value(format!(
+            "The value {other} for parameter ScanBy is invalid."
+        ))),
     }
 }
 
@@ -188,6 +210,7 @@ impl Inner {
             "PutMetricData" => self.put_metric_data(ctx, input),
             "ListMetrics" => self.list_metrics(ctx, input),
             "GetMetricStatistics" => self.get_metric_statistics(ctx, input),
+            "GetMetricData" => self.get_metric_data(ctx, input),
             "PutMetricAlarm" => self.put_metric_alarm(ctx, input),
             "PutCompositeAlarm" => self.put_composite_alarm(ctx, input),
             "DescribeAlarms" => self.describe_alarms(ctx, input),

@@ -144,7 +144,7 @@ pub(super) fn percentile_of(stat: &str) -> Option<f64> {
     (p.is_finite() && (0.0..=100.0).contains(&p) && stat.len() <= 7).then_some(p)
 }
 
-const STATISTICS: &[&str] = &["SampleCount", "Average", "Sum", "Minimum", "Maximum"];
+pub(super) const STATISTICS: &[&str] = &["SampleCount", "Average", "Sum", "Minimum", "Maximum"];
 
 /// Whether a period is one AWS accepts: 1, 5, 10, 30 or a multiple of 60 seconds.
 pub(super) fn valid_period(period: i64) -> bool {

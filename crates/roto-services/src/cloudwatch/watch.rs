@@ -117,36 +117,50 @@ impl Inner {
     }
 
     /// One evaluation of a metric alarm at `tick`; None when it cannot be evaluated (an
-    /// expression alarm, or `ignore` with no data) and keeps its state.
+    /// anomaly band, queries that give no single series, or `ignore` with no data) and
+    /// keeps its state.
     fn evaluate_alarm(&self, alarm: &Alarm, tick: i64) -> AwsResult<Option<Verdict>> {
-        let Some(watched) = Watched::of(&alarm.config) else {
-            return Ok(None);
-        };
         let c = &alarm.config;
         let n = c.int("EvaluationPeriods").unwrap_or(1).max(1) as usize;
         let period = alarm_period(c);
         let start = tick - n as i64 * period * 1000;
         let ctx = context_of(alarm);
-        let series = self.series(&ctx, &watched.key, (start, tick), period, watched.unit)?;
-        let points: Vec<Point> = (0..n)
-            .map(|i| {
-                let at = start + i as i64 * period * 1000;
-                let agg = series.iter().find(|((ts, _), _)| *ts == at).map(|(_, a)| a);
-                Point {
-                    start: at,
-                    value: agg.and_then(|a| a.statistic(watched.stat.1).map(|v| (v, a.count))),
-                }
-            })
-            .collect();
+        let starts = (0..n).map(|i| start + i as i64 * period * 1000);
+        let watched = Watched::of(c);
+        let points: Vec<Point> = match &watched {
+            Some(w) => {
+                let series = self.series(&ctx, &w.key, (start, tick), period, w.unit)?;
+                starts
+                    .map(|at| {
+                        let agg = series.iter().find(|((ts, _), _)| *ts == at).map(|(_, a)| a);
+                        Point {
+                            start: at,
+                            value: agg.and_then(|a| a.statistic(w.stat.1).map(|v| (v, a.count))),
+                        }
+                    })
+                    .collect()
+            }
+            None => {
+                let Some(values) = self.alarm_values(&ctx, c, (start, tick))? else {
+                    return Ok(None);
+                };
+                starts
+                    .map(|at| Point {
+                        start: at,
+                        value: values.get(&at).map(|v| (*v, 1.0)),
+                    })
+                    .collect()
+            }
+        };
         let rule = Rule {
             comparison: c.str("ComparisonOperator").unwrap_or_default(),
             threshold: c.get("Threshold").and_then(number).unwrap_or(0.0),
             evaluation_periods: n,
             datapoints_to_alarm: c.int("DatapointsToAlarm").map(|m| m.max(1) as usize),
             treat_missing: c.str("TreatMissingData").unwrap_or("missing"),
-            statistic: watched.stat,
+            statistic: watched.as_ref().map(|w| w.stat),
             period,
-            unit: watched.unit,
+            unit: watched.as_ref().and_then(|w| w.unit),
         };
         if !evaluate::is_threshold_comparison(rule.comparison) {
             return Ok(None);
