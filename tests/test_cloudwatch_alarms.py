@@ -386,3 +386,21 @@ def test_composite_rules_are_checked(cw, rule, message):
         cw.put_composite_alarm(AlarmName="c", AlarmRule=rule)
     assert error(e) == ("ValidationError", message, 400)
 
+
+def test_delete_alarms_refuses_children_of_a_composite_alarm(cw):
+    alarm(cw, "a")
+    alarm(cw, "b")
+    alarm(cw, "c")
+    cw.put_composite_alarm(AlarmName="parent", AlarmRule="ALARM(a) OR ALARM(b)")
+    with pytest.raises(ClientError) as e:
+        cw.delete_alarms(AlarmNames=["a", "c"])
+    assert error(e) == ("ValidationError", "Cannot delete a as there are composite alarm(s) depending on it.", 400)
+    with pytest.raises(ClientError) as e:
+        cw.delete_alarms(AlarmNames=["a", "b"])
+    assert error(e)[1] == "Cannot delete a,b as there are composite alarm(s) depending on them."
+    names = {a["AlarmName"] for a in cw.describe_alarms(AlarmTypes=["MetricAlarm"])["MetricAlarms"]}
+    assert names == {"a", "b", "c"}  # nothing was deleted
+    cw.delete_alarms(AlarmNames=["parent", "a"])  # the parent goes in the same call
+    cw.delete_alarms(AlarmNames=["b"])
+    names = {a["AlarmName"] for a in cw.describe_alarms(AlarmTypes=["MetricAlarm"])["MetricAlarms"]}
+    assert names == {"c"}

@@ -712,6 +712,32 @@ impl Inner {
         Ok(Value::map().with("MetricAlarms", Value::List(alarms)))
     }
 
+    /// DeleteAlarms deletes nothing while a composite alarm it does not also delete names
+    /// one of the alarms: `Cannot delete a,b as there are composite alarm(s) depending on
+    /// them.`
+    fn check_no_parents(&self, ctx: &Context, names: &[String]) -> AwsResult<()> {
+        let mut held = Vec::new();
+        for name in names {
+            let parents = self.parents_of(ctx, name)?;
+            if parents.iter().any(|p| !names.contains(&p.name)) && !held.contains(&name) {
+                held.push(name);
+            }
+        }
+        match held.as_slice() {
+            [] => Ok(()),
+            [one] => Err(validation(format!(
+                "Cannot delete {one} as there are composite alarm(s) depending on it."
+            ))),
+            many => Err(validation(format!(
+                "Cannot delete {} as there are composite alarm(s) depending on them.",
+                many.iter()
+                    .map(|n| n.as_str())
+                    .collect::<Vec<_>>()
+                    .join(",")
+            ))),
+        }
+    }
+
     pub(super) fn delete_alarms(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
         let names: Vec<String> = list(input, "AlarmNames")
             .iter()
@@ -723,6 +749,7 @@ impl Inner {
                 "The collection AlarmNames must not have a size greater than 100.",
             ));
         }
+        self.check_no_parents(ctx, &names)?;
         self.store()?.with(|c| {
             for name in &names {
                 c.prepare_cached(
