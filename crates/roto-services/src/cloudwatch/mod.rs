@@ -18,6 +18,7 @@
 //! - [`data`]: GetMetricData's queries, their evaluation and paging; math alarms' values.
 //! - [`math`]: the metric math language, parsed and evaluated.
 //! - [`alarms`]: PutMetricAlarm, DescribeAlarms and the other calls on stored alarms.
+//! - [`dashboards`]: PutDashboard with its body checks, Get, List and DeleteDashboards.
 //! - [`evaluate`]: one evaluation of a metric alarm, and its reason in AWS's words.
 //! - [`rule`]: the rule language of composite alarms.
 //! - [`fuzz`]: the entries through which `crates/roto-fuzz` reaches the rule parser and
@@ -42,6 +43,7 @@ use roto_core::{
 };
 
 mod alarms;
+mod dashboards;
 mod data;
 mod evaluate;
 pub mod fuzz;
@@ -115,6 +117,13 @@ CREATE TABLE IF NOT EXISTS cw_history (
     data TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS cw_history_alarm ON cw_history (account, region, alarm, ts);
+CREATE TABLE IF NOT EXISTS cw_dashboards (
+    account TEXT NOT NULL,
+    name TEXT NOT NULL,
+    body TEXT NOT NULL,
+    modified INTEGER NOT NULL,
+    PRIMARY KEY (account, name)
+);
 ";
 
 /// `InvalidParameterValue` with AWS's message.
@@ -220,6 +229,10 @@ impl Inner {
             "DisableAlarmActions" => self.set_actions_enabled(ctx, input, false),
             "SetAlarmState" => self.set_alarm_state(ctx, input),
             "DescribeAlarmHistory" => self.describe_alarm_history(ctx, input),
+            "PutDashboard" => self.put_dashboard(ctx, input),
+            "GetDashboard" => self.get_dashboard(ctx, input),
+            "ListDashboards" => self.list_dashboards(ctx, input),
+            "DeleteDashboards" => self.delete_dashboards(ctx, input),
             "TagResource" => self.tag_resource(ctx, input),
             "UntagResource" => self.untag_resource(ctx, input),
             "ListTagsForResource" => self.list_tags(ctx, input),
