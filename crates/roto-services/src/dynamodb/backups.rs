@@ -22,7 +22,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use super::attr::{item_size, item_to_json, Item};
 use super::key::EncodedKey;
-use super::tables::{load_table, table_name};
+use super::tables::{load_table, table_name, Table};
 use super::DynamoDb;
 
 /// The table this module writes.
@@ -107,18 +107,20 @@ pub fn restorable_window(
 }
 
 /// Keeps the previous image of an item a write changes, while the table has recovery
-/// enabled, and drops what has aged out of the recovery period.
+/// enabled (as loaded with the table, in the write's transaction), and drops what has aged
+/// out of the recovery period.
 pub fn record(
     conn: &Connection,
     ctx: &Context,
-    table: &str,
+    table: &Table,
     key: &EncodedKey,
     old: Option<&Item>,
     now: i64,
 ) -> AwsResult<()> {
-    let Some((days, _)) = recovery(conn, ctx, table)? else {
+    let Some(days) = table.recovery_days else {
         return Ok(());
     };
+    let table = &table.name;
     conn.prepare_cached(
         "INSERT INTO ddb_recovery_log
          (account, region, table_name, at, hash_key, range_key, old_item, old_size)

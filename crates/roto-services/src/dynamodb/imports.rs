@@ -279,6 +279,10 @@ impl DynamoDb {
         progress: &mut Progress,
     ) -> AwsResult<()> {
         self.env.store.transaction(|tx| {
+            // The table as it stands now: its Time to Live or recovery may have been turned
+            // on since the import began.
+            let current = load_table(tx, ctx, &table.name)?;
+            let table = current.as_ref().unwrap_or(table);
             for item in items {
                 progress.processed_items += 1;
                 let stored = item.and_then(|item| {

@@ -131,6 +131,7 @@ impl BackupRow {
                 size_bytes: self.size_bytes,
                 schema,
                 ttl_attribute: self.ttl_attribute,
+                recovery_days: None,
             },
         })
     }

@@ -371,6 +371,7 @@ mod tests {
             size_bytes: 0,
             schema,
             ttl_attribute: None,
+            recovery_days: None,
         }
     }
 

@@ -221,7 +221,7 @@ pub fn write(
     ])?;
     ttl::index(conn, ctx, table, key, old, new)?;
     let now = now_millis();
-    backups::record(conn, ctx, name, key, old, now)?;
+    backups::record(conn, ctx, table, key, old, now)?;
     streams::capture(conn, ctx, table, old, new, origin, now)?;
     kinesis_destinations::capture(conn, ctx, table, key, old, new, origin, now)
 }

@@ -40,6 +40,8 @@ pub struct Table {
     pub schema: KeySchema,
     /// The Time to Live attribute, while Time to Live is enabled.
     pub ttl_attribute: Option<String>,
+    /// The point-in-time recovery period in days, while recovery is enabled.
+    pub recovery_days: Option<i64>,
 }
 
 impl Table {
@@ -585,9 +587,12 @@ fn key_names_of_definitions(definitions: &Value) -> Vec<String> {
 pub fn load_table(conn: &Connection, ctx: &Context, name: &str) -> AwsResult<Option<Table>> {
     let row = conn
         .prepare_cached(
-            "SELECT t.description, t.created, t.item_count, t.size_bytes, l.attribute
+            "SELECT t.description, t.created, t.item_count, t.size_bytes, l.attribute,
+             b.recovery_days
              FROM ddb_tables t LEFT JOIN ddb_ttl l ON l.account = t.account
              AND l.region = t.region AND l.table_name = t.name AND l.enabled = 1
+             LEFT JOIN ddb_backups b ON b.account = t.account AND b.region = t.region
+             AND b.table_name = t.name
              WHERE t.account = ?1 AND t.region = ?2 AND t.name = ?3",
         )?
         .query_row(rusqlite::params![ctx.account, ctx.region, name], |r| {
@@ -597,10 +602,12 @@ pub fn load_table(conn: &Connection, ctx: &Context, name: &str) -> AwsResult<Opt
                 r.get::<_, i64>(2)?,
                 r.get::<_, i64>(3)?,
                 r.get::<_, Option<String>>(4)?,
+                r.get::<_, Option<i64>>(5)?,
             ))
         })
         .optional()?;
-    let Some((description, created, item_count, size_bytes, ttl_attribute)) = row else {
+    let Some((description, created, item_count, size_bytes, ttl_attribute, recovery_days)) = row
+    else {
         return Ok(None);
     };
     let (description, schema) = parsed_description(description)?;
@@ -612,6 +619,7 @@ pub fn load_table(conn: &Connection, ctx: &Context, name: &str) -> AwsResult<Opt
         size_bytes,
         schema,
         ttl_attribute,
+        recovery_days,
     }))
 }
 
@@ -713,6 +721,7 @@ impl DynamoDb {
             item_count: 0,
             size_bytes: 0,
             ttl_attribute: None,
+            recovery_days: None,
         };
         Ok(Value::map().with("TableDescription", table.describe("ACTIVE")))
     }
@@ -830,7 +839,7 @@ fn tags_not_found(arn: &str) -> AwsError {
 /// A table's tags, as stored `{Key, Value}` objects.
 fn read_tags(conn: &Connection, ctx: &Context, arn: &str, name: &str) -> AwsResult<Vec<Json>> {
     let stored: Option<String> = conn
-        .query_row(
+        .query_row_cached(
             "SELECT tags FROM ddb_tables WHERE account = ?1 AND region = ?2 AND name = ?3",
             rusqlite::params![ctx.account, ctx.region, name],
             |r| r.get(0),
