@@ -7,8 +7,10 @@
 //! creates its own tables (prefixed with its name) through [`Store::migrate`] and never
 //! touches another's. Blob files are named by random ids, never by user keys. Blobs of up
 //! to [`INLINE_LIMIT`] bytes stay in the database (`roto_blobs`), which spares small S3
-//! objects a file create, a rename and a threaded file read; larger ones spill to a file
-//! as soon as they outgrow the limit, so memory stays flat whatever the size.
+//! objects a file create, a rename and a threaded file read, and lets their bytes go in
+//! with the row that refers to them, in one commit ([`BlobWriter::finish_in_place`]);
+//! larger ones spill to a file as soon as they outgrow the limit, so memory stays flat
+//! whatever the size.
 //!
 //! Concurrency: writes go through one connection ([`writer`]) that is never waited for on
 //! a runtime worker and whose fsyncs concurrent writers share in `--durable` mode; reads that need no
@@ -134,20 +136,26 @@ impl BlobWriter {
     }
 
     /// Stores the blob (in durable mode fsyncing a file before returning) and returns its id.
-    pub fn finish(mut self) -> io::Result<String> {
+    pub fn finish(self) -> io::Result<String> {
+        let writer = self.writer.clone();
+        let blob = self.finish_in_place()?;
+        // Nobody can reach the blob before a transaction that refers to it commits, and that
+        // commit's fsync covers this earlier one.
+        writer
+            .with_unsynced(|conn| blob.save(conn))
+            .map_err(|e| io::Error::other(e.to_string()))?;
+        Ok(blob.id)
+    }
+
+    /// Finishes the blob but leaves a small one's bytes to [`FinishedBlob::save`], for a
+    /// caller that writes the row referring to the blob in a transaction of its own: the
+    /// bytes then go in with that row, in one commit, instead of in a commit before it.
+    pub fn finish_in_place(mut self) -> io::Result<FinishedBlob> {
         match std::mem::replace(&mut self.sink, Sink::Finished) {
-            Sink::Memory(buf) => {
-                let id = format!("{INLINE_PREFIX}{}", random_id());
-                // Nobody can reach the blob before a transaction that refers to it commits,
-                // and that commit's fsync covers this earlier one.
-                self.writer
-                    .with_unsynced(|conn| {
-                        conn.prepare_cached("INSERT INTO roto_blobs (id, data) VALUES (?1, ?2)")
-                            .and_then(|mut st| st.execute(rusqlite::params![id, buf]))
-                    })
-                    .map_err(|e| io::Error::other(e.to_string()))?;
-                Ok(id)
-            }
+            Sink::Memory(buf) => Ok(FinishedBlob {
+                id: format!("{INLINE_PREFIX}{}", random_id()),
+                inline: Some(buf),
+            }),
             Sink::File {
                 mut file,
                 tmp_path,
@@ -167,10 +175,35 @@ impl BlobWriter {
                 if finished.is_err() {
                     let _ = std::fs::remove_file(&tmp_path);
                 }
-                finished
+                finished.map(|id| FinishedBlob { id, inline: None })
             }
             Sink::Finished => Err(io::Error::other("blob already finished")),
         }
+    }
+}
+
+/// A finished blob whose bytes, when it is small enough to stay in the database, are
+/// written by [`FinishedBlob::save`] in the transaction that refers to it.
+#[derive(Debug)]
+pub struct FinishedBlob {
+    id: String,
+    inline: Option<Vec<u8>>,
+}
+
+impl FinishedBlob {
+    /// The id the referring row keeps.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// Writes a small blob's bytes with `conn`, in the transaction that writes the row
+    /// referring to the blob; a blob file is already in place.
+    pub fn save(&self, conn: &Connection) -> rusqlite::Result<()> {
+        if let Some(data) = &self.inline {
+            conn.prepare_cached("INSERT INTO roto_blobs (id, data) VALUES (?1, ?2)")?
+                .execute(rusqlite::params![self.id, data])?;
+        }
+        Ok(())
     }
 }
 
@@ -570,6 +603,30 @@ mod tests {
         store.remove_blob(&large);
         assert!(open(&store, &small).is_err());
         assert_eq!(std::fs::read_dir(&store.blobs).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn a_small_blob_finished_in_place_exists_once_its_transaction_commits() {
+        let store = Store::open(StoreMode::Ephemeral).unwrap();
+        let finish = |len: usize| {
+            let mut blob = store.create_blob().unwrap();
+            blob.write(&vec![7u8; len]).unwrap();
+            blob.finish_in_place().unwrap()
+        };
+        let small = finish(100);
+        assert!(open(&store, small.id()).is_err());
+        let rolled_back: rusqlite::Result<()> = store.transaction(|tx| {
+            small.save(tx)?;
+            Err(rusqlite::Error::QueryReturnedNoRows)
+        });
+        assert!(rolled_back.is_err());
+        assert!(open(&store, small.id()).is_err());
+        store.transaction(|tx| small.save(tx)).unwrap();
+        assert_eq!(read(&store, small.id()), vec![7u8; 100]);
+        let large = finish(INLINE_LIMIT + 1);
+        assert_eq!(read(&store, large.id()).len(), INLINE_LIMIT + 1);
+        store.transaction(|tx| large.save(tx)).unwrap();
+        assert_eq!(read(&store, large.id()).len(), INLINE_LIMIT + 1);
     }
 
     #[test]

@@ -18,7 +18,7 @@ use http_body_util::BodyExt;
 use md5::{Digest, Md5};
 use roto_chunked::{ChecksumAlgorithm, ChunkedDecoder, ChunkedError, ChunkedKind};
 use roto_core::dispatch::Body;
-use roto_core::store::Store;
+use roto_core::store::{FinishedBlob, Store};
 use roto_core::{AwsError, AwsResult};
 use tokio::io::{AsyncRead, ReadBuf};
 
@@ -27,8 +27,8 @@ use super::errors;
 /// A stored upload: its blob and digests.
 #[derive(Debug)]
 pub(crate) struct Upload {
-    /// The finished blob's id.
-    pub blob: String,
+    /// The finished blob, saved with the row that refers to it.
+    pub blob: FinishedBlob,
     /// The payload's length.
     pub size: u64,
     /// The payload's MD5, hex.
@@ -247,9 +247,9 @@ pub(crate) async fn receive(
     }
     let size = writer.len();
     let blob = if writer.is_inline() {
-        writer.finish()?
+        writer.finish_in_place()?
     } else {
-        tokio::task::spawn_blocking(move || writer.finish())
+        tokio::task::spawn_blocking(move || writer.finish_in_place())
             .await
             .map_err(|e| AwsError::internal(format!("blob writer panicked: {e}")))??
     };
@@ -421,7 +421,7 @@ fn concat_blocking(
         per_piece.push(own.finalize());
     }
     let size = writer.len();
-    let blob = writer.finish()?;
+    let blob = writer.finish_in_place()?;
     Ok((
         Upload {
             blob,

@@ -184,7 +184,7 @@ impl S3 {
         )
         .await?;
         let mut row = ObjectRow {
-            blob: Some(upload.blob.clone()),
+            blob: Some(upload.blob.id().to_string()),
             size: source_row.size,
             etag: format!("\"{}\"", upload.md5_hex),
             last_modified: now_millis() / 1000 * 1000,
@@ -202,7 +202,7 @@ impl S3 {
             },
             ..ObjectRow::default()
         };
-        self.commit_object(&bucket, &key, input, &mut row)?;
+        self.commit_object(&bucket, &key, input, &upload.blob, &mut row)?;
         self.notify(ctx, &bucket, "ObjectCreated:Copy", &key, Some(&row));
         let mut result = Value::map()
             .with("ETag", row.etag.clone())

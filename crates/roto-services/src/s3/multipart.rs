@@ -209,7 +209,8 @@ impl S3 {
         Ok(out)
     }
 
-    /// Records a finished part, replacing (and removing) any earlier upload of its number.
+    /// Records a finished part and its blob, replacing (and removing) any earlier upload of
+    /// its number.
     fn record_part(
         &self,
         upload_id: &str,
@@ -221,7 +222,7 @@ impl S3 {
         let size = i64::try_from(part.size).unwrap_or(i64::MAX);
         let result = self.env.store.transaction(|tx| {
             let live = tx
-                .query_row(
+                .query_row_cached(
                     "SELECT 1 FROM s3_uploads WHERE upload_id = ?1",
                     [upload_id],
                     |_| Ok(()),
@@ -232,12 +233,13 @@ impl S3 {
                 return Err(errors::no_such_upload(upload_id));
             }
             let old: Option<String> = tx
-                .query_row(
+                .query_row_cached(
                     "SELECT blob FROM s3_parts WHERE upload_id = ?1 AND part_number = ?2",
                     rusqlite::params![upload_id, number],
                     |r| r.get(0),
                 )
                 .optional()?;
+            part.blob.save(tx)?;
             tx.execute_cached(
                 "INSERT OR REPLACE INTO s3_parts
                     (upload_id, part_number, blob, size, etag, last_modified, checksum)
@@ -245,7 +247,7 @@ impl S3 {
                 rusqlite::params![
                     upload_id,
                     number,
-                    part.blob,
+                    part.blob.id(),
                     size,
                     etag,
                     now_millis() / 1000 * 1000,
@@ -262,7 +264,7 @@ impl S3 {
                 Ok(etag)
             }
             Err(e) => {
-                self.env.store.remove_blob(&part.blob);
+                self.env.store.remove_blob(part.blob.id());
                 Err(e)
             }
         }
@@ -295,7 +297,7 @@ impl S3 {
         .await?;
         if let (Some(want), Some(got)) = (expected, part.declared) {
             if want != got {
-                self.env.store.remove_blob(&part.blob);
+                self.env.store.remove_blob(part.blob.id());
                 return Err(errors::invalid_request(format!(
                     "Checksum Type mismatch occurred, expected checksum Type: {}, actual checksum Type: {}",
                     want.name().to_ascii_lowercase(),
@@ -467,7 +469,7 @@ impl S3 {
         if let Some(alg) = alg.filter(|_| !composite) {
             if let Some(given) = input.str(&checksum_member(alg)) {
                 if given != checksum {
-                    self.env.store.remove_blob(&object.blob);
+                    self.env.store.remove_blob(object.blob.id());
                     return Err(errors::bad_checksum(alg.name()));
                 }
             }
@@ -484,7 +486,7 @@ impl S3 {
             })
             .collect();
         let mut row = ObjectRow {
-            blob: Some(object.blob.clone()),
+            blob: Some(object.blob.id().to_string()),
             size: i64::try_from(object.size).unwrap_or(i64::MAX),
             etag: etag.clone(),
             last_modified: now_millis() / 1000 * 1000,
@@ -510,7 +512,7 @@ impl S3 {
             parts: serde_json::to_string(&part_list).ok(),
             ..ObjectRow::default()
         };
-        self.commit_object(&bucket, &key, input, &mut row)?;
+        self.commit_object(&bucket, &key, input, &object.blob, &mut row)?;
         self.drop_upload(upload_id)?;
         self.remember_completed(&bucket.name, &key, upload_id, &etag)?;
         self.notify(

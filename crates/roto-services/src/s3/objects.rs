@@ -8,8 +8,8 @@ use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use roto_chunked::{content_encoding_without_aws_chunked, ChecksumAlgorithm};
 use roto_core::dispatch::Body;
-use roto_core::store::BlobReader;
 use roto_core::store::Cached;
+use roto_core::store::{BlobReader, FinishedBlob};
 use roto_core::timestamp::now_millis;
 use roto_core::{AwsError, AwsResult, Context, Request, Response, Value};
 
@@ -185,7 +185,7 @@ pub(crate) fn new_row(
     headers: String,
 ) -> AwsResult<ObjectRow> {
     Ok(ObjectRow {
-        blob: Some(upload.blob.clone()),
+        blob: Some(upload.blob.id().to_string()),
         size: i64::try_from(upload.size).unwrap_or(i64::MAX),
         etag: format!("\"{}\"", upload.md5_hex),
         last_modified: now_millis() / 1000 * 1000,
@@ -226,14 +226,15 @@ fn response_body(blob: BlobReader, range: Option<ByteRange>, size: u64) -> AwsRe
 }
 
 impl S3 {
-    /// Commits a new current version in one transaction (checking that the bucket still
-    /// exists and the write's conditions hold), removing whatever it replaced; on failure
-    /// the new blob is removed.
+    /// Commits a new current version and its blob in one transaction (checking that the
+    /// bucket still exists and the write's conditions hold), removing whatever it replaced;
+    /// on failure the new blob is removed.
     pub(crate) fn commit_object(
         &self,
         bucket: &Bucket,
         key: &str,
         input: &Value,
+        blob: &FinishedBlob,
         row: &mut ObjectRow,
     ) -> AwsResult<()> {
         let committed = self.apply_default_retention(bucket, row).and_then(|()| {
@@ -249,6 +250,7 @@ impl S3 {
                 };
                 let current = versions::current(tx, &bucket.name, key)?;
                 conditions::check_write(input, key, current.as_ref().map(|r| r.etag.as_str()))?;
+                blob.save(tx)?;
                 versions::put_current(tx, &bucket.name, key, versioning.as_deref(), row)
             })
         });
@@ -314,11 +316,11 @@ impl S3 {
         let mut row = match new_row(&input, &upload, self.next_seq(), stored) {
             Ok(row) => row,
             Err(e) => {
-                self.env.store.remove_blob(&upload.blob);
+                self.env.store.remove_blob(upload.blob.id());
                 return Err(e);
             }
         };
-        self.commit_object(&bucket, &key, &input, &mut row)?;
+        self.commit_object(&bucket, &key, &input, &upload.blob, &mut row)?;
         self.notify(ctx, &bucket, "ObjectCreated:Put", &key, Some(&row));
         let mut out = Value::map()
             .with("ETag", row.etag.clone())

@@ -355,18 +355,18 @@ impl S3 {
         let stored = match self.with_object_acl(ctx, &bucket, &input, stored_headers(&input)) {
             Ok(stored) => super::sse::store(&stored, &encryption),
             Err(e) => {
-                self.env.store.remove_blob(&upload.blob);
+                self.env.store.remove_blob(upload.blob.id());
                 return Err(e);
             }
         };
         let mut row = match new_row(&input, &upload, self.next_seq(), stored) {
             Ok(row) => row,
             Err(e) => {
-                self.env.store.remove_blob(&upload.blob);
+                self.env.store.remove_blob(upload.blob.id());
                 return Err(e);
             }
         };
-        self.commit_object(&bucket, &key, &input, &mut row)?;
+        self.commit_object(&bucket, &key, &input, &upload.blob, &mut row)?;
         self.notify(ctx, &bucket, "ObjectCreated:Post", &key, Some(&row));
         let encoded =
             percent_encoding::utf8_percent_encode(&key, super::list::URL_SAFE).to_string();
