@@ -8,20 +8,13 @@ from __future__ import annotations
 
 import json
 
-import boto3
 import pytest
-from botocore.config import Config
 
-from roto_server import RotoServer
+import access_helpers
+from access_helpers import ACCOUNT, client, enforcing_server
 from s3_helpers import fails
 
-ACCOUNT = "000000000000"
-
-
-@pytest.fixture(scope="module")
-def server():
-    with RotoServer("--ephemeral", "--enforce-iam") as s:
-        yield s
+server = enforcing_server()
 
 
 @pytest.fixture(autouse=True)
@@ -30,22 +23,10 @@ def clean(server):
     server.reset()
 
 
-def client(server, service, key="test", secret="test", token=None):
-    return boto3.client(service, endpoint_url=server.endpoint, region_name="us-east-1",
-                        aws_access_key_id=key, aws_secret_access_key=secret, aws_session_token=token,
-                        config=Config(retries={"max_attempts": 1}))
-
-
 def user(server, name, *statements):
-    """An IAM user with an inline policy of `statements` (none: no permission at all), and a
-    KMS client signed with its key; returns (arn, kms client)."""
-    iam = client(server, "iam")
-    arn = iam.create_user(UserName=name)["User"]["Arn"]
-    if statements:
-        iam.put_user_policy(UserName=name, PolicyName="p", PolicyDocument=json.dumps(
-            {"Version": "2012-10-17", "Statement": list(statements)}))
-    key = iam.create_access_key(UserName=name)["AccessKey"]
-    return arn, client(server, "kms", key["AccessKeyId"], key["SecretAccessKey"])
+    """An IAM user with an inline policy of `statements`; returns (arn, kms client)."""
+    arn, as_user = access_helpers.user(server, name, *statements)
+    return arn, as_user("kms")
 
 
 def denied_message(arn, action, key_arn):

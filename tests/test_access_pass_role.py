@@ -9,21 +9,14 @@ import io
 import json
 import zipfile
 
-import boto3
 import pytest
-from botocore.config import Config
 
-from roto_server import RotoServer
+from access_helpers import ACCOUNT, client, enforcing_server, user
 from s3_helpers import fails
-
-ACCOUNT = "000000000000"
 ROLE = f"arn:aws:iam::{ACCOUNT}:role/service-role"
 
 
-@pytest.fixture(scope="module")
-def server():
-    with RotoServer("--ephemeral", "--enforce-iam", "--lambda-executor", "none") as s:
-        yield s
+server = enforcing_server("--lambda-executor", "none")
 
 
 @pytest.fixture(autouse=True)
@@ -34,22 +27,6 @@ def clean(server):
     client(server, "iam").create_role(RoleName="service-role", AssumeRolePolicyDocument=json.dumps(trust))
     yield
     server.reset()
-
-
-def client(server, service, key="test", secret="test"):
-    return boto3.client(service, endpoint_url=server.endpoint, region_name="us-east-1",
-                        aws_access_key_id=key, aws_secret_access_key=secret,
-                        config=Config(retries={"max_attempts": 1}))
-
-
-def user(server, name, *statements):
-    """An IAM user with an inline policy of `statements`; returns (arn, client maker)."""
-    iam = client(server, "iam")
-    arn = iam.create_user(UserName=name)["User"]["Arn"]
-    iam.put_user_policy(UserName=name, PolicyName="p", PolicyDocument=json.dumps(
-        {"Version": "2012-10-17", "Statement": list(statements)}))
-    key = iam.create_access_key(UserName=name)["AccessKey"]
-    return arn, lambda service: client(server, service, key["AccessKeyId"], key["SecretAccessKey"])
 
 
 def allow(action, **extra):

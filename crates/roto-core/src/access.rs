@@ -122,6 +122,8 @@ pub struct Access {
     pub open: bool,
     /// The IAM roles the call hands its service (`iam:PassRole` on each, by the caller).
     pub passed_roles: Vec<String>,
+    /// The resource's tags (`aws:ResourceTag/<key>`), where the service reads them.
+    pub resource_tags: Vec<(String, String)>,
 }
 
 /// Why a request was denied, in the words AWS's messages use.
@@ -188,9 +190,8 @@ pub fn generic(spec: &ServiceSpec, operation: &str, input: &Value) -> Access {
     Access {
         action: format!("{prefix}:{operation}"),
         resource,
-        policy: None,
-        open: false,
         passed_roles: passed_roles(operation, input),
+        ..Access::default()
     }
 }
 
@@ -228,6 +229,57 @@ pub fn passed_roles(operation: &str, input: &Value) -> Vec<String> {
         }
     }
     roles
+}
+
+/// Tags as (key, value) pairs, from a member holding them in any form AWS's models use: a
+/// list of `{Key, Value}` structures (`{TagKey, TagValue}`, `{key, value}`), a map of
+/// strings, a structure with a `TagSet` (S3), or S3's URL-encoded `x-amz-tagging`.
+pub fn tag_pairs(tags: &Value) -> Vec<(String, String)> {
+    let field =
+        |item: &Value, names: [&str; 3]| names.iter().find_map(|n| item.str(n)).map(str::to_string);
+    match tags {
+        Value::List(items) => items
+            .iter()
+            .filter_map(|item| {
+                let key = field(item, ["Key", "TagKey", "key"])?;
+                Some((
+                    key,
+                    field(item, ["Value", "TagValue", "value"]).unwrap_or_default(),
+                ))
+            })
+            .collect(),
+        Value::Map(members) => match members.get("TagSet") {
+            Some(set) => tag_pairs(set),
+            None => members
+                .iter()
+                .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string())))
+                .collect(),
+        },
+        Value::String(encoded) => form_urlencoded::parse(encoded.as_bytes())
+            .map(|(k, v)| (k.into_owned(), v.into_owned()))
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// What a request says of tags, for `aws:RequestTag/<key>` and `aws:TagKeys`: the tags it
+/// sets (its `Tags`, `tags` or `Tagging` member), and every tag key it names (those, and an
+/// untagging call's `TagKeys`).
+pub fn request_tags(input: &Value) -> (Vec<(String, String)>, Vec<String>) {
+    let tags: Vec<(String, String)> = ["Tags", "tags", "Tagging"]
+        .iter()
+        .filter_map(|member| input.get(member))
+        .flat_map(tag_pairs)
+        .collect();
+    let mut keys: Vec<String> = tags.iter().map(|(k, _)| k.clone()).collect();
+    for member in ["TagKeys", "tagKeys"] {
+        let named = input
+            .get(member)
+            .and_then(Value::as_list)
+            .unwrap_or_default();
+        keys.extend(named.iter().filter_map(Value::as_str).map(str::to_string));
+    }
+    (tags, keys)
 }
 
 /// An ARN in the caller's partition, region and account.
@@ -291,9 +343,7 @@ mod tests {
         let access = Access {
             action: "s3:GetObject".into(),
             resource: "arn:aws:s3:::b/k".into(),
-            policy: None,
-            open: false,
-            passed_roles: Vec::new(),
+            ..Access::default()
         };
         assert_eq!(
             denial_message(&alice, &access, Denial::NoIdentityAllow, true),
@@ -318,5 +368,27 @@ mod tests {
         assert!(passed_roles("AssumeRole", &Value::map().with("RoleArn", role)).is_empty());
         let not_a_role = Value::map().with("Role", "arn:aws:iam::123456789012:user/u");
         assert!(passed_roles("UpdateThing", &not_a_role).is_empty());
+    }
+
+    #[test]
+    fn tags_are_read_in_every_form_the_models_use() {
+        let pair = |k: &str, v: &str| vec![(k.to_string(), v.to_string())];
+        let list = Value::List(vec![Value::map().with("Key", "env").with("Value", "dev")]);
+        assert_eq!(tag_pairs(&list), pair("env", "dev"));
+        let kms = Value::List(vec![Value::map()
+            .with("TagKey", "env")
+            .with("TagValue", "dev")]);
+        assert_eq!(tag_pairs(&kms), pair("env", "dev"));
+        assert_eq!(
+            tag_pairs(&Value::map().with("env", "dev")),
+            pair("env", "dev")
+        );
+        assert_eq!(
+            tag_pairs(&Value::map().with("TagSet", list)),
+            pair("env", "dev")
+        );
+        assert_eq!(tag_pairs(&Value::from("env=dev")), pair("env", "dev"));
+        let untag = Value::map().with("TagKeys", Value::List(vec!["a".into()]));
+        assert_eq!(request_tags(&untag), (Vec::new(), vec!["a".to_string()]));
     }
 }

@@ -55,7 +55,8 @@ pub fn check(
     if access.open {
         return Ok(());
     }
-    let keys = context_keys(parts, ctx, &principal);
+    let mut keys = context_keys(parts, ctx, &principal);
+    keys.extend(tag_keys(input, &access));
     let Some(iam) = dispatcher.service("iam") else {
         return Ok(());
     };
@@ -177,6 +178,27 @@ fn context_keys(parts: &Parts, ctx: &Context, principal: &Principal) -> Vec<(Str
         keys.push(("aws:UserAgent".into(), agent.to_string()));
     }
     keys.into_iter().map(|(k, v)| (k, vec![v])).collect()
+}
+
+/// The tag condition keys of a call: `aws:RequestTag/<key>` for each tag it sets,
+/// `aws:TagKeys` for every tag key it names, `aws:ResourceTag/<key>` for each tag of the
+/// resource (where its service reads them).
+fn tag_keys(input: &Value, access: &Access) -> Vec<(String, Vec<String>)> {
+    let (tags, named) = roto_core::access::request_tags(input);
+    let mut keys: Vec<(String, Vec<String>)> = tags
+        .into_iter()
+        .map(|(k, v)| (format!("aws:RequestTag/{k}"), vec![v]))
+        .collect();
+    if !named.is_empty() {
+        keys.push(("aws:TagKeys".into(), named));
+    }
+    keys.extend(
+        access
+            .resource_tags
+            .iter()
+            .map(|(k, v)| (format!("aws:ResourceTag/{k}"), vec![v.clone()])),
+    );
+    keys
 }
 
 fn iso_now() -> String {

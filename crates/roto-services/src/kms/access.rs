@@ -1,5 +1,5 @@
 //! KMS's side of `--enforce-iam`: a call's key ARN (from `KeyId`: an id, an ARN or an
-//! alias; else the key a ciphertext names), the key's policy and what the key's grants give the caller (`grants.rs`). A key
+//! alias; else the key a ciphertext names), the key's policy, its tags and what the key's grants give the caller (`grants.rs`). A key
 //! policy that names the account's root delegates to IAM policies, as AWS reads the
 //! default key policy. A key of another account, which KMS cannot find from the caller's,
 //! is that account's, with no policy the caller could read.
@@ -51,7 +51,10 @@ impl Kms {
             return Ok(out);
         };
         let grant = match key.account == ctx.account {
-            true => self.grant_access(ctx, &key.id, who, op, input)?,
+            true => {
+                out.resource_tags = self.tags_of(ctx, &key)?;
+                self.grant_access(ctx, &key.id, who, op, input)?
+            }
             false => Grant::None,
         };
         out.resource = key.arn.clone();

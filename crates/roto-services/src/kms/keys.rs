@@ -702,7 +702,7 @@ impl Kms {
             .with("Truncated", false))
     }
 
-    fn tags_of(&self, ctx: &Context, key: &Key) -> AwsResult<Vec<(String, String)>> {
+    pub(super) fn tags_of(&self, ctx: &Context, key: &Key) -> AwsResult<Vec<(String, String)>> {
         let json: String = self.env.store.with(|c| {
             c.query_row_cached(
                 "SELECT tags FROM kms_keys WHERE account = ?1 AND region = ?2 AND key_id = ?3",

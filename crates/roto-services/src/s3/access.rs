@@ -187,7 +187,7 @@ impl S3 {
             resource,
             policy,
             open: operation == "PreflightRequest",
-            passed_roles: Vec::new(),
+            ..Access::default()
         })
     }
 

@@ -1,5 +1,5 @@
 //! Secrets Manager's side of `--enforce-iam`: a call's secret ARN (from `SecretId`, a name
-//! or an ARN) and the secret's resource policy.
+//! or an ARN), the secret's resource policy and its tags.
 
 use roto_core::access::{self, Access, ResourcePolicy};
 use roto_core::{AwsResult, Context, Value};
@@ -17,6 +17,12 @@ impl SecretsManager {
             return Ok(out);
         };
         out.resource = found.str("ARN").unwrap_or("*").to_string();
+        if let Ok(described) = self.describe_secret(ctx, input) {
+            out.resource_tags = described
+                .get("Tags")
+                .map(access::tag_pairs)
+                .unwrap_or_default();
+        }
         out.policy = Some(ResourcePolicy {
             owner: ctx.account.clone(),
             document: found.str("ResourcePolicy").map(str::to_string),

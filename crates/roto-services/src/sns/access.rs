@@ -1,5 +1,5 @@
 //! SNS's side of `--enforce-iam`: a call's topic (its `TopicArn`, or the topic `Name`
-//! creates) and the topic's policy.
+//! creates), the topic's policy and its tags.
 
 use roto_core::access::{self, Access, ResourcePolicy};
 use roto_core::{AwsError, AwsResult, Context, Value};
@@ -20,6 +20,9 @@ impl Sns {
             .env
             .store
             .with(|c| store::find_topic(c, arn).map_err(AwsError::from))?;
+        if let Some(topic) = &topic {
+            out.resource_tags = topic.tags.clone().into_iter().collect();
+        }
         out.policy = Some(ResourcePolicy {
             document: topic
                 .as_ref()

@@ -1,5 +1,5 @@
 //! SQS's side of `--enforce-iam`: a call's queue ARN (from `QueueUrl`, or `QueueName` for
-//! `CreateQueue` and `GetQueueUrl`) and the queue's policy.
+//! `CreateQueue` and `GetQueueUrl`), the queue's policy and its tags.
 
 use roto_core::access::{self, Access, ResourcePolicy};
 use roto_core::{AwsError, AwsResult, Context, Value};
@@ -24,10 +24,15 @@ impl Sqs {
             "arn:aws:sqs:{}:{}:{}",
             address.region, address.account, address.name
         );
-        let queue = self.env.store.with(|c| {
-            store::find_queue(c, &address.account, &address.region, &address.name)
-                .map_err(AwsError::from)
+        let (queue, tags) = self.env.store.with(|c| {
+            let queue = store::find_queue(c, &address.account, &address.region, &address.name)?;
+            let tags = match &queue {
+                Some(q) => store::queue_tags(c, q.id)?,
+                None => Default::default(),
+            };
+            Ok::<_, AwsError>((queue, tags))
         })?;
+        out.resource_tags = tags.into_iter().collect();
         out.policy = Some(ResourcePolicy {
             document: queue.and_then(|q| q.attributes.get("Policy").cloned()),
             owner: address.account,
