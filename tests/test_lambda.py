@@ -755,6 +755,37 @@ def test_sqs_event_source_mapping_end_to_end(server, lam, logs):
     assert error_of(e)[0] == "ResourceNotFoundException"
 
 
+def test_sqs_mapping_filters_delete_what_they_do_not_pass(server, lam, logs):
+    sqs = make_client(server, "sqs")
+    url = sqs.create_queue(QueueName=unique("filtered"))["QueueUrl"]
+    arn = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+    name = create(lam, files={"app.py": "def handler(event, context):\n"
+                                         "    for r in event['Records']:\n"
+                                         "        print('record', r['eventSource'], r['body'])\n"})
+    filters = [{"Pattern": json.dumps({"body": {"ok": [{"numeric": [">", 1]}]}})},
+               {"Pattern": json.dumps({"body": ["plain"]})}]
+    with pytest.raises(ClientError) as e:
+        lam.create_event_source_mapping(EventSourceArn=arn, FunctionName=name,
+                                        FilterCriteria={"Filters": [{"Pattern": "{\"body\": {\"x\": [{\"nope\": 1}]}}"}]})
+    assert error_of(e) == ("InvalidParameterValueException", "Invalid filter pattern definition.", 400)
+    for body in (json.dumps({"ok": 1}), json.dumps({"ok": 5}), "plain", "other"):
+        sqs.send_message(QueueUrl=url, MessageBody=body)
+    mapping = lam.create_event_source_mapping(EventSourceArn=arn, FunctionName=name, BatchSize=10,
+                                              FilterCriteria={"Filters": filters})
+
+    def remaining():
+        attrs = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["ApproximateNumberOfMessages",
+                                                                        "ApproximateNumberOfMessagesNotVisible"])["Attributes"]
+        return int(attrs["ApproximateNumberOfMessages"]) + int(attrs["ApproximateNumberOfMessagesNotVisible"])
+
+    assert wait_for(lambda: remaining() == 0)
+    bodies = wait_for(lambda: (b := [m for m in logged_lines(logs, name, "record") if "aws:sqs" in m])
+                      and len(b) >= 2 and b)
+    assert len(bodies) == 2
+    assert any(m.endswith('aws:sqs {"ok": 5}') for m in bodies) and any(m.endswith("aws:sqs plain") for m in bodies)
+    lam.delete_event_source_mapping(UUID=mapping["UUID"])
+
+
 def test_event_source_mapping_errors(lam):
     name = create(lam)
     with pytest.raises(ClientError) as e:

@@ -198,3 +198,89 @@ def test_checkpoints_survive_a_restart(tmp_path):
         kinesis, logs = make_client(second, "kinesis"), make_client(second, "logs")
         put(kinesis, name, "after-restart")
         assert wait_for(lambda: batches(logs, fn) == [["before-restart"], ["after-restart"]])
+
+
+TIMED_HANDLER = '''
+import base64, json, time
+def handler(event, context):
+    started = time.time()
+    time.sleep(0.4)
+    data = [base64.b64decode(r["kinesis"]["data"]).decode() for r in event["Records"]]
+    print("SPAN", json.dumps([started, time.time(), data]))
+'''
+
+
+def test_parallelization_factor_runs_lanes_at_once_in_key_order(lam, kinesis, logs):
+    name, arn = stream(kinesis)
+    fn = unique("fn")
+    lam.create_function(FunctionName=fn, Runtime="python3.12", Role=ROLE, Handler="app.handler",
+                        Code={"ZipFile": zip_of({"app.py": TIMED_HANDLER})})
+    keys = [f"key-{i}" for i in range(8)]
+    for round_ in range(3):
+        for key in keys:
+            put(kinesis, name, f"{key}/{round_}", key=key)
+    mapping = lam.create_event_source_mapping(EventSourceArn=arn, FunctionName=fn, StartingPosition="TRIM_HORIZON",
+                                              BatchSize=1, ParallelizationFactor=10)
+    assert lam.get_event_source_mapping(UUID=mapping["UUID"])["ParallelizationFactor"] == 10
+    spans = wait_for(lambda: (s := [json.loads(p) for p in printed(logs, fn, "SPAN")]) and len(s) >= 24 and s,
+                     timeout=30)
+    assert sorted(d for _, _, data in spans for d in data) == sorted(f"{k}/{r}" for k in keys for r in range(3))
+    for key in keys:
+        order = [d for _, _, data in sorted(spans) for d in data if d.startswith(key + "/")]
+        assert order == [f"{key}/{r}" for r in range(3)]
+    overlapping = sum(1 for a in spans for b in spans if a is not b and a[0] < b[0] < a[1])
+    assert overlapping > 0
+    lam.delete_event_source_mapping(UUID=mapping["UUID"])
+    with pytest.raises(ClientError) as e:
+        lam.create_event_source_mapping(EventSourceArn=arn, FunctionName=fn, StartingPosition="LATEST",
+                                        ParallelizationFactor=11)
+    assert error_of(e) == ("ValidationException", "1 validation error detected: Value '11' at 'parallelizationFactor' "
+                           "failed to satisfy constraint: Member must have value less than or equal to 10", 400)
+
+
+def test_filters_pass_only_matching_json_data(lam, kinesis, logs):
+    name, arn = stream(kinesis)
+    fn = function(lam)
+    pattern = json.dumps({"data": {"kind": ["keep"]}})
+    for bad in ("{not json", json.dumps({"data": "keep"}), ""):
+        with pytest.raises(ClientError) as e:
+            lam.create_event_source_mapping(EventSourceArn=arn, FunctionName=fn, StartingPosition="TRIM_HORIZON",
+                                            FilterCriteria={"Filters": [{"Pattern": bad}]})
+        assert error_of(e) == ("InvalidParameterValueException", "Invalid filter pattern definition.", 400)
+    put(kinesis, name, json.dumps({"kind": "drop", "n": 1}), "plain text", json.dumps({"kind": "keep", "n": 2}))
+    mapping = lam.create_event_source_mapping(EventSourceArn=arn, FunctionName=fn, StartingPosition="TRIM_HORIZON",
+                                              FilterCriteria={"Filters": [{"Pattern": pattern}]})
+    assert mapping["FilterCriteria"] == {"Filters": [{"Pattern": pattern}]}
+    assert wait_for(lambda: batches(logs, fn) == [[json.dumps({"kind": "keep", "n": 2})]])
+    with pytest.raises(ClientError) as e:
+        lam.update_event_source_mapping(UUID=mapping["UUID"], FilterCriteria={"Filters": [{"Pattern": "[1]"}]})
+    assert error_of(e)[0] == "InvalidParameterValueException"
+    either = [{"Pattern": pattern}, {"Pattern": json.dumps({"data": {"n": [{"numeric": [">", 10]}]}})}]
+    lam.update_event_source_mapping(UUID=mapping["UUID"], FilterCriteria={"Filters": either})
+    put(kinesis, name, json.dumps({"kind": "drop", "n": 11}), json.dumps({"kind": "drop", "n": 3}))
+    got = wait_for(lambda: (b := batches(logs, fn)) and len(b) >= 2 and b)
+    assert got == [[json.dumps({"kind": "keep", "n": 2})], [json.dumps({"kind": "drop", "n": 11})]]
+    lam.delete_event_source_mapping(UUID=mapping["UUID"])
+
+
+def test_retries_exhausted_go_to_an_sns_destination(server, lam, kinesis, logs):
+    sns, sqs = make_client(server, "sns"), make_client(server, "sqs")
+    topic = sns.create_topic(Name=unique("kinesis-failures"))["TopicArn"]
+    queue = sqs.create_queue(QueueName=unique("kinesis-topic-copy"))["QueueUrl"]
+    queue_arn = sqs.get_queue_attributes(QueueUrl=queue, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+    sns.subscribe(TopicArn=topic, Protocol="sqs", Endpoint=queue_arn, Attributes={"RawMessageDelivery": "true"})
+    name, arn = stream(kinesis)
+    fn = function(lam)
+    put(kinesis, name, "fail-1", "fail-2")
+    mapping = lam.create_event_source_mapping(EventSourceArn=arn, FunctionName=fn, StartingPosition="TRIM_HORIZON",
+                                              MaximumRetryAttempts=1,
+                                              DestinationConfig={"OnFailure": {"Destination": topic}})
+    message = wait_for(lambda: sqs.receive_message(QueueUrl=queue, WaitTimeSeconds=1).get("Messages"))
+    record = json.loads(message[0]["Body"])
+    assert record["requestContext"]["condition"] == "RetryAttemptsExhausted"
+    assert record["requestContext"]["approximateInvokeCount"] == 2
+    assert record["responseContext"]["functionError"] == "Unhandled"
+    info = record["KinesisBatchInfo"]
+    assert info["batchSize"] == 2 and info["streamArn"] == arn
+    assert batches(logs, fn) == [["fail-1", "fail-2"], ["fail-1", "fail-2"]]
+    lam.delete_event_source_mapping(UUID=mapping["UUID"])

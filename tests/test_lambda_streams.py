@@ -294,3 +294,21 @@ def test_records_older_than_the_maximum_age_are_given_up():
         assert record["DDBStreamBatchInfo"]["batchSize"] == 1
         put(db, table, "fresh")
         assert wait_for(lambda: batches(logs, function)[-1:] == [["fresh"]])
+
+
+def test_filters_pass_only_matching_records(lam, db, logs):
+    table, arn = stream_table(db)
+    fn = stream_function(lam)
+    only_inserts = json.dumps({"eventName": ["INSERT"], "dynamodb": {"NewImage": {"colour": {"S": ["red"]}}}})
+    mapping = lam.create_event_source_mapping(EventSourceArn=arn, FunctionName=fn, StartingPosition="TRIM_HORIZON",
+                                              FilterCriteria={"Filters": [{"Pattern": only_inserts}]})
+    put(db, table, "a", colour={"S": "blue"})
+    put(db, table, "b", colour={"S": "red"})
+    put(db, table, "b", colour={"S": "red"}, size={"N": "2"})
+    put(db, table, "c", colour={"S": "red"})
+    got = wait_for(lambda: (b := batches(logs, fn)) and sum(map(len, b)) >= 2 and b)
+    assert sum(got, []) == ["b", "c"]
+    with pytest.raises(ClientError) as e:
+        lam.update_event_source_mapping(UUID=mapping["UUID"], FilterCriteria={"Filters": [{"Pattern": "{\"a\": 1}"}]})
+    assert error_of(e) == ("InvalidParameterValueException", "Invalid filter pattern definition.", 400)
+    lam.delete_event_source_mapping(UUID=mapping["UUID"])

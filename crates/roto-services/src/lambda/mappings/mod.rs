@@ -21,6 +21,7 @@ use rusqlite::{params, OptionalExtension};
 
 use super::functions::Function;
 use super::{conflict, function_arn, invalid_parameter, split_function_name, Lambda};
+use crate::pattern::{Dialect, Pattern};
 
 /// The batch size of an SQS mapping when the caller names none.
 const DEFAULT_SQS_BATCH: i64 = 10;
@@ -81,6 +82,27 @@ fn reports_item_failures(config: &Value) -> bool {
             l.iter()
                 .any(|t| t.as_str() == Some("ReportBatchItemFailures"))
         })
+}
+
+/// The patterns of a mapping's `FilterCriteria`, in EventBridge's pattern syntax.
+fn filters_of(config: &Value) -> AwsResult<Vec<Pattern>> {
+    config
+        .get("FilterCriteria")
+        .and_then(|f| f.get("Filters"))
+        .and_then(Value::as_list)
+        .unwrap_or_default()
+        .iter()
+        .map(|f| {
+            Pattern::parse(f.str("Pattern").unwrap_or_default(), Dialect::EventBridge)
+                .map_err(|_| invalid_parameter("Invalid filter pattern definition."))
+        })
+        .collect()
+}
+
+/// Whether a record reaches the function: any filter matches its document, or there are
+/// none. Lambda moves past (streams) or deletes (queues) the records that do not.
+fn passes(filters: &[Pattern], document: &serde_json::Value) -> bool {
+    filters.is_empty() || filters.iter().any(|p| p.matches(document))
 }
 
 /// The function ARN a mapping's `FunctionName` names (qualified when it names a qualifier).
@@ -188,6 +210,7 @@ impl Lambda {
                 config.insert(member, v.clone());
             }
         }
+        filters_of(config)?;
         match source {
             Source::Queue => {
                 let batch = config.int("BatchSize").unwrap_or(DEFAULT_SQS_BATCH);

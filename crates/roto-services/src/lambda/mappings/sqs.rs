@@ -2,14 +2,16 @@
 //! (never its tables), invokes the function with the `Records` event Lambda builds, and
 //! deletes what succeeded: the whole batch, or all but the `batchItemFailures` when the
 //! mapping reports batch item failures. A failed batch is left to reappear when its
-//! visibility timeout ends, as in AWS.
+//! visibility timeout ends, as in AWS. Messages that pass none of the mapping's filters are
+//! deleted without reaching the function; filters see the record with its body as JSON
+//! where the body is JSON.
 
 use std::collections::HashSet;
 use std::time::Duration;
 
-use roto_core::{AwsError, AwsResult, Value};
+use roto_core::{AwsError, AwsResult, Context, Value};
 
-use super::{context_of, reports_item_failures, DEFAULT_SQS_BATCH};
+use super::{context_of, filters_of, passes, reports_item_failures, DEFAULT_SQS_BATCH};
 use crate::lambda::executor::Invocation;
 use crate::lambda::Lambda;
 
@@ -70,6 +72,18 @@ fn record(message: &Value, source_arn: &str, region: &str) -> serde_json::Value 
         "eventSourceARN": source_arn,
         "awsRegion": region,
     })
+}
+
+/// A record as the mapping's filters see it: its body as JSON where the body is JSON.
+fn filter_document(record: &serde_json::Value) -> serde_json::Value {
+    let mut document = record.clone();
+    if let Some(body) = record["body"]
+        .as_str()
+        .and_then(|b| serde_json::from_str::<serde_json::Value>(b).ok())
+    {
+        document["body"] = body;
+    }
+    document
 }
 
 impl Lambda {
@@ -148,11 +162,17 @@ impl Lambda {
                 tokio::time::sleep(Duration::from_millis(50)).await;
             }
         }
-        if messages.is_empty() {
+        let filters = filters_of(config)?;
+        let (passed, filtered): (Vec<_>, Vec<_>) = messages
+            .into_iter()
+            .map(|m| (record(&m, source, region), m))
+            .partition(|(r, _)| passes(&filters, &filter_document(r)));
+        self.delete_messages(&ctx, &url, filtered.iter().map(|(_, m)| m))
+            .await?;
+        if passed.is_empty() {
             return Ok(());
         }
-        let records: Vec<serde_json::Value> =
-            messages.iter().map(|m| record(m, source, region)).collect();
+        let (records, messages): (Vec<serde_json::Value>, Vec<Value>) = passed.into_iter().unzip();
         let event = serde_json::json!({ "Records": records });
         let function = self.mapped_function(&ctx, config)?;
         let invocation = Invocation {
@@ -181,9 +201,24 @@ impl Lambda {
         } else {
             HashSet::new()
         };
-        let entries: Vec<Value> = messages
+        let done = messages
             .iter()
-            .filter(|m| !failed.contains(m.str("MessageId").unwrap_or_default()))
+            .filter(|m| !failed.contains(m.str("MessageId").unwrap_or_default()));
+        self.delete_messages(&ctx, &url, done).await
+    }
+
+    /// Deletes received messages from the queue.
+    async fn delete_messages<'a>(
+        &self,
+        ctx: &Context,
+        url: &str,
+        messages: impl Iterator<Item = &'a Value>,
+    ) -> AwsResult<()> {
+        let dispatcher = self
+            .env
+            .dispatcher()
+            .ok_or_else(|| AwsError::internal("no dispatcher"))?;
+        let entries: Vec<Value> = messages
             .enumerate()
             .map(|(i, m)| {
                 Value::map()
@@ -194,11 +229,11 @@ impl Lambda {
         for chunk in entries.chunks(10) {
             dispatcher
                 .call(
-                    &ctx,
+                    ctx,
                     "sqs",
                     "DeleteMessageBatch",
                     Value::map()
-                        .with("QueueUrl", url.as_str())
+                        .with("QueueUrl", url)
                         .with("Entries", chunk.to_vec()),
                 )
                 .await?;

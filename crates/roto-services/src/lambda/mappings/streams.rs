@@ -19,10 +19,17 @@
 //! than `MaximumRecordAgeInSeconds`, go to the `OnFailure` destination with their
 //! `DDBStreamBatchInfo` or `KinesisBatchInfo`, and the poller moves past them. With
 //! `BisectBatchOnFunctionError` a failed batch is split in two and each half retried on its
-//! own (a split is not a retry). `ParallelizationFactor`, `TumblingWindowInSeconds` and
-//! `FilterCriteria` are stored, not applied.
+//! own (a split is not a retry).
+//! With a `ParallelizationFactor` above 1, a poll reads up to that many batches from a
+//! shard and splits them into lanes by the hash of each record's partition key (a DynamoDB
+//! record's item key), delivered at once, each lane in order; the shard is checkpointed
+//! when every lane is done. Records that pass none of the mapping's `FilterCriteria`
+//! patterns (EventBridge's syntax over the record, a Kinesis record's JSON data as `data`)
+//! are moved past without invoking the function. `TumblingWindowInSeconds` is stored, not
+//! applied.
 
 use std::collections::{HashMap, HashSet};
+use std::hash::{DefaultHasher, Hash, Hasher};
 use std::time::Duration;
 
 use roto_core::store::Cached;
@@ -31,8 +38,11 @@ use roto_core::trace::{TraceEntry, TraceKind};
 use roto_core::{AwsError, AwsResult, Context, Value};
 use rusqlite::{params, OptionalExtension};
 use serde_json::{json, Value as Json};
+use tokio::task::JoinSet;
 
-use super::{context_of, invalid_parameter, reports_item_failures, DEFAULT_STREAM_BATCH};
+use super::{
+    context_of, filters_of, invalid_parameter, passes, reports_item_failures, DEFAULT_STREAM_BATCH,
+};
 use crate::lambda::executor::Invocation;
 use crate::lambda::Lambda;
 
@@ -42,6 +52,8 @@ const POLL_INTERVAL: Duration = Duration::from_secs(1);
 const WINDOW_POLL: Duration = Duration::from_millis(200);
 /// The most records one GetRecords returns.
 const MAX_GET_RECORDS: usize = 1000;
+/// The most batches of one shard a mapping delivers at once (`ParallelizationFactor`).
+const MAX_PARALLELIZATION: usize = 10;
 /// The first and the longest wait before retrying a failed batch.
 const RETRY_FIRST_DELAY: Duration = Duration::from_secs(1);
 const RETRY_MAX_DELAY: Duration = Duration::from_secs(60);
@@ -240,6 +252,58 @@ fn first_failure(payload: &[u8], records: &[Value]) -> Option<usize> {
                 .unwrap_or(0)
         })
         .min()
+}
+
+/// A record as the mapping's filters see it: a DynamoDB stream record as the function
+/// receives it; a Kinesis record's data, where it is JSON, as `data` (Lambda filters
+/// Kinesis records on their data alone, so a filter matches no record whose data is not
+/// JSON).
+fn filter_document(record: &Value) -> Json {
+    if record.get("dynamodb").is_some() {
+        return event_json(record);
+    }
+    let data = record
+        .get("Data")
+        .and_then(Value::as_blob)
+        .and_then(|d| serde_json::from_slice::<Json>(d).ok());
+    match data {
+        Some(data) => json!({ "data": data }),
+        None => json!({}),
+    }
+}
+
+/// Splits what was read from a shard into at most `factor` lanes by the hash of each
+/// record's partition key (a DynamoDB item's key), keeping each key's records in order in
+/// one lane, as Lambda does with a `ParallelizationFactor` above 1.
+fn lanes_of(records: Vec<Value>, factor: usize) -> Vec<Vec<Value>> {
+    let mut lanes: Vec<Vec<Value>> = vec![Vec::new(); factor];
+    for record in records {
+        let mut hasher = DefaultHasher::new();
+        match record.get("dynamodb") {
+            Some(d) => d
+                .get("Keys")
+                .map(Value::to_json)
+                .unwrap_or_default()
+                .to_string(),
+            None => record.str("PartitionKey").unwrap_or_default().to_string(),
+        }
+        .hash(&mut hasher);
+        let lane = usize::try_from(hasher.finish() % factor as u64).unwrap_or(0);
+        lanes[lane].push(record);
+    }
+    lanes.retain(|l| !l.is_empty());
+    lanes
+}
+
+/// Where a lane's batches come from, and whether they are checkpointed as they go: a lone
+/// lane's are; parallel lanes' are checkpointed together, once every lane is done.
+#[derive(Clone)]
+struct Lane {
+    ctx: Context,
+    uuid: String,
+    config: Value,
+    shard: String,
+    checkpoint: bool,
 }
 
 /// How delivering a batch ended.
@@ -469,6 +533,10 @@ impl Lambda {
         let batch = usize::try_from(config.int("BatchSize").unwrap_or(DEFAULT_STREAM_BATCH))
             .unwrap_or(1)
             .max(1);
+        let factor = usize::try_from(config.int("ParallelizationFactor").unwrap_or(1))
+            .unwrap_or(1)
+            .clamp(1, MAX_PARALLELIZATION);
+        let capacity = batch * factor;
         let window = Duration::from_secs(
             u64::try_from(config.int("MaximumBatchingWindowInSeconds").unwrap_or(0)).unwrap_or(0),
         );
@@ -479,7 +547,7 @@ impl Lambda {
         };
         let mut records: Vec<Value> = Vec::new();
         let (next, closed) = loop {
-            let want = (batch - records.len()).min(MAX_GET_RECORDS);
+            let want = (capacity - records.len()).min(MAX_GET_RECORDS);
             let answer = dispatcher
                 .call(
                     ctx,
@@ -510,7 +578,7 @@ impl Lambda {
             let Some(next) = answer.str("NextShardIterator").map(str::to_string) else {
                 break (None, true);
             };
-            if records.len() >= batch
+            if records.len() >= capacity
                 || (!full_page && (records.is_empty() || started.elapsed() >= window))
             {
                 break (Some(next), false);
@@ -531,33 +599,67 @@ impl Lambda {
             }
             None => {}
         };
-        if records.is_empty() {
+        let Some(last) = records.last().map(|r| sequence_of(r).to_string()) else {
             keep(cursor);
             return Ok(false);
+        };
+        let filters = filters_of(config)?;
+        records.retain(|r| passes(&filters, &filter_document(r)));
+        let lanes = lanes_of(records, factor);
+        let lane = Lane {
+            ctx: ctx.clone(),
+            uuid: uuid.to_string(),
+            config: config.clone(),
+            shard: shard.to_string(),
+            checkpoint: lanes.len() == 1,
+        };
+        let mut running = JoinSet::new();
+        for records in lanes {
+            let (lambda, lane) = (self.clone(), lane.clone());
+            running.spawn(async move { lambda.deliver_lane(&lane, records, batch).await });
         }
-        if self
-            .deliver_stream_batch(ctx, uuid, config, shard, records)
-            .await?
-        {
+        let mut finished = true;
+        while let Some(done) = running.join_next().await {
+            finished &= done.map_err(|e| AwsError::internal(e.to_string()))??;
+        }
+        if finished {
+            self.save_position(uuid, shard, &last)?;
             keep(cursor);
         }
         Ok(true)
     }
 
+    /// Delivers a lane's records in batches of `batch`, in order; false when the mapping
+    /// was disabled or deleted meanwhile.
+    async fn deliver_lane(
+        &self,
+        lane: &Lane,
+        records: Vec<Value>,
+        batch: usize,
+    ) -> AwsResult<bool> {
+        for part in records.chunks(batch) {
+            if !self.deliver_stream_batch(lane, part.to_vec()).await? {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
+    /// Checkpoints a lone lane after `sequence` (parallel lanes are checkpointed together).
+    fn checkpoint(&self, lane: &Lane, sequence: &str) -> AwsResult<()> {
+        if lane.checkpoint {
+            self.save_position(&lane.uuid, &lane.shard, sequence)?;
+        }
+        Ok(())
+    }
+
     /// Delivers a batch, bisecting it on function errors where the mapping asks; returns
     /// false when the mapping was disabled or deleted meanwhile (the rest is read again
     /// from the checkpoint).
-    async fn deliver_stream_batch(
-        &self,
-        ctx: &Context,
-        uuid: &str,
-        config: &Value,
-        shard: &str,
-        records: Vec<Value>,
-    ) -> AwsResult<bool> {
+    async fn deliver_stream_batch(&self, lane: &Lane, records: Vec<Value>) -> AwsResult<bool> {
         let mut pending = vec![records];
         while let Some(batch) = pending.pop() {
-            match self.deliver_part(ctx, uuid, config, shard, batch).await? {
+            match self.deliver_part(lane, batch).await? {
                 Delivered::Done => {}
                 Delivered::Split(first, second) => {
                     pending.push(second);
@@ -572,14 +674,14 @@ impl Lambda {
     /// Invokes the function with a batch until it succeeds, its retries run out or its
     /// records are too old, checkpointing what is done; a batch that fails as a whole is
     /// split instead when `BisectBatchOnFunctionError` is on.
-    async fn deliver_part(
-        &self,
-        ctx: &Context,
-        uuid: &str,
-        config: &Value,
-        shard: &str,
-        mut records: Vec<Value>,
-    ) -> AwsResult<Delivered> {
+    async fn deliver_part(&self, lane: &Lane, mut records: Vec<Value>) -> AwsResult<Delivered> {
+        let Lane {
+            ctx,
+            uuid,
+            config,
+            shard,
+            ..
+        } = lane;
         let bisect = config.bool("BisectBatchOnFunctionError").unwrap_or(false);
         let arn = config.str("EventSourceArn").unwrap_or_default();
         let function_arn = config.str("FunctionArn").unwrap_or_default();
@@ -602,7 +704,7 @@ impl Lambda {
                         attempts,
                         last: None,
                     };
-                    self.give_up(ctx, uuid, config, shard, given_up).await?;
+                    self.give_up(lane, given_up).await?;
                     if records.is_empty() {
                         return Ok(Delivered::Done);
                     }
@@ -662,7 +764,7 @@ impl Lambda {
             entry.detail = Some(format!("{} records", records.len()));
             self.env.trace.record(entry);
             let Some(failed_at) = failed_at else {
-                self.save_position(uuid, shard, sequence_of(&records[records.len() - 1]))?;
+                self.checkpoint(lane, sequence_of(&records[records.len() - 1]))?;
                 return Ok(Delivered::Done);
             };
             if split {
@@ -670,7 +772,7 @@ impl Lambda {
                 return Ok(Delivered::Split(records, second));
             }
             if failed_at > 0 {
-                self.save_position(uuid, shard, sequence_of(&records[failed_at - 1]))?;
+                self.checkpoint(lane, sequence_of(&records[failed_at - 1]))?;
                 records.drain(..failed_at);
             }
             if exhausted {
@@ -688,7 +790,7 @@ impl Lambda {
                     attempts,
                     last: Some((request_id, response)),
                 };
-                self.give_up(ctx, uuid, config, shard, given_up).await?;
+                self.give_up(lane, given_up).await?;
                 return Ok(Delivered::Done);
             }
             timestamp::sleep(delay).await;
@@ -701,14 +803,10 @@ impl Lambda {
 
     /// Moves past records given up on, sending them first to the mapping's `OnFailure`
     /// destination where it has one.
-    async fn give_up(
-        &self,
-        ctx: &Context,
-        uuid: &str,
-        config: &Value,
-        shard: &str,
-        given_up: GivenUp<'_>,
-    ) -> AwsResult<()> {
+    async fn give_up(&self, lane: &Lane, given_up: GivenUp<'_>) -> AwsResult<()> {
+        let Lane {
+            ctx, config, shard, ..
+        } = lane;
         let GivenUp {
             records,
             condition,
@@ -718,7 +816,7 @@ impl Lambda {
         let (Some(first), Some(end)) = (records.first(), records.last()) else {
             return Ok(());
         };
-        self.save_position(uuid, shard, sequence_of(end))?;
+        self.checkpoint(lane, sequence_of(end))?;
         let Some(destination) = config
             .get("DestinationConfig")
             .and_then(|d| d.get("OnFailure"))
@@ -844,6 +942,42 @@ mod tests {
             "arn:aws:iam::000000000000:role/r"
         );
         assert_eq!(created_of(&kinesis), 1_500);
+    }
+
+    #[test]
+    fn lanes_keep_each_keys_records_together_in_order() {
+        let kinesis = |key: &str, seq: &str| {
+            Value::map()
+                .with("PartitionKey", key)
+                .with("SequenceNumber", seq)
+        };
+        let records: Vec<Value> = (0..30)
+            .map(|i| kinesis(&format!("k{}", i % 6), &i.to_string()))
+            .collect();
+        let lanes = lanes_of(records, 4);
+        assert!(lanes.len() > 1 && lanes.len() <= 4);
+        assert_eq!(lanes.iter().map(Vec::len).sum::<usize>(), 30);
+        for lane in &lanes {
+            let seqs: Vec<i64> = lane
+                .iter()
+                .map(|r| sequence_of(r).parse().unwrap())
+                .collect();
+            assert!(seqs.windows(2).all(|w| w[0] < w[1]));
+            for key in lane.iter().map(|r| r.str("PartitionKey")) {
+                assert!(
+                    lanes
+                        .iter()
+                        .filter(|l| l.iter().any(|r| r.str("PartitionKey") == key))
+                        .count()
+                        == 1
+                );
+            }
+        }
+        assert_eq!(lanes_of(vec![kinesis("a", "1")], 1).len(), 1);
+        let json = kinesis("a", "1").with("Data", Value::Blob(br#"{"n": 1}"#.to_vec()));
+        assert_eq!(filter_document(&json), json!({"data": {"n": 1}}));
+        let text = kinesis("a", "1").with("Data", Value::Blob(b"n".to_vec()));
+        assert_eq!(filter_document(&text), json!({}));
     }
 
     #[test]
