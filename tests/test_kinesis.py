@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 
 import pytest
+from botocore.config import Config
 from botocore.exceptions import ClientError
 
 ACCOUNT = "000000000000"
@@ -179,17 +180,33 @@ def test_put_records_and_read_in_order(kinesis):
     assert tip["Records"] == [] and tip["NextShardIterator"]
 
 
-def test_put_records_limits(kinesis):
+def test_put_records_limits(kinesis, client):
     make(kinesis, "lim", 1)
     with pytest.raises(ClientError) as e:
         kinesis.put_records(StreamName="lim", Records=[{"Data": b"x", "PartitionKey": "k"}] * 501)
     assert error(e)["Code"] == "ValidationException"
     with pytest.raises(ClientError) as e:
-        kinesis.put_records(StreamName="lim", Records=[{"Data": b"x" * (1024 * 1024), "PartitionKey": "k"}] * 6)
-    assert error(e)["Code"] == "InvalidArgumentException"
+        kinesis.put_records(StreamName="lim", Records=[{"Data": b"x" * (1024 * 1024), "PartitionKey": "k"}] * 11)
+    assert error(e) == {"Code": "InvalidArgumentException", "Message": "Records size exceeds 10 MB limit"}
     with pytest.raises(ClientError) as e:
         kinesis.put_record(StreamName="lim", Data=b"x" * (1024 * 1024 + 1), PartitionKey="k")
     assert error(e)["Code"] == "ValidationException"
+    assert error(e)["Message"] == ("1 validation error detected: Value at 'data' failed to satisfy constraint: "
+                                   "Member must have length less than or equal to 1048576")
+    with pytest.raises(ClientError) as e:
+        kinesis.put_records(StreamName="lim", Records=[{"Data": b"x", "PartitionKey": "k"},
+                                                       {"Data": b"x" * (1024 * 1024 + 1), "PartitionKey": "k"}])
+    assert error(e)["Message"] == ("1 validation error detected: Value at 'records.2.member.data' failed to satisfy "
+                                   "constraint: Member must have length less than or equal to 1048576")
+    unchecked = client("kinesis", config=Config(parameter_validation=False))
+    for key, bound in (("", "greater than or equal to 1"), ("k" * 257, "less than or equal to 256")):
+        with pytest.raises(ClientError) as e:
+            unchecked.put_record(StreamName="lim", Data=b"x", PartitionKey=key)
+        assert error(e) == {"Code": "ValidationException",
+                            "Message": f"1 validation error detected: Value '{key}' at 'partitionKey' failed to "
+                                       f"satisfy constraint: Member must have length {bound}"}
+    six = kinesis.put_records(StreamName="lim", Records=[{"Data": b"x" * (1024 * 1024), "PartitionKey": "k"}] * 6)
+    assert six["FailedRecordCount"] == 0
 
 
 def test_iterator_types(kinesis):

@@ -13,7 +13,8 @@
 //! - [`streams`]: create, describe, list, delete, retention, mode, tags.
 //! - [`records`]: PutRecord(s), GetShardIterator, GetRecords, ListShards.
 //! - [`reshard`]: SplitShard, MergeShards, UpdateShardCount.
-//! - [`settings`]: enhanced monitoring, encryption, limits, resource policies.
+//! - [`settings`]: enhanced monitoring, encryption, limits, resource policies, the
+//!   account's settings, record size, warm throughput and record distribution.
 //! - [`consumers`]: enhanced fan-out consumers.
 //! - [`subscribe`]: SubscribeToShard's event streams.
 //! - [`limits`]: the per-shard throughput limits, with `--kinesis-shard-limits`.
@@ -61,7 +62,16 @@ CREATE TABLE IF NOT EXISTS kinesis_streams (
     key_id TEXT,
     metrics TEXT NOT NULL DEFAULT '[]',
     scalings TEXT NOT NULL DEFAULT '[]',
+    max_record_kib INTEGER NOT NULL DEFAULT 1024,
+    warm_mibps INTEGER,
+    distribution TEXT,
     PRIMARY KEY (account, region, name)
+);
+CREATE TABLE IF NOT EXISTS kinesis_accounts (
+    account TEXT NOT NULL,
+    region TEXT NOT NULL,
+    commitment TEXT NOT NULL,
+    PRIMARY KEY (account, region)
 );
 CREATE TABLE IF NOT EXISTS kinesis_consumers (
     account TEXT NOT NULL,
@@ -124,6 +134,12 @@ pub(crate) struct Stream {
     metrics: Vec<String>,
     /// When UpdateShardCount last ran (the most recent ten), for its daily quota.
     scalings: Vec<i64>,
+    /// The largest record the stream takes, in KiB (UpdateMaxRecordSize).
+    max_record_kib: i64,
+    /// The warm throughput an on-demand stream is kept at, in MiB/s.
+    warm_mibps: Option<i64>,
+    /// The record distribution strategy, where one was chosen.
+    distribution: Option<String>,
 }
 
 impl Stream {
@@ -138,7 +154,8 @@ impl Stream {
 
 /// The columns [`stream_from_row`] reads.
 const STREAM_COLUMNS: &str =
-    "name, created, mode, retention_hours, tags, key_id, metrics, scalings";
+    "name, created, mode, retention_hours, tags, key_id, metrics, scalings,
+     max_record_kib, warm_mibps, distribution";
 
 fn stream_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Stream> {
     let tags: String = r.get(4)?;
@@ -153,6 +170,9 @@ fn stream_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Stream> {
         key_id: r.get(5)?,
         metrics: serde_json::from_str(&metrics).unwrap_or_default(),
         scalings: serde_json::from_str(&scalings).unwrap_or_default(),
+        max_record_kib: r.get(8)?,
+        warm_mibps: r.get(9)?,
+        distribution: r.get(10)?,
     })
 }
 
@@ -287,6 +307,11 @@ impl Kinesis {
             "DisableEnhancedMonitoring" => self.change_monitoring(ctx, input, false),
             "StopStreamEncryption" => self.stop_encryption(ctx, input),
             "DescribeLimits" => self.describe_limits(ctx),
+            "DescribeAccountSettings" => self.describe_account_settings(ctx),
+            "UpdateAccountSettings" => self.update_account_settings(ctx, input),
+            "UpdateMaxRecordSize" => self.update_max_record_size(ctx, input),
+            "UpdateStreamWarmThroughput" => self.update_warm_throughput(ctx, input),
+            "UpdateStreamRecordDistributionStrategy" => self.update_distribution(ctx, input),
             "PutResourcePolicy" => self.put_resource_policy(ctx, input),
             "GetResourcePolicy" => self.get_resource_policy(ctx, input),
             "DeleteResourcePolicy" => self.delete_resource_policy(ctx, input),

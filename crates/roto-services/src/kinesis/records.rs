@@ -17,9 +17,7 @@ use super::streams::{Shard, SHARD_COLUMNS};
 use super::{invalid_argument, not_found, Kinesis, Stream};
 
 /// The most bytes one PutRecords call may carry (data and partition keys).
-const MAX_REQUEST_BYTES: usize = 5 * 1024 * 1024;
-/// The most bytes one record's data may hold.
-const MAX_RECORD_BYTES: usize = 1024 * 1024;
+const MAX_REQUEST_BYTES: usize = 10 * 1024 * 1024;
 /// The most records GetRecords returns when no Limit is given.
 const DEFAULT_GET_LIMIT: i64 = 10_000;
 /// ListShards' default page.
@@ -44,12 +42,14 @@ impl<'a> Entry<'a> {
         }
     }
 
-    /// The record's hash key: its ExplicitHashKey, or the MD5 of its partition key. `at`
-    /// is the member path AWS names a too-large record by.
-    fn hash(&self, at: &str) -> AwsResult<u128> {
-        if self.data.len() > MAX_RECORD_BYTES {
+    /// The record's hash key: its ExplicitHashKey, or the MD5 of its partition key, once
+    /// its data is found within the stream's largest record. `at` is the member path AWS
+    /// names a too-large record by.
+    fn hash(&self, at: &str, stream: &Stream) -> AwsResult<u128> {
+        let max = usize::try_from(stream.max_record_kib * 1024).unwrap_or(usize::MAX);
+        if self.data.len() > max {
             return Err(AwsError::validation(format!(
-                "1 validation error detected: Value at '{at}' failed to satisfy constraint: Member must have length less than or equal to {MAX_RECORD_BYTES}"
+                "1 validation error detected: Value at '{at}' failed to satisfy constraint: Member must have length less than or equal to {max}"
             )));
         }
         match self.explicit_hash {
@@ -214,7 +214,7 @@ impl Kinesis {
     pub(crate) fn put_record(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
         let stream = self.stream(ctx, input, "StreamARN")?;
         let entry = Entry::of(input);
-        let hash = entry.hash("data")?;
+        let hash = entry.hash("data", &stream)?;
         let placed = self
             .store()?
             .transaction(|tx| append(tx, ctx, &stream, &[(entry, hash)], self.limits.as_deref()))?;
@@ -244,7 +244,7 @@ impl Kinesis {
             .map(|r| Entry::of(r).data.len() + Entry::of(r).partition_key.len())
             .sum();
         if size > MAX_REQUEST_BYTES {
-            return Err(invalid_argument("Records size exceeds 5 MB limit"));
+            return Err(invalid_argument("Records size exceeds 10 MB limit"));
         }
         let entries = records
             .iter()
@@ -252,7 +252,7 @@ impl Kinesis {
             .map(|(i, r)| {
                 let entry = Entry::of(r);
                 entry
-                    .hash(&format!("records.{}.member.data", i + 1))
+                    .hash(&format!("records.{}.member.data", i + 1), &stream)
                     .map(|h| (entry, h))
             })
             .collect::<AwsResult<Vec<_>>>()?;

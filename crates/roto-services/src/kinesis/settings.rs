@@ -1,6 +1,9 @@
 //! A stream's settings beside its shards: enhanced (shard-level) monitoring, server-side
-//! encryption under a KMS key, the account's limits, and resource policies on streams and
-//! consumers.
+//! encryption under a KMS key, the account's limits, resource policies on streams and
+//! consumers, the largest record a stream takes, an on-demand stream's warm throughput and
+//! its record distribution strategy; and the account's minimum throughput billing
+//! commitment (DescribeAccountSettings/UpdateAccountSettings), which warm throughput needs.
+//! Like every status transition here, a warm-throughput change completes at once.
 //!
 //! StartStreamEncryption checks its key with KMS through the dispatcher (KMS keeps its own
 //! state; a missing, disabled or pending-deletion key is refused with Kinesis' KMS errors),
@@ -8,6 +11,7 @@
 //! `EncryptionType: KMS` and its key, and so do the records written while it is on.
 
 use roto_core::store::Cached;
+use roto_core::timestamp::now_millis;
 use roto_core::{AwsError, AwsResult, Context, Value};
 use rusqlite::{params, OptionalExtension};
 
@@ -223,5 +227,174 @@ fn check_kms_type(input: &Value) -> AwsResult<()> {
             "Encryption type {} is not supported. Supported encryption type: KMS.",
             other.unwrap_or_default()
         ))),
+    }
+}
+
+/// How long a minimum throughput billing commitment lasts at least.
+const COMMITMENT_MINIMUM_MS: i64 = 24 * 3_600_000;
+/// The most warm throughput an on-demand stream may ask for, in MiB/s (10 GiB/s).
+const MAX_WARM_MIBPS: i64 = 10_240;
+
+/// The account's minimum throughput billing commitment: when it started and, once disabled,
+/// when it ends (at the earliest 24 hours after it started).
+#[derive(Debug, Default, Clone, Copy, PartialEq)]
+struct Commitment {
+    started: Option<i64>,
+    ended: Option<i64>,
+}
+
+impl Commitment {
+    fn parse(text: &str) -> Commitment {
+        let (started, ended) = text.split_once(',').unwrap_or_default();
+        Commitment {
+            started: started.parse().ok(),
+            ended: ended.parse().ok(),
+        }
+    }
+
+    fn text(self) -> String {
+        let show = |t: Option<i64>| t.map(|t| t.to_string()).unwrap_or_default();
+        format!("{},{}", show(self.started), show(self.ended))
+    }
+
+    /// Whether it is in force at `now`.
+    fn active(self, now: i64) -> bool {
+        self.started.is_some() && self.ended.is_none_or(|end| now < end)
+    }
+
+    /// After an UpdateAccountSettings asking for `enabled` at `now`: enabling starts one (or
+    /// cancels a pending end); disabling ends it, not before its earliest allowed end.
+    fn update(self, enabled: bool, now: i64) -> Commitment {
+        match (enabled, self.active(now)) {
+            (true, true) => Commitment {
+                ended: None,
+                ..self
+            },
+            (true, false) => Commitment {
+                started: Some(now),
+                ended: None,
+            },
+            (false, true) if self.ended.is_none() => Commitment {
+                ended: self.started.map(|s| now.max(s + COMMITMENT_MINIMUM_MS)),
+                ..self
+            },
+            (false, _) => self,
+        }
+    }
+
+    fn describe(self, now: i64) -> Value {
+        let status = match (self.active(now), self.ended) {
+            (true, None) => "ENABLED",
+            (true, Some(_)) => "ENABLED_UNTIL_EARLIEST_ALLOWED_END",
+            (false, _) => "DISABLED",
+        };
+        Value::map()
+            .with("Status", status)
+            .with_opt("StartedAt", self.started.map(Value::Timestamp))
+            .with_opt("EndedAt", self.ended.map(Value::Timestamp))
+            .with_opt(
+                "EarliestAllowedEndAt",
+                self.started
+                    .map(|s| Value::Timestamp(s + COMMITMENT_MINIMUM_MS)),
+            )
+    }
+}
+
+impl Kinesis {
+    fn commitment(&self, ctx: &Context) -> AwsResult<Commitment> {
+        let text: Option<String> = self.store()?.read(|c| {
+            c.prepare_cached(
+                "SELECT commitment FROM kinesis_accounts WHERE account = ?1 AND region = ?2",
+            )?
+            .query_row([&ctx.account, &ctx.region], |r| r.get(0))
+            .optional()
+            .map_err(AwsError::from)
+        })?;
+        Ok(text.map(|t| Commitment::parse(&t)).unwrap_or_default())
+    }
+
+    pub(crate) fn describe_account_settings(&self, ctx: &Context) -> AwsResult<Value> {
+        let commitment = self.commitment(ctx)?.describe(now_millis());
+        Ok(Value::map().with("MinimumThroughputBillingCommitment", commitment))
+    }
+
+    pub(crate) fn update_account_settings(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
+        let enabled = input
+            .get("MinimumThroughputBillingCommitment")
+            .and_then(|c| c.str("Status"))
+            == Some("ENABLED");
+        let now = now_millis();
+        let commitment = self.commitment(ctx)?.update(enabled, now);
+        self.store()?.with(|c| {
+            c.execute_cached(
+                "INSERT INTO kinesis_accounts (account, region, commitment) VALUES (?1, ?2, ?3)
+                 ON CONFLICT (account, region) DO UPDATE SET commitment = excluded.commitment",
+                params![ctx.account, ctx.region, commitment.text()],
+            )
+            .map_err(AwsError::from)
+        })?;
+        Ok(Value::map().with(
+            "MinimumThroughputBillingCommitment",
+            commitment.describe(now),
+        ))
+    }
+
+    /// InvalidArgumentException unless an on-demand stream of an account with a minimum
+    /// throughput billing commitment may be given `mibps` of warm throughput.
+    pub(crate) fn check_warm_throughput(
+        &self,
+        ctx: &Context,
+        mode: &str,
+        mibps: i64,
+    ) -> AwsResult<()> {
+        if mode != "ON_DEMAND" {
+            return Err(invalid_argument(
+                "Warm throughput is only supported for streams in ON_DEMAND mode.",
+            ));
+        }
+        if !self.commitment(ctx)?.active(now_millis()) {
+            return Err(invalid_argument(
+                "Warm throughput requires MinimumThroughputBillingCommitment to be enabled for the account.",
+            ));
+        }
+        if mibps > MAX_WARM_MIBPS {
+            return Err(AwsError::new(
+                "LimitExceededException",
+                format!(
+                    "Requested warm throughput of {mibps} MiBps exceeds the limit of {MAX_WARM_MIBPS} MiBps."
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    pub(crate) fn update_warm_throughput(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
+        let stream = self.stream(ctx, input, "StreamARN")?;
+        let target = input.int("WarmThroughputMiBps").unwrap_or_default();
+        self.check_warm_throughput(ctx, &stream.mode, target)?;
+        self.set_column(ctx, &stream.name, "warm_mibps", &target)?;
+        Ok(Value::map()
+            .with("StreamARN", stream_arn(ctx, &stream.name))
+            .with("StreamName", stream.name.as_str())
+            .with(
+                "WarmThroughput",
+                Value::map()
+                    .with("TargetMiBps", target)
+                    .with("CurrentMiBps", stream.warm_mibps.unwrap_or_default()),
+            ))
+    }
+
+    pub(crate) fn update_max_record_size(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
+        let stream = self.stream(ctx, input, "StreamARN")?;
+        let kib = input.int("MaxRecordSizeInKiB").unwrap_or(1024);
+        self.set_column(ctx, &stream.name, "max_record_kib", &kib)?;
+        Ok(Value::map())
+    }
+
+    pub(crate) fn update_distribution(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
+        let stream = self.stream(ctx, input, "StreamARN")?;
+        let strategy = input.str("RecordDistributionStrategy").unwrap_or_default();
+        self.set_column(ctx, &stream.name, "distribution", &strategy)?;
+        Ok(Value::map())
     }
 }

@@ -17,6 +17,8 @@ pub(crate) const SHARD_LIMIT: i64 = 500;
 /// Retention bounds, in hours.
 const MIN_RETENTION: i64 = 24;
 const MAX_RETENTION: i64 = 8760;
+/// The largest record a stream takes unless UpdateMaxRecordSize says otherwise, in KiB.
+const DEFAULT_MAX_RECORD_KIB: i64 = 1024;
 /// The most tags a stream may carry.
 const MAX_TAGS: usize = 50;
 
@@ -150,6 +152,10 @@ impl Kinesis {
             }
         };
         self.check_shard_limit(ctx, count)?;
+        let warm = input.int("WarmThroughputMiBps");
+        if let Some(mibps) = warm {
+            self.check_warm_throughput(ctx, mode, mibps)?;
+        }
         if self.find(ctx, name)?.is_some() {
             return Err(AwsError::new(
                 "ResourceInUseException",
@@ -164,8 +170,9 @@ impl Kinesis {
         self.store()?.transaction(|tx| {
             tx.execute_cached(
                 "INSERT INTO kinesis_streams
-                 (account, region, name, created, mode, retention_hours, next_shard, tags)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                 (account, region, name, created, mode, retention_hours, next_shard, tags,
+                  max_record_kib, warm_mibps, distribution)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
                 params![
                     ctx.account,
                     ctx.region,
@@ -174,7 +181,12 @@ impl Kinesis {
                     mode,
                     MIN_RETENTION,
                     count,
-                    serde_json::Value::Object(tags).to_string()
+                    serde_json::Value::Object(tags).to_string(),
+                    input
+                        .int("MaxRecordSizeInKiB")
+                        .unwrap_or(DEFAULT_MAX_RECORD_KIB),
+                    warm,
+                    input.str("RecordDistributionStrategy")
                 ],
             )?;
             for (index, (start, end)) in even_ranges(count as u128).into_iter().enumerate() {
@@ -278,7 +290,15 @@ impl Kinesis {
             .with("EncryptionType", stream.encryption_type())
             .with_opt("KeyId", stream.key_id.as_deref())
             .with("OpenShardCount", open)
-            .with("ConsumerCount", self.consumer_count(ctx, &stream.name)?);
+            .with("ConsumerCount", self.consumer_count(ctx, &stream.name)?)
+            .with("MaxRecordSizeInKiB", stream.max_record_kib)
+            .with_opt(
+                "WarmThroughput",
+                stream
+                    .warm_mibps
+                    .map(|w| Value::map().with("TargetMiBps", w).with("CurrentMiBps", w)),
+            )
+            .with_opt("RecordDistributionStrategy", stream.distribution.as_deref());
         Ok(Value::map().with("StreamDescriptionSummary", summary))
     }
 
