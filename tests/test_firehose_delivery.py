@@ -235,6 +235,45 @@ def test_metadata_extraction_partitions_by_query(server, firehose, s3):
     assert json.loads(errors[0])["errorCode"] == "DynamicPartitioning.MetadataExtractionFailed"
 
 
+def partitioned(query):
+    return {
+        "RoleARN": ROLE, "BucketARN": BUCKET_ARN,
+        "BufferingHints": {"IntervalInSeconds": 0, "SizeInMBs": 64},
+        "Prefix": "kind=!{partitionKeyFromQuery:kind}/",
+        "ErrorOutputPrefix": "errors/!{firehose:error-output-type}/",
+        "DynamicPartitioningConfiguration": {"Enabled": True},
+        "ProcessingConfiguration": {"Enabled": True, "Processors": [
+            {"Type": "MetadataExtraction", "Parameters": [
+                {"ParameterName": "MetadataExtractionQuery", "ParameterValue": query},
+                {"ParameterName": "JsonParsingEngine", "ParameterValue": "JQ-1.6"},
+            ]},
+        ]},
+    }
+
+
+def test_alternatives_and_literals_partition_and_other_jq_is_refused(server, firehose, s3):
+    for query, reason in (('{kind: .kind | ascii_downcase}', "expected , or } but found |"),
+                          ('{kind: if .a then .b else .c end}', "expected . but found i"),
+                          ('.kind', "expected { but found .")):
+        with pytest.raises(firehose.exceptions.InvalidArgumentException) as e:
+            firehose.create_delivery_stream(DeliveryStreamName="bad", ExtendedS3DestinationConfiguration=partitioned(query))
+        assert e.value.response["Error"]["Message"].startswith(
+            f"MetadataExtractionQuery {query} is not supported: {reason}.")
+    firehose.create_delivery_stream(DeliveryStreamName="alt",
+                                    ExtendedS3DestinationConfiguration=partitioned('{kind: .type // .legacy.type // "other"}'))
+    described = firehose.describe_delivery_stream(DeliveryStreamName="alt")["DeliveryStreamDescription"]
+    with pytest.raises(firehose.exceptions.InvalidArgumentException):
+        firehose.update_destination(
+            DeliveryStreamName="alt", CurrentDeliveryStreamVersionId=described["VersionId"],
+            DestinationId="destinationId-000000000001",
+            ExtendedS3DestinationUpdate={"ProcessingConfiguration": partitioned("{kind: .a + 1}")["ProcessingConfiguration"]})
+    docs = [{"type": "a"}, {"legacy": {"type": "b"}}, {"type": None}]
+    firehose.put_record_batch(DeliveryStreamName="alt", Records=[{"Data": json.dumps(d).encode()} for d in docs])
+    server.wait_for_delivery(service="firehose", target=BUCKET_ARN, outcome="delivered")
+    found = objects(s3)
+    assert sorted(k.split("/")[0] for k in found) == ["kind=a", "kind=b", "kind=other"]
+
+
 def test_kinesis_stream_as_source(server, firehose, s3, client):
     kinesis = client("kinesis")
     kinesis.create_stream(StreamName="src", ShardCount=2)

@@ -180,6 +180,7 @@ pub(super) fn describe(kind: &str, config: &Json) -> AwsResult<Json> {
     match kind {
         "S3" | "ExtendedS3" => {
             check_prefixes(config)?;
+            check_queries(config)?;
             stored.insert("S3DestinationDescription".into(), s3_description(config));
             stored.insert(
                 "ExtendedS3DestinationDescription".into(),
@@ -208,6 +209,26 @@ pub(super) fn check_prefixes(config: &Json) -> AwsResult<()> {
         return Err(invalid_argument(
             "ErrorOutputPrefix cannot be null or empty when Prefix contains expressions",
         ));
+    }
+    Ok(())
+}
+
+/// InvalidArgumentException for a metadata extraction query outside the jq Roto serves
+/// (see [`partition`](super::partition)).
+fn check_queries(config: &Json) -> AwsResult<()> {
+    let processors = config["ProcessingConfiguration"]["Processors"].as_array();
+    for processor in processors.into_iter().flatten() {
+        if processor["Type"] != "MetadataExtraction" {
+            continue;
+        }
+        let query = super::transform::parameter(processor, "MetadataExtractionQuery");
+        if let Some(query) = query {
+            super::partition::Query::parse(query).map_err(|reason| {
+                invalid_argument(format!(
+                    "MetadataExtractionQuery {query} is not supported: {reason}. Roto serves an object of paths, string literals and their // alternatives ({{key: .a.b // \"default\"}})."
+                ))
+            })?;
+        }
     }
     Ok(())
 }
@@ -287,6 +308,7 @@ pub(super) fn apply_update(stored: &Json, kind: &str, update: &Json) -> AwsResul
         }
         if let Some(extended) = next.get("ExtendedS3DestinationDescription") {
             check_prefixes(extended)?;
+            check_queries(extended)?;
         }
         return Ok(next);
     }

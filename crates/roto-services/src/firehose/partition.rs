@@ -1,12 +1,15 @@
-//! Dynamic partitioning's metadata extraction queries: the small part of jq that
+//! Dynamic partitioning's metadata extraction queries: the part of jq that
 //! `MetadataExtractionQuery` uses in practice, an object of keys and paths.
 //!
-//! Served: `{key: .path, "key two": .a.b[0]."c d"["e"], ...}`, where a path is `.`
-//! followed by `.name`, `."name"`, `["name"]` and `[index]` steps. A key's value is its
-//! path's string as is, or a number or boolean as JSON writes it; a path that finds
-//! nothing (or null, an object, an array) fails the record's extraction, as AWS does. Other
-//! jq (pipes, functions, arithmetic) is refused when the stream is created. The reader is
-//! one loop over the query's characters: it keeps no stack, whatever the query.
+//! Served: `{key: .path, "key two": .a.b[0]."c d"["e"], k: .a // .b // "default"}`: an
+//! object (keys bare or quoted) whose values are paths, string literals, or alternatives of
+//! them joined by jq's `//` (the first that is neither null nor false). A path is `.`
+//! followed by `.name`, `."name"`, `["name"]` and `[index]` steps. A key's value is a
+//! string as is, or a number or boolean as JSON writes it; a value that is missing, null,
+//! false, an object or an array fails the record's extraction, as AWS does. Other jq
+//! (pipes, functions, string interpolation, arithmetic, conditionals) is refused with
+//! InvalidArgumentException when the stream is created or updated. The reader is one loop
+//! over the query's characters: it keeps no stack, whatever the query.
 
 use serde_json::Value as Json;
 
@@ -17,10 +20,17 @@ enum Step {
     Index(usize),
 }
 
-/// A parsed query: each partition key and its path.
+/// One alternative of a key's value: a path into the record, or a string literal.
+#[derive(Debug, Clone, PartialEq)]
+enum Term {
+    Path(Vec<Step>),
+    Literal(String),
+}
+
+/// A parsed query: each partition key and its alternatives.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Query {
-    keys: Vec<(String, Vec<Step>)>,
+    keys: Vec<(String, Vec<Term>)>,
 }
 
 struct Reader<'a> {
@@ -129,6 +139,24 @@ impl Reader<'_> {
             after_dot = false;
         }
     }
+
+    /// A key's value: terms joined by `//`.
+    fn alternatives(&mut self) -> Result<Vec<Term>, String> {
+        let mut terms = Vec::new();
+        loop {
+            self.skip_space();
+            terms.push(match self.chars.peek() {
+                Some('"') => Term::Literal(self.string()?),
+                _ => Term::Path(self.path()?),
+            });
+            self.skip_space();
+            if self.chars.peek() != Some(&'/') {
+                return Ok(terms);
+            }
+            self.chars.next();
+            self.expect('/')?;
+        }
+    }
 }
 
 impl Query {
@@ -142,8 +170,7 @@ impl Query {
         loop {
             let key = r.key()?;
             r.expect(':')?;
-            r.skip_space();
-            keys.push((key, r.path()?));
+            keys.push((key, r.alternatives()?));
             r.skip_space();
             match r.chars.next() {
                 Some(',') => continue,
@@ -165,13 +192,20 @@ impl Query {
             .map_err(|e| format!("The record is not valid JSON: {e}"))?;
         self.keys
             .iter()
-            .map(|(key, path)| {
-                let found = path.iter().try_fold(&doc, |node, step| match step {
-                    Step::Member(m) => node.get(m.as_str()),
-                    Step::Index(i) => node.get(*i),
+            .map(|(key, terms)| {
+                let found = terms.iter().find_map(|term| match term {
+                    Term::Literal(text) => Some(Json::String(text.clone())),
+                    Term::Path(path) => path
+                        .iter()
+                        .try_fold(&doc, |node, step| match step {
+                            Step::Member(m) => node.get(m.as_str()),
+                            Step::Index(i) => node.get(*i),
+                        })
+                        .filter(|v| !matches!(v, Json::Null | Json::Bool(false)))
+                        .cloned(),
                 });
                 match found {
-                    Some(Json::String(s)) => Ok((key.clone(), s.clone())),
+                    Some(Json::String(s)) => Ok((key.clone(), s)),
                     Some(v @ (Json::Number(_) | Json::Bool(_))) => Ok((key.clone(), v.to_string())),
                     _ => Err(format!("The query found no value for the key {key}.")),
                 }
@@ -201,6 +235,17 @@ mod tests {
         );
         assert!(q.extract(br#"{"customer":{}}"#).is_err());
         assert!(q.extract(b"not json").is_err());
+        let q = Query::parse(r#"{k: .a // .b.c // "none", j: .x//.y}"#).unwrap();
+        let keys = |doc: &[u8]| {
+            q.extract(doc)
+                .map(|k| k.into_iter().map(|(_, v)| v).collect::<Vec<_>>())
+        };
+        assert_eq!(keys(br#"{"a": "1", "x": 2}"#).unwrap(), ["1", "2"]);
+        assert_eq!(
+            keys(br#"{"a": null, "b": {"c": false}, "y": true}"#).unwrap(),
+            ["none", "true"]
+        );
+        assert!(keys(br#"{"a": 1}"#).is_err());
     }
 
     #[test]
@@ -213,6 +258,10 @@ mod tests {
             "{a .a}",
             "{a: .a} x",
             "{a: .[}",
+            "{a: .a / .b}",
+            "{a: .a // }",
+            r#"{a: .a | "k=\(.)"}"#,
+            "{a: if .a then .b else .c end}",
         ] {
             assert!(Query::parse(bad).is_err(), "{bad}");
         }

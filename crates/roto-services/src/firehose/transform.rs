@@ -30,7 +30,7 @@ use super::Inner;
 pub(super) type Processed = (Vec<Record>, Vec<Failed>);
 
 /// A processor's parameter, if given.
-fn parameter<'a>(processor: &'a Json, name: &str) -> Option<&'a str> {
+pub(super) fn parameter<'a>(processor: &'a Json, name: &str) -> Option<&'a str> {
     processor["Parameters"]
         .as_array()?
         .iter()
