@@ -124,6 +124,8 @@ pub struct Access {
     pub passed_roles: Vec<String>,
     /// The resource's tags (`aws:ResourceTag/<key>`), where the service reads them.
     pub resource_tags: Vec<(String, String)>,
+    /// What else the call needs, each decided as the call is (an S3 copy's source).
+    pub also: Vec<Access>,
 }
 
 /// Why a request was denied, in the words AWS's messages use.

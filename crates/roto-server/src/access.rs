@@ -60,67 +60,61 @@ pub fn check(
     let Some(iam) = dispatcher.service("iam") else {
         return Ok(());
     };
-    let Some(verdict) = iam.authorize(&principal, &access, &keys) else {
-        return Ok(());
-    };
-    let verdict = verdict?;
-    entry.detail = Some(describe(&principal, &access, &verdict));
-    if let Some(denial) = verdict.denial {
-        return Err(denied(protocol, &principal, &access, denial));
-    }
-    let passing = Passing {
+    let decider = Decider {
         iam: iam.as_ref(),
         principal: &principal,
-        keys: &keys,
-        to_service: service
-            .spec()
-            .signing_names
-            .first()
-            .copied()
-            .unwrap_or(service.spec().name),
         protocol,
     };
-    check_passed_roles(&passing, &access.passed_roles, entry)
-}
-
-/// What deciding `iam:PassRole` for a call reads.
-struct Passing<'a> {
-    iam: &'a dyn Service,
-    principal: &'a Principal,
-    keys: &'a [(String, Vec<String>)],
-    /// The service the roles are passed to, by its signing name (`lambda`).
-    to_service: &'a str,
-    protocol: Protocol,
-}
-
-/// `iam:PassRole` on each role the call hands its service, with `iam:PassedToService`
-/// naming the service's principal (`lambda.amazonaws.com`), as AWS checks before the call.
-fn check_passed_roles(
-    passing: &Passing<'_>,
-    roles: &[String],
-    entry: &mut TraceEntry,
-) -> Result<(), AwsError> {
-    let mut keys = passing.keys.to_vec();
+    decider.decide(&access, &keys, entry)?;
+    for also in &access.also {
+        decider.decide(also, &keys, entry)?;
+    }
+    let spec = service.spec();
+    let to_service = spec.signing_names.first().copied().unwrap_or(spec.name);
     keys.push((
         "iam:PassedToService".into(),
-        vec![format!("{}.amazonaws.com", passing.to_service)],
+        vec![format!("{to_service}.amazonaws.com")],
     ));
-    for role in roles {
+    for role in &access.passed_roles {
         let pass = Access {
             action: "iam:PassRole".into(),
             resource: role.clone(),
             ..Access::default()
         };
-        let Some(verdict) = passing.iam.authorize(passing.principal, &pass, &keys) else {
-            continue;
-        };
-        let verdict = verdict?;
-        if let Some(denial) = verdict.denial {
-            entry.detail = Some(describe(passing.principal, &pass, &verdict));
-            return Err(denied(passing.protocol, passing.principal, &pass, denial));
-        }
+        decider.decide(&pass, &keys, entry)?;
     }
     Ok(())
+}
+
+/// IAM deciding for one caller: the call's own access, then what else it needs (an S3
+/// copy's source), then `iam:PassRole` on each role it hands its service, with
+/// `iam:PassedToService` naming the service's principal (`lambda.amazonaws.com`).
+struct Decider<'a> {
+    iam: &'a dyn Service,
+    principal: &'a Principal,
+    protocol: Protocol,
+}
+
+impl Decider<'_> {
+    /// One decision; the trace keeps the call's own, or the denial.
+    fn decide(
+        &self,
+        access: &Access,
+        keys: &[(String, Vec<String>)],
+        entry: &mut TraceEntry,
+    ) -> Result<(), AwsError> {
+        let Some(verdict) = self.iam.authorize(self.principal, access, keys) else {
+            return Ok(());
+        };
+        let verdict = verdict?;
+        if entry.detail.is_none() || verdict.denial.is_some() {
+            entry.detail = Some(describe(self.principal, access, &verdict));
+        }
+        match verdict.denial {
+            None => Ok(()),
+            Some(denial) => Err(denied(self.protocol, self.principal, access, denial)),
+        }
+    }
 }
 
 /// The principal behind the request's key.

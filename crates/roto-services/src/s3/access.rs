@@ -3,7 +3,8 @@
 //! `s3:ListBucket`), the bucket's or object's ARN, and the bucket's access policy: its
 //! bucket policy, and what its ACLs grant the caller, with Block Public Access
 //! (`IgnorePublicAcls`, `RestrictPublicBuckets`) and Object Ownership (ACLs count for
-//! nothing under `BucketOwnerEnforced`) applied.
+//! nothing under `BucketOwnerEnforced`) applied. A copy (`CopyObject`, `UploadPartCopy`)
+//! also needs `s3:GetObject` (`s3:GetObjectVersion`) on its source, decided the same way.
 
 use roto_core::access::{Access, Grant, Principal, PrincipalKind, ResourcePolicy};
 use roto_core::{AwsResult, Value};
@@ -182,13 +183,26 @@ impl S3 {
             Some(bucket) => Some(self.bucket_access(&bucket, principal, &action, input)?),
             None => None,
         };
-        Ok(Access {
+        let mut access = Access {
             action,
             resource,
             policy,
             open: operation == "PreflightRequest",
             ..Access::default()
-        })
+        };
+        let source = input.str("CopySource").map(super::copy::parse_copy_source);
+        if let Some(Ok(source)) = source {
+            let mut read = Value::map()
+                .with("Bucket", source.bucket)
+                .with("Key", source.key);
+            if let Some(version) = source.version {
+                read.insert("VersionId", version);
+            }
+            access
+                .also
+                .push(self.access_of(principal, "GetObject", &read)?);
+        }
+        Ok(access)
     }
 
     /// The bucket's policy and what its ACLs grant, as Block Public Access and Object
