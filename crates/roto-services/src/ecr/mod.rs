@@ -3,7 +3,8 @@
 //! repository is empty and the image operations answer as AWS does for an empty one.
 //!
 //! A repository is a row of `ecr_repositories`, which keeps its settings, its repository
-//! and lifecycle policies and its tags; a registry's policy is a row of `ecr_registries`.
+//! and lifecycle policies and its tags; a registry's policy is a row of `ecr_registries`,
+//! its other settings rows of `ecr_registry_items`.
 //! The tables are created on the first call.
 //!
 //! - [`repositories`]: Create/Describe/DeleteRepository, the scanning and tag-mutability
@@ -11,6 +12,8 @@
 //! - [`policies`]: repository policies, lifecycle policies and their previews, the
 //!   registry's policy and DescribeRegistry.
 //! - [`images`]: the image operations over an empty repository, and GetAuthorizationToken.
+//! - [`registry`]: account settings, scanning, replication and signing configurations,
+//!   pull through cache rules, repository creation templates, pull-time exclusions.
 //!
 //! ECR checks its input itself and reports every violation as `InvalidParameterException`
 //! ("Invalid parameter at 'repositoryName' failed to satisfy constraint: ..."), so the
@@ -18,6 +21,7 @@
 
 mod images;
 mod policies;
+mod registry;
 mod repositories;
 
 use std::sync::{Arc, OnceLock};
@@ -62,13 +66,20 @@ CREATE TABLE IF NOT EXISTS ecr_registries (
     policy TEXT NOT NULL,
     PRIMARY KEY (account, region)
 );
+CREATE TABLE IF NOT EXISTS ecr_registry_items (
+    account TEXT NOT NULL,
+    region TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    name TEXT NOT NULL,
+    body TEXT NOT NULL,
+    created INTEGER NOT NULL,
+    updated INTEGER NOT NULL,
+    PRIMARY KEY (account, region, kind, name)
+);
 ";
 
-/// What a registry without pull-through caching or creation templates answers.
-const FEATURELESS: &[Featureless] = &[
-    Featureless::empty("DescribePullThroughCacheRules"),
-    Featureless::empty("DescribeRepositoryCreationTemplates"),
-];
+/// ECR answers every operation it serves from its own handlers.
+const FEATURELESS: &[Featureless] = &[];
 
 /// The service's state.
 struct Inner {
@@ -120,12 +131,47 @@ impl Inner {
             "PutRegistryPolicy" => self.put_registry_policy(ctx, input),
             "GetRegistryPolicy" => self.get_registry_policy(ctx),
             "DeleteRegistryPolicy" => self.delete_registry_policy(ctx),
-            "DescribeRegistry" => Ok(self.describe_registry(ctx)),
+            "DescribeRegistry" => self.describe_registry(ctx),
             "DescribeImages" => self.describe_images(ctx, input),
             "ListImages" => self.list_images(ctx, input),
             "BatchGetImage" => self.batch_get_image(ctx, input),
             "BatchDeleteImage" => self.batch_delete_image(ctx, input),
             "GetAuthorizationToken" => Ok(self.authorization_token(ctx)),
+            "DescribeImageScanFindings"
+            | "StartImageScan"
+            | "DescribeImageReplicationStatus"
+            | "DescribeImageSigningStatus"
+            | "UpdateImageStorageClass" => self.one_image(ctx, input),
+            "ListImageReferrers" => self.list_referrers(ctx, input),
+            "BatchCheckLayerAvailability" => self.check_layers(ctx, input),
+            "GetDownloadUrlForLayer" => self.layer_url(ctx, input),
+            "ListReplicationBackfills" => Ok(self.list_backfills(ctx)),
+            "DescribeReplicationBackfillResults" | "StopReplicationBackfill" => {
+                self.backfill_not_found(ctx, input)
+            }
+            "GetAccountSetting" => self.get_account_setting(ctx, input),
+            "PutAccountSetting" => self.put_account_setting(ctx, input),
+            "GetRegistryScanningConfiguration" => self.get_registry_scanning(ctx),
+            "PutRegistryScanningConfiguration" => self.put_registry_scanning(ctx, input),
+            "BatchGetRepositoryScanningConfiguration" => {
+                self.batch_get_repository_scanning(ctx, input)
+            }
+            "PutReplicationConfiguration" => self.put_replication(ctx, input),
+            "PutSigningConfiguration" => self.put_signing(ctx, input),
+            "GetSigningConfiguration" => self.get_signing(ctx),
+            "DeleteSigningConfiguration" => self.delete_signing(ctx),
+            "CreatePullThroughCacheRule" => self.create_cache_rule(ctx, input),
+            "DescribePullThroughCacheRules" => self.describe_cache_rules(ctx, input),
+            "UpdatePullThroughCacheRule" => self.update_cache_rule(ctx, input),
+            "ValidatePullThroughCacheRule" => self.validate_cache_rule(ctx, input),
+            "DeletePullThroughCacheRule" => self.delete_cache_rule(ctx, input),
+            "CreateRepositoryCreationTemplate" => self.create_template(ctx, input),
+            "DescribeRepositoryCreationTemplates" => self.describe_templates(ctx, input),
+            "UpdateRepositoryCreationTemplate" => self.update_template(ctx, input),
+            "DeleteRepositoryCreationTemplate" => self.delete_template(ctx, input),
+            "RegisterPullTimeUpdateExclusion" => self.register_exclusion(ctx, input),
+            "DeregisterPullTimeUpdateExclusion" => self.deregister_exclusion(ctx, input),
+            "ListPullTimeUpdateExclusions" => self.list_exclusions(ctx, input),
             other => featureless::answer(SPEC.model(), FEATURELESS, other, input),
         }
     }
@@ -210,6 +256,22 @@ fn check_repository_name(name: &str) -> AwsResult<()> {
         ));
     }
     Ok(())
+}
+
+/// A listing's page size (`maxResults`, 1 to 1,000, 100 by default).
+fn max_results(input: &Value) -> AwsResult<usize> {
+    match input.int("maxResults") {
+        Some(n) if n > 1000 => Err(invalid_parameter(
+            "maxResults",
+            "Member must have value less than or equal to 1000",
+        )),
+        Some(n) if n < 1 => Err(invalid_parameter(
+            "maxResults",
+            "Member must have value greater than or equal to 1",
+        )),
+        Some(n) => Ok(n as usize),
+        None => Ok(100),
+    }
 }
 
 /// The registry a call names (`registryId`, the caller's account by default).

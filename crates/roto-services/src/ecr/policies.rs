@@ -315,11 +315,10 @@ impl Inner {
     }
 
     /// DescribeRegistry: the registry, which replicates nowhere.
-    pub(super) fn describe_registry(&self, ctx: &Context) -> Value {
-        Value::map().with("registryId", ctx.account.as_str()).with(
-            "replicationConfiguration",
-            Value::map().with("rules", Value::List(Vec::new())),
-        )
+    pub(super) fn describe_registry(&self, ctx: &Context) -> AwsResult<Value> {
+        Ok(Value::map()
+            .with("registryId", ctx.account.as_str())
+            .with("replicationConfiguration", self.replication(ctx)?))
     }
 }
 

@@ -13,7 +13,7 @@ use rusqlite::OptionalExtension;
 use serde_json::Value as Json;
 
 use super::{
-    check_repository_name, error, invalid_parameter, registry_of, repository_arn,
+    check_repository_name, error, invalid_parameter, max_results, registry_of, repository_arn,
     repository_not_found, Inner,
 };
 use crate::paging;
@@ -39,7 +39,7 @@ pub(super) struct Repository {
     created: i64,
     mutability: String,
     exclusions: Option<Json>,
-    scan_on_push: bool,
+    pub(super) scan_on_push: bool,
     encryption: String,
     kms_key: Option<String>,
     pub(super) policy: Option<String>,
@@ -182,7 +182,12 @@ fn check_tags(tags: &Tags) -> AwsResult<()> {
 
 impl Inner {
     /// The repository `name` in the registry a call names, if it exists.
-    fn find(&self, ctx: &Context, registry: &str, name: &str) -> AwsResult<Option<Repository>> {
+    pub(super) fn find(
+        &self,
+        ctx: &Context,
+        registry: &str,
+        name: &str,
+    ) -> AwsResult<Option<Repository>> {
         if registry != ctx.account {
             return Ok(None);
         }
@@ -321,22 +326,7 @@ impl Inner {
 
     pub(super) fn describe_repositories(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
         let registry = registry_of(ctx, input);
-        let limit = match input.int("maxResults") {
-            Some(n) if n > 1000 => {
-                return Err(invalid_parameter(
-                    "maxResults",
-                    "Member must have value less than or equal to 1000",
-                ))
-            }
-            Some(n) if n < 1 => {
-                return Err(invalid_parameter(
-                    "maxResults",
-                    "Member must have value greater than or equal to 1",
-                ))
-            }
-            Some(n) => n as usize,
-            None => 100,
-        };
+        let limit = max_results(input)?;
         let items = match input.get("repositoryNames").and_then(Value::as_list) {
             Some(names) => {
                 let mut items = Vec::with_capacity(names.len());
