@@ -43,6 +43,10 @@ pub struct Metadata {
     pub endpoint_prefix: String,
     /// The SigV4 signing name where it differs from the endpoint prefix.
     pub signing_name: Option<String>,
+    /// Every protocol the service speaks, preferred first (`smithy-rpc-v2-cbor`, `json`,
+    /// `query`), where the model lists them.
+    #[serde(default)]
+    pub protocols: Vec<String>,
 }
 
 /// One operation.

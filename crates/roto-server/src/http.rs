@@ -15,7 +15,7 @@ use http::{HeaderValue, Method, StatusCode};
 use http_body_util::{BodyExt, Full, Limited};
 use roto_core::dispatch::{new_request_id, Body};
 use roto_core::model::{model, Model};
-use roto_core::protocol::{cbor, query, Protocol, WireRequest, WireResponse};
+use roto_core::protocol::{cbor, query, Protocol, Resolved, WireRequest, WireResponse};
 use roto_core::trace::TraceEntry;
 use roto_core::{AwsError, Context, Dispatcher, Request, Service};
 
@@ -178,9 +178,9 @@ async fn serve_call(
             if protocol == Protocol::Json {
                 fill_query_code(spec.query_model, &mut error);
             }
-            let mut wire = match cbor_body(protocol, &parts) {
-                true => cbor::encode_error(model, &error, &request_id),
-                false => protocol.encode_error(model, &error, &request_id, head),
+            let mut wire = match cbor_dialect(protocol, model, &parts) {
+                Some(dialect) => cbor::encode_error(model, &error, &request_id, dialect),
+                None => protocol.encode_error(model, &error, &request_id, head),
             };
             for (name, value) in error.headers() {
                 wire.header(name, value);
@@ -298,14 +298,29 @@ fn codec(service: &dyn Service, parts: &Parts) -> (Protocol, &'static Model) {
     }
 }
 
-/// Whether a json-protocol request carries CBOR (`application/x-amz-cbor-1.1`, what the
-/// Java SDK and the Kinesis Client Library send), to be answered in CBOR.
-fn cbor_body(protocol: Protocol, parts: &Parts) -> bool {
+/// The CBOR protocol a json-protocol request speaks, to be answered in: smithy's
+/// rpc-v2-cbor (`smithy-protocol: rpc-v2-cbor`) where the service's model lists it, or CBOR
+/// bodies on the json protocol's routing (`application/x-amz-cbor-1.1`, what the Java SDK
+/// and the Kinesis Client Library send).
+fn cbor_dialect(protocol: Protocol, model: &Model, parts: &Parts) -> Option<cbor::Dialect> {
+    if protocol != Protocol::Json {
+        return None;
+    }
+    let (name, value) = cbor::RPC_V2_HEADER;
+    let rpc_v2 = parts.headers.get(name).is_some_and(|v| v == value)
+        && model
+            .metadata
+            .protocols
+            .iter()
+            .any(|p| p == "smithy-rpc-v2-cbor");
+    if rpc_v2 {
+        return Some(cbor::Dialect::Seconds);
+    }
     let content_type = parts
         .headers
         .get(http::header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok());
-    protocol == Protocol::Json && cbor::is_cbor(content_type)
+    cbor::is_cbor(content_type).then_some(cbor::Dialect::Millis)
 }
 
 /// Gives JSON errors of a query-compatible service their query code from its query model,
@@ -421,7 +436,14 @@ async fn run(
         body: &body,
         ..probe
     };
-    let resolved = protocol.resolve(model, &wire_req)?;
+    let dialect = cbor_dialect(protocol, model, parts);
+    let resolved = match dialect {
+        Some(cbor::Dialect::Seconds) => Resolved {
+            operation: cbor::rpc_v2_operation(model, parts.uri.path())?,
+            labels: Vec::new(),
+        },
+        _ => protocol.resolve(model, &wire_req)?,
+    };
     let op = resolved.operation;
     entry.operation = op.name.clone();
     if app.verify_signatures {
@@ -436,10 +458,9 @@ async fn run(
             stream = stream.map(|body| proof.check(body));
         }
     }
-    let cbor = cbor_body(protocol, parts);
-    let input = match cbor {
-        true => cbor::decode(model, op, &body, cbor::Dialect::Millis)?,
-        false => protocol.decode(model, &resolved, &wire_req)?,
+    let input = match dialect {
+        Some(dialect) => cbor::decode(model, op, &body, dialect)?,
+        None => protocol.decode(model, &resolved, &wire_req)?,
     };
     let ctx = context(route, parts, request_id);
     if app.enforce_iam {
@@ -462,9 +483,9 @@ async fn run(
         .dispatcher
         .invoke(route.service.as_ref(), &ctx, &op.name, request)
         .await?;
-    let mut encoded = match cbor {
-        true => cbor::encode(model, op, &response.output, request_id),
-        false => protocol.encode(model, op, &response.output, request_id),
+    let mut encoded = match dialect {
+        Some(dialect) => cbor::encode(model, op, &response.output, request_id, dialect),
+        None => protocol.encode(model, op, &response.output, request_id),
     };
     if let Some(status) = response.status.and_then(|s| StatusCode::from_u16(s).ok()) {
         encoded.status = status;

@@ -1,6 +1,8 @@
-//! CBOR (RFC 8949) bodies for shaped values: what the Java SDK and the Kinesis Client
-//! Library send to Kinesis (`application/x-amz-cbor-1.1`, the json protocol's routing with
-//! CBOR bodies), and what smithy's rpc-v2-cbor protocol carries.
+//! CBOR (RFC 8949) bodies for shaped values, for the two CBOR protocols: what the Java SDK
+//! and the Kinesis Client Library send to Kinesis (`application/x-amz-cbor-1.1`, the json
+//! protocol's routing with CBOR bodies), and smithy's rpc-v2-cbor (`POST
+//! /service/<target prefix>/operation/<name>` with `smithy-protocol: rpc-v2-cbor`, what
+//! current SDKs send to services whose model lists it first, such as CloudWatch).
 //!
 //! [`parse`] reads a body into [`Cbor`] items (definite and indefinite lengths, half,
 //! single and double floats, tags), with a bounded nesting depth and no allocation larger
@@ -20,18 +22,51 @@ use crate::{timestamp, AwsError, AwsResult, Value};
 
 /// The media type of the AWS SDKs' CBOR bodies for json-protocol services.
 pub const CONTENT_TYPE: &str = "application/x-amz-cbor-1.1";
+/// The media type of rpc-v2-cbor bodies.
+pub const RPC_V2_CONTENT_TYPE: &str = "application/cbor";
+/// The header, and its value, that names the rpc-v2-cbor protocol on requests and responses.
+pub const RPC_V2_HEADER: (&str, &str) = ("smithy-protocol", "rpc-v2-cbor");
 /// The deepest nesting of arrays, maps and tags a body may have.
 pub const MAX_DEPTH: usize = 64;
 /// The CBOR tag of an epoch-based date/time.
 const EPOCH_TAG: u64 = 1;
 
-/// How a protocol writes timestamps under tag 1.
+/// Which CBOR protocol: it decides how timestamps are written under tag 1, the media type
+/// and the protocol header.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Dialect {
-    /// Epoch milliseconds as an integer (the AWS SDKs' `x-amz-cbor-1.1`).
+    /// The AWS SDKs' `x-amz-cbor-1.1`: epoch milliseconds as an integer.
     Millis,
-    /// Epoch seconds, fractional when needed (smithy's rpc-v2-cbor).
+    /// Smithy's rpc-v2-cbor: epoch seconds, fractional when needed.
     Seconds,
+}
+
+impl Dialect {
+    /// A response with this dialect's media type (and protocol header).
+    fn response(self, status: u16, body: Vec<u8>, request_id: &str) -> WireResponse {
+        let mut resp = match self {
+            Dialect::Millis => WireResponse::new(status, CONTENT_TYPE, body),
+            Dialect::Seconds => {
+                let mut resp = WireResponse::new(status, RPC_V2_CONTENT_TYPE, body);
+                resp.header(RPC_V2_HEADER.0, RPC_V2_HEADER.1);
+                resp
+            }
+        };
+        resp.header("x-amzn-RequestId", request_id);
+        resp
+    }
+}
+
+/// The operation an rpc-v2-cbor request names in its path
+/// (`[prefix]/service/<target prefix>/operation/<name>`).
+pub fn rpc_v2_operation<'m>(model: &'m Model, path: &str) -> AwsResult<&'m Operation> {
+    let unknown = || AwsError::new("UnknownOperationException", "").with_status(404);
+    let (before, name) = path.rsplit_once("/operation/").ok_or_else(unknown)?;
+    let (_, service) = before.rsplit_once("/service/").ok_or_else(unknown)?;
+    if model.metadata.target_prefix.as_deref() != Some(service) {
+        return Err(unknown());
+    }
+    model.operation(name).ok_or_else(unknown)
 }
 
 /// One CBOR data item.
@@ -525,19 +560,28 @@ pub fn encode_plain(value: &Value, dialect: Dialect, out: &mut Vec<u8>) {
 }
 
 /// Encodes an operation's output as a CBOR body.
-pub fn encode(model: &Model, op: &Operation, output: &Value, request_id: &str) -> WireResponse {
+pub fn encode(
+    model: &Model,
+    op: &Operation,
+    output: &Value,
+    request_id: &str,
+    dialect: Dialect,
+) -> WireResponse {
     let mut body = Vec::new();
     match &op.output {
-        Some(r) => encode_value(model, model.resolve(r), output, Dialect::Millis, &mut body),
+        Some(r) => encode_value(model, model.resolve(r), output, dialect, &mut body),
         None => head(&mut body, 5, 0),
     }
-    let mut resp = WireResponse::new(200, CONTENT_TYPE, body);
-    resp.header("x-amzn-RequestId", request_id);
-    resp
+    dialect.response(200, body, request_id)
 }
 
 /// Encodes an error as a CBOR map of `__type` and `message` (and its extra members).
-pub fn encode_error(model: &Model, error: &AwsError, request_id: &str) -> WireResponse {
+pub fn encode_error(
+    model: &Model,
+    error: &AwsError,
+    request_id: &str,
+    dialect: Dialect,
+) -> WireResponse {
     let mut fields = BTreeMap::new();
     fields.insert("__type".to_string(), Value::String(error.code.to_string()));
     fields.insert("message".to_string(), Value::String(error.message.clone()));
@@ -545,9 +589,8 @@ pub fn encode_error(model: &Model, error: &AwsError, request_id: &str) -> WireRe
         fields.extend(extra.iter().map(|(k, v)| (k.clone(), v.clone())));
     }
     let mut body = Vec::new();
-    encode_plain(&Value::Map(fields), Dialect::Millis, &mut body);
-    let mut resp = WireResponse::new(error_status(model, error), CONTENT_TYPE, body);
-    resp.header("x-amzn-RequestId", request_id);
+    encode_plain(&Value::Map(fields), dialect, &mut body);
+    let mut resp = dialect.response(error_status(model, error), body, request_id);
     let query_code = query_error_code(model, error);
     if query_code != error.code {
         resp.header("x-amzn-query-error", &format!("{query_code};Sender"));
@@ -621,5 +664,28 @@ mod tests {
         let mut body = Vec::new();
         encode_plain(&value, Dialect::Millis, &mut body);
         assert!(decode_value(kinesis, shape, &parse(&body).unwrap(), "", Dialect::Millis).is_err());
+    }
+
+    #[test]
+    fn rpc_v2_paths_name_the_service_and_operation() {
+        let cw = model("cloudwatch");
+        let path = "/service/GraniteServiceVersion20100801/operation/GetMetricData";
+        assert_eq!(rpc_v2_operation(cw, path).unwrap().name, "GetMetricData");
+        let prefixed = format!("/base{path}");
+        assert_eq!(
+            rpc_v2_operation(cw, &prefixed).unwrap().name,
+            "GetMetricData"
+        );
+        for bad in [
+            "/service/Other/operation/GetMetricData",
+            "/service/GraniteServiceVersion20100801/operation/Nope",
+            "/",
+        ] {
+            let e = rpc_v2_operation(cw, bad).unwrap_err();
+            assert_eq!(
+                (e.code.as_ref(), e.status),
+                ("UnknownOperationException", Some(404))
+            );
+        }
     }
 }

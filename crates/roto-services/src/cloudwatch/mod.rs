@@ -3,8 +3,9 @@
 //!
 //! botocore lists three protocols for CloudWatch (`smithy-rpc-v2-cbor`, `json`, `query`);
 //! the model is embedded with `json` as its main protocol (what boto3 sends today, by its
-//! priority order) and the same model serves form-encoded `awsQuery` calls (older SDKs,
-//! raw HTTP), with the query error codes (`InvalidParameterValue`) in both.
+//! priority order); the server's generic CBOR codec serves rpc-v2-cbor calls through the
+//! same model (the model lists the protocol), and form-encoded `awsQuery` calls (older
+//! SDKs, raw HTTP) too, with the query error codes (`InvalidParameterValue`) in all three.
 //!
 //! A metric is a row of `cw_metrics` (namespace, name and its dimensions, sorted by name);
 //! its data are aggregated on arrival into one row per metric, minute and unit of
