@@ -8,9 +8,15 @@
 //! policies, and IAM decides (`authorize`) with the one evaluator its policy simulator
 //! uses. No service reads another's tables.
 
-use crate::dispatch::{Context, ServiceSpec};
+use crate::dispatch::{Context, Dispatcher, ServiceSpec};
 use crate::error::AwsError;
+use crate::identity::account_of_access_key;
+use crate::timestamp::{now_millis, TimestampFormat};
 use crate::value::Value;
+
+/// The [`crate::Env`] option set when the server enforces access (`--enforce-iam`), for
+/// services that decide access on their own data planes.
+pub const ENFORCE_OPTION: &str = "enforce-iam";
 
 /// What kind of caller a principal is (`aws:PrincipalType`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -309,6 +315,70 @@ pub fn denial_message(
         access.action,
         denial.because(&access.action)
     )
+}
+
+/// The principal behind the caller's key: anonymous without one, the account's root for
+/// `test` or a 12-digit key, else whoever STS or IAM issued it to ([`unknown_key`] when
+/// neither did).
+pub fn identify(dispatcher: &Dispatcher, ctx: &Context) -> Result<Principal, AwsError> {
+    let Some(key) = ctx.access_key.as_deref() else {
+        return Ok(Principal::anonymous(&ctx.account));
+    };
+    if key == "test" || (key.len() == 12 && key.bytes().all(|b| b.is_ascii_digit())) {
+        return Ok(Principal::root(&ctx.account));
+    }
+    let issuer = match &key.get(..4) {
+        Some("ASIA") => "sts",
+        Some("AKIA") => "iam",
+        _ => return Err(unknown_key()),
+    };
+    if account_of_access_key(key).is_none() {
+        return Err(unknown_key());
+    }
+    dispatcher
+        .service(issuer)
+        .map(|s| s.identify(ctx, key))
+        .transpose()?
+        .flatten()
+        .ok_or_else(unknown_key)
+}
+
+/// The global condition keys of a request by `principal`, from `source_ip` with
+/// `user_agent` where known.
+pub fn context_keys(
+    ctx: &Context,
+    principal: &Principal,
+    source_ip: Option<&str>,
+    user_agent: Option<&str>,
+) -> Vec<(String, Vec<String>)> {
+    let mut keys = vec![
+        (
+            "aws:PrincipalAccount".to_string(),
+            principal.account.clone(),
+        ),
+        ("aws:PrincipalArn".into(), principal.arn.clone()),
+        ("aws:PrincipalType".into(), principal.kind.as_str().into()),
+        ("aws:userid".into(), principal.user_id.clone()),
+        ("aws:RequestedRegion".into(), ctx.region.clone()),
+        ("aws:SecureTransport".into(), "false".into()),
+        (
+            "aws:CurrentTime".into(),
+            crate::timestamp::format(now_millis(), TimestampFormat::Iso8601),
+        ),
+        ("aws:EpochTime".into(), (now_millis() / 1000).to_string()),
+    ];
+    if principal.kind == PrincipalKind::User {
+        if let Some(name) = &principal.name {
+            keys.push(("aws:username".into(), name.clone()));
+        }
+    }
+    if let Some(ip) = source_ip {
+        keys.push(("aws:SourceIp".into(), ip.to_string()));
+    }
+    if let Some(agent) = user_agent {
+        keys.push(("aws:UserAgent".into(), agent.to_string()));
+    }
+    keys.into_iter().map(|(k, v)| (k, vec![v])).collect()
 }
 
 /// The error an unknown access key gets under enforcement.

@@ -8,10 +8,8 @@
 //! the protocol's words). Every decision is written into the request's trace entry.
 
 use http::request::Parts;
-use roto_core::access::{denial_message, Access, Principal, PrincipalKind, Verdict};
-use roto_core::identity::account_of_access_key;
+use roto_core::access::{denial_message, identify, Access, Principal, PrincipalKind, Verdict};
 use roto_core::protocol::Protocol;
-use roto_core::timestamp::{now_millis, TimestampFormat};
 use roto_core::trace::TraceEntry;
 use roto_core::{AwsError, Context, Dispatcher, Service, Value};
 
@@ -117,61 +115,14 @@ impl Decider<'_> {
     }
 }
 
-/// The principal behind the request's key.
-fn identify(dispatcher: &Dispatcher, ctx: &Context) -> Result<Principal, AwsError> {
-    let Some(key) = ctx.access_key.as_deref() else {
-        return Ok(Principal::anonymous(&ctx.account));
-    };
-    if key == "test" || (key.len() == 12 && key.bytes().all(|b| b.is_ascii_digit())) {
-        return Ok(Principal::root(&ctx.account));
-    }
-    let issuer = match &key.get(..4) {
-        Some("ASIA") => "sts",
-        Some("AKIA") => "iam",
-        _ => return Err(roto_core::access::unknown_key()),
-    };
-    if account_of_access_key(key).is_none() {
-        return Err(roto_core::access::unknown_key());
-    }
-    dispatcher
-        .service(issuer)
-        .map(|s| s.identify(ctx, key))
-        .transpose()?
-        .flatten()
-        .ok_or_else(roto_core::access::unknown_key)
-}
-
 /// The global condition keys of a request.
 fn context_keys(parts: &Parts, ctx: &Context, principal: &Principal) -> Vec<(String, Vec<String>)> {
-    let mut keys = vec![
-        (
-            "aws:PrincipalAccount".to_string(),
-            principal.account.clone(),
-        ),
-        ("aws:PrincipalArn".into(), principal.arn.clone()),
-        ("aws:PrincipalType".into(), principal.kind.as_str().into()),
-        ("aws:userid".into(), principal.user_id.clone()),
-        ("aws:RequestedRegion".into(), ctx.region.clone()),
-        ("aws:SecureTransport".into(), "false".into()),
-        ("aws:CurrentTime".into(), iso_now()),
-        ("aws:EpochTime".into(), (now_millis() / 1000).to_string()),
-    ];
-    if principal.kind == PrincipalKind::User {
-        if let Some(name) = &principal.name {
-            keys.push(("aws:username".into(), name.clone()));
-        }
-    }
-    if let Some(peer) = parts.extensions.get::<Peer>() {
-        keys.push(("aws:SourceIp".into(), peer.0.ip().to_string()));
-    }
-    if let Some(agent) = parts
+    let peer = parts.extensions.get::<Peer>().map(|p| p.0.ip().to_string());
+    let agent = parts
         .headers
         .get(http::header::USER_AGENT)
-        .and_then(|v| v.to_str().ok())
-    {
-        keys.push(("aws:UserAgent".into(), agent.to_string()));
-    }
-    keys.into_iter().map(|(k, v)| (k, vec![v])).collect()
+        .and_then(|v| v.to_str().ok());
+    roto_core::access::context_keys(ctx, principal, peer.as_deref(), agent)
 }
 
 /// The tag condition keys of a call: `aws:RequestTag/<key>` for each tag it sets,
@@ -193,10 +144,6 @@ fn tag_keys(input: &Value, access: &Access) -> Vec<(String, Vec<String>)> {
             .map(|(k, v)| (format!("aws:ResourceTag/{k}"), vec![v.clone()])),
     );
     keys
-}
-
-fn iso_now() -> String {
-    roto_core::timestamp::format(now_millis(), TimestampFormat::Iso8601)
 }
 
 /// The decision as the trace shows it.

@@ -103,6 +103,9 @@ async fn run(cli: Cli, mode: roto_core::store::StoreMode, hooks: Arc<Hooks>) -> 
         cli.domain.clone(),
     ));
     env.set_option("lambda-executor", &cli.lambda_executor);
+    if cli.enforce_iam {
+        env.set_option(roto_core::access::ENFORCE_OPTION, "true");
+    }
     if cli.kinesis_shard_limits {
         env.set_option(roto_services::kinesis::LIMITS_OPTION, "true");
     }

@@ -56,6 +56,8 @@ pub struct ApiRequest {
     pub request_id: String,
     /// When the request arrived, epoch milliseconds.
     pub time: EpochMillis,
+    /// The caller as the front end read its signature (its key's account, its key).
+    pub caller: Context,
 }
 
 impl ApiRequest {
@@ -95,6 +97,7 @@ impl ApiRequest {
             host: ctx.host.clone(),
             request_id: ctx.request_id.clone(),
             time: now_millis(),
+            caller: ctx.clone(),
         })
     }
 
@@ -105,6 +108,13 @@ impl ApiRequest {
             .iter()
             .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
             .collect()
+    }
+
+    /// Whether the request carries a signature (an `Authorization` header, or a presigned
+    /// query string).
+    pub fn signed(&self) -> bool {
+        self.headers.contains_key(http::header::AUTHORIZATION)
+            || self.raw_query.contains("X-Amz-Credential=")
     }
 
     /// The first value of header `name`.

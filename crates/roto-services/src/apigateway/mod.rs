@@ -14,10 +14,13 @@
 //!   dispatcher, reading its proxy response, AWS's 502 and 504), shared by both.
 //! - [`policy`]: an authorizer's policy document judged against the invoked ARN, shared
 //!   by both.
+//! - [`iam`]: `AWS_IAM` authorization (a signature, and under `--enforce-iam` IAM's
+//!   decision on `execute-api:Invoke`), shared by both.
 //! - [`store`]: the documents both keep (one table, created on the first call).
 //! - [`v2`]: HTTP APIs, a service of their own over the same store; the entry asks its
 //!   `serve` for ids no REST API has.
 
+mod iam;
 pub mod invoke;
 pub mod lambda_proxy;
 mod patch;

@@ -8,6 +8,8 @@ use base64::Engine;
 use roto_core::timestamp::{self, TimestampFormat};
 use serde_json::{json, Map, Value as Json};
 
+use roto_core::access::Principal;
+
 use super::super::invoke::ApiRequest;
 
 /// What the data plane knows of a request once it is routed.
@@ -34,6 +36,8 @@ pub struct Routed<'a> {
     pub authorizer: Option<&'a Json>,
     /// The API key's id, when the method required one.
     pub api_key_id: Option<&'a str>,
+    /// The signer, when an `AWS_IAM` method knew it.
+    pub caller: Option<&'a Principal>,
 }
 
 /// `09/Apr/2015:12:34:56 +0000`, the CLF time AWS writes.
@@ -66,6 +70,15 @@ fn maps(pairs: impl Iterator<Item = (String, String)>) -> (Json, Json) {
 }
 
 impl Routed<'_> {
+    /// The ARN of the method invoked:
+    /// `arn:aws:execute-api:{region}:{account}:{apiId}/{stage}/{METHOD}/{path}`.
+    pub fn method_arn(&self, region: &str) -> String {
+        format!(
+            "arn:aws:execute-api:{region}:{}:{}/{}/{}{}",
+            self.account, self.req.api_id, self.stage, self.req.method, self.path
+        )
+    }
+
     /// The request's headers as pairs, in order.
     pub fn header_pairs(&self) -> impl Iterator<Item = (String, String)> + '_ {
         self.req.headers.iter().map(|(k, v)| {
@@ -90,6 +103,13 @@ impl Routed<'_> {
         if let Some(key) = self.api_key_id {
             identity["apiKeyId"] = key.into();
             identity["apiKey"] = req.header("x-api-key").into();
+        }
+        if let Some(caller) = self.caller {
+            identity["accountId"] = caller.account.as_str().into();
+            identity["caller"] = caller.user_id.as_str().into();
+            identity["user"] = caller.user_id.as_str().into();
+            identity["userArn"] = caller.arn.as_str().into();
+            identity["accessKey"] = req.caller.access_key.as_deref().into();
         }
         let mut context = json!({
             "resourceId": self.resource_id,

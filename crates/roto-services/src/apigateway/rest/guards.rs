@@ -131,15 +131,7 @@ impl ApiGateway {
                 return Err(unauthorized());
             }
         }
-        let method_arn = format!(
-            "arn:aws:execute-api:{}:{}:{}/{}/{}{}",
-            ctx.region,
-            ctx.account,
-            routed.req.api_id,
-            routed.stage,
-            routed.req.method,
-            routed.path
-        );
+        let method_arn = routed.method_arn(&ctx.region);
         let ttl = authorizer["authorizerResultTtlInSeconds"]
             .as_i64()
             .unwrap_or(300);

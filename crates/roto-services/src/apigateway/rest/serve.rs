@@ -14,6 +14,7 @@ use std::time::Duration;
 
 use serde_json::{json, Value as Json};
 
+use super::super::iam::{self, IamRefusal};
 use super::super::invoke::{ApiRequest, ApiResponse};
 use super::super::lambda_proxy::{self, PayloadFormat};
 use super::super::store::Scope;
@@ -26,10 +27,14 @@ use super::Snapshot;
 use crate::http_client::{self, HttpRequest};
 use roto_core::{AwsResult, Context};
 
-/// A refusal or failure of the data plane: its gateway response type and message.
+/// A refusal or failure of the data plane: its gateway response type, message and
+/// `x-amzn-ErrorType`.
 pub struct Refusal {
     kind: &'static str,
     message: String,
+    error_type: Option<&'static str>,
+    /// Whether AWS's own body names the message `Message` (IAM's denials).
+    capitalized: bool,
 }
 
 impl Refusal {
@@ -38,29 +43,59 @@ impl Refusal {
         Refusal {
             kind,
             message: message.into(),
+            error_type: error_type(kind),
+            capitalized: false,
         }
     }
 
-    /// The `x-amzn-ErrorType` AWS answers the refusal with, if any.
-    fn error_type(&self) -> Option<&'static str> {
-        Some(match self.kind {
-            "MISSING_AUTHENTICATION_TOKEN" if self.message == "Forbidden" => "ForbiddenException",
-            "MISSING_AUTHENTICATION_TOKEN" => "MissingAuthenticationTokenException",
-            "INVALID_API_KEY" => "ForbiddenException",
-            "ACCESS_DENIED" => "AccessDeniedException",
-            "UNAUTHORIZED" => "UnauthorizedException",
-            "THROTTLED" => "TooManyRequestsException",
-            "QUOTA_EXCEEDED" => "LimitExceededException",
-            "BAD_REQUEST_PARAMETERS" | "BAD_REQUEST_BODY" => "BadRequestException",
-            "INVALID_SIGNATURE" => "InvalidSignatureException",
-            "EXPIRED_TOKEN" => "ExpiredTokenException",
-            "AUTHORIZER_CONFIGURATION_ERROR" => "AuthorizerConfigurationException",
-            "API_CONFIGURATION_ERROR" | "INTEGRATION_FAILURE" | "INTEGRATION_TIMEOUT" => {
-                "InternalServerErrorException"
-            }
-            _ => return None,
-        })
+    /// The refusal with another `x-amzn-ErrorType`.
+    fn typed(self, error_type: &'static str) -> Refusal {
+        Refusal {
+            error_type: Some(error_type),
+            ..self
+        }
     }
+
+    /// The refusal of an `AWS_IAM` method or its signer.
+    fn iam(refusal: IamRefusal) -> Refusal {
+        match refusal {
+            IamRefusal::Unsigned => Refusal::new(
+                "MISSING_AUTHENTICATION_TOKEN",
+                "Missing Authentication Token",
+            ),
+            IamRefusal::Credentials(e) if e.code == "ExpiredToken" => {
+                Refusal::new("EXPIRED_TOKEN", e.message)
+            }
+            IamRefusal::Credentials(e) => {
+                Refusal::new("INVALID_SIGNATURE", e.message).typed("UnrecognizedClientException")
+            }
+            IamRefusal::Denied(message) => Refusal {
+                capitalized: true,
+                ..Refusal::new("ACCESS_DENIED", message)
+            },
+        }
+    }
+}
+
+/// The `x-amzn-ErrorType` AWS answers a refusal of gateway response type `kind` with, if
+/// any.
+fn error_type(kind: &str) -> Option<&'static str> {
+    Some(match kind {
+        "MISSING_AUTHENTICATION_TOKEN" => "MissingAuthenticationTokenException",
+        "INVALID_API_KEY" => "ForbiddenException",
+        "ACCESS_DENIED" => "AccessDeniedException",
+        "UNAUTHORIZED" => "UnauthorizedException",
+        "THROTTLED" => "TooManyRequestsException",
+        "QUOTA_EXCEEDED" => "LimitExceededException",
+        "BAD_REQUEST_PARAMETERS" | "BAD_REQUEST_BODY" => "BadRequestException",
+        "INVALID_SIGNATURE" => "InvalidSignatureException",
+        "EXPIRED_TOKEN" => "ExpiredTokenException",
+        "AUTHORIZER_CONFIGURATION_ERROR" => "AuthorizerConfigurationException",
+        "API_CONFIGURATION_ERROR" | "INTEGRATION_FAILURE" | "INTEGRATION_TIMEOUT" => {
+            "InternalServerErrorException"
+        }
+        _ => return None,
+    })
 }
 
 /// The percent-decoded segments of a path.
@@ -125,13 +160,22 @@ fn gateway_response(snapshot: Option<&Snapshot>, refusal: &Refusal) -> ApiRespon
         .and_then(|s| s.parse().ok())
         .unwrap_or_else(|| status_default.parse().unwrap_or(500));
     let message = serde_json::to_string(&refusal.message).unwrap_or_default();
-    let body = doc["responseTemplates"]["application/json"]
+    let template = doc["responseTemplates"]["application/json"]
         .as_str()
+        .filter(|_| !(refusal.capitalized && doc["defaultResponse"] == true));
+    let body = template
         .map(|t| {
             t.replace("$context.error.messageString", &message)
                 .replace("$context.error.message", &refusal.message)
         })
-        .unwrap_or_else(|| format!("{{\"message\":{message}}}"));
+        .unwrap_or_else(|| {
+            let name = if refusal.capitalized {
+                "Message"
+            } else {
+                "message"
+            };
+            format!("{{\"{name}\":{message}}}")
+        });
     let mut response = ApiResponse {
         status,
         headers: vec![("content-type".into(), "application/json".into())],
@@ -146,7 +190,7 @@ fn gateway_response(snapshot: Option<&Snapshot>, refusal: &Refusal) -> ApiRespon
                 .push((header.to_string(), v.trim_matches('\'').to_string()));
         }
     }
-    if let Some(error_type) = refusal.error_type() {
+    if let Some(error_type) = refusal.error_type {
         response
             .headers
             .push(("x-amzn-ErrorType".into(), error_type.into()));
@@ -169,7 +213,8 @@ impl ApiGateway {
                 "/".to_string(),
             ),
         };
-        let forbidden = Refusal::new("MISSING_AUTHENTICATION_TOKEN", "Forbidden");
+        let forbidden =
+            Refusal::new("MISSING_AUTHENTICATION_TOKEN", "Forbidden").typed("ForbiddenException");
         let stage_scope = Scope {
             account,
             region,
@@ -228,8 +273,20 @@ impl ApiGateway {
             binary,
             authorizer: None,
             api_key_id: None,
+            caller: None,
         };
         self.throttle_stage(&routed, stage, matched.method)?;
+        let caller = match matched.method["authorizationType"] == "AWS_IAM" {
+            true => iam::authorize(
+                &self.env,
+                req,
+                &routed.method_arn(&ctx.region),
+                &ctx.account,
+                snapshot.api["policy"].as_str(),
+            )
+            .map_err(Refusal::iam)?,
+            false => None,
+        };
         let authorizer = self
             .authorize(ctx, &routed, matched.method, snapshot)
             .await?;
@@ -240,6 +297,7 @@ impl ApiGateway {
         let routed = Routed {
             authorizer: authorizer.as_ref(),
             api_key_id: metered.as_ref().map(|(key_id, _)| key_id.as_str()),
+            caller: caller.as_ref(),
             ..routed
         };
         self.validate(&routed, matched.method, snapshot)?;

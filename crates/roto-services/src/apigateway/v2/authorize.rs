@@ -8,6 +8,9 @@
 //!   `client_id`) among the audiences, and `exp`/`nbf` valid on the server clock; else 401
 //!   `{"message":"Unauthorized"}`. A route's `AuthorizationScopes` want one of them in the
 //!   token's `scope` (or `scp`); else 403 `{"message":"Forbidden"}`.
+//! - IAM: a signed request, and under `--enforce-iam` IAM's decision on
+//!   `execute-api:Invoke` for the route's ARN (see [`super::super::iam`]); else 403
+//!   `{"message":"Forbidden"}`.
 //! - Lambda: a missing identity source is 401; the function gets the payload format 1.0 or
 //!   2.0 authorizer event and answers `{"isAuthorized": ...}` (simple responses) or an IAM
 //!   policy, evaluated against the route's ARN; a refusal is 403, a failing function 500.
@@ -22,6 +25,7 @@ use roto_core::timestamp::now_millis;
 use roto_core::{Context, Value};
 use serde_json::{json, Map, Value as Json};
 
+use super::super::iam;
 use super::super::invoke::{ApiRequest, ApiResponse};
 use super::super::lambda_proxy;
 use super::super::policy::verdict;
@@ -242,6 +246,9 @@ impl ApiGatewayV2 {
         target: &Target<'_>,
     ) -> Result<Option<Json>, ApiResponse> {
         let kind = route.str("AuthorizationType").unwrap_or("NONE");
+        if kind == "AWS_IAM" {
+            return self.authorize_iam(ctx, target);
+        }
         if !matches!(kind, "JWT" | "CUSTOM") {
             return Ok(None);
         }
@@ -281,6 +288,29 @@ impl ApiGatewayV2 {
         self.lambda_authorizer(ctx, authorizer, target, &identity)
             .await
             .map(Some)
+    }
+
+    /// An `AWS_IAM` route: any refusal is 403 `Forbidden`; the signer is the event's
+    /// `requestContext.authorizer.iam`.
+    fn authorize_iam(
+        &self,
+        ctx: &Context,
+        target: &Target<'_>,
+    ) -> Result<Option<Json>, ApiResponse> {
+        let arn = route_arn(ctx, target.req, target.stage);
+        let caller = iam::authorize(&self.env, target.req, &arn, &ctx.account, None)
+            .map_err(|_| forbidden())?;
+        Ok(caller.map(|caller| {
+            json!({"iam": {
+                "accessKey": target.req.caller.access_key,
+                "accountId": caller.account,
+                "callerId": caller.user_id,
+                "cognitoIdentity": null,
+                "principalOrgId": null,
+                "userArn": caller.arn,
+                "userId": caller.user_id,
+            }})
+        }))
     }
 
     async fn jwt(

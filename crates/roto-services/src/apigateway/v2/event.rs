@@ -234,6 +234,7 @@ mod tests {
     use super::*;
     use bytes::Bytes;
     use http::HeaderMap;
+    use roto_core::Context;
 
     fn request(body: &'static [u8], content_type: &str) -> ApiRequest {
         let mut headers = HeaderMap::new();
@@ -255,6 +256,13 @@ mod tests {
             host: "abc.execute-api.localhost:4566".into(),
             request_id: "rid".into(),
             time: 1_583_348_638_390,
+            caller: Context {
+                account: "000000000000".into(),
+                region: "us-east-1".into(),
+                access_key: None,
+                request_id: "rid".into(),
+                host: "abc.execute-api.localhost:4566".into(),
+            },
         }
     }
 
