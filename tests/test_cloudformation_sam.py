@@ -6,6 +6,7 @@ naming the resource, as SAM words it."""
 
 from __future__ import annotations
 
+import http.client
 import json
 
 import pytest
@@ -320,7 +321,8 @@ DEFINED = {
         "Public": {"Type": "AWS::Serverless::HttpApi", "Properties": {
             "StageName": "dev", "CorsConfiguration": True, "StageVariables": {"color": "red"}}},
         "Documented": {"Type": "AWS::Serverless::Api", "Properties": {
-            "StageName": "live", "OpenApiVersion": "3.0.1", "DefinitionBody": {
+            "StageName": "live", "OpenApiVersion": "3.0.1", "Cors": {"AllowOrigin": "'*'", "MaxAge": 600},
+            "DefinitionBody": {
                 "openapi": "3.0.1", "info": {"title": "documented", "version": "1"}, "paths": {"/static": {"get": {
                     "x-amazon-apigateway-integration": {
                         "type": "mock", "requestTemplates": {"application/json": '{"statusCode": 200}'},
@@ -358,3 +360,12 @@ def test_explicit_apis_keep_their_definitions_stages_and_cors(cfn, client, serve
     assert (status, body) == (200, b"fn")
     stages = [s["stageName"] for s in client("apigateway").get_stages(restApiId=out["Documented"])["item"]]
     assert stages == ["live"]
+    conn = http.client.HTTPConnection(server.host, server.port, timeout=30)
+    conn.request("OPTIONS", f"/_aws/execute-api/{out['Documented']}/live/dynamic")
+    preflight = conn.getresponse()
+    preflight.read()
+    conn.close()
+    assert preflight.status == 200
+    assert preflight.getheader("Access-Control-Allow-Origin") == "*"
+    assert preflight.getheader("Access-Control-Allow-Methods") == "GET,OPTIONS"
+    assert preflight.getheader("Access-Control-Max-Age") == "600"

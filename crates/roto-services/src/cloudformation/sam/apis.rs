@@ -120,6 +120,7 @@ const REST_PROPERTIES: &[&str] = &[
     "FailOnWarnings",
     "DisableExecuteApiEndpoint",
     "Tags",
+    "Cors",
 ];
 
 /// The properties of `AWS::Serverless::HttpApi` the transform expands.
@@ -427,7 +428,103 @@ fn written<'a>(mut doc: Json, props: &Json, routes: impl Iterator<Item = &'a Rou
         }
         _ => {}
     }
+    if let Some(cors) = props.get("Cors") {
+        preflights(&mut doc, cors);
+    }
     doc
+}
+
+/// The methods `ANY` stands for in a preflight's `Access-Control-Allow-Methods`.
+const ALL_METHODS: &str = "DELETE,GET,HEAD,OPTIONS,PATCH,POST,PUT";
+
+/// A REST API's `Cors` as SAM writes it: on every path without one, an `OPTIONS` method
+/// whose mock integration answers the preflight with the `Access-Control-*` headers
+/// (`Cors` is the quoted origin, or `{AllowOrigin, AllowMethods, AllowHeaders, MaxAge,
+/// AllowCredentials}`; the allowed methods are the path's unless given).
+fn preflights(doc: &mut Json, cors: &Json) {
+    let (origin, settings) = match cors {
+        Json::Object(o) => (o.get("AllowOrigin").cloned(), o.clone()),
+        other => (Some(other.clone()), Map::new()),
+    };
+    let openapi3 = doc.get("openapi").is_some();
+    let Some(paths) = doc.get_mut("paths").and_then(Json::as_object_mut) else {
+        return;
+    };
+    for operations in paths.values_mut().filter_map(Json::as_object_mut) {
+        if operations.contains_key("options") {
+            continue;
+        }
+        let methods = match settings.get("AllowMethods") {
+            Some(m) => m.clone(),
+            None => json!(format!("'{}'", allowed_methods(operations))),
+        };
+        let mut parameters = Map::new();
+        let mut add = |header: &str, value: Option<Json>| {
+            if let Some(v) = value {
+                parameters.insert(format!("method.response.header.{header}"), v);
+            }
+        };
+        add("Access-Control-Allow-Origin", origin.clone());
+        add("Access-Control-Allow-Methods", Some(methods));
+        add(
+            "Access-Control-Allow-Headers",
+            settings.get("AllowHeaders").cloned(),
+        );
+        add(
+            "Access-Control-Max-Age",
+            settings
+                .get("MaxAge")
+                .map(|a| json!(format!("'{}'", a.as_i64().unwrap_or_default()))),
+        );
+        if settings.get("AllowCredentials") == Some(&json!(true)) {
+            add("Access-Control-Allow-Credentials", Some(json!("'true'")));
+        }
+        let string = if openapi3 {
+            json!({"schema": {"type": "string"}})
+        } else {
+            json!({"type": "string"})
+        };
+        let headers: Map<String, Json> = parameters
+            .keys()
+            .map(|k| {
+                (
+                    k.trim_start_matches("method.response.header.").to_string(),
+                    string.clone(),
+                )
+            })
+            .collect();
+        operations.insert(
+            "options".into(),
+            json!({
+                "summary": "CORS support",
+                "responses": {"200": {"description": "Default response for CORS method", "headers": headers}},
+                INTEGRATION: {
+                    "type": "mock",
+                    "requestTemplates": {"application/json": "{\n  \"statusCode\" : 200\n}\n"},
+                    "responses": {"default": {
+                        "statusCode": "200",
+                        "responseParameters": parameters,
+                        "responseTemplates": {"application/json": "{}\n"},
+                    }},
+                },
+            }),
+        );
+    }
+}
+
+/// The methods a path serves, and OPTIONS, as a preflight lists them.
+fn allowed_methods(operations: &Map<String, Json>) -> String {
+    if operations.contains_key(ANY_METHOD) {
+        return ALL_METHODS.to_string();
+    }
+    let mut methods: Vec<String> = operations
+        .keys()
+        .filter(|m| !m.starts_with("x-") && *m != "parameters")
+        .map(|m| m.to_ascii_uppercase())
+        .chain(["OPTIONS".to_string()])
+        .collect();
+    methods.sort();
+    methods.join(",")
 }
 
 /// A route's Lambda proxy integration.
