@@ -389,3 +389,23 @@ def test_a_property_the_api_does_not_know_fails_the_resource_by_name(cfn):
     reason = failure(cfn, "unknown", "Stream")
     assert reason.startswith("Properties validation failed for resource Stream")
     assert "NoSuchSetting" in reason
+
+
+def test_quoted_booleans_and_numbers_take_the_propertys_type(cfn, client):
+    _, out = deploy(cfn, "quoted", {"Resources": {
+        "Bucket": {"Type": "AWS::S3::Bucket", "Properties": {"PublicAccessBlockConfiguration": {
+            "BlockPublicAcls": "true", "BlockPublicPolicy": "false",
+            "IgnorePublicAcls": "true", "RestrictPublicBuckets": "true"}}},
+        "Queue": {"Type": "AWS::SQS::Queue", "Properties": {"DelaySeconds": "5"}},
+        "Table": {"Type": "AWS::DynamoDB::Table", "Properties": {
+            "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}],
+            "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}],
+            "ProvisionedThroughput": {"ReadCapacityUnits": "3", "WriteCapacityUnits": "4"}}},
+    }, "Outputs": {"Bucket": {"Value": {"Ref": "Bucket"}}, "Table": {"Value": {"Ref": "Table"}},
+                   "Queue": {"Value": {"Ref": "Queue"}}}})
+    block = client("s3").get_public_access_block(Bucket=out["Bucket"])["PublicAccessBlockConfiguration"]
+    assert (block["BlockPublicAcls"], block["BlockPublicPolicy"]) == (True, False)
+    table = client("dynamodb").describe_table(TableName=out["Table"])["Table"]
+    assert table["ProvisionedThroughput"]["ReadCapacityUnits"] == 3
+    attributes = client("sqs").get_queue_attributes(QueueUrl=out["Queue"], AttributeNames=["DelaySeconds"])
+    assert attributes["Attributes"]["DelaySeconds"] == "5"

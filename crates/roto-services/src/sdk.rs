@@ -46,7 +46,8 @@ pub(crate) fn operation(action: &str) -> String {
 /// How deep a converted value may nest.
 const MAX_DEPTH: usize = 64;
 
-fn same_member(a: &str, b: &str) -> bool {
+/// Whether `a` and `b` name the same member (the case of the first letter aside).
+pub(crate) fn same_member(a: &str, b: &str) -> bool {
     let (mut a, mut b) = (a.chars(), b.chars());
     match (a.next(), b.next()) {
         (Some(x), Some(y)) => x.eq_ignore_ascii_case(&y) && a.eq(b),

@@ -11,7 +11,7 @@ use serde_json::{json, Value as Json};
 use super::deploy;
 use super::providers::provider;
 use super::stacks::{self, begin_update, prepare, settle, spawn, template_text};
-use super::store::{self, ChangeSetRow, Stack};
+use super::store::{self, ChangeSetRow, EventRow, Stack};
 use super::template::section;
 use super::{validation, Inner};
 
@@ -112,7 +112,8 @@ pub(crate) async fn create_change_set(
     Ok(Value::map().with("Id", id).with("StackId", stack.id))
 }
 
-/// The stack a CREATE change set makes, waiting in REVIEW_IN_PROGRESS.
+/// The stack a CREATE change set makes, waiting in REVIEW_IN_PROGRESS with the event that
+/// says so (clients such as `sam deploy` read the newest event before executing).
 fn review_stack(inner: &Inner, ctx: &Context, name: &str, input: &Value) -> AwsResult<Stack> {
     let stack = Stack {
         id: stacks::stack_id(ctx, name),
@@ -128,6 +129,17 @@ fn review_stack(inner: &Inner, ctx: &Context, name: &str, input: &Value) -> AwsR
         meta: stacks::meta(input, Json::Null, Vec::new()),
     };
     store::put_stack(inner.store()?, &stack)?;
+    let event = EventRow {
+        event_id: roto_core::dispatch::new_request_id(),
+        logical_id: stack.name.clone(),
+        physical_id: Some(stack.id.clone()),
+        kind: "AWS::CloudFormation::Stack".into(),
+        status: stack.status.clone(),
+        reason: stack.reason.clone(),
+        at: stack.created,
+        props: None,
+    };
+    store::add_event(inner.store()?, &stack.id, &event)?;
     Ok(stack)
 }
 

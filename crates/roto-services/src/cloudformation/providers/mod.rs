@@ -10,6 +10,7 @@
 
 use std::sync::Arc;
 
+use roto_core::model::{Model, Shape, ShapeKind};
 use roto_core::{BoxFuture, Context, Dispatcher, Value};
 use serde_json::{json, Map, Value as Json};
 
@@ -167,6 +168,7 @@ impl Call {
             .as_ref()
             .map(|r| model.resolve(r))
             .ok_or_else(|| format!("{service}'s {operation} takes no input"))?;
+        let input = typed(model, shape, input, 0);
         let mut value = sdk::to_value(model, shape, &input, 0).map_err(|e| {
             format!(
                 "Properties validation failed for resource {}: {e}",
@@ -267,6 +269,71 @@ impl Call {
             "arn:aws:{service}:{}:{}:{rest}",
             self.ctx.region, self.ctx.account
         )
+    }
+}
+
+/// How deep [`typed`] follows a value.
+const MAX_DEPTH: usize = 64;
+
+/// `json` with the strings that stand where `shape` wants a boolean or a number converted,
+/// as CloudFormation converts a template's `"true"` or `"5"` to the property's type
+/// (templates quote them often; SAM's managed stack does). Anything else stays as it is,
+/// for the conversion to the shape to judge.
+fn typed(model: &Model, shape: &Shape, json: Json, depth: usize) -> Json {
+    if depth > MAX_DEPTH || shape.document {
+        return json;
+    }
+    match (shape.kind, json) {
+        (ShapeKind::Structure, Json::Object(obj)) => Json::Object(
+            obj.into_iter()
+                .map(|(key, v)| {
+                    let member = shape
+                        .members
+                        .iter()
+                        .find(|(name, _)| sdk::same_member(name, &key));
+                    let v = match member {
+                        Some((_, m)) => typed(model, model.resolve(m), v, depth + 1),
+                        None => v,
+                    };
+                    (key, v)
+                })
+                .collect(),
+        ),
+        (ShapeKind::List, Json::Array(items)) => match shape.member.as_deref() {
+            Some(m) => {
+                let member = model.resolve(m);
+                Json::Array(
+                    items
+                        .into_iter()
+                        .map(|i| typed(model, member, i, depth + 1))
+                        .collect(),
+                )
+            }
+            None => Json::Array(items),
+        },
+        (ShapeKind::Map, Json::Object(obj)) => match shape.value.as_deref() {
+            Some(v) => {
+                let value = model.resolve(v);
+                Json::Object(
+                    obj.into_iter()
+                        .map(|(k, v)| (k, typed(model, value, v, depth + 1)))
+                        .collect(),
+                )
+            }
+            None => Json::Object(obj),
+        },
+        (ShapeKind::Boolean, Json::String(s)) if s == "true" || s == "false" => {
+            Json::Bool(s == "true")
+        }
+        (ShapeKind::Integer | ShapeKind::Long, Json::String(s)) => match s.parse::<i64>() {
+            Ok(n) => json!(n),
+            Err(_) => Json::String(s),
+        },
+        (ShapeKind::Float | ShapeKind::Double, Json::String(s)) => match s.parse::<f64>() {
+            Ok(n) => json!(n),
+            Err(_) => Json::String(s),
+        },
+        (_, other) => other,
     }
 }
 
