@@ -463,3 +463,27 @@ def test_an_expired_session_is_refused_under_enforce_iam_too():
                                 aws_access_key_id=session._request_signer._credentials.access_key,
                                 aws_secret_access_key="anything", aws_session_token="x")
         fails(lambda: dynamodb.list_tables(), "ExpiredTokenException", 400, EXPIRED)
+
+
+@pytest.mark.parametrize("version", ["s3v4", "s3"])
+def test_post_form_uploads_are_signed_with_the_credentials_they_name(server, version):
+    from test_s3_presign import multipart_body
+
+    client(server, "s3").create_bucket(Bucket="forms")
+    post = client(server, "s3", signature_version=version).generate_presigned_post("forms", "up")
+    body, ctype = multipart_body(post["fields"], "f.txt", b"signed form")
+    assert fetch(post["url"], "POST", body, {"Content-Type": ctype})[0] == 204
+    assert client(server, "s3").get_object(Bucket="forms", Key="up")["Body"].read() == b"signed form"
+    bad = client(server, "s3", secret="wrong", signature_version=version).generate_presigned_post("forms", "x")
+    body, ctype = multipart_body(bad["fields"], "f.txt", b"forged")
+    code, _, answer = fetch(bad["url"], "POST", body, {"Content-Type": ctype})
+    assert code == 403 and xml_field(answer, "Code") == "SignatureDoesNotMatch"
+    assert xml_field(answer, "StringToSign") == bad["fields"]["policy"]
+    fails(lambda: client(server, "s3").head_object(Bucket="forms", Key="x"), "404", 404)
+    unknown = client(server, "s3", key="AKIAIOSFODNN7EXAMPLE", signature_version=version)
+    post = unknown.generate_presigned_post("forms", "y")
+    body, ctype = multipart_body(post["fields"], "f.txt", b"x")
+    code, _, answer = fetch(post["url"], "POST", body, {"Content-Type": ctype})
+    assert code == 403 and xml_field(answer, "Code") == "InvalidAccessKeyId"
+    anonymous, ctype = multipart_body({"key": "anon"}, "f.txt", b"public")
+    assert fetch(f"{server.endpoint}/forms", "POST", anonymous, {"Content-Type": ctype})[0] == 204

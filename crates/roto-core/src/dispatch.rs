@@ -351,6 +351,13 @@ impl Env {
     }
 }
 
+/// The secret every account's root signs with.
+const ROOT_SECRET: &str = "test";
+
+/// The env option that says signatures are verified (`--verify-signatures`), for the
+/// services that check signatures of their own (S3's POST form uploads).
+pub const VERIFY_SIGNATURES_OPTION: &str = "verify-signatures";
+
 /// The in-process dispatcher: every service by name, one entry point for calls.
 pub struct Dispatcher {
     /// The shared environment.
@@ -373,6 +380,25 @@ impl Dispatcher {
     /// The service named `name`.
     pub fn service(&self, name: &str) -> Option<&Arc<dyn Service>> {
         self.services.iter().find(|s| s.spec().name == name)
+    }
+
+    /// The secret of an access key, as `--verify-signatures` checks signatures with it:
+    /// `test` for every account's root (the key `test`, a 12-digit key id), the secret IAM
+    /// or STS issued with an `AKIA` or `ASIA` key; `None` for a key nobody issued.
+    pub fn secret_key(&self, access_key: &str) -> AwsResult<Option<String>> {
+        let root = access_key.len() == 12 && access_key.bytes().all(|b| b.is_ascii_digit());
+        if access_key == "test" || root {
+            return Ok(Some(ROOT_SECRET.to_string()));
+        }
+        let issuer = match access_key.get(..4) {
+            Some("AKIA") => "iam",
+            Some("ASIA") => "sts",
+            _ => return Ok(None),
+        };
+        match self.service(issuer) {
+            Some(service) => service.secret_key(access_key),
+            None => Ok(None),
+        }
     }
 
     /// Every service, in registration order.

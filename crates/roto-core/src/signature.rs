@@ -3,13 +3,16 @@
 //! the canonical request, string to sign and signature the server expects.
 //!
 //! Pure functions over a request's head, apart from the server that calls them, so that the
-//! parsers can be fuzzed. Canonical forms follow AWS's SigV4 and SigV2 documentation: S3
+//! parsers can be fuzzed; and S3's `SignatureDoesNotMatch`, which the server and S3's POST
+//! uploads both answer. Canonical forms follow AWS's SigV4 and SigV2 documentation: S3
 //! signs its path as sent, every other service the path URI-encoded once more.
 
 use base64::Engine;
 use hmac::{Hmac, Mac};
 use http::{HeaderMap, Method};
 use sha2::{Digest, Sha256};
+
+use crate::error::AwsError;
 
 /// The SigV4 payload hash of a presigned URL, whose body is unknown when it is signed.
 pub const UNSIGNED_PAYLOAD: &str = "UNSIGNED-PAYLOAD";
@@ -529,6 +532,27 @@ pub fn same(a: &str, b: &str) -> bool {
             .zip(b.bytes())
             .fold(0u8, |acc, (x, y)| acc | (x ^ y))
             == 0
+}
+
+/// S3's `SignatureDoesNotMatch`, with what the server signed (and its canonical request,
+/// for a request's own signature rather than a chunk's).
+pub fn s3_mismatch(key: &str, provided: &str, to_sign: &str, canonical: Option<&str>) -> AwsError {
+    let mut error = AwsError::new(
+        "SignatureDoesNotMatch",
+        "The request signature we calculated does not match the signature you provided. \
+         Check your key and signing method.",
+    )
+    .with_status(403)
+    .with_field("AWSAccessKeyId", key)
+    .with_field("StringToSign", to_sign)
+    .with_field("SignatureProvided", provided)
+    .with_field("StringToSignBytes", spaced_hex(to_sign));
+    if let Some(canonical) = canonical {
+        error = error
+            .with_field("CanonicalRequest", canonical)
+            .with_field("CanonicalRequestBytes", spaced_hex(canonical));
+    }
+    error
 }
 
 /// The bytes of a text as S3 shows them in `StringToSignBytes`: two hex digits each,

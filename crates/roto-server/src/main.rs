@@ -106,6 +106,9 @@ async fn run(cli: Cli, mode: roto_core::store::StoreMode, hooks: Arc<Hooks>) -> 
     if cli.enforce_iam {
         env.set_option(roto_core::access::ENFORCE_OPTION, "true");
     }
+    if cli.verify_signatures {
+        env.set_option(roto_core::dispatch::VERIFY_SIGNATURES_OPTION, "true");
+    }
     if cli.kinesis_shard_limits {
         env.set_option(roto_services::kinesis::LIMITS_OPTION, "true");
     }

@@ -3,7 +3,7 @@
 //!
 //! Secrets: the key `test` and 12-digit key ids are accounts' roots, whose secret is `test`;
 //! `AKIA` and `ASIA` keys are IAM's and STS's, which keep the secrets they issued
-//! (`Service::secret_key`); any other key is unknown. The computing is
+//! (`Dispatcher::secret_key`); any other key is unknown. The computing is
 //! [`roto_core::signature`]'s; this module reads the request and shapes the answers.
 
 use http::request::Parts;
@@ -21,9 +21,6 @@ use crate::signed_body::Proof;
 
 /// How far a signed request's time may be from the server's (AWS's 15 minutes).
 const MAX_SKEW_MILLIS: i64 = 15 * 60 * 1000;
-
-/// The secret every account's root signs with.
-const ROOT_SECRET: &str = "test";
 
 /// What the check reads of one request.
 pub struct Signed<'a> {
@@ -54,7 +51,8 @@ pub fn verify(dispatcher: &Dispatcher, req: &Signed<'_>) -> Result<Option<Proof>
         return unsigned(req).map(|()| None);
     };
     let key = claim.access_key();
-    let secret = secret_of(dispatcher, key)
+    let secret = dispatcher
+        .secret_key(key)
         .map_err(|e| crate::access::refused_credentials(e, req.protocol, key, req.parts))?
         .ok_or_else(|| unknown_key(req, key))?;
     let expected = match &claim {
@@ -141,22 +139,6 @@ fn unsigned(req: &Signed<'_>) -> Result<(), AwsError> {
         _ => ("MissingAuthenticationTokenException", 403),
     };
     Err(AwsError::new(code, "Request is missing Authentication Token").with_status(status))
-}
-
-/// The secret of an access key; `None` for a key nobody issued.
-fn secret_of(dispatcher: &Dispatcher, key: &str) -> Result<Option<String>, AwsError> {
-    if key == "test" || (key.len() == 12 && key.bytes().all(|b| b.is_ascii_digit())) {
-        return Ok(Some(ROOT_SECRET.to_string()));
-    }
-    let issuer = match key.get(..4) {
-        Some("AKIA") => "iam",
-        Some("ASIA") => "sts",
-        _ => return Ok(None),
-    };
-    match dispatcher.service(issuer) {
-        Some(service) => service.secret_key(key),
-        None => Ok(None),
-    }
 }
 
 fn expect_v4(req: &Signed<'_>, claim: &V4Claim, secret: &str) -> Result<Expected, AwsError> {
@@ -322,7 +304,7 @@ fn mismatch(req: &Signed<'_>, key: &str, provided: &str, expected: &Expected) ->
     let to_sign = expected.to_sign.as_str();
     let canonical = expected.canonical.as_deref();
     if req.is_s3() {
-        return s3_mismatch(key, provided, to_sign, canonical);
+        return signature::s3_mismatch(key, provided, to_sign, canonical);
     }
     let mut message = "The request signature we calculated does not match the signature you \
                        provided. Check your AWS Secret Access Key and signing method. Consult \
@@ -335,27 +317,6 @@ fn mismatch(req: &Signed<'_>, key: &str, provided: &str, expected: &Expected) ->
         ));
     }
     signature_error(req.protocol, message)
-}
-
-/// S3's `SignatureDoesNotMatch`, with what the server signed (and its canonical request,
-/// for a request's own signature rather than a chunk's).
-pub fn s3_mismatch(key: &str, provided: &str, to_sign: &str, canonical: Option<&str>) -> AwsError {
-    let mut error = AwsError::new(
-        "SignatureDoesNotMatch",
-        "The request signature we calculated does not match the signature you provided. \
-         Check your key and signing method.",
-    )
-    .with_status(403)
-    .with_field("AWSAccessKeyId", key)
-    .with_field("StringToSign", to_sign)
-    .with_field("SignatureProvided", provided)
-    .with_field("StringToSignBytes", signature::spaced_hex(to_sign));
-    if let Some(canonical) = canonical {
-        error = error
-            .with_field("CanonicalRequest", canonical)
-            .with_field("CanonicalRequestBytes", signature::spaced_hex(canonical));
-    }
-    error
 }
 
 /// A key nobody issued, in the protocol's words.

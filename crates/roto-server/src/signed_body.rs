@@ -138,7 +138,7 @@ impl Chunks {
 /// S3's refusal of a chunk or trailer signature that is not the expected one.
 fn refuse(key: &str, claimed: &str, link: &Link) -> Option<AwsError> {
     let holds = roto_core::signature::same(&link.signature, claimed);
-    (!holds).then(|| crate::signature::s3_mismatch(key, claimed, &link.to_sign, None))
+    (!holds).then(|| roto_core::signature::s3_mismatch(key, claimed, &link.to_sign, None))
 }
 
 /// S3's refusal of a body that does not hash to its `x-amz-content-sha256`.

@@ -1,5 +1,6 @@
 //! POST object uploads from HTML forms (`multipart/form-data` to a bucket): the form's
-//! fields, its base64 policy (expiration and conditions), and the three answers S3 gives
+//! fields, its base64 policy (expiration and conditions) and, under
+//! `--verify-signatures`, the policy's signature, and the three answers S3 gives
 //! (`success_action_redirect`, `success_action_status` 200/201, else 204).
 
 use std::collections::BTreeMap;
@@ -8,7 +9,9 @@ use base64::Engine;
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use roto_chunked::ChecksumAlgorithm;
+use roto_core::dispatch::VERIFY_SIGNATURES_OPTION;
 use roto_core::protocol::xml::XmlWriter;
+use roto_core::signature;
 use roto_core::timestamp::{self, now_millis};
 use roto_core::{AwsError, AwsResult, Context, Request, Response, Value};
 
@@ -296,6 +299,47 @@ fn form_input(form: &Form) -> Value {
 }
 
 impl S3 {
+    /// Under `--verify-signatures`, a form carrying credentials must be signed with their
+    /// secret: SigV4's `x-amz-signature` (hex HMAC of the base64 policy with the signing
+    /// key of `x-amz-credential`'s scope) or SigV2's `signature` (base64 HMAC-SHA1 of the
+    /// policy). A form without credentials is anonymous.
+    fn check_signature(&self, form: &Form) -> AwsResult<()> {
+        if self.env.option(VERIFY_SIGNATURES_OPTION).is_none() {
+            return Ok(());
+        }
+        let field = |name: &str| form.fields.get(name).map(String::as_str);
+        let policy = field("policy").unwrap_or_default();
+        let (key, provided, scope) = match (field("x-amz-credential"), field("awsaccesskeyid")) {
+            (Some(credential), _) => {
+                let (key, scope) = credential.split_once('/').unwrap_or((credential, ""));
+                (key, field("x-amz-signature"), Some(scope))
+            }
+            (None, Some(key)) => (key, field("signature"), None),
+            (None, None) => return Ok(()),
+        };
+        let secret = match self.env.dispatcher() {
+            Some(dispatcher) => dispatcher.secret_key(key)?,
+            None => return Ok(()),
+        };
+        let Some(secret) = secret else {
+            return Err(AwsError::new(
+                "InvalidAccessKeyId",
+                "The AWS Access Key Id you provided does not exist in our records.",
+            )
+            .with_status(403)
+            .with_field("AWSAccessKeyId", key));
+        };
+        let expected = match scope {
+            Some(scope) => signature::sign_v4(&secret, scope, policy),
+            None => signature::sign_v2(&secret, policy),
+        };
+        let provided = provided.unwrap_or_default();
+        if signature::same(&expected, provided) {
+            return Ok(());
+        }
+        Err(signature::s3_mismatch(key, provided, policy, None))
+    }
+
     pub(crate) async fn post_object(
         &self,
         ctx: &Context,
@@ -340,6 +384,7 @@ impl S3 {
         let key = key.replace("${filename}", filename);
         super::objects::check_key(&key)?;
         check_policy(&form, &bucket.name, data.len())?;
+        self.check_signature(&form)?;
         let input = form_input(&form);
         let encryption = self
             .encryption_for_write(ctx, &bucket, &key, &input)
