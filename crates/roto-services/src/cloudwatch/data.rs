@@ -290,9 +290,14 @@ impl<'a> Run<'a> {
         unit: Option<&str>,
     ) -> AwsResult<Series> {
         let start = aligned_start(self.span.0, period, self.now);
-        let rows = self
-            .inner
-            .series(self.ctx, key, (start, self.span.1), period, unit)?;
+        let rows = self.inner.series(
+            self.ctx,
+            key,
+            (start, self.span.1),
+            period,
+            unit,
+            percentile_of(stat).is_some(),
+        )?;
         let mut merged: BTreeMap<i64, Agg> = BTreeMap::new();
         for ((ts, _), agg) in rows {
             merged.entry(ts).or_insert_with(Agg::empty).merge(&agg);

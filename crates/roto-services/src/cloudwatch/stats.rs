@@ -210,7 +210,8 @@ fn thousands(n: i64) -> String {
 pub(super) type Series = BTreeMap<(i64, String), Agg>;
 
 impl Inner {
-    /// One metric's data in periods (see [`Series`]); `unit` keeps only that unit.
+    /// One metric's data in periods (see [`Series`]); `unit` keeps only that unit. The
+    /// stored values are read only for `percentiles` (they cost a parse per row).
     pub(super) fn series(
         &self,
         ctx: &Context,
@@ -218,6 +219,7 @@ impl Inner {
         span: (i64, i64),
         period: i64,
         unit: Option<&str>,
+        percentiles: bool,
     ) -> AwsResult<Series> {
         let mut out = Series::new();
         let Some(id) = self.metric_id(ctx, key)? else {
@@ -228,11 +230,12 @@ impl Inner {
         let now = now_millis();
         self.store()?.read(|c| {
             let mut stmt = c.prepare_cached(
-                "SELECT count, sum, min, max, samples, ts, unit FROM cw_data
+                "SELECT count, sum, min, max, CASE WHEN ?6 THEN samples END, ts, unit
+                 FROM cw_data
                  WHERE metric = ?1 AND res = ?2 AND ts >= ?3 AND ts < ?4
                    AND (?5 IS NULL OR unit = ?5)",
             )?;
-            let rows = stmt.query_map(params![id, res, start, end, unit], |r| {
+            let rows = stmt.query_map(params![id, res, start, end, unit, percentiles], |r| {
                 Ok((
                     Agg::from_row(r)?,
                     r.get::<_, i64>(5)?,
@@ -281,7 +284,15 @@ impl Inner {
             name: name.to_string(),
             dims: parse_dimensions(list(input, "Dimensions"), "Dimensions")?,
         };
-        let series = self.series(ctx, &key, (start, end), period, input.str("Unit"))?;
+        let percentiles = !extended.is_empty();
+        let series = self.series(
+            ctx,
+            &key,
+            (start, end),
+            period,
+            input.str("Unit"),
+            percentiles,
+        )?;
         let datapoints = series
             .iter()
             .map(|((ts, unit), agg)| datapoint(*ts, unit, agg, &stats, &extended))

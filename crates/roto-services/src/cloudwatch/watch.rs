@@ -32,6 +32,7 @@ use super::alarms::{alarm_period, child_name, Alarm, COLUMNS, METRIC_ALARM};
 use super::evaluate::{self, reason_timestamp, Point, Rule, Verdict, ALARM, OK};
 use super::metrics::{parse_dimensions, MetricKey};
 use super::rule;
+use super::stats::percentile_of;
 use super::{list, number, Inner};
 
 /// The kind of an alarm action on the bus, as the trace shows it.
@@ -129,7 +130,9 @@ impl Inner {
         let watched = Watched::of(c);
         let points: Vec<Point> = match &watched {
             Some(w) => {
-                let series = self.series(&ctx, &w.key, (start, tick), period, w.unit)?;
+                let percentile = percentile_of(w.stat.1).is_some();
+                let series =
+                    self.series(&ctx, &w.key, (start, tick), period, w.unit, percentile)?;
                 starts
                     .map(|at| {
                         let agg = series.iter().find(|((ts, _), _)| *ts == at).map(|(_, a)| a);
