@@ -221,6 +221,7 @@ impl Logs {
         if deleted == 0 {
             return Err(no_group());
         }
+        self.delete_group_settings(ctx, name)?;
         Ok(Value::map())
     }
 

@@ -15,6 +15,8 @@
 //!   and TestMetricFilter.
 //! - [`destinations`]: subscription destinations and their access policies.
 //! - [`resource_policies`]: account- and log-group-scoped resource policies.
+//! - [`settings`]: data protection policies, transformers, field index policies, account
+//!   policies and the storage tier, stored and read back whole (`logs_items`).
 //! - [`insights`]: the Logs Insights query language; [`queries`]: query definitions,
 //!   StartQuery and its results, GetLogRecord and GetLogGroupFields.
 //! - [`exports`]: export tasks, writing events to S3 through the dispatcher.
@@ -34,6 +36,7 @@ mod insights;
 mod metric_filters;
 mod queries;
 mod resource_policies;
+mod settings;
 mod subscriptions;
 mod unmodeled;
 
@@ -43,6 +46,8 @@ use base64::Engine;
 use std::sync::Arc;
 
 use metric_filters::test_metric_filter;
+
+use crate::documents::{documents_schema, Documents};
 use roto_core::featureless::{self, Featureless};
 use roto_core::timestamp::now_millis;
 use roto_core::validate;
@@ -61,6 +66,8 @@ static SPEC: ServiceSpec = ServiceSpec {
     crc32_responses: false,
     validate_input: false,
 };
+
+static ITEMS_SCHEMA: &[&str] = &[documents_schema!("logs_items")];
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS logs_groups (
@@ -165,6 +172,7 @@ CREATE INDEX IF NOT EXISTS logs_events_by_group
 /// CloudWatch Logs.
 pub struct Logs {
     env: Arc<Env>,
+    docs: Documents,
     clock: fn() -> EpochMillis,
 }
 
@@ -177,7 +185,11 @@ impl Logs {
     /// Creates the service with its own clock, so tests can move time without waiting.
     pub fn with_clock(env: Arc<Env>, clock: fn() -> EpochMillis) -> io::Result<Logs> {
         env.store.migrate(SCHEMA)?;
-        Ok(Logs { env, clock })
+        Ok(Logs {
+            docs: Documents::new(env.clone(), "logs_items", ITEMS_SCHEMA),
+            env,
+            clock,
+        })
     }
 
     fn now(&self) -> EpochMillis {
@@ -267,6 +279,22 @@ impl Service for Logs {
                 "CreateExportTask" => self.create_export_task(ctx, input).await?,
                 "DescribeExportTasks" => self.describe_export_tasks(ctx, input)?,
                 "CancelExportTask" => self.cancel_export_task(ctx, input)?,
+                "ListLogGroupsForQuery" => self.list_log_groups_for_query(ctx, input)?,
+                "PutDataProtectionPolicy" => self.put_data_protection_policy(ctx, input)?,
+                "GetDataProtectionPolicy" => self.get_data_protection_policy(ctx, input)?,
+                "DeleteDataProtectionPolicy" => self.delete_data_protection_policy(ctx, input)?,
+                "PutTransformer" => self.put_transformer(ctx, input)?,
+                "GetTransformer" => self.get_transformer(ctx, input)?,
+                "DeleteTransformer" => self.delete_transformer(ctx, input)?,
+                "PutIndexPolicy" => self.put_index_policy(ctx, input)?,
+                "DescribeIndexPolicies" => self.describe_index_policies(ctx, input)?,
+                "DeleteIndexPolicy" => self.delete_index_policy(ctx, input)?,
+                "DescribeFieldIndexes" => self.describe_field_indexes(ctx, input)?,
+                "PutAccountPolicy" => self.put_account_policy(ctx, input)?,
+                "DescribeAccountPolicies" => self.describe_account_policies(ctx, input)?,
+                "DeleteAccountPolicy" => self.delete_account_policy(ctx, input)?,
+                "PutStorageTierPolicy" => self.put_storage_tier_policy(ctx, input)?,
+                "GetStorageTierPolicy" => self.get_storage_tier_policy(ctx)?,
                 other => {
                     return featureless::answer(SPEC.model(), unmodeled::FEATURELESS, other, input)
                         .map(Response::new)

@@ -15,8 +15,8 @@ use rusqlite::{params, OptionalExtension};
 
 use super::insights::{add_json_fields, Datum, Query, Record};
 use super::{
-    document, from_document, group_of, invalid, limit_exceeded, name_of_arn, name_of_token,
-    page_of, token_of, Logs,
+    document, from_document, group_arn, group_of, invalid, limit_exceeded, name_of_arn,
+    name_of_token, page_of, token_of, Logs,
 };
 
 /// How long a query's results are kept.
@@ -79,6 +79,16 @@ fn no_query() -> AwsError {
         "The specified query does not exist.",
     )
     .with_status(400)
+}
+
+/// Where a page of a query's results or groups starts: after the `nextToken`'s offset.
+fn offset_of(input: &Value) -> AwsResult<usize> {
+    match input.str("nextToken") {
+        Some(t) => name_of_token(t)?
+            .parse::<usize>()
+            .map_err(|_| super::bad_token()),
+        None => Ok(0),
+    }
 }
 
 /// `ResourceNotFoundException` for a query definition id.
@@ -397,18 +407,43 @@ impl Logs {
             .ok_or_else(no_query)
     }
 
+    /// ListLogGroupsForQuery: the ARNs of the log groups a query searched, a page at a time.
+    pub(super) fn list_log_groups_for_query(
+        &self,
+        ctx: &Context,
+        input: &Value,
+    ) -> AwsResult<Value> {
+        let stored = self.stored_query(ctx, input.str("queryId").unwrap_or_default())?;
+        let arns: Vec<String> = stored
+            .get("groups")
+            .and_then(Value::as_list)
+            .unwrap_or_default()
+            .iter()
+            .filter_map(Value::as_str)
+            .map(|name| group_arn(ctx, name))
+            .collect();
+        let offset = offset_of(input)?;
+        let page = input.int("maxResults").unwrap_or(50).max(1) as usize;
+        let rows: Vec<Value> = arns
+            .iter()
+            .skip(offset)
+            .take(page)
+            .map(Value::from)
+            .collect();
+        let next = offset + rows.len();
+        Ok(Value::map().with("logGroupIdentifiers", rows).with_opt(
+            "nextToken",
+            (next < arns.len()).then(|| token_of(&next.to_string())),
+        ))
+    }
+
     pub(super) fn get_query_results(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
         let stored = self.stored_query(ctx, input.str("queryId").unwrap_or_default())?;
         let results = stored
             .get("results")
             .and_then(Value::as_list)
             .unwrap_or_default();
-        let offset = match input.str("nextToken") {
-            Some(t) => name_of_token(t)?
-                .parse::<usize>()
-                .map_err(|_| super::bad_token())?,
-            None => 0,
-        };
+        let offset = offset_of(input)?;
         let page = input
             .int("maxItems")
             .filter(|n| *n > 0)

@@ -26,7 +26,6 @@ pub(super) const FEATURELESS: &[Featureless] = &[
     Featureless::empty("ListLogAnomalyDetectors"),
     Featureless::empty("ListScheduledQueries"),
     Featureless::empty("ListSyslogConfigurations"),
-    Featureless::empty("DescribeAccountPolicies"),
     Featureless::empty("ListAggregateLogGroupSummaries"),
     Featureless::error("GetDelivery", not_found),
     Featureless::error("DeleteDelivery", not_found),
@@ -53,5 +52,4 @@ pub(super) const FEATURELESS: &[Featureless] = &[
     Featureless::error("DeleteScheduledQuery", not_found),
     Featureless::error("CancelImportTask", not_found),
     Featureless::error("DescribeImportTaskBatches", not_found),
-    Featureless::error("DeleteAccountPolicy", not_found),
 ];
