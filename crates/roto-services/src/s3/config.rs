@@ -1,6 +1,6 @@
 //! Bucket configurations that S3 stores and returns: policy, CORS, lifecycle, tagging,
 //! encryption, ownership controls, public access block, website, notifications, logging,
-//! accelerate, request payment, replication, ACLs (the Object Lock configuration, which
+//! accelerate, request payment, replication, attribute-based access control (ABAC), ACLs (the Object Lock configuration, which
 //! changes how objects behave, is `lock.rs`'s).
 //!
 //! Every configuration is one row of `s3_bucket_config` (bucket, kind, the input payload as
@@ -278,6 +278,16 @@ const CONFIGS: &[Config] = &[
         member: "RequestPaymentConfiguration",
         shape: Shape::Members,
         missing: Missing::Default(|| Value::map().with("Payer", "BucketOwner"), "", ""),
+        listed: None,
+    },
+    Config {
+        kind: "abac",
+        put: "PutBucketAbac",
+        get: "GetBucketAbac",
+        delete: None,
+        member: "AbacStatus",
+        shape: Shape::Wrapped("AbacStatus"),
+        missing: Missing::Default(|| Value::map().with("Status", "Disabled"), "", ""),
         listed: None,
     },
     Config {

@@ -54,8 +54,24 @@ use roto_core::{
 use rusqlite::OptionalExtension;
 
 /// The S3 features Roto does not model, answered as S3 answers an account without them:
-/// directory buckets (S3 Express One Zone), of which an account here has none.
-const FEATURELESS: &[Featureless] = &[Featureless::empty("ListDirectoryBuckets")];
+/// directory buckets (S3 Express One Zone), of which an account here has none, and S3
+/// Metadata, which no bucket here has configured (once the bucket is found).
+const FEATURELESS: &[Featureless] = &[
+    Featureless::empty("ListDirectoryBuckets"),
+    Featureless::error("GetBucketMetadataConfiguration", no_metadata),
+    Featureless::error("DeleteBucketMetadataConfiguration", no_metadata),
+    Featureless::error("GetBucketMetadataTableConfiguration", no_metadata),
+    Featureless::error("DeleteBucketMetadataTableConfiguration", no_metadata),
+];
+
+/// `MetadataConfigurationNotFound`, S3's answer for a bucket without S3 Metadata.
+fn no_metadata(_: &Value) -> AwsError {
+    AwsError::new(
+        "MetadataConfigurationNotFound",
+        "The metadata table configuration does not exist.",
+    )
+    .with_status(404)
+}
 
 static SPEC: ServiceSpec = ServiceSpec {
     name: "s3",
@@ -362,8 +378,11 @@ impl S3 {
             other => match self.bucket_config(other, input)? {
                 Some(out) => out,
                 None => {
+                    if let Some(bucket) = input.str("Bucket") {
+                        self.bucket(bucket)?;
+                    }
                     return featureless::answer(SPEC.model(), FEATURELESS, operation, input)
-                        .map(Response::new)
+                        .map(Response::new);
                 }
             },
         };

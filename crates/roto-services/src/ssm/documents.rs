@@ -107,7 +107,7 @@ const VERSION_MEMBERS: &[&str] = &[
 ];
 
 impl Ssm {
-    fn document_head(&self, ctx: &Context, name: &str) -> AwsResult<Value> {
+    pub(super) fn document_head(&self, ctx: &Context, name: &str) -> AwsResult<Value> {
         self.record(ctx, DOCUMENT, name)?
             .ok_or_else(document_missing)
     }

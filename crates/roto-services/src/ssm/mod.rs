@@ -14,6 +14,8 @@
 //!   [`filters`]: their Describe filters.
 //! - [`documents`]: SSM documents, their versions and sharing.
 //! - [`windows`]: maintenance windows, their targets and tasks.
+//! - [`settings`]: service settings and resource policies.
+//! - [`commands`]: Run Command on an account without managed nodes.
 //! - [`unmodeled`]: what an account without managed nodes answers.
 
 use std::io;
@@ -24,12 +26,14 @@ use roto_core::{
     AwsResult, BoxFuture, Context, Env, Request, Response, Service, ServiceSpec, Value,
 };
 
+mod commands;
 mod documents;
 mod filters;
 mod names;
 mod parameters;
 mod queries;
 mod records;
+mod settings;
 mod unmodeled;
 mod windows;
 
@@ -177,6 +181,15 @@ impl Ssm {
             "DescribeMaintenanceWindowTasks" => {
                 self.describe_maintenance_window_tasks(ctx, input)?
             }
+            "GetServiceSetting" => self.get_service_setting(ctx, input)?,
+            "UpdateServiceSetting" => self.update_service_setting(ctx, input)?,
+            "ResetServiceSetting" => self.reset_service_setting(ctx, input)?,
+            "PutResourcePolicy" => self.put_resource_policy(ctx, input)?,
+            "GetResourcePolicies" => self.get_resource_policies(ctx, input)?,
+            "DeleteResourcePolicy" => self.delete_resource_policy(ctx, input)?,
+            "SendCommand" => self.send_command(ctx, input)?,
+            "ListCommands" => self.list_commands(ctx, input)?,
+            "CancelCommand" => self.cancel_command(ctx, input)?,
             other => featureless::answer(SPEC.model(), unmodeled::FEATURELESS, other, input)?,
         })
     }

@@ -11,11 +11,7 @@ fn not_found(code: &'static str, message: impl Into<String>) -> AwsError {
 }
 
 fn no_instance(input: &Value) -> AwsError {
-    let id = input.str("InstanceId").unwrap_or_default();
-    not_found(
-        "InvalidInstanceId",
-        format!("Instance Id {id} is not valid."),
-    )
+    super::commands::invalid_instance(input.str("InstanceId").unwrap_or_default())
 }
 
 fn no_window_execution(input: &Value) -> AwsError {
@@ -91,7 +87,6 @@ pub(super) const FEATURELESS: &[Featureless] = &[
     Featureless::empty("ListAssociations"),
     Featureless::empty("ListCloudConnectors"),
     Featureless::empty("ListCommandInvocations"),
-    Featureless::empty("ListCommands"),
     Featureless::empty("ListComplianceItems"),
     Featureless::empty("ListComplianceSummaries"),
     Featureless::empty("ListNodes"),
@@ -132,7 +127,6 @@ pub(super) const FEATURELESS: &[Featureless] = &[
     Featureless::error("GetCommandInvocation", |_| {
         not_found("InvocationDoesNotExist", "")
     }),
-    Featureless::error("CancelCommand", |_| not_found("InvalidCommandId", "")),
     Featureless::error("CancelMaintenanceWindowExecution", no_window_execution),
     Featureless::error("GetMaintenanceWindowExecution", no_window_execution),
     Featureless::error("GetMaintenanceWindowExecutionTask", no_window_execution),
