@@ -284,3 +284,57 @@ def test_retries_exhausted_go_to_an_sns_destination(server, lam, kinesis, logs):
     assert info["batchSize"] == 2 and info["streamArn"] == arn
     assert batches(logs, fn) == [["fail-1", "fail-2"], ["fail-1", "fail-2"]]
     lam.delete_event_source_mapping(UUID=mapping["UUID"])
+
+
+WINDOW_HANDLER = '''
+import base64, json
+def handler(event, context):
+    data = [base64.b64decode(r["kinesis"]["data"]).decode() for r in event["Records"]]
+    state = dict(event["state"])
+    if event["isFinalInvokeForWindow"]:
+        print("FINAL", json.dumps({"state": state, "window": event["window"], "records": data}))
+        return {"state": {}}
+    state["seen"] = state.get("seen", []) + data
+    print("WINDOW", json.dumps({"state": state, "window": event["window"], "shard": event["shardId"],
+                                "arn": event["eventSourceARN"], "early": event["isWindowTerminatedEarly"]}))
+    if "stateless" in data:
+        return {}
+    return {"state": state}
+'''
+
+
+def test_tumbling_windows_carry_state_and_end_with_a_final_invocation():
+    with RotoServer("--ephemeral") as server:
+        lam, kinesis, logs = (make_client(server, s) for s in ("lambda", "kinesis", "logs"))
+        name, arn = stream(kinesis)
+        fn = unique("fn")
+        lam.create_function(FunctionName=fn, Runtime="python3.12", Role=ROLE, Handler="app.handler",
+                            Code={"ZipFile": zip_of({"app.py": WINDOW_HANDLER})})
+        server.advance_clock(900 - time.time() % 900 + 1)  # 1 s into a fresh 15-minute window
+        put(kinesis, name, "a", "b")
+        mapping = lam.create_event_source_mapping(EventSourceArn=arn, FunctionName=fn, StartingPosition="TRIM_HORIZON",
+                                                  TumblingWindowInSeconds=900)
+        assert lam.get_event_source_mapping(UUID=mapping["UUID"])["TumblingWindowInSeconds"] == 900
+
+        def windows():
+            return [json.loads(p) for p in printed(logs, fn, "WINDOW")]
+
+        first = wait_for(lambda: windows())
+        assert first[0]["state"] == {"seen": ["a", "b"]} and first[0]["shard"] == "shardId-000000000000"
+        assert first[0]["arn"] == arn and first[0]["early"] is False
+        start, end = first[0]["window"]["start"], first[0]["window"]["end"]
+        assert start.endswith(("00:00Z", "15:00Z", "30:00Z", "45:00Z")) and end > start
+        put(kinesis, name, "c")
+        assert wait_for(lambda: len(w := windows()) >= 2 and w[1]["state"] == {"seen": ["a", "b", "c"]})
+        server.advance_clock(900)
+        final = wait_for(lambda: [json.loads(p) for p in printed(logs, fn, "FINAL")])
+        assert final == [{"state": {"seen": ["a", "b", "c"]}, "window": {"start": start, "end": end}, "records": []}]
+        put(kinesis, name, "d")
+        later = wait_for(lambda: len(w := windows()) >= 3 and w[2])
+        assert later["state"] == {"seen": ["d"]} and later["window"]["start"] == end
+        put(kinesis, name, "stateless")
+        retried = wait_for(lambda: sum(1 for w in windows() if "stateless" in w["state"]["seen"]) >= 2)
+        assert retried
+        with pytest.raises(ClientError) as e:
+            lam.update_event_source_mapping(UUID=mapping["UUID"], TumblingWindowInSeconds=901)
+        assert error_of(e)[0] == "ValidationException"

@@ -9,6 +9,7 @@
 
 mod sqs;
 mod streams;
+mod tumbling;
 
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};

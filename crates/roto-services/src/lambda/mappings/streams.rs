@@ -25,8 +25,8 @@
 //! record's item key), delivered at once, each lane in order; the shard is checkpointed
 //! when every lane is done. Records that pass none of the mapping's `FilterCriteria`
 //! patterns (EventBridge's syntax over the record, a Kinesis record's JSON data as `data`)
-//! are moved past without invoking the function. `TumblingWindowInSeconds` is stored, not
-//! applied.
+//! are moved past without invoking the function. `TumblingWindowInSeconds` groups batches by
+//! window ([`tumbling`](super::tumbling)), one lane per shard.
 
 use std::collections::{HashMap, HashSet};
 use std::hash::{DefaultHasher, Hash, Hasher};
@@ -40,6 +40,7 @@ use rusqlite::{params, OptionalExtension};
 use serde_json::{json, Value as Json};
 use tokio::task::JoinSet;
 
+use super::tumbling::{self, Window};
 use super::{
     context_of, filters_of, invalid_parameter, passes, reports_item_failures, DEFAULT_STREAM_BATCH,
 };
@@ -160,6 +161,8 @@ pub(super) struct Cursor {
     shards: Option<Vec<String>>,
     iterators: HashMap<String, String>,
     closed: HashSet<String>,
+    /// Each shard's open tumbling window.
+    windows: HashMap<String, tumbling::Shared>,
 }
 
 /// Who the function's records came through: the stream, shard, region and the function's
@@ -304,6 +307,8 @@ struct Lane {
     config: Value,
     shard: String,
     checkpoint: bool,
+    /// The tumbling window its batches belong to, where the mapping has them.
+    window: Option<tumbling::Shared>,
 }
 
 /// How delivering a batch ended.
@@ -526,6 +531,21 @@ impl Lambda {
         if cursor.closed.contains(shard) {
             return Ok(false);
         }
+        let mut lane = Lane {
+            ctx: ctx.clone(),
+            uuid: uuid.to_string(),
+            config: config.clone(),
+            shard: shard.to_string(),
+            checkpoint: true,
+            window: None,
+        };
+        let ended = cursor
+            .windows
+            .get(shard)
+            .is_some_and(|w| w.lock().unwrap_or_else(|p| p.into_inner()).end <= now_millis());
+        if ended {
+            self.close_window(&lane, cursor).await;
+        }
         let dispatcher = self
             .env
             .dispatcher()
@@ -605,14 +625,31 @@ impl Lambda {
         };
         let filters = filters_of(config)?;
         records.retain(|r| passes(&filters, &filter_document(r)));
-        let lanes = lanes_of(records, factor);
-        let lane = Lane {
-            ctx: ctx.clone(),
-            uuid: uuid.to_string(),
-            config: config.clone(),
-            shard: shard.to_string(),
-            checkpoint: lanes.len() == 1,
+        let width = config.int("TumblingWindowInSeconds").unwrap_or(0) * 1000;
+        let lanes = lanes_of(records, if width > 0 { 1 } else { factor });
+        lane.checkpoint = lanes.len() == 1;
+        let finished = if width > 0 {
+            let records = lanes.into_iter().flatten().collect();
+            self.deliver_windows(&lane, records, width, batch, cursor)
+                .await?
+        } else {
+            self.deliver_lanes(&lane, lanes, batch).await?
         };
+        if finished {
+            self.save_position(uuid, shard, &last)?;
+            keep(cursor);
+        }
+        Ok(true)
+    }
+
+    /// Delivers parallel lanes at once; false when the mapping was disabled or deleted
+    /// meanwhile.
+    async fn deliver_lanes(
+        &self,
+        lane: &Lane,
+        lanes: Vec<Vec<Value>>,
+        batch: usize,
+    ) -> AwsResult<bool> {
         let mut running = JoinSet::new();
         for records in lanes {
             let (lambda, lane) = (self.clone(), lane.clone());
@@ -622,11 +659,69 @@ impl Lambda {
         while let Some(done) = running.join_next().await {
             finished &= done.map_err(|e| AwsError::internal(e.to_string()))??;
         }
-        if finished {
-            self.save_position(uuid, shard, &last)?;
-            keep(cursor);
+        Ok(finished)
+    }
+
+    /// Delivers records window by window, closing the shard's open window when they move on
+    /// to a later one.
+    async fn deliver_windows(
+        &self,
+        lane: &Lane,
+        records: Vec<Value>,
+        width: i64,
+        batch: usize,
+        cursor: &mut Cursor,
+    ) -> AwsResult<bool> {
+        for (start, records) in tumbling::windowed(records, width, created_of) {
+            let open = cursor.windows.get(&lane.shard).cloned();
+            let window = match open {
+                Some(w) if w.lock().unwrap_or_else(|p| p.into_inner()).start == start => w,
+                _ => {
+                    self.close_window(lane, cursor).await;
+                    let w = Window::open(start, width);
+                    cursor.windows.insert(lane.shard.clone(), w.clone());
+                    w
+                }
+            };
+            let lane = Lane {
+                window: Some(window),
+                ..lane.clone()
+            };
+            if !self.deliver_lane(&lane, records, batch).await? {
+                return Ok(false);
+            }
         }
         Ok(true)
+    }
+
+    /// Invokes the function for the end of the shard's open window (no records,
+    /// `isFinalInvokeForWindow`), and forgets the window.
+    async fn close_window(&self, lane: &Lane, cursor: &mut Cursor) {
+        let Some(window) = cursor.windows.remove(&lane.shard) else {
+            return;
+        };
+        let Ok(function) = self.mapped_function(&lane.ctx, &lane.config) else {
+            return;
+        };
+        let mut event = json!({ "Records": [] });
+        let arn = lane.config.str("EventSourceArn").unwrap_or_default();
+        window.lock().unwrap_or_else(|p| p.into_inner()).describe(
+            &mut event,
+            &lane.shard,
+            arn,
+            true,
+        );
+        let invocation = Invocation {
+            request_id: crate::lambda::revision_id(),
+            payload: event.to_string().into_bytes(),
+            invoked_arn: lane
+                .config
+                .str("FunctionArn")
+                .unwrap_or_default()
+                .to_string(),
+            client_context: None,
+        };
+        let _ = self.runner.run(&lane.ctx, &function, invocation).await;
     }
 
     /// Delivers a lane's records in batches of `batch`, in order; false when the mapping
@@ -718,7 +813,11 @@ impl Lambda {
                 region: &ctx.region,
                 role: function.config.str("Role").unwrap_or_default(),
             };
-            let event = json!({ "Records": records.iter().map(|r| event_record(r, &origin)).collect::<Vec<_>>() });
+            let mut event = json!({ "Records": records.iter().map(|r| event_record(r, &origin)).collect::<Vec<_>>() });
+            if let Some(window) = &lane.window {
+                let window = window.lock().unwrap_or_else(|p| p.into_inner());
+                window.describe(&mut event, shard, arn, false);
+            }
             let invocation = Invocation {
                 request_id: crate::lambda::revision_id(),
                 payload: event.to_string().into_bytes(),
@@ -728,10 +827,17 @@ impl Lambda {
             let request_id = invocation.request_id.clone();
             let started = std::time::Instant::now();
             let result = self.runner.run(ctx, &function, invocation).await;
+            let stateless = |answer: &[u8]| {
+                lane.window
+                    .as_ref()
+                    .is_some_and(|w| !w.lock().unwrap_or_else(|p| p.into_inner()).keep(answer))
+            };
             let failed_at = match &result {
-                Ok(o) if o.function_error.is_none() => reports_item_failures(config)
-                    .then(|| first_failure(&o.payload, &records))
-                    .flatten(),
+                Ok(o) if o.function_error.is_none() && !stateless(&o.payload) => {
+                    reports_item_failures(config)
+                        .then(|| first_failure(&o.payload, &records))
+                        .flatten()
+                }
                 _ => Some(0),
             };
             let whole = failed_at == Some(0)
