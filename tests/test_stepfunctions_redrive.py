@@ -184,3 +184,46 @@ def test_a_deleted_machine_s_executions_are_not_redriven(sfn):
     with pytest.raises(ClientError) as e:
         sfn.redrive_execution(executionArn=ex)
     assert error(e) == ("ExecutionNotRedrivable", "State machine is in DELETING status")
+
+
+def test_a_redrive_redrives_the_failed_children_of_the_same_map_run(server, sfn, sqs):
+    child = {
+        "Pick": {"Type": "Choice", "Choices": [{"Variable": "$.n", "NumericEquals": 2, "Next": "Hold"}], "Default": "Easy"},
+        "Hold": {"Type": "Wait", "Seconds": 5, "Next": "Need"},
+        "Need": queue_url("dmap"),
+        "Easy": {"Type": "Pass", "Parameters": {"n.$": "$.n"}, "End": True},
+    }
+    arn = machine(sfn, {"M": {"Type": "Map", "Label": "lbl", "ItemsPath": "$.items", "End": True, "ItemProcessor": {
+        "ProcessorConfig": {"Mode": "DISTRIBUTED", "ExecutionType": "STANDARD"}, "StartAt": "Pick", "States": child}}})
+    ex = sfn.start_execution(stateMachineArn=arn, input=json.dumps({"items": [{"n": 1}, {"n": 2}, {"n": 3}]}))["executionArn"]
+    time.sleep(0.3)
+    server.advance_clock(6)
+    assert finish(sfn, ex)["status"] == "FAILED"
+    run = sfn.list_map_runs(executionArn=ex)["mapRuns"][0]["mapRunArn"]
+    assert sfn.describe_map_run(mapRunArn=run)["status"] == "FAILED"
+    children = sfn.list_executions(mapRunArn=run)["executions"]
+    failed = [c["executionArn"] for c in children if c["status"] == "FAILED"]
+    assert len(children) == 3 and len(failed) == 1
+    assert sfn.describe_execution(executionArn=failed[0])["redriveStatus"] == "REDRIVABLE_BY_MAP_RUN"
+    with pytest.raises(ClientError) as e:
+        sfn.redrive_execution(executionArn=failed[0])
+    assert error(e)[0] == "ExecutionNotRedrivable"
+
+    url = sqs.create_queue(QueueName="dmap")["QueueUrl"]
+    sfn.redrive_execution(executionArn=ex)
+    done = finish(sfn, ex)
+    assert done["status"] == "SUCCEEDED", done
+    assert json.loads(done["output"]) == [{"n": 1}, {"url": url}, {"n": 3}]
+    runs = sfn.list_map_runs(executionArn=ex)["mapRuns"]
+    assert [r["mapRunArn"] for r in runs] == [run]
+    described = sfn.describe_map_run(mapRunArn=run)
+    assert described["status"] == "SUCCEEDED" and described["redriveCount"] == 1 and "redriveDate" in described
+    assert described["itemCounts"]["succeeded"] == 3 and described["itemCounts"]["failed"] == 0
+    assert described["executionCounts"]["total"] == 3 and described["executionCounts"]["pending"] == 0
+    assert len(sfn.list_executions(mapRunArn=run)["executions"]) == 3
+    again = sfn.describe_execution(executionArn=failed[0])
+    assert again["status"] == "SUCCEEDED" and again["redriveCount"] == 1
+    assert sfn.list_executions(mapRunArn=run, redriveFilter="REDRIVEN")["executions"][0]["executionArn"] == failed[0]
+    redriven = [e for e in history(sfn, ex) if e["type"] == "MapRunRedriven"]
+    assert [e["mapRunRedrivenEventDetails"] for e in redriven] == [{"mapRunArn": run, "redriveCount": 1}]
+    assert "ExecutionRedriven" in kinds(history(sfn, failed[0]))

@@ -208,7 +208,7 @@ fn not_redrivable_error(reason: impl Into<String>) -> AwsError {
 }
 
 /// The execution with this ARN, if it is recorded.
-fn read_execution(env: &Env, arn: &str) -> AwsResult<Option<Execution>> {
+pub(super) fn read_execution(env: &Env, arn: &str) -> AwsResult<Option<Execution>> {
     env.store.with(|c| {
         c.prepare_cached(&format!(
             "SELECT {COLUMNS} FROM sfn_executions WHERE arn = ?1"
@@ -591,16 +591,8 @@ impl StepFunctions {
             tokens.insert(0, (t.to_string(), now));
             tokens.truncate(TOKENS_KEPT);
         }
-        let changed = self.env.store.with(|c| {
-            c.execute_cached(
-                "UPDATE sfn_executions SET status = 'RUNNING', stopped = NULL, output = NULL,
-                 error = NULL, cause = NULL, redrive_count = redrive_count + 1,
-                 redrive_date = ?2, redrive_tokens = ?3 WHERE arn = ?1 AND status = ?4",
-                params![e.arn, now, json!(tokens).to_string(), e.status],
-            )
-            .map_err(AwsError::from)
-        })?;
-        if changed == 0 {
+        let tokens = json!(tokens).to_string();
+        if !reopen(&self.env, &e.arn, &e.status, Some(&tokens), now)? {
             return Err(not_redrivable_error(
                 "Execution is RUNNING and cannot be redriven",
             ));
@@ -767,14 +759,15 @@ fn list_item(e: &Execution) -> Value {
         .with_opt("redriveDate", e.redrive_date.map(Value::Timestamp))
 }
 
-/// Runs a recorded execution on from the marks its paths left: after a redrive (its
-/// ExecutionRedriven event first) or a restart of the server.
-pub(super) fn resume(
+/// A recorded execution's run, ready to go on from the marks its paths left: after a
+/// redrive (its ExecutionRedriven event added) or a restart of the server. Answers the run,
+/// its definition, its input and its top-level path.
+pub(super) fn continued(
     engine: &Arc<Engine>,
     ctx: &Context,
     e: &Execution,
     restart: bool,
-) -> AwsResult<()> {
+) -> AwsResult<(Arc<Run>, Arc<Json>, Json, Lane)> {
     let env = &engine.env;
     let (_, last) = history::count(env, &e.arn)?;
     let marks = history::read_marks(env, &e.arn)?;
@@ -799,6 +792,43 @@ pub(super) fn resume(
     run.flush();
     engine.register(&run);
     let definition = Arc::new(serde_json::from_str(&e.definition).unwrap_or_default());
+    let lane = Lane {
+        prev,
+        ..Lane::default()
+    };
+    Ok((run, definition, input, lane))
+}
+
+/// Marks a closed execution running again for a redrive at `now` (its count and date
+/// moved on); false if it was not closed with `status`.
+pub(super) fn reopen(
+    env: &Env,
+    arn: &str,
+    status: &str,
+    tokens: Option<&str>,
+    now: EpochMillis,
+) -> AwsResult<bool> {
+    env.store.with(|c| {
+        c.execute_cached(
+            "UPDATE sfn_executions SET status = 'RUNNING', stopped = NULL, output = NULL,
+             error = NULL, cause = NULL, redrive_count = redrive_count + 1,
+             redrive_date = ?2, redrive_tokens = COALESCE(?3, redrive_tokens)
+             WHERE arn = ?1 AND status = ?4",
+            params![arn, now, tokens, status],
+        )
+        .map(|changed| changed > 0)
+        .map_err(AwsError::from)
+    })
+}
+
+/// Runs a recorded execution on (see [`continued`]) on its own task.
+pub(super) fn resume(
+    engine: &Arc<Engine>,
+    ctx: &Context,
+    e: &Execution,
+    restart: bool,
+) -> AwsResult<()> {
+    let (run, definition, input, lane) = continued(engine, ctx, e, restart)?;
     let (engine, arn) = (engine.clone(), e.arn.clone());
     tokio::spawn(async move {
         if restart {
@@ -811,10 +841,6 @@ pub(super) fn resume(
                 tokio::time::sleep(std::time::Duration::from_millis(5)).await;
             }
         }
-        let lane = Lane {
-            prev,
-            ..Lane::default()
-        };
         let outcome = run.execute(definition, input, lane).await;
         finish(&engine, &arn, &outcome);
     });

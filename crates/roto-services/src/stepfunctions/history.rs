@@ -68,6 +68,10 @@ pub(crate) struct Mark {
     pub submitted: bool,
     /// The id of its `ParallelStateStarted` or `MapStateStarted` event, once added.
     pub started: Option<i64>,
+    /// The map run a Distributed Map state started.
+    pub map_run: Option<String>,
+    /// For an item (or batch) of a map run: its child execution.
+    pub child: Option<String>,
     /// The path's output, once it finished.
     pub done: Option<Json>,
 }

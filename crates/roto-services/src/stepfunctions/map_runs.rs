@@ -36,7 +36,9 @@ CREATE TABLE IF NOT EXISTS sfn_map_runs (
     max_concurrency INTEGER NOT NULL,
     tolerated_count INTEGER NOT NULL,
     tolerated_percentage REAL NOT NULL,
-    counts TEXT NOT NULL
+    counts TEXT NOT NULL,
+    redrive_count INTEGER NOT NULL DEFAULT 0,
+    redrive_date INTEGER
 );
 CREATE INDEX IF NOT EXISTS sfn_map_runs_execution ON sfn_map_runs (execution_arn, started);
 ";
@@ -114,14 +116,8 @@ pub(crate) struct MapRun {
 }
 
 impl MapRun {
-    /// Records a new map run for the execution `execution_arn`.
-    pub fn create(
-        env: &Env,
-        execution_arn: &str,
-        (arn, machine_arn): (String, String),
-        settings: Settings,
-    ) -> AwsResult<Arc<MapRun>> {
-        let run = MapRun {
+    fn new(arn: String, machine_arn: String, settings: Settings) -> MapRun {
+        MapRun {
             arn,
             machine_arn,
             settings: Mutex::new(settings),
@@ -130,7 +126,41 @@ impl MapRun {
             children: Mutex::new(HashSet::new()),
             stopping: AtomicBool::new(false),
             changed: Notify::new(),
-        };
+        }
+    }
+
+    /// Opens a closed map run again for a redrive of its parent: `RUNNING`, its redrive
+    /// count and date moved on, with the settings it had. Answers it and its redrive count.
+    pub fn reopen(env: &Env, arn: &str) -> AwsResult<(Arc<MapRun>, i64)> {
+        env.store.with(|c| {
+            c.query_row_cached(
+                "UPDATE sfn_map_runs SET status = 'RUNNING', stopped = NULL,
+                 redrive_count = redrive_count + 1, redrive_date = ?2 WHERE arn = ?1
+                 RETURNING machine_arn, max_concurrency, tolerated_count, tolerated_percentage,
+                 redrive_count",
+                params![arn, now_millis()],
+                |r| {
+                    let settings = Settings {
+                        max_concurrency: r.get(1)?,
+                        tolerated_count: r.get(2)?,
+                        tolerated_percentage: r.get(3)?,
+                    };
+                    let run = MapRun::new(arn.to_string(), r.get(0)?, settings);
+                    Ok((Arc::new(run), r.get(4)?))
+                },
+            )
+            .map_err(AwsError::from)
+        })
+    }
+
+    /// Records a new map run for the execution `execution_arn`.
+    pub fn create(
+        env: &Env,
+        execution_arn: &str,
+        (arn, machine_arn): (String, String),
+        settings: Settings,
+    ) -> AwsResult<Arc<MapRun>> {
+        let run = MapRun::new(arn, machine_arn, settings);
         env.store.with(|c| {
             c.execute_cached(
                 "INSERT INTO sfn_map_runs (arn, execution_arn, machine_arn, status, started,
@@ -243,6 +273,8 @@ struct Row {
     stopped: Option<EpochMillis>,
     settings: Settings,
     counts: Json,
+    redrive_count: i64,
+    redrive_date: Option<EpochMillis>,
 }
 
 fn read_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Row> {
@@ -260,11 +292,13 @@ fn read_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Row> {
             tolerated_percentage: r.get(8)?,
         },
         counts: serde_json::from_str(&counts).unwrap_or_default(),
+        redrive_count: r.get(10)?,
+        redrive_date: r.get(11)?,
     })
 }
 
 const COLUMNS: &str = "arn, execution_arn, machine_arn, status, started, stopped,
-    max_concurrency, tolerated_count, tolerated_percentage, counts";
+    max_concurrency, tolerated_count, tolerated_percentage, counts, redrive_count, redrive_date";
 
 impl StepFunctions {
     /// The map run an ARN names, or ResourceNotFound.
@@ -309,7 +343,8 @@ impl StepFunctions {
             .with("toleratedFailureCount", settings.tolerated_count)
             .with_opt("itemCounts", counts.get("itemCounts").cloned())
             .with_opt("executionCounts", counts.get("executionCounts").cloned())
-            .with("redriveCount", 0i64))
+            .with("redriveCount", row.redrive_count)
+            .with_opt("redriveDate", row.redrive_date.map(Value::Timestamp)))
     }
 
     pub(super) fn list_map_runs(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {

@@ -7,6 +7,10 @@
 //! `ToleratedFailureCount`/`ToleratedFailurePercentage` stop the rest and fail the state
 //! with `States.ExceedToleratedFailureThreshold`. The results are the state's result, or go
 //! to S3 (`ResultWriter`).
+//!
+//! Each item's child is marked on the parent's path (see [`Mark`]), so that a redrive of
+//! the parent redrives the same map run: the children that succeeded keep their outputs,
+//! a failed STANDARD child is redriven, the others start again.
 
 use std::sync::Arc;
 
@@ -19,11 +23,21 @@ use super::fanout::{items, max_concurrency, select};
 use super::io::Scope;
 use super::jsonata::Query;
 use super::s3_items::parameters;
-use super::{lock, Engine, Failure, Lane, Outcome, Run};
+use super::{lock, Engine, Failure, Lane, Mark, Outcome, Run};
 use crate::stepfunctions::arn;
 use crate::stepfunctions::executions::{self, Execution};
 use crate::stepfunctions::map_runs::{MapRun, Settings};
 use crate::stepfunctions::status_events;
+
+/// What becomes of one item (or batch) of a map run.
+enum Plan {
+    /// Its child succeeded before a redrive: kept.
+    Kept(Closed),
+    /// Its STANDARD child failed, timed out or was aborted: redriven.
+    Redrive(Execution),
+    /// A new child.
+    New,
+}
 
 /// A child execution once it closed.
 struct Closed {
@@ -65,6 +79,21 @@ impl Closed {
         }
         record
     }
+
+    /// The mark the parent keeps of its item: the child, and its output once it succeeded.
+    fn mark(&self) -> Mark {
+        let e = &self.execution;
+        Mark {
+            input: serde_json::from_str(&e.input).unwrap_or_default(),
+            entered_at: e.started,
+            child: Some(e.arn.clone()),
+            done: match &self.outcome {
+                Outcome::Succeeded(o) => Some(o.clone()),
+                _ => None,
+            },
+            ..Mark::default()
+        }
+    }
 }
 
 /// What every child of one map run shares.
@@ -77,24 +106,59 @@ struct Children {
 }
 
 impl Children {
-    /// Runs one child execution over `input` (holding `items` items).
-    async fn run(&self, input: Json, items: i64) -> Option<Closed> {
+    /// Runs one item's child as planned, over `input` (holding `items` items), and marks
+    /// it on the parent's `path`.
+    async fn run(&self, plan: Plan, input: Json, items: i64, path: String) -> Option<Closed> {
+        if let Plan::Kept(closed) = plan {
+            return Some(closed);
+        }
         self.map_run.acquire().await;
-        let closed = self.run_admitted(input, items).await;
+        let closed = self.run_admitted(plan, input, items).await;
         self.map_run.release();
+        if let Some(c) = &closed {
+            self.parent.history.mark(&path, c.mark());
+        }
         closed
     }
 
-    async fn run_admitted(&self, input: Json, items: i64) -> Option<Closed> {
-        if self.map_run.stopping() {
-            return None;
+    /// What to do with an item given the mark its path left before a redrive.
+    fn plan(&self, left: Option<Mark>) -> Plan {
+        let Some(mark) = left else {
+            return Plan::New;
+        };
+        let child = mark.child.clone().unwrap_or_default();
+        let recorded = match self.express {
+            true => None,
+            false => executions::read_execution(&self.engine.env, &child)
+                .ok()
+                .flatten(),
+        };
+        match (mark.done, recorded) {
+            (Some(output), Some(execution)) => Plan::Kept(Closed {
+                stopped: execution.stopped.unwrap_or(execution.started),
+                execution,
+                outcome: Outcome::Succeeded(output),
+            }),
+            (Some(output), None) => {
+                let name = child.rsplit(':').nth(1).unwrap_or_default().to_string();
+                let mut execution = self.execution(name, &mark.input);
+                execution.arn = child;
+                Plan::Kept(Closed {
+                    stopped: mark.entered_at,
+                    execution,
+                    outcome: Outcome::Succeeded(output),
+                })
+            }
+            (None, Some(e)) if matches!(e.status.as_str(), "FAILED" | "TIMED_OUT" | "ABORTED") => {
+                Plan::Redrive(e)
+            }
+            _ => Plan::New,
         }
-        self.map_run.count(|i, e| {
-            (i.pending, i.running) = (i.pending - items, i.running + items);
-            (e.pending, e.running) = (e.pending - 1, e.running + 1);
-        });
-        let name = new_request_id();
-        let execution = Execution {
+    }
+
+    /// A new child execution over `input`.
+    fn execution(&self, name: String, input: &Json) -> Execution {
+        Execution {
             arn: arn::execution(&self.map_run.machine_arn, &name, self.express),
             machine_arn: self.map_run.machine_arn.clone(),
             name,
@@ -115,35 +179,23 @@ impl Children {
             redrive_count: 0,
             map_run_arn: Some(self.map_run.arn.clone()),
             redrive_date: None,
-        };
-        let ctx = &self.parent.ctx;
-        if !self.express {
-            if let Err(e) = executions::insert(&self.engine.env, ctx, &execution, None) {
-                tracing::warn!(error = %e.message, "Step Functions could not record a child execution");
-                return None;
-            }
-            status_events::announce(&self.engine.env, &execution);
         }
-        lock(&self.map_run.children).insert(execution.arn.clone());
-        let machine_name = self
-            .map_run
-            .machine_arn
-            .rsplit(":stateMachine:")
-            .next()
-            .unwrap_or_default();
-        let run = executions::begin(
-            &self.engine,
-            ctx,
-            &execution,
-            &input,
-            machine_name,
-            !self.express,
-        );
-        let lane = Lane {
-            prev: 1,
-            ..Lane::default()
+    }
+
+    async fn run_admitted(&self, plan: Plan, input: Json, items: i64) -> Option<Closed> {
+        if self.map_run.stopping() {
+            return None;
+        }
+        self.map_run.count(|i, e| {
+            (i.pending, i.running) = (i.pending - items, i.running + items);
+            (e.pending, e.running) = (e.pending - 1, e.running + 1);
+        });
+        let (execution, run, definition, input, lane) = match plan {
+            Plan::Redrive(e) => self.redriven(e)?,
+            _ => self.started(input)?,
         };
-        let outcome = run.execute(self.definition.clone(), input, lane).await;
+        lock(&self.map_run.children).insert(execution.arn.clone());
+        let outcome = run.execute(definition, input, lane).await;
         if !self.express {
             executions::finish(&self.engine, &execution.arn, &outcome);
         }
@@ -164,7 +216,63 @@ impl Children {
             stopped: now_millis(),
         })
     }
+
+    /// A new child over `input`, recorded (STANDARD) and begun.
+    fn started(&self, input: Json) -> Option<Ready> {
+        let execution = self.execution(new_request_id(), &input);
+        let ctx = &self.parent.ctx;
+        if !self.express {
+            if let Err(e) = executions::insert(&self.engine.env, ctx, &execution, None) {
+                tracing::warn!(error = %e.message, "Step Functions could not record a child execution");
+                return None;
+            }
+            status_events::announce(&self.engine.env, &execution);
+        }
+        let machine_name = self
+            .map_run
+            .machine_arn
+            .rsplit(":stateMachine:")
+            .next()
+            .unwrap_or_default();
+        let run = executions::begin(
+            &self.engine,
+            ctx,
+            &execution,
+            &input,
+            machine_name,
+            !self.express,
+        );
+        let lane = Lane {
+            prev: 1,
+            ..Lane::default()
+        };
+        Some((execution, run, self.definition.clone(), input, lane))
+    }
+
+    /// A failed child redriven: running again from where it failed.
+    fn redriven(&self, e: Execution) -> Option<Ready> {
+        let env = &self.engine.env;
+        let redriven = executions::reopen(env, &e.arn, &e.status, None, now_millis())
+            .and_then(|_| executions::read_execution(env, &e.arn))
+            .and_then(|e| {
+                let e = e.ok_or_else(|| roto_core::AwsError::internal("the child is gone"))?;
+                status_events::announce(env, &e);
+                let (run, definition, input, lane) =
+                    executions::continued(&self.engine, &self.parent.ctx, &e, false)?;
+                Ok((e, run, definition, input, lane))
+            });
+        match redriven {
+            Ok(ready) => Some(ready),
+            Err(e) => {
+                tracing::warn!(error = %e.message, "Step Functions could not redrive a child execution");
+                None
+            }
+        }
+    }
 }
+
+/// A child ready to run: its execution, run, definition, input and top-level path.
+type Ready = (Execution, Arc<Run>, Arc<Json>, Json, Lane);
 
 /// Stops what a map run still runs if its Map state is dropped (its execution stopped or
 /// timed out) before it finished.
@@ -219,23 +327,43 @@ impl Run {
             selected.push(select(scope, state, &input, &map, jsonata)?);
         }
         let batches = batches(scope, state, &input, selected, jsonata)?;
-        let map_run = self.map_run(scope, state, &input)?;
-        map_run.count(|i, e| {
-            (i.pending, i.total) = (total as i64, total as i64);
-            (e.pending, e.total) = (batches.len() as i64, batches.len() as i64);
-        });
+        let instance = self.instance(lane);
+        let left = self
+            .history
+            .read_mark(&lane.path, |m| m.map_run.clone())
+            .flatten()
+            .filter(|_| !self.restarting());
+        let (map_run, redriven) = match left {
+            Some(arn) => {
+                let (map_run, count) = MapRun::reopen(&self.engine.env, &arn)
+                    .map_err(|e| Failure::new("States.Runtime", e.message))?;
+                (map_run, Some(count))
+            }
+            None => (self.map_run(scope, state, &input)?, None),
+        };
+        lock(&self.engine.map_runs).insert(map_run.arn.clone(), map_run.clone());
+        self.history
+            .update_mark(&lane.path, |m| m.map_run = Some(map_run.arn.clone()));
         self.history.add(
             &mut lane.prev,
             "MapStateStarted",
             Some("mapStateStartedEventDetails"),
             json!({"length": total}),
         );
-        self.history.add(
-            &mut lane.prev,
-            "MapRunStarted",
-            Some("mapRunStartedEventDetails"),
-            json!({"mapRunArn": map_run.arn}),
-        );
+        match redriven {
+            Some(count) => self.history.add(
+                &mut lane.prev,
+                "MapRunRedriven",
+                Some("mapRunRedrivenEventDetails"),
+                json!({"mapRunArn": map_run.arn, "redriveCount": count}),
+            ),
+            None => self.history.add(
+                &mut lane.prev,
+                "MapRunStarted",
+                Some("mapRunStartedEventDetails"),
+                json!({"mapRunArn": map_run.arn}),
+            ),
+        };
         self.flush();
         let mut cleanup = Cleanup {
             engine: self.engine.clone(),
@@ -252,7 +380,27 @@ impl Run {
                 .and_then(Json::as_str)
                 == Some("EXPRESS"),
         });
-        let result = run_children(&children, batches, total as i64, &cleanup).await;
+        let planned: Vec<_> = batches
+            .into_iter()
+            .enumerate()
+            .map(|(index, (input, items))| {
+                let path = lane.inner_path(instance, index);
+                let plan = children.plan(self.left(&path));
+                (plan, input, items, path)
+            })
+            .collect();
+        map_run.count(|i, e| {
+            (i.total, e.total) = (total as i64, planned.len() as i64);
+            for (plan, _, items, _) in &planned {
+                match plan {
+                    Plan::Kept(_) => {
+                        (i.succeeded, e.succeeded) = (i.succeeded + items, e.succeeded + 1)
+                    }
+                    _ => (i.pending, e.pending) = (i.pending + items, e.pending + 1),
+                }
+            }
+        });
+        let result = run_children(&children, planned, total as i64, &cleanup).await;
         cleanup.finished = true;
         let (status, kind) = match &result {
             Ok(_) => ("SUCCEEDED", "MapRunSucceeded"),
@@ -285,7 +433,7 @@ impl Run {
         result
     }
 
-    /// The map run a Distributed Map state starts, recorded and registered.
+    /// The map run a Distributed Map state starts, recorded.
     fn map_run(
         self: &Arc<Run>,
         scope: &Scope<'_>,
@@ -324,7 +472,6 @@ impl Run {
             settings,
         )
         .map_err(|e| Failure::new("States.Runtime", e.message))?;
-        lock(&self.engine.map_runs).insert(map_run.arn.clone(), map_run.clone());
         Ok(map_run)
     }
 
@@ -398,15 +545,15 @@ impl Run {
 /// (the children still running are then aborted).
 async fn run_children(
     children: &Arc<Children>,
-    batches: Vec<(Json, i64)>,
+    planned: Vec<(Plan, Json, i64, String)>,
     total: i64,
     cleanup: &Cleanup,
 ) -> Result<Vec<Closed>, Failure> {
     let mut set = JoinSet::new();
-    let count = batches.len();
-    for (index, (input, items)) in batches.into_iter().enumerate() {
+    let count = planned.len();
+    for (index, (plan, input, items, path)) in planned.into_iter().enumerate() {
         let children = children.clone();
-        set.spawn(async move { (index, items, children.run(input, items).await) });
+        set.spawn(async move { (index, items, children.run(plan, input, items, path).await) });
     }
     let mut closed: Vec<Option<Closed>> = (0..count).map(|_| None).collect();
     let (mut failed, mut exceeded) = (0, false);

@@ -219,8 +219,14 @@ impl Lane {
             map: map.or_else(|| self.map.clone()),
             vars: self.vars.clone(),
             jsonata: self.jsonata,
-            path: format!("{}/{instance}.{index}", self.path).into(),
+            path: self.inner_path(instance, index).into(),
         }
+    }
+
+    /// The path of branch, iteration or map-run item `index` of the state whose instance
+    /// is `instance`.
+    pub fn inner_path(&self, instance: i64, index: usize) -> String {
+        format!("{}/{instance}.{index}", self.path)
     }
 
     /// Whether a state runs in JSONata: its own `QueryLanguage`, else the machine's.
@@ -278,7 +284,7 @@ impl Run {
     }
 
     /// Whether resumed states go on rather than being entered again.
-    fn restarting(&self) -> bool {
+    pub(super) fn restarting(&self) -> bool {
         lock(&self.resume).restart
     }
 
@@ -287,6 +293,11 @@ impl Run {
     pub(super) fn continuing(&self, path: &str) -> bool {
         let resume = lock(&self.resume);
         resume.restart && resume.marks.contains_key(path)
+    }
+
+    /// The mark a path left before a redrive or a restart, if any.
+    pub(super) fn left(&self, path: &str) -> Option<Mark> {
+        lock(&self.resume).marks.get(path).cloned()
     }
 
     /// The output of a branch or iteration that finished before a redrive or a restart.
@@ -581,6 +592,10 @@ impl Run {
                 mark
             }
             resumed => {
+                let (instance, map_run) = match resumed {
+                    Some(m) => (Some(m.instance), m.map_run),
+                    None => (None, None),
+                };
                 let entered = self.history.add(
                     &mut lane.prev,
                     &format!("{kind}StateEntered"),
@@ -591,7 +606,8 @@ impl Run {
                     state: name.to_string(),
                     input: input.clone(),
                     vars: (*lane.vars).clone(),
-                    instance: resumed.map_or(entered, |m| m.instance),
+                    instance: instance.unwrap_or(entered),
+                    map_run,
                     entered,
                     entered_at: now_millis(),
                     prev: entered,
