@@ -409,3 +409,32 @@ def test_quoted_booleans_and_numbers_take_the_propertys_type(cfn, client):
     assert table["ProvisionedThroughput"]["ReadCapacityUnits"] == 3
     attributes = client("sqs").get_queue_attributes(QueueUrl=out["Queue"], AttributeNames=["DelaySeconds"])
     assert attributes["Attributes"]["DelaySeconds"] == "5"
+
+
+def test_ecr_repositories_are_made_through_ecr(cfn, client):
+    lifecycle = json.dumps({"rules": [{"rulePriority": 1, "selection": {
+        "tagStatus": "untagged", "countType": "sinceImagePushed", "countUnit": "days", "countNumber": 7},
+        "action": {"type": "expire"}}]})
+    policy = {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Principal": {"AWS": "*"},
+                                                      "Action": ["ecr:BatchGetImage"]}]}
+    template = {"Resources": {"Repo": {"Type": "AWS::ECR::Repository", "Properties": {
+        "RepositoryName": "Team/App", "ImageTagMutability": "IMMUTABLE",
+        "ImageScanningConfiguration": {"ScanOnPush": "true"},
+        "LifecyclePolicy": {"LifecyclePolicyText": lifecycle}, "RepositoryPolicyText": policy,
+        "EmptyOnDelete": True, "Tags": [{"Key": "team", "Value": "core"}]}}},
+        "Outputs": {"Name": {"Value": {"Ref": "Repo"}}, "Arn": {"Value": {"Fn::GetAtt": ["Repo", "Arn"]}},
+                    "Uri": {"Value": {"Fn::GetAtt": ["Repo", "RepositoryUri"]}}}}
+    stack, out = deploy(cfn, "registry", template)
+    ecr = client("ecr")
+    repo = ecr.describe_repositories(repositoryNames=["team/app"])["repositories"][0]
+    assert (out["Name"], out["Arn"], out["Uri"]) == ("team/app", repo["repositoryArn"], repo["repositoryUri"])
+    assert (repo["imageTagMutability"], repo["imageScanningConfiguration"]) == ("IMMUTABLE", {"scanOnPush": True})
+    assert json.loads(ecr.get_lifecycle_policy(repositoryName="team/app")["lifecyclePolicyText"]) == json.loads(lifecycle)
+    assert json.loads(ecr.get_repository_policy(repositoryName="team/app")["policyText"]) == policy
+
+    template["Resources"]["Repo"]["Properties"]["ImageTagMutability"] = "MUTABLE"
+    update(cfn, "registry", template)
+    assert ecr.describe_repositories()["repositories"][0]["imageTagMutability"] == "MUTABLE"
+    cfn.delete_stack(StackName="registry")
+    assert settle(cfn, stack["StackId"])["StackStatus"] == "DELETE_COMPLETE"
+    assert ecr.describe_repositories()["repositories"] == []

@@ -1,7 +1,7 @@
 //! Providers of CloudFormation's own types (nested stacks, custom resources backed by
 //! Lambda, wait condition handles and wait conditions), of the CDK's `AWS::CDK::Metadata` (which every
-//! CDK stack carries and which creates nothing), and of ECR repositories, which Roto keeps
-//! as stored names only (CDK's bootstrap template declares one; Roto serves no ECR API).
+//! CDK stack carries and which creates nothing), and of ECR repositories (CDK's bootstrap
+//! template declares one) with their lifecycle policy, policy and settings.
 //!
 //! Custom resources and wait conditions answer through a URL Roto serves: an object in the
 //! S3 bucket `cfn-responses-<account>-<region>`, which the function (or the signaller) PUTs
@@ -13,28 +13,80 @@ use std::time::Duration;
 use roto_core::timestamp::now_millis;
 use serde_json::{json, Map, Value as Json};
 
-use super::{gone_ok, resolved, Call, Outcome, Provider};
+use super::{gone_ok, pick, resolved, with, Call, Outcome, Provider};
 use crate::cloudformation::template::scalar_text;
 
 pub(crate) const ECR_REPOSITORY: Provider = Provider {
     kind: "AWS::ECR::Repository",
-    replaces: &["RepositoryName"],
-    create: |c| {
+    replaces: &["RepositoryName", "EncryptionConfiguration"],
+    create: |c| Box::pin(repository_create(c)),
+    update: Some(|c| {
         Box::pin(async move {
-            let name = c.name("RepositoryName", 256).to_ascii_lowercase();
-            let (account, region) = (&c.ctx.account, &c.ctx.region);
-            Ok(resolved(
-                name.as_str(),
-                json!({
-                    "Arn": c.arn("ecr", &format!("repository/{name}")),
-                    "RepositoryUri": format!("{account}.dkr.ecr.{region}.amazonaws.com/{name}"),
-                }),
-            ))
+            repository_settings(c).await?;
+            Ok(c.previous.clone())
+        })
+    }),
+    delete: |c| {
+        Box::pin(async move {
+            let force = c.prop("EmptyOnDelete").cloned().unwrap_or(json!(false));
+            let input = json!({"repositoryName": c.physical(), "force": force});
+            gone_ok(c.api("ecr", "DeleteRepository", input).await)
         })
     },
-    update: Some(|c| Box::pin(async move { Ok(c.previous.clone()) })),
-    delete: |_| Box::pin(async { Ok(()) }),
 };
+
+async fn repository_create(c: &Call) -> Outcome {
+    let name = c.name("RepositoryName", 256).to_ascii_lowercase();
+    let mut input = pick(
+        &c.props,
+        &[
+            "ImageTagMutability",
+            "ImageScanningConfiguration",
+            "EncryptionConfiguration",
+            "Tags",
+        ],
+    );
+    input = with(input, "repositoryName", json!(name));
+    let out = c.api("ecr", "CreateRepository", input).await?;
+    let call = Call {
+        physical_id: Some(name.clone()),
+        old_props: Json::Null,
+        ..c.clone()
+    };
+    repository_settings(&call).await?;
+    let repository = &out["Repository"];
+    Ok(resolved(
+        name.as_str(),
+        json!({"Arn": repository["RepositoryArn"], "RepositoryUri": repository["RepositoryUri"]}),
+    ))
+}
+
+/// Puts the repository's lifecycle policy, policy, tag mutability and scanning settings
+/// where they differ from the old properties'.
+async fn repository_settings(c: &Call) -> Result<(), String> {
+    let name = c.physical();
+    let changed = |p: &str| c.prop(p).filter(|v| c.old_props.get(p) != Some(*v));
+    if let Some(text) = changed("LifecyclePolicy").map(|l| l["LifecyclePolicyText"].clone()) {
+        let input = json!({"repositoryName": name, "lifecyclePolicyText": text});
+        c.api("ecr", "PutLifecyclePolicy", input).await?;
+    }
+    if changed("RepositoryPolicyText").is_some() {
+        let text = c.document("RepositoryPolicyText").unwrap_or_default();
+        let input = json!({"repositoryName": name, "policyText": text});
+        c.api("ecr", "SetRepositoryPolicy", input).await?;
+    }
+    if !c.old_props.is_null() {
+        if let Some(mutability) = changed("ImageTagMutability") {
+            let input = json!({"repositoryName": name, "imageTagMutability": mutability});
+            c.api("ecr", "PutImageTagMutability", input).await?;
+        }
+        if let Some(scanning) = changed("ImageScanningConfiguration") {
+            let input = json!({"repositoryName": name, "imageScanningConfiguration": scanning});
+            c.api("ecr", "PutImageScanningConfiguration", input).await?;
+        }
+    }
+    Ok(())
+}
 
 pub(crate) const CDK_METADATA: Provider = Provider {
     kind: "AWS::CDK::Metadata",
