@@ -17,7 +17,8 @@
 //! - [`fuzz`]: the fuzzer's way in to the OpenAPI reader, route matching and JWT reading.
 //! - [`serve`]: the data plane (stages, CORS, integrations, trace), with [`routing`] (which
 //!   route a request takes), [`event`] (Lambda's payload formats 1.0 and 2.0),
-//!   [`authorize`] (JWT and Lambda authorizers) and [`access_log`] (stages' access logs in
+//!   [`authorize`] (JWT, Lambda and IAM authorization), [`mapping`] (integrations'
+//!   request and response parameter mapping) and [`access_log`] (stages' access logs in
 //!   CloudWatch Logs).
 
 mod access_log;
@@ -27,6 +28,7 @@ mod children;
 mod domains;
 mod event;
 pub mod fuzz;
+mod mapping;
 mod openapi;
 mod routing;
 mod serve;

@@ -21,6 +21,7 @@ use super::super::invoke::ApiRequest;
 use super::super::invoke::ApiResponse;
 use super::super::lambda_proxy::{self, PayloadFormat};
 use super::event::Target;
+use super::mapping::{map_request, map_response, Outgoing};
 use super::routing::{self, Matched};
 use super::stages::Deployed;
 use super::store::{Key, Kind};
@@ -303,17 +304,47 @@ impl ApiGatewayV2 {
             integration.str("IntegrationType").unwrap_or_default()
         ));
         let started = Instant::now();
-        let response = match integration.str("IntegrationType") {
+        let mut response = match integration.str("IntegrationType") {
             Some("AWS_PROXY") => {
                 let v2 = integration.str("PayloadFormatVersion") == Some("2.0");
                 self.lambda(ctx, uri, &target, v2, timeout).await
             }
             Some("HTTP_PROXY") => {
                 let method = integration.str("IntegrationMethod").filter(|m| *m != "ANY");
-                http_proxy(req, &http_target(uri, &matched.parameters), method, timeout).await
+                let mut outgoing = Outgoing {
+                    path: None,
+                    query: req.query.clone(),
+                    headers: req
+                        .headers
+                        .iter()
+                        .filter(|(k, _)| forwarded(k.as_str()))
+                        .filter_map(|(k, v)| {
+                            Some((k.as_str().to_string(), v.to_str().ok()?.to_string()))
+                        })
+                        .collect(),
+                };
+                let mapping = integration.get("RequestParameters");
+                map_request(mapping, &target, &mut outgoing);
+                let url = http_target(uri, &matched.parameters);
+                let url = match &outgoing.path {
+                    Some(path) => with_path(&url, path),
+                    None => url,
+                };
+                let query = match mapping {
+                    Some(_) => form_urlencoded::Serializer::new(String::new())
+                        .extend_pairs(&outgoing.query)
+                        .finish(),
+                    None => req.raw_query.clone(),
+                };
+                http_proxy(req, &url, &query, outgoing.headers, method, timeout).await
             }
             _ => internal_error(),
         };
+        map_response(
+            integration.get("ResponseParameters"),
+            &target,
+            &mut response,
+        );
         outcome.integration_latency_ms = Some(started.elapsed().as_secs_f64() * 1000.0);
         outcome.integration_status = Some(response.status);
         response
@@ -378,25 +409,32 @@ impl ApiGatewayV2 {
     }
 }
 
-/// An HTTP proxy integration: the request, its path, query, headers and body, sent to the
-/// integration's URL (with `method`, or the request's own), the answer passed back.
+/// `url` with its path replaced by `path` (a parameter mapping's `overwrite:path`).
+fn with_path(url: &str, path: &str) -> String {
+    let after_scheme = url.find("://").map_or(0, |i| i + 3);
+    let origin_end = url[after_scheme..]
+        .find('/')
+        .map_or(url.len(), |i| after_scheme + i);
+    format!("{}/{}", &url[..origin_end], path.trim_start_matches('/'))
+}
+
+/// An HTTP proxy integration: the request's body with `query` and `headers` (the request's
+/// own, mapped), sent to the integration's URL (with `method`, or the request's own), the
+/// answer passed back.
 async fn http_proxy(
     req: &ApiRequest,
     url: &str,
+    query: &str,
+    headers: Vec<(String, String)>,
     method: Option<&str>,
     timeout: Duration,
 ) -> ApiResponse {
     let mut outgoing = HttpRequest::new(method.unwrap_or(&req.method), url);
-    if !req.raw_query.is_empty() {
+    if !query.is_empty() {
         let separator = if url.contains('?') { '&' } else { '?' };
-        outgoing.url = format!("{url}{separator}{}", req.raw_query);
+        outgoing.url = format!("{url}{separator}{query}");
     }
-    outgoing.headers = req
-        .headers
-        .iter()
-        .filter(|(k, _)| forwarded(k.as_str()))
-        .filter_map(|(k, v)| Some((k.as_str().to_string(), v.to_str().ok()?.to_string())))
-        .collect();
+    outgoing.headers = headers;
     outgoing.body = req.body.to_vec();
     match tokio::time::timeout(timeout, http_client::send(&outgoing)).await {
         Err(_) => timed_out(),
