@@ -11,12 +11,12 @@ from botocore.config import Config
 ACCOUNT = "000000000000"
 
 
-def client(server, service, key="test", secret="test", token=None):
+def client(server, service, key="test", secret="test", token=None, **config):
     """A boto3 client of `service` signed with this key (the default account's root by
-    default), without retries."""
+    default), without retries; `config` adds botocore Config options."""
     return boto3.client(service, endpoint_url=server.endpoint, region_name="us-east-1",
                         aws_access_key_id=key, aws_secret_access_key=secret, aws_session_token=token,
-                        config=Config(retries={"max_attempts": 1}))
+                        config=Config(retries={"max_attempts": 1}, **config))
 
 
 def user(server, name, *statements):

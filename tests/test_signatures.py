@@ -14,8 +14,8 @@ import urllib.parse
 import boto3
 import botocore.auth
 import pytest
-from botocore.config import Config
 
+from access_helpers import client
 from roto_server import RotoServer
 from s3_helpers import fails, fetch
 
@@ -37,12 +37,6 @@ def server():
 def clean(server):
     yield
     server.reset()
-
-
-def client(server, service, key="test", secret="test", token=None, **kwargs):
-    return boto3.client(service, endpoint_url=server.endpoint, region_name="us-east-1",
-                        aws_access_key_id=key, aws_secret_access_key=secret, aws_session_token=token,
-                        config=Config(retries={"max_attempts": 1}, **kwargs))
 
 
 def test_correct_signatures_pass_in_every_protocol(server):

@@ -26,7 +26,6 @@ mod repositories;
 
 use std::sync::{Arc, OnceLock};
 
-use roto_core::featureless::{self, Featureless};
 use roto_core::store::{LazySchema, Store};
 use roto_core::{
     AwsError, AwsResult, BoxFuture, Context, Env, Request, Response, Service, ServiceSpec, Value,
@@ -77,9 +76,6 @@ CREATE TABLE IF NOT EXISTS ecr_registry_items (
     PRIMARY KEY (account, region, kind, name)
 );
 ";
-
-/// ECR answers every operation it serves from its own handlers.
-const FEATURELESS: &[Featureless] = &[];
 
 /// The service's state.
 struct Inner {
@@ -172,7 +168,7 @@ impl Inner {
             "RegisterPullTimeUpdateExclusion" => self.register_exclusion(ctx, input),
             "DeregisterPullTimeUpdateExclusion" => self.deregister_exclusion(ctx, input),
             "ListPullTimeUpdateExclusions" => self.list_exclusions(ctx, input),
-            other => featureless::answer(SPEC.model(), FEATURELESS, other, input),
+            other => Err(AwsError::not_implemented(other)),
         }
     }
 }
@@ -180,10 +176,6 @@ impl Inner {
 impl Service for Ecr {
     fn spec(&self) -> &'static ServiceSpec {
         &SPEC
-    }
-
-    fn featureless(&self) -> &'static [Featureless] {
-        FEATURELESS
     }
 
     fn call<'a>(
