@@ -280,6 +280,33 @@ def test_a_slow_upload_that_keeps_sending_is_never_cut(fast):
     assert s3.get_object(Bucket="trickle", Key="k")["Body"].read() == b"trickled"
 
 
+def test_an_answer_given_before_the_body_arrives_is_whole_and_the_connection_goes_on(server):
+    """An error found in the head is answered at once; the body still arriving is read and
+    dropped, so the answer is never lost to a reset and the connection serves the next
+    request."""
+    sock = connect(server)
+    sock.sendall(f"PUT /no-such-bucket/k HTTP/1.1\r\nHost: localhost\r\nAuthorization: {SIGNED_S3}\r\n"
+                 "Content-Length: 65536\r\n\r\n".encode())
+    time.sleep(0.3)
+    sock.sendall(b"x" * 65536)
+    sock.sendall(f"GET /no-such-bucket/k HTTP/1.1\r\nHost: localhost\r\nAuthorization: {SIGNED_S3}\r\n"
+                 "Connection: close\r\n\r\n".encode())
+    first, _, second = response_of(sock).partition(b"</Error>")
+    assert first.startswith(b"HTTP/1.1 404") and b"<Code>NoSuchBucket</Code>" in first
+    assert b"connection: close" not in first.lower()
+    assert b"HTTP/1.1 404" in second and b"<Code>NoSuchBucket</Code>" in second
+
+
+def test_a_client_awaiting_100_continue_gets_the_early_answer_and_a_closed_connection(server):
+    sock = connect(server)
+    sock.sendall(f"PUT /no-such-bucket/k HTTP/1.1\r\nHost: localhost\r\nAuthorization: {SIGNED_S3}\r\n"
+                 "Expect: 100-continue\r\nContent-Length: 4\r\n\r\n".encode())
+    answer = response_of(sock)
+    assert answer.startswith(b"HTTP/1.1 404") and b"<Code>NoSuchBucket</Code>" in answer
+    assert b"100 Continue" not in answer
+    assert closed_within(sock, 1) is not None
+
+
 def test_slowloris_connections_are_dropped_while_others_are_served():
     with RotoServer("--ephemeral", "--header-timeout", "1", "--idle-timeout", "30") as server:
         lorises = [connect(server) for _ in range(200)]

@@ -385,6 +385,81 @@ where
     }
 }
 
+/// The most of an unread request body drained after its answer to keep the connection.
+const MAX_DRAINED: u64 = 1024 * 1024;
+
+/// A request body that is read to its end even when its handler answers without it (an
+/// error found in the request head, say). Left unread, the body's bytes would still be
+/// arriving when the connection closes, and the reset that closing then causes can destroy
+/// an answer the client has not read yet (RFC 9112, section 9.6). Dropped unread, the body
+/// is drained on a task of its own, up to [`MAX_DRAINED`] bytes and within its timeout,
+/// while the answer goes out; a longer body, or one whose client awaits
+/// `100 Continue` and so never sends it, closes the connection instead.
+pub struct DrainOnDrop<B: Body<Data = Bytes> + Unpin + Send + 'static> {
+    inner: Option<B>,
+    drain: bool,
+}
+
+impl<B: Body<Data = Bytes> + Unpin + Send + 'static> DrainOnDrop<B> {
+    /// Wraps a body; `awaits_continue` when its request asked for `100 Continue`.
+    pub fn new(inner: B, awaits_continue: bool) -> DrainOnDrop<B> {
+        DrainOnDrop {
+            inner: Some(inner),
+            drain: !awaits_continue,
+        }
+    }
+}
+
+impl<B: Body<Data = Bytes> + Unpin + Send + 'static> Body for DrainOnDrop<B> {
+    type Data = Bytes;
+    type Error = B::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, B::Error>>> {
+        match self.inner.as_mut() {
+            Some(inner) => Pin::new(inner).poll_frame(cx),
+            None => Poll::Ready(None),
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.as_ref().is_none_or(Body::is_end_stream)
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.inner
+            .as_ref()
+            .map_or_else(|| SizeHint::with_exact(0), Body::size_hint)
+    }
+}
+
+impl<B: Body<Data = Bytes> + Unpin + Send + 'static> Drop for DrainOnDrop<B> {
+    fn drop(&mut self) {
+        let Some(mut body) = self.inner.take() else {
+            return;
+        };
+        if !self.drain || body.is_end_stream() || body.size_hint().lower() > MAX_DRAINED {
+            return;
+        }
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        runtime.spawn(async move {
+            let mut drained = 0u64;
+            while drained <= MAX_DRAINED {
+                match std::future::poll_fn(|cx| Pin::new(&mut body).poll_frame(cx)).await {
+                    Some(Ok(frame)) => {
+                        drained += frame.data_ref().map_or(0, |d| d.len() as u64);
+                    }
+                    _ => return,
+                }
+            }
+        });
+    }
+}
+
 /// Whether `accept` failed for want of file descriptors or socket memory.
 #[cfg(unix)]
 fn out_of_descriptors(error: &io::Error) -> bool {

@@ -20,13 +20,13 @@ use roto_core::trace::TraceEntry;
 use roto_core::{AwsError, Context, Dispatcher, Request, Service};
 
 use crate::boundary::CatchPanic;
-use crate::conn::{TimedBody, Timeouts};
+use crate::conn::{DrainOnDrop, TimedBody, Timeouts};
 use crate::guard::Guard;
 use crate::router::{host_of, Route, Router};
 use crate::{introspect, localstack, ui};
 
 /// A request body as the front end reads it: failing once the client stops sending.
-type Incoming = TimedBody<hyper::body::Incoming>;
+type Incoming = DrainOnDrop<TimedBody<hyper::body::Incoming>>;
 
 /// The largest non-streamed request body read into memory.
 const MAX_BODY: usize = 64 * 1024 * 1024;
@@ -99,7 +99,14 @@ async fn serve_request(
         };
     }
     let expired = Arc::new(AtomicBool::new(false));
-    let body = TimedBody::new(body, app.timeouts.body, expired.clone());
+    let awaits_continue = parts
+        .headers
+        .get(http::header::EXPECT)
+        .is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"100-continue"));
+    let body = DrainOnDrop::new(
+        TimedBody::new(body, app.timeouts.body, expired.clone()),
+        awaits_continue,
+    );
     let mut response = serve_call(&app, parts, body, &expired).await;
     if expired.load(Ordering::Relaxed) {
         response
