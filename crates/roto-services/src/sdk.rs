@@ -165,7 +165,8 @@ pub(crate) fn to_json(model: &Model, shape: Option<&Shape>, value: &Value, depth
     }
 }
 
-fn capitalise(name: &str) -> String {
+/// A member's name as the SDK integrations write it: its first letter capitalised.
+pub(crate) fn capitalise(name: &str) -> String {
     let mut chars = name.chars();
     match chars.next() {
         Some(c) => c.to_uppercase().chain(chars).collect(),

@@ -7,7 +7,8 @@
 //!
 //! The definition is a state (named by `stateName`, else `TestState`) or a whole state
 //! machine with `stateName` naming the state; either is checked as CreateStateMachine
-//! checks definitions.
+//! checks definitions. A `mock` ([`super::mock`]) stands in for a Task's, Parallel's or
+//! Map's work; Parallel and Map are tested only with one.
 
 use std::sync::Arc;
 
@@ -16,9 +17,9 @@ use roto_core::timestamp::{format, now_millis, TimestampFormat};
 use roto_core::{AwsError, AwsResult, Context, Value};
 use serde_json::{json, Map, Value as Json};
 
-use super::definition;
 use super::interpreter::{Failure, Inspection, Lane, Run};
 use super::StepFunctions;
+use super::{definition, mock};
 
 /// The state under test, its name, and whether its machine's language is JSONata.
 fn state_under_test(input: &Value) -> AwsResult<(String, Json, bool)> {
@@ -67,9 +68,9 @@ fn json_member(input: &Value, member: &str, default: Json) -> AwsResult<Json> {
     }
 }
 
-/// The context object a tested state sees: the caller's `context`, else a made-up
-/// execution's.
-fn context_object(ctx: &Context, input: &Value, state_input: &Json, role: &str) -> AwsResult<Json> {
+/// The context object a tested state sees: the caller's `context` (with a mock), else a
+/// made-up execution's.
+fn context_object(ctx: &Context, given: Option<Json>, state_input: &Json, role: &str) -> Json {
     let arn = format!(
         "arn:aws:states:{}:{}:execution:TestStateMachine:{}",
         ctx.region,
@@ -90,7 +91,7 @@ fn context_object(ctx: &Context, input: &Value, state_input: &Json, role: &str) 
             "Name": "TestStateMachine",
         },
     });
-    json_member(input, "context", made_up)
+    given.unwrap_or(made_up)
 }
 
 /// `inspectionData`: the processing steps' values, and how an error was handled.
@@ -122,7 +123,12 @@ impl StepFunctions {
             _ => return Err(AwsError::validation("variables must be a JSON object")),
         };
         let role = input.str("roleArn").unwrap_or_default();
-        let context = context_object(ctx, input, &state_input, role)?;
+        let given = input
+            .str("context")
+            .map(|_| json_member(input, "context", Json::Null))
+            .transpose()?;
+        let mock = mock::mock(input, &state, given.as_ref())?;
+        let context = context_object(ctx, given, &state_input, role);
         let arn = context["Execution"]["Id"]
             .as_str()
             .unwrap_or_default()
@@ -132,6 +138,7 @@ impl StepFunctions {
             ctx.clone(),
             &arn,
             context,
+            mock,
         ));
         let mut lane = Lane {
             vars: Arc::new(vars),

@@ -27,6 +27,9 @@ impl Run {
         input: Json,
         lane: &mut Lane,
     ) -> Result<Json, Failure> {
+        if let Some(outcome) = self.mocked() {
+            return outcome;
+        }
         let branches: Vec<Arc<Json>> = state
             .get("Branches")
             .and_then(Json::as_array)
@@ -71,6 +74,9 @@ impl Run {
         lane: &mut Lane,
     ) -> Result<Json, Failure> {
         let jsonata = lane.jsonata(state);
+        if self.mock.is_some() {
+            return self.mocked_map(scope, state, &input, jsonata);
+        }
         if distributed(state) {
             return self.distributed(scope, state, input, lane).await;
         }
@@ -126,6 +132,46 @@ impl Run {
         };
         self.history.add(&mut lane.prev, kind, None, json!({}));
         result.map(Json::Array)
+    }
+
+    /// A Map state under TestState with a mock: its items are selected (without reading
+    /// an `ItemReader`) but not processed; `mapIterationFailureCount` failures beyond a
+    /// tolerance it declares fail it with `States.ExceedToleratedFailureThreshold`, else
+    /// the mock is its outcome.
+    fn mocked_map(
+        &self,
+        scope: &Scope<'_>,
+        state: &Json,
+        input: &Json,
+        jsonata: bool,
+    ) -> Result<Json, Failure> {
+        let outcome = self.mocked().unwrap_or(Ok(Json::Null));
+        if state.get("ItemReader").is_none() {
+            let items = items(scope, state, input, jsonata)?;
+            self.inspect("afterItemsPath", &Json::Array(items));
+        }
+        self.inspect_value(
+            "maxConcurrency",
+            json!(max_concurrency(scope, state, input)?),
+        );
+        for field in ["ToleratedFailureCount", "ToleratedFailurePercentage"] {
+            if let Some(value) = state.get(field) {
+                let mut name = field.to_string();
+                name[..1].make_ascii_lowercase();
+                self.inspect_value(&name, value.clone());
+            }
+        }
+        let total = match &outcome {
+            Ok(Json::Array(results)) => results.len(),
+            _ => 0,
+        };
+        let failures = self.mock.as_ref().map_or(0, |m| m.failures);
+        let declared = state.get("ToleratedFailureCount").is_some()
+            || state.get("ToleratedFailurePercentage").is_some();
+        if declared && failures > tolerated_failures(state, total) {
+            return Err(threshold_exceeded());
+        }
+        outcome
     }
 
     /// Adds a Parallel or Map state's Started event, the one its branches or iterations
@@ -296,10 +342,7 @@ async fn collect(set: &mut JoinSet<Finished>, tolerated: usize) -> Result<Vec<Js
             Err(failure) if failures >= tolerated => {
                 set.abort_all();
                 if tolerated > 0 {
-                    return Err(Failure::new(
-                        "States.ExceedToleratedFailureThreshold",
-                        "The specified tolerated failure threshold was exceeded",
-                    ));
+                    return Err(threshold_exceeded());
                 }
                 return Err(failure);
             }
@@ -310,4 +353,12 @@ async fn collect(set: &mut JoinSet<Finished>, tolerated: usize) -> Result<Vec<Js
         }
     }
     Ok(outputs)
+}
+
+/// The failure of a Map whose failed iterations exceed its tolerance.
+fn threshold_exceeded() -> Failure {
+    Failure::new(
+        "States.ExceedToleratedFailureThreshold",
+        "The specified tolerated failure threshold was exceeded",
+    )
 }

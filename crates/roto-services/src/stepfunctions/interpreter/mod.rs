@@ -167,6 +167,8 @@ pub(crate) struct Run {
     stop: watch::Sender<bool>,
     /// What TestState reports, when this run tests one state.
     test: Option<Mutex<Inspection>>,
+    /// What TestState's `mock` puts in place of the tested state's work.
+    mock: Option<Mock>,
     /// Where a redriven or restarted execution's paths stood, each taken when its path
     /// starts again.
     resume: Mutex<Resume>,
@@ -193,6 +195,20 @@ pub(crate) struct Inspection {
     pub retry: Option<(usize, f64)>,
     /// The catcher that caught the error, and the error.
     pub catch: Option<(usize, Failure)>,
+}
+
+/// TestState's `mock` and `stateConfiguration`: the tested Task's, Parallel's or Map's
+/// result or error instead of its work, and how far its retries and iterations had gone.
+#[derive(Debug, Clone)]
+pub(crate) struct Mock {
+    /// The mocked result, or the mocked error.
+    pub outcome: Result<Json, Failure>,
+    /// `retrierRetryCount`: the retries the matching retrier has already made.
+    pub retries: u32,
+    /// `mapIterationFailureCount`: how many of a Map's iterations failed.
+    pub failures: usize,
+    /// Whether the caller's `context` is the whole context object (no `State` added).
+    pub own_context: bool,
 }
 
 /// One path through the states: the top level, a branch or an iteration.
@@ -269,6 +285,7 @@ impl Run {
             context,
             stop: watch::Sender::new(false),
             test: None,
+            mock: None,
             resume: Mutex::default(),
         })
     }
@@ -313,8 +330,15 @@ impl Run {
             .unwrap_or(lane.prev)
     }
 
-    /// A run that tests one state (TestState): nothing recorded, no retries, no waits.
-    pub fn testing(engine: Arc<Engine>, ctx: Context, arn: &str, context: Json) -> Run {
+    /// A run that tests one state (TestState): nothing recorded, no retries, no waits;
+    /// with a mock, the state's work is not done.
+    pub fn testing(
+        engine: Arc<Engine>,
+        ctx: Context,
+        arn: &str,
+        context: Json,
+        mock: Option<Mock>,
+    ) -> Run {
         Run {
             engine,
             ctx,
@@ -323,8 +347,19 @@ impl Run {
             context,
             stop: watch::Sender::new(false),
             test: Some(Mutex::new(Inspection::default())),
+            mock,
             resume: Mutex::default(),
         }
+    }
+
+    /// The mocked outcome of the Task, Parallel or Map under test, if it is mocked.
+    pub(super) fn mocked(&self) -> Option<Result<Json, Failure>> {
+        self.mock.as_ref().map(|m| m.outcome.clone())
+    }
+
+    /// Whether the context object is the caller's own, as given (TestState's `context`).
+    fn own_context(&self) -> bool {
+        self.mock.as_ref().is_some_and(|m| m.own_context)
     }
 
     /// Runs one state as TestState does.
@@ -350,10 +385,13 @@ impl Run {
 
     /// Notes a processing step's value for TestState's inspection data.
     fn inspect(&self, step: &str, value: &Json) {
+        self.inspect_value(step, Json::String(value.to_string()));
+    }
+
+    /// Notes an inspection datum as it is (a number, such as a Map's `maxConcurrency`).
+    fn inspect_value(&self, step: &str, value: Json) {
         if let Some(test) = &self.test {
-            lock(test)
-                .data
-                .insert(step.into(), Json::String(value.to_string()));
+            lock(test).data.insert(step.into(), value);
         }
     }
 
@@ -508,6 +546,9 @@ impl Run {
     /// The context object's members for one state (see [`Scope::context`]).
     fn context_for(&self, name: &str, entered_at: i64, retries: u32, lane: &Lane) -> Json {
         let mut context = json!({});
+        if self.own_context() {
+            return context;
+        }
         context["State"] = json!({
             "Name": name,
             "EnteredTime": roto_core::timestamp::format(entered_at, roto_core::timestamp::TimestampFormat::Iso8601),
@@ -632,18 +673,19 @@ impl Run {
         entered: i64,
         entered_at: i64,
     ) -> Result<(Json, Option<String>), Failure> {
+        let mut retries = self.mock.as_ref().map_or(0, |m| m.retries);
         let mut attempts: Vec<u32> = vec![
-            0;
+            retries;
             state
                 .get("Retry")
                 .and_then(Json::as_array)
                 .map_or(0, Vec::len)
         ];
-        let mut delays: Vec<f64> = vec![0.0; attempts.len()];
-        let mut retries = 0;
         loop {
             let mut extra = self.context_for(name, entered_at, retries, lane);
-            if state.get("Type").and_then(Json::as_str) == Some("Task") && tasks::uses_token(state)
+            if state.get("Type").and_then(Json::as_str) == Some("Task")
+                && tasks::uses_token(state)
+                && !self.own_context()
             {
                 extra["Task"] = json!({"Token": self.token(lane, retries)});
             }
@@ -659,7 +701,7 @@ impl Run {
                 Err(f) => self.evaluation_failed(name, f, lane),
             };
             self.flush();
-            if let Some((index, wait)) = retry_delay(state, &failure, &mut attempts, &mut delays) {
+            if let Some((index, wait)) = retry_delay(state, &failure, &mut attempts) {
                 if let Some(test) = &self.test {
                     lock(test).retry = Some((index, wait as f64 / 1000.0));
                     return Err(failure);
@@ -970,13 +1012,9 @@ fn error_matches(errors: &Json, error: &str) -> bool {
 }
 
 /// The delay before the next attempt, in milliseconds, if a retrier matches and has
-/// attempts left. Counts the attempt.
-fn retry_delay(
-    state: &Json,
-    failure: &Failure,
-    attempts: &mut [u32],
-    delays: &mut [f64],
-) -> Option<(usize, i64)> {
+/// attempts left (`IntervalSeconds` times `BackoffRate` to the power of the attempts
+/// made, at most `MaxDelaySeconds`). Counts the attempt.
+fn retry_delay(state: &Json, failure: &Failure, attempts: &mut [u32]) -> Option<(usize, i64)> {
     let retriers = state.get("Retry")?.as_array()?;
     let (i, retrier) = retriers.iter().enumerate().find(|(_, r)| {
         r.get("ErrorEquals")
@@ -997,16 +1035,12 @@ fn retry_delay(
         .get("BackoffRate")
         .and_then(Json::as_f64)
         .unwrap_or(2.0);
-    let mut delay = if attempts[i] == 0 {
-        interval
-    } else {
-        delays[i] * rate
-    };
+    let made = i32::try_from(attempts[i]).unwrap_or(i32::MAX);
+    let mut delay = interval * rate.powi(made);
     if let Some(cap) = retrier.get("MaxDelaySeconds").and_then(Json::as_f64) {
         delay = delay.min(cap);
     }
     attempts[i] += 1;
-    delays[i] = delay;
     let jittered = match retrier.get("JitterStrategy").and_then(Json::as_str) {
         Some("FULL") => delay * fastrand::f64(),
         _ => delay,
@@ -1062,13 +1096,14 @@ mod tests {
     fn retriers_back_off_and_cap() {
         let state = json!({"Retry": [{"ErrorEquals": ["States.ALL"], "IntervalSeconds": 2, "BackoffRate": 3, "MaxAttempts": 3, "MaxDelaySeconds": 10}]});
         let f = Failure::new("X", "");
-        let (mut a, mut d) = (vec![0], vec![0.0]);
+        let mut a = vec![0];
         let delays: Vec<_> = (0..4)
-            .map(|_| retry_delay(&state, &f, &mut a, &mut d).map(|(_, ms)| ms))
+            .map(|_| retry_delay(&state, &f, &mut a).map(|(_, ms)| ms))
             .collect();
         assert_eq!(delays, vec![Some(2000), Some(6000), Some(10000), None]);
         let none = json!({"Retry": [{"ErrorEquals": ["States.ALL"], "MaxAttempts": 0}]});
-        assert_eq!(retry_delay(&none, &f, &mut [0], &mut [0.0]), None);
+        assert_eq!(retry_delay(&none, &f, &mut [0]), None);
+        assert_eq!(retry_delay(&state, &f, &mut [1]), Some((0, 6000)));
     }
 
     #[test]

@@ -15,6 +15,7 @@
 
 use std::sync::Arc;
 
+use roto_core::model::{Model, Shape};
 use roto_core::timestamp::{now_millis, sleep};
 use roto_core::{AwsError, Request, Response, Value};
 use serde_json::{json, Value as Json};
@@ -84,6 +85,37 @@ pub(super) fn uses_token(state: &Json) -> bool {
         .unwrap_or_default();
     resource.ends_with(".waitForTaskToken")
         || matches!(parse_resource(resource), Some(Resource::Activity(_)))
+}
+
+/// Whether a Task's resource waits for something besides its call (an activity worker,
+/// a task token, a child execution), which TestState runs only with a mock.
+pub(crate) fn waits(resource: &str) -> bool {
+    match parse_resource(resource) {
+        Some(Resource::Activity(_)) => true,
+        Some(Resource::Integration { pattern, .. }) => pattern != Pattern::RequestResponse,
+        _ => false,
+    }
+}
+
+/// The model and output shape of the operation a request-response integration calls:
+/// what TestState checks a mocked result against. None for anything else.
+pub(crate) fn output_shape(resource: &str) -> Option<(&'static Model, &'static Shape)> {
+    let Some(Resource::Integration {
+        sdk,
+        service,
+        action,
+        pattern: Pattern::RequestResponse,
+    }) = parse_resource(resource)
+    else {
+        return None;
+    };
+    let (roto, _) = match sdk {
+        true => sdk::service(&service),
+        false => optimised_service(&service),
+    }?;
+    let model = roto_core::model::model(roto);
+    let output = model.operation(&sdk::operation(&action))?.output.as_ref()?;
+    Some((model, model.resolve(output)))
 }
 
 /// A new task token.
@@ -159,6 +191,9 @@ impl Run {
         params: Json,
         lane: &mut Lane,
     ) -> Result<Json, Failure> {
+        if let Some(outcome) = self.mocked() {
+            return outcome;
+        }
         let resource = state
             .get("Resource")
             .and_then(Json::as_str)
