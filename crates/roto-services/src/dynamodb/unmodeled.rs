@@ -1,7 +1,8 @@
 //! The DynamoDB features Roto does not model (global tables of version 2017.11.29, replica
-//! auto scaling, bulk operations), answered as DynamoDB answers for tables without them:
-//! empty lists, a table's auto scaling description without replicas, and the not-found
-//! errors for a named global table or bulk operation.
+//! auto scaling, bulk operations, vector indexes), answered as DynamoDB answers for tables
+//! without them: empty lists, a table's auto scaling description without replicas (which
+//! an update of its replicas' auto scaling leaves as it is), and the not-found errors for a
+//! named global table, bulk operation or vector index.
 
 use roto_core::featureless::Featureless;
 use roto_core::{AwsError, Value};
@@ -20,16 +21,26 @@ pub(super) const FEATURELESS: &[Featureless] = &[
     Featureless::error("CancelBulkOperation", |_| {
         super::tables::resource_not_found()
     }),
-    Featureless::output("DescribeTableReplicaAutoScaling", |input| {
-        Value::map().with(
-            "TableAutoScalingDescription",
-            Value::map()
-                .with("TableName", input.str("TableName").unwrap_or_default())
-                .with("TableStatus", "ACTIVE")
-                .with("Replicas", Vec::<Value>::new()),
-        )
-    }),
+    Featureless::error("SearchVectors", |_| super::tables::resource_not_found()),
+    Featureless::output(
+        "DescribeTableReplicaAutoScaling",
+        auto_scaling_without_replicas,
+    ),
+    Featureless::output(
+        "UpdateTableReplicaAutoScaling",
+        auto_scaling_without_replicas,
+    ),
 ];
+
+fn auto_scaling_without_replicas(input: &Value) -> Value {
+    Value::map().with(
+        "TableAutoScalingDescription",
+        Value::map()
+            .with("TableName", input.str("TableName").unwrap_or_default())
+            .with("TableStatus", "ACTIVE")
+            .with("Replicas", Vec::<Value>::new()),
+    )
+}
 
 fn global_table_not_found(input: &Value) -> AwsError {
     AwsError::new(

@@ -1,6 +1,7 @@
 //! The EventBridge features Roto does not model (global endpoints, partner event
-//! sources), answered as EventBridge answers an account without them: empty lists, and
-//! the not-found error for a named endpoint or event source.
+//! sources), answered as EventBridge answers an account without them: empty lists, the
+//! not-found error for a named endpoint or event source, and for the operations only SaaS
+//! partners may call, the refusal every other account gets.
 
 use roto_core::featureless::Featureless;
 use roto_core::{AwsError, Value};
@@ -23,7 +24,19 @@ pub(super) const FEATURELESS: &[Featureless] = &[
             input.str("EventSourceName").unwrap_or_default()
         ))
     }),
+    Featureless::error("CreatePartnerEventSource", partners_only),
+    Featureless::error("ListPartnerEventSources", partners_only),
+    Featureless::error("PutPartnerEvents", partners_only),
 ];
+
+/// The answer to a partner's operation from an account that is not an SaaS partner.
+fn partners_only(_: &Value) -> AwsError {
+    AwsError::new(
+        "OperationDisabledException",
+        "This operation is available only to SaaS partners of EventBridge.",
+    )
+    .with_status(400)
+}
 
 fn not_found(message: String) -> AwsError {
     AwsError::new("ResourceNotFoundException", message).with_status(400)

@@ -356,6 +356,7 @@ impl Service for SecretsManager {
                 "PutResourcePolicy" => self.put_resource_policy(ctx, input)?,
                 "GetResourcePolicy" => self.get_resource_policy(ctx, input)?,
                 "DeleteResourcePolicy" => self.delete_resource_policy(ctx, input)?,
+                "ListResourcePolicies" => self.list_resource_policies(ctx, input)?,
                 "ValidateResourcePolicy" => secrets::validate_resource_policy(input)?,
                 "RotateSecret" => self.rotate_secret(ctx, input)?,
                 "CancelRotateSecret" => self.cancel_rotate_secret(ctx, input)?,
@@ -370,6 +371,9 @@ impl Service for SecretsManager {
                     self.remove_regions_from_replication(ctx, input)?
                 }
                 "StopReplicationToReplica" => self.stop_replication_to_replica(ctx, input)?,
+                "AssociateCrossAccountReplica" | "DisassociateCrossAccountReplica" => {
+                    self.cross_account_replica(ctx, input)?
+                }
                 other => return Err(AwsError::not_implemented(other)),
             };
             if MIRRORED_WRITES.contains(&operation) {

@@ -19,7 +19,7 @@
 //! RemoveRegionsFromReplication deletes it.
 
 use roto_core::store::Cached;
-use roto_core::{AwsResult, Context, Value};
+use roto_core::{AwsError, AwsResult, Context, Value};
 
 use super::{invalid_parameter, Secret, SecretsManager, DEFAULT_KEY};
 
@@ -397,6 +397,20 @@ impl SecretsManager {
         };
         self.forget(&in_region(ctx, primary_region), &secret.name, &ctx.region)?;
         Ok(Value::map().with("ARN", secret.arn))
+    }
+
+    /// `AssociateCrossAccountReplica` and `DisassociateCrossAccountReplica`: Roto keeps
+    /// replicas in the primary's account only, so no secret of another account is a
+    /// replica this primary could link or unlink; the primary must exist all the same.
+    pub(super) fn cross_account_replica(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
+        self.secret(ctx, input)?;
+        Err(AwsError::new(
+            "ResourceNotFoundException",
+            format!(
+                "Secrets Manager can't find the cross-account replica secret {}.",
+                input.str("CrossAccountReplicaARN").unwrap_or_default()
+            ),
+        ))
     }
 }
 

@@ -469,6 +469,17 @@ impl SecretsManager {
             .with_opt("ResourcePolicy", secret.policy))
     }
 
+    /// `ListResourcePolicies`: a secret holds at most its `default` policy.
+    pub(super) fn list_resource_policies(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
+        let secret = self.secret(ctx, input)?;
+        let policies: Vec<Value> = secret
+            .policy
+            .iter()
+            .map(|_| Value::map().with("PolicyName", "default"))
+            .collect();
+        Ok(Value::map().with("ResourcePolicies", policies))
+    }
+
     pub(super) fn delete_resource_policy(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
         let secret = self.live_secret(ctx, input)?;
         self.update_secret_column(ctx, &secret, "policy", &None::<String>)?;

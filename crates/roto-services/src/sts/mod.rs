@@ -13,6 +13,7 @@
 
 mod enforce;
 mod federation;
+mod scoped;
 
 use std::io;
 use std::sync::Arc;
@@ -511,6 +512,9 @@ impl Service for Sts {
                     "AssumeRoleWithSAML" => self.assume_role_with_saml(ctx, input).await?,
                     "GetAccessKeyInfo" => self.get_access_key_info(ctx, input),
                     "GetFederationToken" => self.get_federation_token(ctx, input).await?,
+                    "AssumeRoot" => self.assume_root(ctx, input).await?,
+                    "GetScopedCredentials" => self.get_scoped_credentials(ctx, input).await?,
+                    "GetDelegatedAccessToken" => return Err(scoped::expired_trade_in_token()),
                     "DecodeAuthorizationMessage" => return Err(AwsError::new(
                         "InvalidAuthorizationMessageException",
                         "Roto never encodes authorization messages, so there is none to decode.",

@@ -1,0 +1,94 @@
+"""Operations of features an ordinary account does not have, or that Roto keeps in one
+account, answered as AWS answers them: EventBridge's SaaS-partner operations, DynamoDB's
+vector search and replica auto scaling, Secrets Manager's cross-account replicas and its
+list of resource policies."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from botocore.exceptions import ClientError
+
+
+def error_of(excinfo):
+    err = excinfo.value.response
+    return err["Error"]["Code"], err["ResponseMetadata"]["HTTPStatusCode"]
+
+
+def test_partner_operations_are_disabled_for_customer_accounts(client):
+    events = client("events")
+    calls = [
+        lambda: events.create_partner_event_source(Name="aws.partner/acme/orders", Account="111122223333"),
+        lambda: events.list_partner_event_sources(NamePrefix="aws.partner/acme"),
+        lambda: events.put_partner_events(Entries=[{"Source": "aws.partner/acme/orders", "Detail": "{}",
+                                                    "DetailType": "x"}]),
+    ]
+    for call in calls:
+        with pytest.raises(ClientError) as e:
+            call()
+        assert error_of(e) == ("OperationDisabledException", 400)
+
+
+@pytest.fixture
+def table(client):
+    ddb = client("dynamodb")
+    ddb.create_table(
+        TableName="docs",
+        BillingMode="PAY_PER_REQUEST",
+        AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
+        KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
+    )
+    return ddb
+
+
+VECTOR = [{"N": "0.5"}, {"N": "0.25"}]
+
+
+def test_a_table_without_vector_indexes_has_none_to_search(table):
+    with pytest.raises(ClientError) as e:
+        table.search_vectors(TableName="docs", IndexName="embeddings",
+                             SearchVector=VECTOR, TopK=1)
+    assert error_of(e) == ("ResourceNotFoundException", 400)
+    with pytest.raises(ClientError) as e:
+        table.search_vectors(TableName="missing", IndexName="embeddings",
+                             SearchVector=VECTOR, TopK=1)
+    assert error_of(e) == ("ResourceNotFoundException", 400)
+
+
+def test_replica_auto_scaling_updates_of_a_table_without_replicas(table):
+    got = table.update_table_replica_auto_scaling(TableName="docs")["TableAutoScalingDescription"]
+    assert got == {"TableName": "docs", "TableStatus": "ACTIVE", "Replicas": []}
+    with pytest.raises(ClientError) as e:
+        table.update_table_replica_auto_scaling(TableName="missing")
+    assert error_of(e) == ("ResourceNotFoundException", 400)
+
+
+def test_a_secret_lists_its_default_policy_once_it_has_one(client):
+    sm = client("secretsmanager")
+    sm.create_secret(Name="db", SecretString="pw")
+    assert sm.list_resource_policies(SecretId="db")["ResourcePolicies"] == []
+    policy = json.dumps({"Version": "2012-10-17", "Statement": [{
+        "Effect": "Allow", "Principal": {"AWS": "arn:aws:iam::111122223333:root"},
+        "Action": "secretsmanager:GetSecretValue", "Resource": "*"}]})
+    sm.put_resource_policy(SecretId="db", ResourcePolicy=policy)
+    assert sm.list_resource_policies(SecretId="db")["ResourcePolicies"] == [{"PolicyName": "default"}]
+    sm.delete_resource_policy(SecretId="db")
+    assert sm.list_resource_policies(SecretId="db")["ResourcePolicies"] == []
+    with pytest.raises(ClientError) as e:
+        sm.list_resource_policies(SecretId="missing")
+    assert error_of(e) == ("ResourceNotFoundException", 400)
+
+
+def test_cross_account_replicas_are_not_found(client):
+    sm = client("secretsmanager")
+    sm.create_secret(Name="db", SecretString="pw")
+    replica = "arn:aws:secretsmanager:us-east-1:111122223333:secret:db-AbCdEf"
+    for call in (sm.associate_cross_account_replica, sm.disassociate_cross_account_replica):
+        with pytest.raises(ClientError) as e:
+            call(SecretId="db", CrossAccountReplicaARN=replica)
+        assert error_of(e) == ("ResourceNotFoundException", 400)
+        assert "111122223333" in e.value.response["Error"]["Message"]
+        with pytest.raises(ClientError) as e:
+            call(SecretId="missing", CrossAccountReplicaARN=replica)
+        assert e.value.response["Error"]["Message"] == "Secrets Manager can't find the specified secret."
