@@ -258,6 +258,7 @@ pub(crate) fn execute_change_set(
         outputs: old.meta.outputs.clone(),
         termination_protection: old.meta.termination_protection,
         change_set_id: Some(cs.id.clone()),
+        policy: old.meta.policy.clone(),
         ..cs.meta.clone()
     };
     if cs.kind == "CREATE" {
@@ -266,7 +267,7 @@ pub(crate) fn execute_change_set(
         let created = new.clone();
         spawn(inner, ctx, &new, |job| deploy::run_create(job, created))?;
     } else {
-        begin_update(inner, ctx, old, new)?;
+        begin_update(inner, ctx, old, new, None)?;
     }
     for mut other in store::change_sets(inner.store()?, ctx, Some(&cs.stack_id))? {
         if other.id != cs.id {

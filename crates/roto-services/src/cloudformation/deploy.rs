@@ -20,6 +20,7 @@ use tokio::task::JoinSet;
 use super::intrinsics::{Pseudo, Resolved, Scope};
 use super::parameters::{self, ParameterValue};
 use super::providers::{provider, Call};
+use super::stack_policy::{Action, StackPolicy};
 use super::store::{self, EventRow, OutputRow, ResourceRow, Stack};
 use super::template::{scalar_text, section};
 use super::{graph, Inner};
@@ -127,8 +128,9 @@ impl Job {
         }
     }
 
-    /// Reconciles the stack's resources with `doc` and `params`, wave by wave. On success,
-    /// the logical ids no longer included (for cleanup); on failure, why.
+    /// Reconciles the stack's resources with `doc` and `params`, wave by wave, under the
+    /// stack policy `policy` if there is one (a user's update). On success, the logical ids
+    /// no longer included (for cleanup); on failure, why.
     pub(crate) async fn apply(
         self: &Arc<Self>,
         doc: &Json,
@@ -136,6 +138,7 @@ impl Job {
         state: &mut State,
         replaced: &mut Vec<ResourceRow>,
         updating: bool,
+        policy: Option<Arc<StackPolicy>>,
     ) -> Result<Vec<String>, String> {
         let pseudo = self.pseudo();
         let exports = self.exports();
@@ -151,6 +154,9 @@ impl Job {
         };
         let conditions = parameters::conditions(doc, &base)?;
         let included = included(doc, &conditions);
+        if let Some(policy) = &policy {
+            self.check_removals(policy, state, &included)?;
+        }
         let graph = graph::dependencies(&included, section(doc, "Parameters"))?;
         for (seq, wave) in graph::waves(&graph)?.into_iter().enumerate() {
             let resolved: BTreeMap<String, Resolved> = state
@@ -185,8 +191,9 @@ impl Job {
                 };
                 let job = self.clone();
                 let current = state.get(&logical).cloned();
+                let policy = policy.clone();
                 tasks.spawn(async move {
-                    job.reconcile(logical, kind, props, current, seq as i64)
+                    job.reconcile(logical, kind, props, current, seq as i64, policy)
                         .await
                 });
             }
@@ -221,6 +228,42 @@ impl Job {
             .collect())
     }
 
+    /// Fails the update, before anything is touched, if the policy denies deleting a
+    /// resource the template no longer includes.
+    fn check_removals(
+        &self,
+        policy: &StackPolicy,
+        state: &State,
+        included: &Map<String, Json>,
+    ) -> Result<(), String> {
+        let removed = state
+            .values()
+            .filter(|r| !included.contains_key(&r.logical_id));
+        let mut denied = Vec::new();
+        for row in removed {
+            if let Err(reason) = policy.check(Action::Delete, &row.logical_id, &row.kind) {
+                let physical = row.physical_id.as_deref();
+                let status = "UPDATE_FAILED";
+                self.event(
+                    &row.logical_id,
+                    physical,
+                    &row.kind,
+                    status,
+                    Some(&reason),
+                    None,
+                );
+                denied.push(row.logical_id.as_str());
+            }
+        }
+        if denied.is_empty() {
+            return Ok(());
+        }
+        Err(format!(
+            "The following resource(s) failed to update: [{}]. ",
+            denied.join(", ")
+        ))
+    }
+
     /// A resource whose properties could not be evaluated: its failure event and row.
     fn fail_early(
         &self,
@@ -253,7 +296,8 @@ impl Job {
         (logical.to_string(), reason)
     }
 
-    /// Creates, updates, replaces or leaves one resource.
+    /// Creates, updates, replaces or leaves one resource (updating or replacing it only
+    /// where `policy`, if any, allows).
     async fn reconcile(
         self: Arc<Self>,
         logical: String,
@@ -261,6 +305,7 @@ impl Job {
         props: Json,
         current: Option<ResourceRow>,
         seq: i64,
+        policy: Option<Arc<StackPolicy>>,
     ) -> Reconciled {
         let props = match self.dynamic_references(props).await {
             Ok(p) => p,
@@ -286,6 +331,16 @@ impl Job {
             || p.replaces
                 .iter()
                 .any(|m| existing.props.get(*m) != props.get(*m));
+        if let Some(policy) = policy {
+            let action = if replaces {
+                Action::Replace
+            } else {
+                Action::Modify
+            };
+            if let Err(reason) = policy.check(action, &logical, &existing.kind) {
+                return self.failed(logical, &kind, Some(existing), seq, reason);
+            }
+        }
         if replaces {
             let physical = existing.physical_id.clone();
             self.event(&logical, physical.as_deref(), &kind, "UPDATE_IN_PROGRESS", Some("Requested update requires the creation of a new physical resource; hence creating one."), Some(&props));
@@ -784,6 +839,7 @@ pub(crate) async fn run_create(job: Arc<Job>, stack: Stack) {
             &mut state,
             &mut Vec::new(),
             false,
+            None,
         )
         .await;
     let result = result.and_then(|_| finish_outputs(&job, &stack, &doc, &state));
@@ -819,15 +875,27 @@ fn finish_outputs(job: &Job, stack: &Stack, doc: &Json, state: &State) -> Result
     store::put_stack(store, &current).map_err(|e| e.message)
 }
 
-/// Updates a stack from `old` to `new` (already stored as the stack's template); on
-/// failure rolls back to `old`.
-pub(crate) async fn run_update(job: Arc<Job>, old: Stack, new: Stack) {
+/// Updates a stack from `old` to `new` (already stored as the stack's template) under
+/// `policy`; on failure rolls back to `old`, keeping the stack policy the update set.
+pub(crate) async fn run_update(
+    job: Arc<Job>,
+    old: Stack,
+    new: Stack,
+    policy: Option<Arc<StackPolicy>>,
+) {
     job.status("UPDATE_IN_PROGRESS", Some("User Initiated"));
     let doc = new.meta.processed.clone();
     let mut state = state_of(&job.inner, &job.stack_id);
     let mut replaced = Vec::new();
     let result = job
-        .apply(&doc, &new.meta.parameters, &mut state, &mut replaced, true)
+        .apply(
+            &doc,
+            &new.meta.parameters,
+            &mut state,
+            &mut replaced,
+            true,
+            policy,
+        )
         .await;
     let result =
         result.and_then(|removed| finish_outputs(&job, &new, &doc, &state).map(|()| removed));
@@ -837,7 +905,16 @@ pub(crate) async fn run_update(job: Arc<Job>, old: Stack, new: Stack) {
             cleanup(&job, &old.meta.processed, &state, removed, replaced).await;
             job.status("UPDATE_COMPLETE", None);
         }
-        Err(reason) => rollback_update(&job, old, state, replaced, &reason).await,
+        Err(reason) => {
+            let restored = Stack {
+                meta: store::Meta {
+                    policy: new.meta.policy.clone(),
+                    ..old.meta
+                },
+                ..old
+            };
+            rollback_update(&job, restored, state, replaced, &reason).await
+        }
     }
 }
 
@@ -890,6 +967,7 @@ async fn rollback_update(
             &mut state,
             &mut Vec::new(),
             true,
+            None,
         )
         .await;
     match result {

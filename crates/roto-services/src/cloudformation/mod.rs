@@ -15,6 +15,7 @@
 //! - [`stacks`]: the stack operations (create, update, delete, describe, list, exports).
 //! - [`deploy`]: the background work: resources reconciled, rolled back, events.
 //! - [`changesets`]: change sets.
+//! - [`stack_policy`]: stack policies, checked and evaluated.
 //! - [`providers`]: one provider per resource type, in a table.
 
 use std::sync::Arc;
@@ -32,6 +33,7 @@ mod intrinsics;
 mod parameters;
 mod providers;
 mod sam;
+mod stack_policy;
 mod stacks;
 mod store;
 mod template;
@@ -113,7 +115,7 @@ impl CloudFormation {
             "UpdateTerminationProtection" => {
                 stacks::update_termination_protection(inner, ctx, input)
             }
-            "SetStackPolicy" => stacks::set_stack_policy(inner, ctx, input),
+            "SetStackPolicy" => stacks::set_stack_policy(inner, ctx, input).await,
             "GetStackPolicy" => stacks::get_stack_policy(inner, ctx, input),
             "CreateChangeSet" => changesets::create_change_set(inner, ctx, input).await,
             "DescribeChangeSet" => changesets::describe_change_set(inner, ctx, input),

@@ -11,6 +11,7 @@ use serde_json::Value as Json;
 use super::deploy::{self, Job};
 use super::intrinsics::{Pseudo, Scope};
 use super::parameters::{self, ParameterValue};
+use super::stack_policy::StackPolicy;
 use super::store::{self, Meta, Stack};
 use super::template::{self, section};
 use super::{graph, no_stack, sam, validation, Inner};
@@ -32,7 +33,14 @@ pub(crate) async fn template_text(
 ) -> AwsResult<String> {
     match (input.str("TemplateBody"), input.str("TemplateURL")) {
         (Some(body), None) => Ok(body.to_string()),
-        (None, Some(url)) => fetch(inner, ctx, url).await,
+        (None, Some(url)) => {
+            let bytes = fetch(inner, ctx, url, "TemplateURL").await?;
+            if bytes.len() > template::MAX_BODY {
+                return Err(validation("Template may not exceed 1000000 bytes in size."));
+            }
+            String::from_utf8(bytes)
+                .map_err(|_| validation("Template format error: the template is not UTF-8"))
+        }
         (Some(_), Some(_)) => Err(validation(
             "Specify exactly one of TemplateBody or TemplateURL.",
         )),
@@ -67,17 +75,13 @@ pub(crate) fn s3_location(url: &str) -> Option<(String, String)> {
     }
 }
 
-async fn fetch(inner: &Inner, ctx: &Context, url: &str) -> AwsResult<String> {
+/// The object an S3 URL given as the request's `member` names.
+async fn fetch(inner: &Inner, ctx: &Context, url: &str, member: &str) -> AwsResult<Vec<u8>> {
     let (bucket, key) =
-        s3_location(url).ok_or_else(|| validation("TemplateURL must be a supported URL."))?;
-    let bytes = s3_object(&*inner.dispatcher()?, ctx, &bucket, &key, None)
+        s3_location(url).ok_or_else(|| validation(format!("{member} must be a supported URL.")))?;
+    s3_object(&*inner.dispatcher()?, ctx, &bucket, &key, None)
         .await
-        .map_err(|e| validation(format!("S3 error: {}", e.message)))?;
-    if bytes.len() > template::MAX_BODY {
-        return Err(validation("Template may not exceed 1000000 bytes in size."));
-    }
-    String::from_utf8(bytes)
-        .map_err(|_| validation("Template format error: the template is not UTF-8"))
+        .map_err(|e| validation(format!("S3 error: {}", e.message)))
 }
 
 /// An object's bytes from Roto's S3 (templates, and the documents resources name by their
@@ -277,7 +281,7 @@ pub(crate) fn meta(input: &Value, doc: Json, parameters: Vec<ParameterValue>) ->
         outputs: Vec::new(),
         timeout: input.int("TimeoutInMinutes"),
         change_set_id: None,
-        policy: input.str("StackPolicyBody").map(str::to_string),
+        policy: None,
         processed: doc,
     }
 }
@@ -339,6 +343,9 @@ pub(crate) async fn create_stack(
     check_auto_expand(&template::parse(&body)?, input)?;
     let doc = prepare(&body)?;
     let values = settle(inner, ctx, &doc, input, &[], name).await?;
+    let policy = stack_policy(inner, ctx, input, "StackPolicy").await?;
+    let mut meta = meta(input, doc, values);
+    meta.policy = policy;
     let now = now_millis();
     let stack = Stack {
         id: stack_id(ctx, name),
@@ -351,7 +358,7 @@ pub(crate) async fn create_stack(
         updated: None,
         deleted: None,
         body,
-        meta: meta(input, doc, values),
+        meta,
     };
     store::put_stack(inner.store()?, &stack)?;
     let created = stack.clone();
@@ -380,7 +387,12 @@ pub(crate) async fn update_stack(
     check_auto_expand(&template::parse(&body)?, input)?;
     let doc = prepare(&body)?;
     let values = settle(inner, ctx, &doc, input, &old.meta.parameters, &old.name).await?;
+    let during = stack_policy(inner, ctx, input, "StackPolicyDuringUpdate").await?;
+    let policy = stack_policy(inner, ctx, input, "StackPolicy").await?;
     let mut new = old.clone();
+    if policy.is_some() {
+        new.meta.policy = policy;
+    }
     new.body = body;
     new.meta.parameters = values;
     new.meta.processed = doc;
@@ -396,7 +408,8 @@ pub(crate) async fn update_stack(
     {
         return Err(validation("No updates are to be performed."));
     }
-    begin_update(inner, ctx, old, new)?;
+    let during = during.map(|text| StackPolicy::parse(&text)).transpose()?;
+    begin_update(inner, ctx, old, new, during)?;
     Ok(Value::map().with("StackId", name_or_id(inner, ctx, name)?))
 }
 
@@ -404,19 +417,26 @@ fn name_or_id(inner: &Inner, ctx: &Context, name: &str) -> AwsResult<String> {
     Ok(named(inner, ctx, name)?.id)
 }
 
-/// Stores the stack's new template and starts its update.
+/// Stores the stack's new template and starts its update, under the policy `during`
+/// overrides for this update, else the stack's own.
 pub(crate) fn begin_update(
     inner: &Arc<Inner>,
     ctx: &Context,
     old: Stack,
     mut new: Stack,
+    during: Option<StackPolicy>,
 ) -> AwsResult<()> {
+    let policy = match (during, &old.meta.policy) {
+        (Some(during), _) => Some(during),
+        (None, Some(text)) => Some(StackPolicy::parse(text)?),
+        (None, None) => None,
+    };
     new.status = "UPDATE_IN_PROGRESS".into();
     new.updated = Some(now_millis());
     store::put_stack(inner.store()?, &new)?;
     let updated = new.clone();
     spawn(inner, ctx, &new, |job| {
-        deploy::run_update(job, old, updated)
+        deploy::run_update(job, old, updated, policy.map(Arc::new))
     })
 }
 
@@ -812,12 +832,40 @@ pub(crate) fn update_termination_protection(
     Ok(Value::map().with("StackId", stack.id))
 }
 
-pub(crate) fn set_stack_policy(inner: &Inner, ctx: &Context, input: &Value) -> AwsResult<Value> {
+/// The stack policy a request gives as `<prefix>Body` or `<prefix>URL` (read from S3),
+/// checked; `None` when it gives neither.
+async fn stack_policy(
+    inner: &Inner,
+    ctx: &Context,
+    input: &Value,
+    prefix: &str,
+) -> AwsResult<Option<String>> {
+    let (body_member, url_member) = (format!("{prefix}Body"), format!("{prefix}URL"));
+    let text = match (input.str(&body_member), input.str(&url_member)) {
+        (Some(_), Some(_)) => {
+            return Err(validation(format!(
+                "You cannot specify both {url_member} and {body_member}"
+            )))
+        }
+        (Some(body), None) => body.to_string(),
+        (None, Some(url)) => String::from_utf8(fetch(inner, ctx, url, &url_member).await?)
+            .map_err(|_| validation("Error validating stack policy: Invalid stack policy"))?,
+        (None, None) => return Ok(None),
+    };
+    StackPolicy::parse(&text)?;
+    Ok(Some(text))
+}
+
+pub(crate) async fn set_stack_policy(
+    inner: &Inner,
+    ctx: &Context,
+    input: &Value,
+) -> AwsResult<Value> {
     let mut stack = named(inner, ctx, input.str("StackName").unwrap_or_default())?;
-    let policy = input.str("StackPolicyBody").unwrap_or_default();
-    serde_json::from_str::<Json>(policy)
-        .map_err(|_| validation("Error parsing stack policy: the policy is not JSON"))?;
-    stack.meta.policy = Some(policy.to_string());
+    let policy = stack_policy(inner, ctx, input, "StackPolicy")
+        .await?
+        .ok_or_else(|| validation("Either StackPolicyBody or StackPolicyURL must be specified."))?;
+    stack.meta.policy = Some(policy);
     store::put_stack(inner.store()?, &stack)?;
     Ok(Value::map())
 }
