@@ -664,3 +664,44 @@ def test_a_failed_nested_stack_fails_and_rolls_back_its_parent(cfn, client):
     assert failed[0][0] == "Child"
     assert failed[0][2].startswith("Embedded stack arn:aws:cloudformation:")
     assert "was not successfully created" in failed[0][2]
+
+
+def test_custom_resource_backed_by_sns_is_published_and_answers_through_the_response_url(cfn, client):
+    import urllib.request
+    sns, sqs = client("sns"), client("sqs")
+    topic = sns.create_topic(Name="provider")["TopicArn"]
+    queue = sqs.create_queue(QueueName="provider-requests")["QueueUrl"]
+    queue_arn = sqs.get_queue_attributes(QueueUrl=queue, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+    sns.subscribe(TopicArn=topic, Protocol="sqs", Endpoint=queue_arn, Attributes={"RawMessageDelivery": "true"})
+
+    def answer(physical):
+        messages = sqs.receive_message(QueueUrl=queue, WaitTimeSeconds=10).get("Messages", [])
+        assert messages, "no request was published"
+        request = json.loads(messages[0]["Body"])
+        body = json.dumps({"Status": "SUCCESS", "PhysicalResourceId": physical, "StackId": request["StackId"],
+                           "RequestId": request["RequestId"], "LogicalResourceId": request["LogicalResourceId"],
+                           "Data": {"Seen": request["ResourceProperties"]["Value"]}}).encode()
+        put = urllib.request.Request(request["ResponseURL"], data=body, method="PUT", headers={"Content-Type": ""})
+        urllib.request.urlopen(put).read()
+        return request
+
+    body = template({"C": {"Type": "Custom::Topic", "Properties": {"ServiceToken": topic, "Value": "v1"}}},
+                    {"Seen": {"Value": {"Fn::GetAtt": ["C", "Seen"]}}, "Id": {"Value": {"Ref": "C"}}})
+    stack_id = cfn.create_stack(StackName="sns-custom", TemplateBody=body)["StackId"]
+    request = answer("from-sns")
+    assert (request["RequestType"], request["ResourceType"], request["ServiceToken"]) == ("Create", "Custom::Topic", topic)
+    stack = settle(cfn, "sns-custom")
+    assert stack["StackStatus"] == "CREATE_COMPLETE", events(cfn, "sns-custom")
+    assert outputs(stack) == {"Seen": "v1", "Id": "from-sns"}
+    cfn.delete_stack(StackName="sns-custom")
+    request = answer("from-sns")
+    assert (request["RequestType"], request["PhysicalResourceId"]) == ("Delete", "from-sns")
+    assert deleted(cfn, stack_id)["StackStatus"] == "DELETE_COMPLETE"
+
+
+def test_a_service_token_naming_neither_a_function_nor_a_topic_fails_the_resource(cfn):
+    body = template({"C": {"Type": "Custom::X", "Properties": {"ServiceToken": "arn:aws:sqs:us-east-1:000000000000:q"}}})
+    cfn.create_stack(StackName="bad-token", TemplateBody=body)
+    assert settle(cfn, "bad-token")["StackStatus"] == "ROLLBACK_COMPLETE"
+    reason = next(r for lid, status, r in events(cfn, "bad-token") if lid == "C" and status == "CREATE_FAILED")
+    assert reason.startswith("Invalid service token arn:aws:sqs:us-east-1:000000000000:q")

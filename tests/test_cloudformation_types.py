@@ -438,3 +438,82 @@ def test_ecr_repositories_are_made_through_ecr(cfn, client):
     cfn.delete_stack(StackName="registry")
     assert settle(cfn, stack["StackId"])["StackStatus"] == "DELETE_COMPLETE"
     assert ecr.describe_repositories()["repositories"] == []
+
+
+def test_rest_resources_authorizers_and_usage_plans_update_in_place(cfn, client):
+    template = rest_template({"v": "1"})
+    stack, out = deploy(cfn, "inplace", template)
+    resources = template["Resources"]
+    resources["Items"]["Properties"]["PathPart"] = "things"
+    resources["Auth"]["Properties"].update({"IdentitySource": "method.request.header.X-Token",
+                                            "AuthorizerResultTtlInSeconds": 60})
+    resources["Plan"]["Properties"].update({
+        "UsagePlanName": "platinum", "Description": "more", "Throttle": {"RateLimit": 50, "BurstLimit": 100},
+        "Quota": {"Limit": 1000, "Period": "DAY"}, "Tags": [{"Key": "tier", "Value": "top"}]})
+    after = update(cfn, "inplace", template)
+    assert {k: after[k] for k in ("ResourceId", "AuthId", "PlanId")} == {k: out[k] for k in ("ResourceId", "AuthId", "PlanId")}
+    apigw = client("apigateway")
+    assert apigw.get_resource(restApiId=out["ApiId"], resourceId=out["ResourceId"])["path"] == "/things"
+    auth = apigw.get_authorizer(restApiId=out["ApiId"], authorizerId=out["AuthId"])
+    assert (auth["identitySource"], auth["authorizerResultTtlInSeconds"]) == ("method.request.header.X-Token", 60)
+    plan = apigw.get_usage_plan(usagePlanId=out["PlanId"])
+    assert (plan["name"], plan["description"]) == ("platinum", "more")
+    assert plan["throttle"] == {"rateLimit": 50.0, "burstLimit": 100}
+    assert (plan["quota"]["limit"], plan["quota"]["period"]) == (1000, "DAY")
+    assert plan["apiStages"] == [{"apiId": out["ApiId"], "stage": "live"}]
+    assert plan.get("tags") == {"tier": "top"}
+    updates = [e for e in events(cfn, "inplace") if e[1] == "UPDATE_IN_PROGRESS" and e[0] != "inplace"]
+    assert all("new physical resource" not in (reason or "") for _, _, reason in updates), updates
+
+    del resources["Plan"]["Properties"]["Quota"]
+    resources["Plan"]["Properties"]["Tags"] = []
+    update(cfn, "inplace", template)
+    plan = apigw.get_usage_plan(usagePlanId=out["PlanId"])
+    assert "quota" not in plan and not plan.get("tags")
+    cfn.delete_stack(StackName="inplace")
+    assert settle(cfn, stack["StackId"])["StackStatus"] == "DELETE_COMPLETE"
+
+
+def test_streams_and_delivery_streams_update_in_place(cfn, client):
+    client("s3").create_bucket(Bucket="firehose-in-place")
+    template = {"Resources": {
+        "Stream": {"Type": "AWS::Kinesis::Stream", "Properties": {"ShardCount": 1}},
+        "Delivery": {"Type": "AWS::KinesisFirehose::DeliveryStream", "Properties": {
+            "DeliveryStreamType": "DirectPut",
+            "ExtendedS3DestinationConfiguration": {
+                "BucketARN": "arn:aws:s3:::firehose-in-place", "RoleARN": ROLE, "Prefix": "one/",
+                "BufferingHints": {"IntervalInSeconds": 60, "SizeInMBs": 1}}}},
+    }, "Outputs": {"Stream": {"Value": {"Ref": "Stream"}}, "Delivery": {"Value": {"Fn::GetAtt": ["Delivery", "Arn"]}}}}
+    stack, out = deploy(cfn, "streams", template)
+    resources = template["Resources"]
+    resources["Stream"]["Properties"].update({"ShardCount": 2, "RetentionPeriodHours": 48,
+                                              "Tags": [{"Key": "team", "Value": "data"}]})
+    destination = resources["Delivery"]["Properties"]["ExtendedS3DestinationConfiguration"]
+    destination.update({"Prefix": "two/", "BufferingHints": {"IntervalInSeconds": 120, "SizeInMBs": 2}})
+    resources["Delivery"]["Properties"]["Tags"] = [{"Key": "team", "Value": "data"}]
+    assert update(cfn, "streams", template) == out
+    kinesis = client("kinesis")
+    summary = kinesis.describe_stream_summary(StreamName=out["Stream"])["StreamDescriptionSummary"]
+    assert (summary["OpenShardCount"], summary["RetentionPeriodHours"]) == (2, 48)
+    assert kinesis.list_tags_for_stream(StreamName=out["Stream"])["Tags"] == [{"Key": "team", "Value": "data"}]
+    firehose = client("firehose")
+    name = out["Delivery"].rsplit("/", 1)[1]
+    description = firehose.describe_delivery_stream(DeliveryStreamName=name)["DeliveryStreamDescription"]
+    s3 = description["Destinations"][0]["ExtendedS3DestinationDescription"]
+    assert (s3["Prefix"], s3["BufferingHints"]) == ("two/", {"IntervalInSeconds": 120, "SizeInMBs": 2})
+    assert firehose.list_tags_for_delivery_stream(DeliveryStreamName=name)["Tags"] == [{"Key": "team", "Value": "data"}]
+
+    resources["Stream"]["Properties"]["RetentionPeriodHours"] = 24
+    resources["Stream"]["Properties"]["Tags"] = []
+    update(cfn, "streams", template)
+    summary = kinesis.describe_stream_summary(StreamName=out["Stream"])["StreamDescriptionSummary"]
+    assert summary["RetentionPeriodHours"] == 24
+    assert kinesis.list_tags_for_stream(StreamName=out["Stream"])["Tags"] == []
+
+    resources["Stream"]["Properties"]["ShardCount"] = 100000
+    cfn.update_stack(StackName="streams", TemplateBody=json.dumps(template))
+    assert settle(cfn, "streams")["StackStatus"] == "UPDATE_ROLLBACK_COMPLETE"
+    reason = next(r for lid, status, r in events(cfn, "streams") if lid == "Stream" and status == "UPDATE_FAILED")
+    assert "Service: kinesis" in reason
+    cfn.delete_stack(StackName="streams")
+    assert settle(cfn, stack["StackId"])["StackStatus"] == "DELETE_COMPLETE"

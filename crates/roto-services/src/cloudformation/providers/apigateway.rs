@@ -9,27 +9,69 @@
 
 use serde_json::{json, Map, Value as Json};
 
-use super::{gone_ok, pick, resolved, tag_map, with, Call, Outcome, Provider};
+use super::{gone_ok, pick, resolved, tag_changes, tag_map, with, Call, Outcome, Provider};
+use crate::cloudformation::template::scalar_text;
 
 const SERVICE: &str = "apigateway";
 
-/// A patch operation replacing `path` with `value` (a string, as the API takes them).
+/// A patch operation replacing `path` with `value` (a string, as the API takes them;
+/// an object in the API's lower camel case member names, as JSON text).
 fn replace(path: &str, value: &Json) -> Json {
     let value = match value {
         Json::String(s) => s.clone(),
+        Json::Object(_) => api_members(value).to_string(),
         other => other.to_string(),
     };
     json!({"op": "replace", "path": path, "value": value})
 }
 
+/// An object's members renamed from the template's upper camel case to the API's lower
+/// camel case, at every depth.
+fn api_members(value: &Json) -> Json {
+    match value {
+        Json::Object(map) => Json::Object(
+            map.iter()
+                .map(|(k, v)| (lower_first(k), api_members(v)))
+                .collect(),
+        ),
+        Json::Array(items) => Json::Array(items.iter().map(api_members).collect()),
+        other => other.clone(),
+    }
+}
+
+fn lower_first(name: &str) -> String {
+    let mut chars = name.chars();
+    chars
+        .next()
+        .map(|c| c.to_ascii_lowercase().to_string() + chars.as_str())
+        .unwrap_or_default()
+}
+
 /// The patch operations that bring the members named in `paths` (property, patch path)
-/// from their old values to their new ones.
+/// from their old values to their new ones: a member unset is removed, a list gains and
+/// loses elements, anything else is replaced.
 fn changes(c: &Call, paths: &[(&str, &str)]) -> Vec<Json> {
-    paths
-        .iter()
-        .filter(|(p, _)| c.props.get(*p) != c.old_props.get(*p))
-        .filter_map(|(p, path)| c.prop(p).map(|v| replace(path, v)))
-        .collect()
+    let mut patches = Vec::new();
+    for (p, path) in paths {
+        let (new, old) = (c.prop(p), c.old_props.get(*p).filter(|v| !v.is_null()));
+        match (new, old) {
+            (a, b) if a == b => {}
+            (None, Some(_)) => patches.push(json!({"op": "remove", "path": path})),
+            (Some(Json::Array(new)), old) => {
+                let old = old.and_then(Json::as_array).cloned().unwrap_or_default();
+                let text = |v: &Json| v.as_str().map_or_else(|| v.to_string(), str::to_string);
+                for gone in old.iter().filter(|v| !new.contains(v)) {
+                    patches.push(json!({"op": "remove", "path": path, "value": text(gone)}));
+                }
+                for added in new.iter().filter(|v| !old.contains(v)) {
+                    patches.push(json!({"op": "add", "path": path, "value": text(added)}));
+                }
+            }
+            (Some(v), _) => patches.push(replace(path, v)),
+            (None, None) => {}
+        }
+    }
+    patches
 }
 
 pub(crate) const REST_API: Provider = Provider {
@@ -130,7 +172,7 @@ async fn rest_api_update(c: &Call) -> Outcome {
 
 pub(crate) const RESOURCE: Provider = Provider {
     kind: "AWS::ApiGateway::Resource",
-    replaces: &[],
+    replaces: &["RestApiId"],
     create: |c| {
         Box::pin(async move {
             let input = pick(&c.props, &["RestApiId", "ParentId", "PathPart"]);
@@ -139,7 +181,14 @@ pub(crate) const RESOURCE: Provider = Provider {
             Ok(resolved(id, json!({"ResourceId": id})))
         })
     },
-    update: None,
+    update: Some(|c| {
+        Box::pin(async move {
+            let patches = changes(c, &[("ParentId", "/parentId"), ("PathPart", "/pathPart")]);
+            let input = json!({"restApiId": c.props["RestApiId"], "resourceId": c.physical(), "patchOperations": patches});
+            c.api(SERVICE, "UpdateResource", input).await?;
+            Ok(c.previous.clone())
+        })
+    }),
     delete: |c| {
         Box::pin(async move {
             let input = json!({"restApiId": c.props["RestApiId"], "resourceId": c.physical()});
@@ -361,27 +410,23 @@ pub(crate) const AUTHORIZER: Provider = Provider {
     replaces: &["RestApiId"],
     create: |c| {
         Box::pin(async move {
-            let mut input = pick(
-                &c.props,
-                &[
-                    "RestApiId",
-                    "Type",
-                    "ProviderARNs",
-                    "AuthType",
-                    "AuthorizerUri",
-                    "AuthorizerCredentials",
-                    "IdentitySource",
-                    "IdentityValidationExpression",
-                    "AuthorizerResultTtlInSeconds",
-                ],
-            );
+            let mut input = pick(&c.props, &AUTHORIZER_MEMBERS.map(|(p, _)| p));
+            input = with(input, "RestApiId", c.props["RestApiId"].clone());
             input = with(input, "name", json!(c.name("Name", 128)));
             let out = c.api(SERVICE, "CreateAuthorizer", input).await?;
             let id = out["Id"].as_str().unwrap_or_default();
             Ok(resolved(id, json!({"AuthorizerId": id})))
         })
     },
-    update: None,
+    update: Some(|c| {
+        Box::pin(async move {
+            let mut patches = changes(c, &AUTHORIZER_MEMBERS);
+            patches.extend(changes(c, &[("Name", "/name")]));
+            let input = json!({"restApiId": c.props["RestApiId"], "authorizerId": c.physical(), "patchOperations": patches});
+            c.api(SERVICE, "UpdateAuthorizer", input).await?;
+            Ok(c.previous.clone())
+        })
+    }),
     delete: |c| {
         Box::pin(async move {
             let input = json!({"restApiId": c.props["RestApiId"], "authorizerId": c.physical()});
@@ -389,6 +434,24 @@ pub(crate) const AUTHORIZER: Provider = Provider {
         })
     },
 };
+
+/// An authorizer's properties (besides its API and name) and their patch paths.
+const AUTHORIZER_MEMBERS: [(&str, &str); 8] = [
+    ("Type", "/type"),
+    ("ProviderARNs", "/providerARNs"),
+    ("AuthType", "/authType"),
+    ("AuthorizerUri", "/authorizerUri"),
+    ("AuthorizerCredentials", "/authorizerCredentials"),
+    ("IdentitySource", "/identitySource"),
+    (
+        "IdentityValidationExpression",
+        "/identityValidationExpression",
+    ),
+    (
+        "AuthorizerResultTtlInSeconds",
+        "/authorizerResultTtlInSeconds",
+    ),
+];
 
 pub(crate) const API_KEY: Provider = Provider {
     kind: "AWS::ApiGateway::ApiKey",
@@ -455,7 +518,7 @@ pub(crate) const USAGE_PLAN: Provider = Provider {
             Ok(resolved(id, json!({"Id": id})))
         })
     },
-    update: None,
+    update: Some(|c| Box::pin(usage_plan_update(c))),
     delete: |c| {
         Box::pin(async move {
             let input = json!({"usagePlanId": c.physical()});
@@ -463,6 +526,56 @@ pub(crate) const USAGE_PLAN: Provider = Provider {
         })
     },
 };
+
+/// Patches the plan's name, description, limits and stages (each stage as `api:stage`),
+/// and its tags.
+async fn usage_plan_update(c: &Call) -> Outcome {
+    let stages = |props: &Json| -> Json {
+        let list = props["ApiStages"].as_array().into_iter().flatten();
+        let named = list.map(|s| {
+            json!(format!(
+                "{}:{}",
+                scalar_text(&s["ApiId"]),
+                scalar_text(&s["Stage"])
+            ))
+        });
+        Json::Array(named.collect())
+    };
+    let staged = Call {
+        props: with(c.props.clone(), "ApiStages", stages(&c.props)),
+        old_props: with(c.old_props.clone(), "ApiStages", stages(&c.old_props)),
+        ..c.clone()
+    };
+    let patches = changes(
+        &staged,
+        &[
+            ("UsagePlanName", "/name"),
+            ("Description", "/description"),
+            ("Throttle", "/throttle"),
+            ("Quota", "/quota"),
+            ("ApiStages", "/apiStages"),
+        ],
+    );
+    if !patches.is_empty() {
+        let input = json!({"usagePlanId": c.physical(), "patchOperations": patches});
+        c.api(SERVICE, "UpdateUsagePlan", input).await?;
+    }
+    let arn = format!(
+        "arn:aws:apigateway:{}::/usageplans/{}",
+        c.ctx.region,
+        c.physical()
+    );
+    let (tags, removed) = tag_changes(c);
+    if !removed.is_empty() {
+        let input = json!({"resourceArn": arn, "tagKeys": removed});
+        c.api(SERVICE, "UntagResource", input).await?;
+    }
+    if !tags.is_empty() {
+        let input = json!({"resourceArn": arn, "tags": tags});
+        c.api(SERVICE, "TagResource", input).await?;
+    }
+    Ok(c.previous.clone())
+}
 
 pub(crate) const USAGE_PLAN_KEY: Provider = Provider {
     kind: "AWS::ApiGateway::UsagePlanKey",

@@ -4,7 +4,7 @@
 
 use serde_json::{json, Map, Value as Json};
 
-use super::{empty, gone_ok, pick, resolved, tag_map, with, Call, Outcome, Provider};
+use super::{empty, gone_ok, pick, resolved, tag_changes, tag_map, with, Call, Outcome, Provider};
 
 pub(crate) const S3_BUCKET: Provider = Provider {
     kind: "AWS::S3::Bucket",
@@ -624,14 +624,9 @@ async fn log_group_retention(c: &Call) -> Outcome {
 
 pub(crate) const KINESIS_STREAM: Provider = Provider {
     kind: "AWS::Kinesis::Stream",
-    replaces: &[
-        "Name",
-        "ShardCount",
-        "StreamModeDetails",
-        "RetentionPeriodHours",
-    ],
+    replaces: &["Name"],
     create: |c| Box::pin(stream_create(c)),
-    update: None,
+    update: Some(|c| Box::pin(stream_update(c))),
     delete: |c| {
         Box::pin(async move {
             gone_ok(
@@ -684,9 +679,56 @@ async fn stream_create(c: &Call) -> Outcome {
     Ok(resolved(name, json!({"Arn": arn})))
 }
 
+/// Changes the stream's mode, shard count, retention and tags in place, as Kinesis allows.
+async fn stream_update(c: &Call) -> Outcome {
+    let name = c.physical();
+    let changed = |p: &str| c.prop(p).filter(|v| c.old_props.get(p) != Some(*v));
+    let arn = c.arn("kinesis", &format!("stream/{name}"));
+    let mode = |props: &Json| props["StreamModeDetails"]["StreamMode"].clone();
+    if mode(&c.props) != mode(&c.old_props) {
+        let details = c
+            .prop("StreamModeDetails")
+            .cloned()
+            .unwrap_or_else(|| json!({"StreamMode": "PROVISIONED"}));
+        let input = json!({"StreamARN": arn, "StreamModeDetails": details});
+        c.api("kinesis", "UpdateStreamMode", input).await?;
+    }
+    let on_demand = mode(&c.props).as_str() == Some("ON_DEMAND");
+    if let Some(count) = changed("ShardCount").filter(|_| !on_demand) {
+        let input = json!({"StreamName": name, "TargetShardCount": count, "ScalingType": "UNIFORM_SCALING"});
+        c.api("kinesis", "UpdateShardCount", input).await?;
+    }
+    let hours = |props: &Json| props["RetentionPeriodHours"].as_i64().unwrap_or(24);
+    let (new, old) = (hours(&c.props), hours(&c.old_props));
+    if new != old {
+        let operation = if new > old {
+            "IncreaseStreamRetentionPeriod"
+        } else {
+            "DecreaseStreamRetentionPeriod"
+        };
+        let input = json!({"StreamName": name, "RetentionPeriodHours": new});
+        c.api("kinesis", operation, input).await?;
+    }
+    let (tags, removed) = tag_changes(c);
+    if !removed.is_empty() {
+        let input = json!({"StreamName": name, "TagKeys": removed});
+        c.api("kinesis", "RemoveTagsFromStream", input).await?;
+    }
+    if !tags.is_empty() {
+        let input = json!({"StreamName": name, "Tags": tags});
+        c.api("kinesis", "AddTagsToStream", input).await?;
+    }
+    Ok(c.previous.clone())
+}
+
 pub(crate) const DELIVERY_STREAM: Provider = Provider {
     kind: "AWS::KinesisFirehose::DeliveryStream",
-    replaces: &[],
+    replaces: &[
+        "DeliveryStreamName",
+        "DeliveryStreamType",
+        "KinesisStreamSourceConfiguration",
+        "MSKSourceConfiguration",
+    ],
     create: |c| {
         Box::pin(async move {
             let name = c.name("DeliveryStreamName", 64);
@@ -695,7 +737,7 @@ pub(crate) const DELIVERY_STREAM: Provider = Provider {
             Ok(resolved(name, json!({"Arn": out["DeliveryStreamARN"]})))
         })
     },
-    update: None,
+    update: Some(|c| Box::pin(delivery_stream_update(c))),
     delete: |c| {
         Box::pin(async move {
             let input = json!({"DeliveryStreamName": c.physical()});
@@ -703,3 +745,58 @@ pub(crate) const DELIVERY_STREAM: Provider = Provider {
         })
     },
 };
+
+/// Applies a changed destination (`XDestinationConfiguration` as `XDestinationUpdate`),
+/// encryption and tags to the delivery stream in place.
+async fn delivery_stream_update(c: &Call) -> Outcome {
+    let name = c.physical();
+    let destination = c.props.as_object().into_iter().flatten().find(|(k, v)| {
+        k.ends_with("DestinationConfiguration") && c.old_props.get(k.as_str()) != Some(*v)
+    });
+    if let Some((member, config)) = destination {
+        let out = c
+            .api(
+                "firehose",
+                "DescribeDeliveryStream",
+                json!({"DeliveryStreamName": name}),
+            )
+            .await?;
+        let description = &out["DeliveryStreamDescription"];
+        let update = member.replace("DestinationConfiguration", "DestinationUpdate");
+        let mut input = json!({
+            "DeliveryStreamName": name,
+            "CurrentDeliveryStreamVersionId": description["VersionId"],
+            "DestinationId": description["Destinations"][0]["DestinationId"],
+        });
+        input[update] = config.clone();
+        c.api("firehose", "UpdateDestination", input).await?;
+    }
+    const ENCRYPTION: &str = "DeliveryStreamEncryptionConfigurationInput";
+    if c.prop(ENCRYPTION) != c.old_props.get(ENCRYPTION).filter(|v| !v.is_null()) {
+        let input = match c.prop(ENCRYPTION) {
+            Some(config) => (
+                "StartDeliveryStreamEncryption",
+                json!({"DeliveryStreamName": name, ENCRYPTION: config}),
+            ),
+            None => (
+                "StopDeliveryStreamEncryption",
+                json!({"DeliveryStreamName": name}),
+            ),
+        };
+        c.api("firehose", input.0, input.1).await?;
+    }
+    let (tags, removed) = tag_changes(c);
+    if !removed.is_empty() {
+        let input = json!({"DeliveryStreamName": name, "TagKeys": removed});
+        c.api("firehose", "UntagDeliveryStream", input).await?;
+    }
+    if !tags.is_empty() {
+        let list: Vec<Json> = tags
+            .into_iter()
+            .map(|(k, v)| json!({"Key": k, "Value": v}))
+            .collect();
+        let input = json!({"DeliveryStreamName": name, "Tags": list});
+        c.api("firehose", "TagDeliveryStream", input).await?;
+    }
+    Ok(c.previous.clone())
+}

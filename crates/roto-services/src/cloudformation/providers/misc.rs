@@ -1,5 +1,5 @@
 //! Providers of CloudFormation's own types (nested stacks, custom resources backed by
-//! Lambda, wait condition handles and wait conditions), of the CDK's `AWS::CDK::Metadata` (which every
+//! Lambda or SNS, wait condition handles and wait conditions), of the CDK's `AWS::CDK::Metadata` (which every
 //! CDK stack carries and which creates nothing), and of ECR repositories (CDK's bootstrap
 //! template declares one) with their lifecycle policy, policy and settings.
 //!
@@ -245,11 +245,13 @@ pub(crate) const CUSTOM_RESOURCE: Provider = Provider {
     delete: |c| Box::pin(async move { custom(c, "Delete").await.map(|_| ()) }),
 };
 
-/// Sends the custom resource's request to its Lambda function and reads its answer.
+/// Sends the custom resource's request to its Lambda function (invoked asynchronously) or
+/// SNS topic (published as the message), and reads its answer.
 async fn custom(c: &Call, request_type: &str) -> Outcome {
     let token = c.str("ServiceToken").unwrap_or_default().to_string();
-    if !token.contains(":lambda:") {
-        return Err(format!("Invalid service token {token}: Roto answers custom resources backed by Lambda functions"));
+    let service = token.split(':').nth(2).unwrap_or_default();
+    if !token.starts_with("arn:") || !matches!(service, "lambda" | "sns") {
+        return Err(format!("Invalid service token {token}: a custom resource's ServiceToken is a Lambda function's or an SNS topic's ARN"));
     }
     let request_id = roto_core::dispatch::new_request_id();
     let key = format!("{}/{}/{request_id}", c.stack_name, c.logical_id);
@@ -274,9 +276,14 @@ async fn custom(c: &Call, request_type: &str) -> Outcome {
     if request_type == "Update" {
         event["OldResourceProperties"] = c.old_props.clone();
     }
-    let input =
-        json!({"FunctionName": token, "InvocationType": "Event", "Payload": event.to_string()});
-    c.api("lambda", "Invoke", input).await?;
+    if service == "sns" {
+        let input = json!({"TopicArn": token, "Subject": "AWS CloudFormation custom resource request", "Message": event.to_string()});
+        c.api("sns", "Publish", input).await?;
+    } else {
+        let input =
+            json!({"FunctionName": token, "InvocationType": "Event", "Payload": event.to_string()});
+        c.api("lambda", "Invoke", input).await?;
+    }
     let body = await_response(c, &key, 3_600_000)
         .await?
         .ok_or("CloudFormation did not receive a response from your Custom Resource. Please check your logs for requestId [".to_string() + &request_id + "].")?;

@@ -374,6 +374,26 @@ pub(crate) fn tag_map(tags: Option<&Json>) -> Json {
     Json::Object(map)
 }
 
+/// What an update does to the resource's `Tags`: the tags it adds or changes (as a map),
+/// and the keys it removes.
+pub(crate) fn tag_changes(c: &Call) -> (Map<String, Json>, Vec<String>) {
+    let map = |tags: Option<&Json>| match tag_map(tags) {
+        Json::Object(map) => map,
+        _ => Map::new(),
+    };
+    let (new, old) = (map(c.prop("Tags")), map(c.old_props.get("Tags")));
+    let removed = old
+        .keys()
+        .filter(|k| !new.contains_key(*k))
+        .cloned()
+        .collect();
+    let changed = new
+        .into_iter()
+        .filter(|(k, v)| old.get(k) != Some(v))
+        .collect();
+    (changed, removed)
+}
+
 /// The members of `props` named in `names` that are set, as an object.
 pub(crate) fn pick(props: &Json, names: &[&str]) -> Json {
     let mut out = Map::new();
