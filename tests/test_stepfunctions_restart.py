@@ -130,3 +130,57 @@ def test_a_stopped_server_keeps_closed_executions_and_starts_nothing_new(tmp_pat
         # It can still be redriven after the restart.
         sfn.redrive_execution(executionArn=ex)
         assert finish(sfn, ex)["redriveCount"] == 1
+
+
+def test_a_task_call_in_flight_at_a_kill_fails_into_its_retry_and_a_sync_child_is_not_started_again(tmp_path):
+    data = str(tmp_path / "data")
+    with RotoServer("--data-dir", data) as s:
+        sfn, sqs = clients(s)
+        url = sqs.create_queue(QueueName="slow")["QueueUrl"]
+        poll = {"Type": "Task", "Resource": "arn:aws:states:::aws-sdk:sqs:receiveMessage",
+                "Parameters": {"QueueUrl": url, "WaitTimeSeconds": 20}, "ResultSelector": {"n.$": "States.ArrayLength($.Messages)"}}
+        retried = machine(sfn, {"Poll": {**poll, "Retry": [{"ErrorEquals": ["States.TaskFailed"], "IntervalSeconds": 1,
+                                                             "MaxAttempts": 1}], "End": True}}, name="retried")
+        bare = machine(sfn, {"Poll": {**poll, "End": True}}, name="bare")
+        child = machine(sfn, {"Hold": {"Type": "Wait", "Seconds": 3600, "Next": "Out"},
+                              "Out": {"Type": "Pass", "Result": "child done", "End": True}}, name="child")
+        parent = machine(sfn, {"Run": {"Type": "Task", "Resource": "arn:aws:states:::states:startExecution.sync:2",
+                                       "Parameters": {"StateMachineArn": child}, "OutputPath": "$.Output", "End": True}},
+                         name="parent")
+        r = sfn.start_execution(stateMachineArn=retried)["executionArn"]
+        b = sfn.start_execution(stateMachineArn=bare)["executionArn"]
+        p = sfn.start_execution(stateMachineArn=parent)["executionArn"]
+        wait_for_events(sfn, r, "TaskStarted")
+        wait_for_events(sfn, b, "TaskStarted")
+        wait_for_events(sfn, p, "TaskStarted")
+        children = sfn.list_executions(stateMachineArn=child)["executions"]
+        assert len(children) == 1
+        wait_for_events(sfn, children[0]["executionArn"], "WaitStateEntered")
+        entered = next(e for e in history(sfn, children[0]["executionArn"])
+                       if e["type"] == "WaitStateEntered")["timestamp"].timestamp()
+        s.kill()  # a graceful stop ends SQS's long polls (their calls complete, empty)
+
+    with RotoServer("--data-dir", data) as s:
+        sfn, sqs = clients(s)
+        # The call in flight is not made again silently: it failed, its outcome unknown...
+        done = finish(sfn, b)
+        assert (done["status"], done["error"]) == ("FAILED", "States.TaskFailed")
+        failed = [e for e in history(sfn, b) if e["type"] == "TaskFailed"]
+        assert len(failed) == 1 and "in flight" in failed[0]["taskFailedEventDetails"]["cause"]
+        assert kinds(history(sfn, b)).count("TaskScheduled") == 1
+        # ...and a Retry that matches makes it again (at least once, as the policy says).
+        wait_for_events(sfn, r, "TaskScheduled", 2)
+        sqs.send_message(QueueUrl=url, MessageBody="m")
+        done = finish(sfn, r, timeout=25)
+        assert done["status"] == "SUCCEEDED" and json.loads(done["output"]) == {"n": 1}
+        events = history(sfn, r)
+        assert kinds(events).count("TaskFailed") == 1 and kinds(events).count("TaskSucceeded") == 1
+        assert [e["id"] for e in events] == list(range(1, len(events) + 1))
+        # The .sync task had started its child: it waits for that child, not a second one.
+        assert sfn.describe_execution(executionArn=p)["status"] == "RUNNING"
+        now = json.loads(s.request("GET", "/_roto/clock")[2])["now_millis"] / 1000
+        s.advance_clock(entered + 3601 - now)
+        done = finish(sfn, p)
+        assert done["status"] == "SUCCEEDED" and json.loads(done["output"]) == "child done"
+        assert len(sfn.list_executions(stateMachineArn=child)["executions"]) == 1
+        assert kinds(history(sfn, p)).count("TaskScheduled") == 1

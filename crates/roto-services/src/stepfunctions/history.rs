@@ -66,11 +66,15 @@ pub(crate) struct Mark {
     /// Whether the state's task was handed over (its callback message sent, its activity
     /// task queued), so that only the wait for its token remains.
     pub submitted: bool,
+    /// Whether the state's Task call is in flight: made, its outcome not yet known.
+    pub dispatched: bool,
+    /// The result of the state's Task call, once it completed.
+    pub called: Option<Json>,
     /// The id of its `ParallelStateStarted` or `MapStateStarted` event, once added.
     pub started: Option<i64>,
     /// The map run a Distributed Map state started.
     pub map_run: Option<String>,
-    /// For an item (or batch) of a map run: its child execution.
+    /// For an item (or batch) of a map run, or a `.sync` Task: its child execution.
     pub child: Option<String>,
     /// The path's output, once it finished.
     pub done: Option<Json>,

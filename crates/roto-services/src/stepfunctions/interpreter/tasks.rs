@@ -25,6 +25,11 @@ use super::io::Scope;
 use super::{lock, with_deadline, Failure, Lane, Run, Signal};
 use crate::sdk;
 
+/// The cause of the failure a Task call in flight when the server stopped gets after the
+/// restart: whether the call took effect is unknown.
+const INTERRUPTED: &str =
+    "The task's call was in flight when the server stopped; whether it took effect is unknown";
+
 /// How a task waits for its result.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Pattern {
@@ -198,6 +203,9 @@ impl Run {
             .get("Resource")
             .and_then(Json::as_str)
             .unwrap_or_default();
+        if let Some(outcome) = self.interrupted_call(resource, lane) {
+            return outcome;
+        }
         let parsed = parse_resource(resource)
             .ok_or_else(|| scope.runtime(format!("The resource '{resource}' is not supported")))?;
         let timeout = seconds_field(scope, state, "TimeoutSeconds", &params)?;
@@ -239,34 +247,86 @@ impl Run {
         }
     }
 
+    /// After a restart, the outcome of the call the path's Task had made before it: its
+    /// result, when the call had completed (it is not made again), or, when it was in
+    /// flight, `States.TaskFailed` ([`INTERRUPTED`]), which the state's Retry and Catch
+    /// handle as any failure of the call. None when there was no such call.
+    fn interrupted_call(&self, resource: &str, lane: &mut Lane) -> Option<Result<Json, Failure>> {
+        let (dispatched, called) = self
+            .history
+            .read_mark(&lane.path, |m| (m.dispatched, m.called.clone()))?;
+        if let Some(output) = called {
+            self.history.update_mark(&lane.path, |m| m.called = None);
+            return Some(Ok(output));
+        }
+        if !dispatched {
+            return None;
+        }
+        let failure = Result::Err(Failure::new("States.TaskFailed", INTERRUPTED));
+        match parse_resource(resource) {
+            Some(Resource::Function(_)) => self.function_closed(&failure, lane),
+            _ => self.task_closed(resource, &failure, lane),
+        }
+        self.history.update_mark(&lane.path, |m| {
+            m.dispatched = false;
+            m.prev = lane.prev;
+        });
+        Some(failure)
+    }
+
+    /// Notes (and writes, with the events before it) that the path's Task call is about to
+    /// be made.
+    fn dispatch(&self, lane: &Lane) {
+        self.history.update_mark(&lane.path, |m| {
+            m.dispatched = true;
+            m.prev = lane.prev;
+        });
+        self.flush();
+    }
+
+    /// Notes (and writes, with its closing event) how the path's Task call ended: a
+    /// restart from here on does not make it again.
+    fn record_call(&self, result: &Result<Json, Failure>, lane: &Lane) {
+        self.history.update_mark(&lane.path, |m| {
+            m.dispatched = false;
+            m.called = result.as_ref().ok().cloned();
+            m.prev = lane.prev;
+        });
+        self.flush();
+    }
+
     /// A Lambda function named by its ARN: its payload is the result.
     async fn function(&self, arn: &str, input: Json, lane: &mut Lane) -> Result<Json, Failure> {
         self.history.add(&mut lane.prev, "LambdaFunctionScheduled", Some("lambdaFunctionScheduledEventDetails"),
             json!({"resource": arn, "input": input.to_string(), "inputDetails": {"truncated": false}}));
         self.history
             .add(&mut lane.prev, "LambdaFunctionStarted", None, json!({}));
-        self.flush();
-        match self.invoke_lambda(arn, None, &input).await {
-            Ok(out) => {
-                let payload = out.get("Payload").cloned().unwrap_or(Json::Null);
-                self.history.add(
-                    &mut lane.prev,
-                    "LambdaFunctionSucceeded",
-                    Some("lambdaFunctionSucceededEventDetails"),
-                    json!({"output": payload.to_string(), "outputDetails": {"truncated": false}}),
-                );
-                Ok(payload)
-            }
-            Err(f) => {
-                self.history.add(
-                    &mut lane.prev,
-                    "LambdaFunctionFailed",
-                    Some("lambdaFunctionFailedEventDetails"),
-                    json!({"error": f.error, "cause": f.cause}),
-                );
-                Err(f)
-            }
-        }
+        self.dispatch(lane);
+        let result = self
+            .invoke_lambda(arn, None, &input)
+            .await
+            .map(|out| out.get("Payload").cloned().unwrap_or(Json::Null));
+        self.function_closed(&result, lane);
+        self.record_call(&result, lane);
+        result
+    }
+
+    /// The event that closes a Lambda function task.
+    fn function_closed(&self, result: &Result<Json, Failure>, lane: &mut Lane) {
+        match result {
+            Ok(payload) => self.history.add(
+                &mut lane.prev,
+                "LambdaFunctionSucceeded",
+                Some("lambdaFunctionSucceededEventDetails"),
+                json!({"output": payload.to_string(), "outputDetails": {"truncated": false}}),
+            ),
+            Err(f) => self.history.add(
+                &mut lane.prev,
+                "LambdaFunctionFailed",
+                Some("lambdaFunctionFailedEventDetails"),
+                json!({"error": f.error, "cause": f.cause}),
+            ),
+        };
     }
 
     /// Lambda's Invoke through the dispatcher, answered as `lambda:invoke` answers.
@@ -357,7 +417,11 @@ impl Run {
             return Err(Failure::new("States.Runtime", "not an integration"));
         };
         let submitted = self.submitted(lane);
-        if !submitted {
+        let child = self
+            .history
+            .read_mark(&lane.path, |m| m.child.clone())
+            .flatten();
+        if !submitted && child.is_none() {
             let region = self.ctx.region.clone();
             self.history.add(
                 &mut lane.prev,
@@ -376,12 +440,19 @@ impl Run {
             );
         }
         let receiver = token.as_ref().map(|t| self.register(t));
-        self.flush();
-        let result = match (submitted, receiver) {
-            (true, Some(receiver)) => self.wait_for_token(receiver, heartbeat).await,
-            (_, receiver) => {
+        match submitted || child.is_some() {
+            true => self.flush(),
+            false => self.dispatch(lane),
+        }
+        let result = match (submitted, receiver, child) {
+            (true, Some(receiver), _) => self.wait_for_token(receiver, heartbeat).await,
+            (_, _, Some(child)) => {
+                self.wait_for_child(&child, *pattern == Pattern::Sync2)
+                    .await
+            }
+            (_, receiver, None) => {
                 let called = self
-                    .call_integration(*sdk, service, action, *pattern, params)
+                    .call_integration(*sdk, service, action, *pattern, params, lane)
                     .await;
                 match (called, receiver) {
                     (Ok(output), Some(receiver)) => {
@@ -398,6 +469,7 @@ impl Run {
             lock(&self.engine.tokens).remove(t);
         }
         self.task_closed(resource, &result, lane);
+        self.record_call(&result, lane);
         result
     }
 
@@ -436,6 +508,7 @@ impl Run {
         action: &str,
         pattern: Pattern,
         params: Json,
+        lane: &Lane,
     ) -> Result<Json, Failure> {
         let unsupported = || {
             Failure::new(
@@ -475,6 +548,11 @@ impl Run {
         match (roto, pattern) {
             ("stepfunctions", Pattern::Sync | Pattern::Sync2) => {
                 let arn = output.str("executionArn").unwrap_or_default().to_string();
+                self.history.update_mark(&lane.path, |m| {
+                    m.dispatched = false;
+                    m.child = Some(arn.clone());
+                });
+                self.flush();
                 self.wait_for_child(&arn, pattern == Pattern::Sync2).await
             }
             _ => Ok(sdk::to_json(
@@ -529,6 +607,7 @@ impl Run {
     fn submit(&self, lane: &Lane) {
         self.history.update_mark(&lane.path, |m| {
             m.submitted = true;
+            m.dispatched = false;
             m.prev = lane.prev;
         });
         self.flush();
