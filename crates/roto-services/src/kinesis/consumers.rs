@@ -15,8 +15,7 @@ use rusqlite::{params, OptionalExtension};
 
 use super::{invalid_argument, name_from_arn, stream_arn, Kinesis, Stream};
 
-/// The most consumers one stream may have.
-const MAX_CONSUMERS: i64 = 20;
+use super::queues::MAX_REGISTERED as MAX_CONSUMERS;
 /// ListStreamConsumers' default page.
 const DEFAULT_PAGE: i64 = 100;
 
@@ -143,7 +142,7 @@ impl Kinesis {
                 ),
             ));
         }
-        if existing.len() as i64 >= MAX_CONSUMERS {
+        if existing.len() as i64 + self.queue_count(ctx, &stream.name)? >= MAX_CONSUMERS {
             return Err(AwsError::new(
                 "LimitExceededException",
                 format!(

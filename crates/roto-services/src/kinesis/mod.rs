@@ -16,6 +16,7 @@
 //! - [`settings`]: enhanced monitoring, encryption, limits, resource policies, the
 //!   account's settings, record size, warm throughput and record distribution.
 //! - [`consumers`]: enhanced fan-out consumers.
+//! - [`queues`]: queues, which deliver a stream's records one by one with acknowledgements.
 //! - [`subscribe`]: SubscribeToShard's event streams.
 //! - [`limits`]: the per-shard throughput limits, with `--kinesis-shard-limits`.
 //! - [`seq`]: sequence numbers, hash keys and shard iterators.
@@ -31,6 +32,7 @@ use rusqlite::OptionalExtension;
 
 mod consumers;
 mod limits;
+mod queues;
 mod records;
 mod reshard;
 mod seq;
@@ -115,6 +117,42 @@ CREATE TABLE IF NOT EXISTS kinesis_records (
     partition_key TEXT NOT NULL,
     data BLOB NOT NULL,
     PRIMARY KEY (account, region, stream, shard, seq)
+);
+CREATE TABLE IF NOT EXISTS kinesis_queues (
+    account TEXT NOT NULL,
+    region TEXT NOT NULL,
+    id TEXT NOT NULL,
+    name TEXT NOT NULL,
+    stream TEXT NOT NULL,
+    stream_created INTEGER NOT NULL,
+    created INTEGER NOT NULL,
+    visibility INTEGER NOT NULL,
+    max_receive INTEGER,
+    start_type TEXT NOT NULL,
+    start_at INTEGER,
+    tags TEXT NOT NULL DEFAULT '{}',
+    PRIMARY KEY (account, region, id)
+);
+CREATE TABLE IF NOT EXISTS kinesis_queue_cursors (
+    account TEXT NOT NULL,
+    region TEXT NOT NULL,
+    queue TEXT NOT NULL,
+    shard INTEGER NOT NULL,
+    next INTEGER NOT NULL,
+    PRIMARY KEY (account, region, queue, shard)
+);
+CREATE TABLE IF NOT EXISTS kinesis_queue_records (
+    account TEXT NOT NULL,
+    region TEXT NOT NULL,
+    queue TEXT NOT NULL,
+    shard INTEGER NOT NULL,
+    seq INTEGER NOT NULL,
+    visible_at INTEGER NOT NULL,
+    receives INTEGER NOT NULL,
+    first_receive INTEGER,
+    dead INTEGER NOT NULL,
+    receipt TEXT,
+    PRIMARY KEY (account, region, queue, shard, seq)
 );
 CREATE INDEX IF NOT EXISTS kinesis_records_arrival
     ON kinesis_records (account, region, stream, shard, arrival);
@@ -223,6 +261,15 @@ fn stream_name<'a>(ctx: &Context, input: &'a Value, arn_member: &str) -> AwsResu
     }
 }
 
+/// Whether a tagging request's `ResourceARN` names a queue rather than a stream.
+fn names_queue(input: &Value) -> bool {
+    input.str("ResourceARN").is_some_and(|arn| {
+        arn.split(':')
+            .nth(5)
+            .is_some_and(|r| r.starts_with("queue/"))
+    })
+}
+
 /// The server option that turns the per-shard throughput limits on (`true`).
 pub const LIMITS_OPTION: &str = "kinesis-shard-limits";
 
@@ -290,6 +337,9 @@ impl Kinesis {
             "DecreaseStreamRetentionPeriod" => self.change_retention(ctx, input, false),
             "UpdateStreamMode" => self.update_stream_mode(ctx, input),
             "AddTagsToStream" => self.add_tags(ctx, input, "StreamARN"),
+            "TagResource" if names_queue(input) => self.tag_queue(ctx, input),
+            "UntagResource" if names_queue(input) => self.untag_queue(ctx, input),
+            "ListTagsForResource" if names_queue(input) => self.list_queue_tags(ctx, input),
             "TagResource" => self.add_tags(ctx, input, "ResourceARN"),
             "RemoveTagsFromStream" => self.remove_tags(ctx, input, "StreamARN"),
             "UntagResource" => self.remove_tags(ctx, input, "ResourceARN"),
@@ -319,6 +369,20 @@ impl Kinesis {
             "DescribeStreamConsumer" => self.describe_consumer(ctx, input),
             "ListStreamConsumers" => self.list_consumers(ctx, input),
             "DeregisterStreamConsumer" => self.deregister_consumer(ctx, input),
+            "CreateQueue" => self.create_queue(ctx, input),
+            "DescribeQueue" => self.describe_queue(ctx, input),
+            "ListQueues" => self.list_queues(ctx, input),
+            "UpdateQueue" => self.update_queue(ctx, input),
+            "DeleteQueue" => self.delete_queue(ctx, input),
+            "AcknowledgeQueueRecords" => self.acknowledge_queue_records(ctx, input, false),
+            "AcknowledgeDeadLetterQueueRecords" => self.acknowledge_queue_records(ctx, input, true),
+            "UpdateQueueRecordsVisibility" => {
+                self.update_queue_records_visibility(ctx, input, false)
+            }
+            "UpdateDeadLetterQueueRecordsVisibility" => {
+                self.update_queue_records_visibility(ctx, input, true)
+            }
+            "RestoreDeadLetterQueueRecords" => self.restore_dead_letter_queue_records(ctx, input),
             other => Err(AwsError::not_implemented(other)),
         }
     }
@@ -339,6 +403,14 @@ impl Service for Kinesis {
             let output = match operation {
                 "StartStreamEncryption" => self.start_encryption(ctx, &request.input).await?,
                 "SubscribeToShard" => return self.subscribe_to_shard(ctx, &request.input),
+                "ReceiveQueueRecords" => {
+                    self.receive_queue_records(ctx, &request.input, false)
+                        .await?
+                }
+                "ReceiveDeadLetterQueueRecords" => {
+                    self.receive_queue_records(ctx, &request.input, true)
+                        .await?
+                }
                 _ => self.dispatch(ctx, operation, &request.input)?,
             };
             Ok(Response::new(output))

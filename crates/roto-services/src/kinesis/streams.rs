@@ -227,6 +227,7 @@ impl Kinesis {
 
     pub(crate) fn delete_stream(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
         let stream = self.stream(ctx, input, "StreamARN")?;
+        self.check_no_queues(ctx, &stream.name)?;
         self.store()?.transaction(|tx| {
             super::settings::forget_policies(tx, ctx, &stream.name)?;
             for table in ["kinesis_records", "kinesis_shards", "kinesis_consumers"] {
@@ -387,6 +388,9 @@ impl Kinesis {
             .get("StreamModeDetails")
             .and_then(|d| d.str("StreamMode"))
             .unwrap_or_default();
+        if mode == "PROVISIONED" {
+            self.check_no_queues(ctx, &stream.name)?;
+        }
         self.set_column(ctx, &stream.name, "mode", &mode)?;
         Ok(Value::map())
     }
@@ -468,7 +472,7 @@ impl Kinesis {
 }
 
 /// The tags of a `TagMap` member.
-fn tag_map(tags: Option<&Value>) -> serde_json::Map<String, serde_json::Value> {
+pub(crate) fn tag_map(tags: Option<&Value>) -> serde_json::Map<String, serde_json::Value> {
     let mut out = serde_json::Map::new();
     for (k, v) in tags.and_then(Value::as_map).into_iter().flatten() {
         out.insert(
