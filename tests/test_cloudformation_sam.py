@@ -170,6 +170,13 @@ def test_a_sam_application_expands_into_working_resources(cfn, client):
         "InlineCode": "x", "Handler": "h", "Runtime": "python3.12",
         "Events": {"Get": {"Type": "Api", "Properties": {"Path": "/"}}}}},
      "Resource with id [R] is invalid. Event with id [Get] is invalid. Missing required property 'Method'."),
+    ({"Type": "AWS::Serverless::Function", "Properties": {
+        "InlineCode": "x", "Handler": "h", "Runtime": "python3.12", "AutoPublishAlias": "1"}},
+     "Resource with id [R] is invalid. AutoPublishAlias name ('1') must contain only alphanumeric characters"),
+    ({"Type": "AWS::Serverless::StateMachine", "Properties": {
+        "Definition": {}, "Events": {"Get": {"Type": "Api", "Properties": {"Path": "/", "Method": "get"}}}}},
+     "Resource with id [R] is invalid. Event with id [Get] is invalid. Roto's SAM transform does not support "
+     "state machine events of type Api yet."),
     ({"Type": "AWS::Serverless::Api", "Properties": {}},
      "Resource with id [R] is invalid. Missing required property 'StageName'."),
     ({"Type": "AWS::Serverless::Api", "Properties": {"StageName": "v1", "Auth": {"ApiKeyRequired": True}}},
@@ -369,3 +376,120 @@ def test_explicit_apis_keep_their_definitions_stages_and_cors(cfn, client, serve
     assert preflight.getheader("Access-Control-Allow-Origin") == "*"
     assert preflight.getheader("Access-Control-Allow-Methods") == "GET,OPTIONS"
     assert preflight.getheader("Access-Control-Max-Age") == "600"
+
+
+PUBLISHED = """
+Transform: AWS::Serverless-2016-10-31
+Resources:
+  Uploads:
+    Type: AWS::S3::Bucket
+  Work:
+    Type: AWS::SQS::Queue
+  Handler:
+    Type: AWS::Serverless::Function
+    Properties:
+      Runtime: python3.12
+      Handler: index.handler
+      InlineCode: |
+        def handler(event, context):
+            for record in event.get("Records", []):
+                if "s3" in record:
+                    print("key=" + record["s3"]["object"]["key"])
+            return "ok"
+      AutoPublishAlias: live
+      VersionDescription: first
+      DeploymentPreference: {Type: AllAtOnce}
+      Events:
+        Upload:
+          Type: S3
+          Properties:
+            Bucket: !Ref Uploads
+            Events: s3:ObjectCreated:*
+            Filter: {S3Key: {Rules: [{Name: prefix, Value: in/}]}}
+        Jobs:
+          Type: SQS
+          Properties: {Queue: !GetAtt Work.Arn}
+  Flow:
+    Type: AWS::Serverless::StateMachine
+    Properties:
+      Definition: {StartAt: Done, States: {Done: {Type: Succeed}}}
+      Events:
+        Hourly: {Type: Schedule, Properties: {Schedule: rate(1 hour), Input: '{"a": 1}'}}
+        OnOrder: {Type: EventBridgeRule, Properties: {Pattern: {source: [shop]}}}
+Outputs:
+  Bucket: {Value: !Ref Uploads}
+  Function: {Value: !Ref Handler}
+  Alias: {Value: !Ref HandlerAliaslive}
+  Flow: {Value: !Ref Flow}
+"""
+
+
+def test_s3_events_published_aliases_and_state_machine_events(cfn, client):
+    import time
+    cfn.create_stack(StackName="published", TemplateBody=PUBLISHED,
+                     Capabilities=["CAPABILITY_IAM", "CAPABILITY_AUTO_EXPAND"])
+    stack = settle(cfn, "published", timeout=60)
+    assert stack["StackStatus"] == "CREATE_COMPLETE", events(cfn, "published")
+    out = outputs(stack)
+    resources = {r["LogicalResourceId"]: r["ResourceType"]
+                 for r in cfn.describe_stack_resources(StackName="published")["StackResources"]}
+    versions = [k for k in resources if k.startswith("HandlerVersion")]
+    assert len(versions) == 1 and len(versions[0]) == len("HandlerVersion") + 10
+    assert {k: v for k, v in resources.items() if k not in versions} == {
+        "Uploads": "AWS::S3::Bucket", "Work": "AWS::SQS::Queue", "Handler": "AWS::Lambda::Function",
+        "HandlerRole": "AWS::IAM::Role", "HandlerAliaslive": "AWS::Lambda::Alias",
+        "HandlerUploadPermission": "AWS::Lambda::Permission", "HandlerJobs": "AWS::Lambda::EventSourceMapping",
+        "Flow": "AWS::StepFunctions::StateMachine", "FlowRole": "AWS::IAM::Role",
+        "FlowHourly": "AWS::Events::Rule", "FlowHourlyRole": "AWS::IAM::Role",
+        "FlowOnOrder": "AWS::Events::Rule", "FlowOnOrderRole": "AWS::IAM::Role",
+    }
+    processed = cfn.get_template(StackName="published", TemplateStage="Processed")["TemplateBody"]["Resources"]
+    assert processed[versions[0]]["DeletionPolicy"] == "Retain"
+    assert processed["HandlerAliaslive"]["Metadata"] == {"DeploymentPreference": {"Type": "AllAtOnce"}}
+    assert processed["Uploads"]["DependsOn"] == ["HandlerUploadPermission"]
+
+    lam = client("lambda")
+    alias = lam.get_alias(FunctionName=out["Function"], Name="live")
+    assert (alias["AliasArn"], alias["FunctionVersion"]) == (out["Alias"], "1")
+    assert lam.get_function_configuration(FunctionName=out["Function"], Qualifier="1")["Description"] == "first"
+    mapping = lam.list_event_source_mappings(FunctionName=out["Alias"])["EventSourceMappings"][0]
+    assert mapping["FunctionArn"] == out["Alias"]
+    s3 = client("s3")
+    notification = s3.get_bucket_notification_configuration(Bucket=out["Bucket"])["LambdaFunctionConfigurations"][0]
+    assert (notification["LambdaFunctionArn"], notification["Events"]) == (out["Alias"], ["s3:ObjectCreated:*"])
+    assert notification["Filter"]["Key"]["FilterRules"][0]["Value"] == "in/"
+    s3.put_object(Bucket=out["Bucket"], Key="in/report.csv", Body=b"x")
+    logs, deadline, found = client("logs"), time.time() + 30, []
+    while not found and time.time() < deadline:
+        try:
+            found = logs.filter_log_events(logGroupName=f"/aws/lambda/{out['Function']}",
+                                           filterPattern='"key=in/report.csv"')["events"]
+        except ClientError:
+            pass
+        time.sleep(0.2)
+    assert found, "the upload did not invoke the alias"
+
+    bridge = client("events")
+    rules = {r["Name"]: r for r in bridge.list_rules()["Rules"] if r["Name"].startswith("published-Flow")}
+    hourly = next(r for name, r in rules.items() if "Hourly" in name)
+    assert hourly["ScheduleExpression"] == "rate(1 hour)"
+    target = bridge.list_targets_by_rule(Rule=hourly["Name"])["Targets"][0]
+    assert (target["Arn"], target["Id"], target["Input"]) == (out["Flow"], "FlowHourlyStepFunctionsTarget", '{"a": 1}')
+    assert target["RoleArn"].split("/")[-1].startswith("published-FlowHourlyRole")
+    bridge.put_events(Entries=[{"Source": "shop", "DetailType": "order", "Detail": "{}"}])
+    sfn, deadline, runs = client("stepfunctions"), time.time() + 30, []
+    while not runs and time.time() < deadline:
+        runs = sfn.list_executions(stateMachineArn=out["Flow"])["executions"]
+        time.sleep(0.2)
+    assert runs, "the rule did not start the state machine"
+
+    cfn.update_stack(StackName="published", TemplateBody=PUBLISHED.replace('return "ok"', 'return "ok2"'),
+                     Capabilities=["CAPABILITY_IAM", "CAPABILITY_AUTO_EXPAND"])
+    assert settle(cfn, "published", timeout=60)["StackStatus"] == "UPDATE_COMPLETE", events(cfn, "published")
+    assert lam.get_alias(FunctionName=out["Function"], Name="live")["FunctionVersion"] == "2"
+    assert (versions[0], "DELETE_SKIPPED", None) in events(cfn, "published")
+    assert [v["Version"] for v in lam.list_versions_by_function(FunctionName=out["Function"])["Versions"]] == ["$LATEST", "1", "2"]
+
+    s3.delete_object(Bucket=out["Bucket"], Key="in/report.csv")
+    cfn.delete_stack(StackName="published")
+    assert settle(cfn, stack["StackId"], timeout=60)["StackStatus"] == "DELETE_COMPLETE"

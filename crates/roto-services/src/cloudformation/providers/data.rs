@@ -1,4 +1,5 @@
-//! Providers of storage and configuration types: S3 buckets and bucket policies, DynamoDB
+//! Providers of storage and configuration types: S3 buckets (with their notifications) and
+//! bucket policies, DynamoDB
 //! tables, SSM parameters, Secrets Manager secrets, KMS keys and aliases, Logs groups,
 //! Kinesis streams and Firehose delivery streams.
 
@@ -118,6 +119,13 @@ async fn bucket_configure(c: &Call) -> Outcome {
         )
         .await?;
     }
+    let notifications = c.prop("NotificationConfiguration");
+    if notifications.is_some() || c.old_props.get("NotificationConfiguration").is_some() {
+        let config = notification_configuration(notifications.unwrap_or(&Json::Null));
+        let input = json!({"Bucket": bucket, "NotificationConfiguration": config});
+        c.api("s3", "PutBucketNotificationConfiguration", input)
+            .await?;
+    }
     let region = &c.ctx.region;
     Ok(resolved(
         bucket.as_str(),
@@ -129,6 +137,32 @@ async fn bucket_configure(c: &Call) -> Outcome {
             "WebsiteURL": format!("http://{bucket}.s3-website-{region}.amazonaws.com"),
         }),
     ))
+}
+
+/// A template's `NotificationConfiguration` as S3's API writes it: each Lambda, queue and
+/// topic configuration with its one event and its key filter rules.
+fn notification_configuration(n: &Json) -> Json {
+    let list = |member: &str, target: &str, api_member: &str| -> Json {
+        let items = n[member].as_array().into_iter().flatten().map(|c| {
+            let mut item = Map::new();
+            item.insert(api_member.into(), c[target].clone());
+            item.insert("Events".into(), json!([c["Event"]]));
+            if let Some(rules) = c["Filter"]["S3Key"].get("Rules") {
+                item.insert("Filter".into(), json!({"Key": {"FilterRules": rules}}));
+            }
+            Json::Object(item)
+        });
+        Json::Array(items.collect())
+    };
+    let mut config = json!({
+        "LambdaFunctionConfigurations": list("LambdaConfigurations", "Function", "LambdaFunctionArn"),
+        "QueueConfigurations": list("QueueConfigurations", "Queue", "QueueArn"),
+        "TopicConfigurations": list("TopicConfigurations", "Topic", "TopicArn"),
+    });
+    if n["EventBridgeConfiguration"]["EventBridgeEnabled"] == json!(true) {
+        config["EventBridgeConfiguration"] = json!({});
+    }
+    config
 }
 
 /// A template's lifecycle rule as S3's API writes it.

@@ -12,9 +12,8 @@
 use std::collections::HashMap;
 
 use serde_json::{json, Map, Value as Json};
-use sha1::{Digest, Sha1};
 
-use super::{copied, s3_location, Expansion};
+use super::{copied, logical_hash, s3_location, Expansion};
 
 const ANY_METHOD: &str = "x-amazon-apigateway-any-method";
 const INTEGRATION: &str = "x-amazon-apigateway-integration";
@@ -95,7 +94,7 @@ pub(super) struct Route {
     path: String,
     /// As OpenAPI names it: lower case, or `x-amazon-apigateway-any-method`.
     method: String,
-    /// The function's logical id.
+    /// The `Fn::Sub` variable of what the route invokes (the function's ARN, or its alias).
     function: String,
     /// The event's properties.
     event: Json,
@@ -185,7 +184,7 @@ impl Expansion<'_> {
             } else {
                 method
             },
-            function: self.id.clone(),
+            function: self.arn_variable(),
             event: p.clone(),
         };
         let suffix = match kind {
@@ -197,7 +196,7 @@ impl Expansion<'_> {
             "AWS::Lambda::Permission",
             json!({
                 "Action": "lambda:InvokeFunction",
-                "FunctionName": {"Ref": self.id},
+                "FunctionName": self.function_ref(),
                 "Principal": "apigateway.amazonaws.com",
                 "SourceArn": source_arn(&route),
             }),
@@ -295,9 +294,9 @@ impl Expansion<'_> {
                 json!({"endpointConfigurationTypes": kind}),
             );
         }
-        let hash = hex::encode(Sha1::digest(Json::Object(api.clone()).to_string()));
+        let hash = logical_hash(&Json::Object(api.clone()));
         self.add_main(original, "AWS::ApiGateway::RestApi", Json::Object(api));
-        let deployment = format!("{}Deployment{}", self.id, &hash[..10]);
+        let deployment = format!("{}Deployment{hash}", self.id);
         let mut dp = json!({
             "RestApiId": {"Ref": self.id},
             "Description": format!("RestApi deployment id: {hash}"),
@@ -530,7 +529,7 @@ fn allowed_methods(operations: &Map<String, Json>) -> String {
 /// A route's Lambda proxy integration.
 fn integration(r: &Route) -> Json {
     let uri = format!(
-        "arn:${{AWS::Partition}}:apigateway:${{AWS::Region}}:lambda:path/2015-03-31/functions/${{{}.Arn}}/invocations",
+        "arn:${{AWS::Partition}}:apigateway:${{AWS::Region}}:lambda:path/2015-03-31/functions/${{{}}}/invocations",
         r.function
     );
     let mut integration =

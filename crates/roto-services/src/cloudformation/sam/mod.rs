@@ -5,10 +5,11 @@
 //!
 //! Expanded: `AWS::Serverless::Function` (its role with `Policies` as managed policy names
 //! or ARNs, statements and SAM's common policy templates; `InlineCode`, `CodeUri`,
-//! `ImageUri`; its `Events` from SQS, Kinesis, DynamoDB, SNS, Schedule,
-//! EventBridgeRule/CloudWatchEvent, Api and HttpApi; `FunctionUrlConfig`),
+//! `ImageUri`; its `Events` from SQS, Kinesis, DynamoDB, SNS, S3 (notifications added to the
+//! template's bucket once every resource is expanded), Schedule,
+//! EventBridgeRule/CloudWatchEvent, Api and HttpApi; `FunctionUrlConfig`; `AutoPublishAlias`),
 //! `AWS::Serverless::SimpleTable`, `AWS::Serverless::LayerVersion`,
-//! `AWS::Serverless::StateMachine`, and `AWS::Serverless::Api` and `HttpApi` ([`apis`]),
+//! `AWS::Serverless::StateMachine` (with its rule events), and `AWS::Serverless::Api` and `HttpApi` ([`apis`]),
 //! each with its section of `Globals` merged in. APIs expand last, once every function has
 //! said which routes it adds to them. Anything else SAM defines fails the transform with
 //! SAM's message naming the resource.
@@ -16,6 +17,7 @@
 use std::collections::HashMap;
 
 use serde_json::{json, Map, Value as Json};
+use sha1::{Digest, Sha1};
 
 use apis::Kind;
 
@@ -51,6 +53,7 @@ pub(crate) fn expand(mut doc: Json) -> Result<Json, String> {
     let mut expanded = Map::new();
     let mut errors = Vec::new();
     let mut routes = Vec::new();
+    let mut notifications = Vec::new();
     let mut deferred = Vec::new();
     for (id, resource) in resources {
         if let Some((kind, _)) = apis.get(&id) {
@@ -62,8 +65,14 @@ pub(crate) fn expand(mut doc: Json) -> Result<Json, String> {
             Ok(()) => {
                 expanded.extend(out.resources);
                 routes.append(&mut out.routes);
+                notifications.append(&mut out.notifications);
             }
             Err(e) => errors.push(format!("Resource with id [{id}] is invalid. {e}")),
+        }
+    }
+    for n in notifications {
+        if let Err(e) = n.add_to(&mut expanded) {
+            errors.push(format!("Resource with id [{}] is invalid. {e}", n.function));
         }
     }
     for kind in [Kind::Rest, Kind::Http] {
@@ -117,6 +126,57 @@ struct Expansion<'a> {
     apis: &'a HashMap<String, (Kind, Option<String>)>,
     /// The routes a function's API events add to APIs.
     routes: Vec<apis::Route>,
+    /// The notifications a function's S3 events add to buckets.
+    notifications: Vec<Notification>,
+    /// The alias a function's events invoke instead of the function (`AutoPublishAlias`).
+    alias: Option<String>,
+}
+
+/// What a function's S3 event adds to a bucket of the template: its Lambda notifications,
+/// and a dependency on the permission that lets S3 invoke the function.
+struct Notification {
+    function: String,
+    event: String,
+    bucket: String,
+    configurations: Vec<Json>,
+    permission: String,
+}
+
+impl Notification {
+    fn add_to(&self, resources: &mut Map<String, Json>) -> Result<(), String> {
+        let Some(bucket) = resources
+            .get_mut(&self.bucket)
+            .filter(|r| r["Type"] == "AWS::S3::Bucket")
+        else {
+            return Err(format!(
+                "Event with id [{}] is invalid. S3 events must reference an S3 bucket in the same template.",
+                self.event
+            ));
+        };
+        if !bucket["Properties"].is_object() {
+            bucket["Properties"] = json!({});
+        }
+        let config = &mut bucket["Properties"]["NotificationConfiguration"];
+        if !config.is_object() {
+            *config = json!({});
+        }
+        let lambdas = &mut config["LambdaConfigurations"];
+        match lambdas {
+            Json::Array(list) => list.extend(self.configurations.iter().cloned()),
+            _ => *lambdas = Json::Array(self.configurations.clone()),
+        }
+        let mut depends: Vec<Json> = match bucket.get("DependsOn") {
+            Some(Json::Array(list)) => list.clone(),
+            Some(one) => vec![one.clone()],
+            None => Vec::new(),
+        };
+        let permission = json!(self.permission);
+        if !depends.contains(&permission) {
+            depends.push(permission);
+        }
+        bucket["DependsOn"] = Json::Array(depends);
+        Ok(())
+    }
 }
 
 impl<'a> Expansion<'a> {
@@ -127,6 +187,8 @@ impl<'a> Expansion<'a> {
             resources: Map::new(),
             apis,
             routes: Vec::new(),
+            notifications: Vec::new(),
+            alias: None,
         }
     }
 
@@ -182,8 +244,8 @@ impl<'a> Expansion<'a> {
             fp.insert("DeadLetterConfig".into(), json!({"TargetArn": target}));
         }
         fp.insert("Tags".into(), tags("lambda:createdBy", props.get("Tags")));
-        if props.get("AutoPublishAlias").is_some() {
-            return Err("Roto's SAM transform does not support AutoPublishAlias yet.".into());
+        if let Some(alias) = props.get("AutoPublishAlias") {
+            self.publish(alias, &fp, props)?;
         }
         let mut managed = vec![aws_managed("service-role/AWSLambdaBasicExecutionRole")];
         if let Some(events) = props.get("Events").and_then(Json::as_object) {
@@ -212,7 +274,7 @@ impl<'a> Expansion<'a> {
     ) -> Result<(), String> {
         let logical = format!("{}{name}", self.id);
         let p = &event["Properties"];
-        let function = json!({"Ref": self.id});
+        let function = self.function_ref();
         match event["Type"].as_str().unwrap_or_default() {
             kind @ ("SQS" | "Kinesis" | "DynamoDB") => {
                 let (source, policy) = match kind {
@@ -236,9 +298,17 @@ impl<'a> Expansion<'a> {
                 sub.insert("Protocol".into(), json!("lambda"));
                 sub.insert("TopicArn".into(), p["Topic"].clone());
                 self.add(&logical, "AWS::SNS::Subscription", Json::Object(sub));
-                self.permission(&logical, "sns.amazonaws.com", p["Topic"].clone());
+                self.permission(&logical, "sns.amazonaws.com", "SourceArn", p["Topic"].clone());
             }
-            "Schedule" | "EventBridgeRule" | "CloudWatchEvent" => self.rule(&logical, p),
+            "S3" => self.s3_event(&logical, name, p)?,
+            "Schedule" | "EventBridgeRule" | "CloudWatchEvent" => {
+                let mut target = Map::new();
+                target.insert("Arn".into(), self.arn());
+                target.insert("Id".into(), json!(format!("{logical}LambdaTarget")));
+                self.rule(&logical, p, target);
+                let source = json!({"Fn::GetAtt": [logical, "Arn"]});
+                self.permission(&logical, "events.amazonaws.com", "SourceArn", source);
+            }
             "Api" => self.api_event(Kind::Rest, &logical, name, p)?,
             "HttpApi" => self.api_event(Kind::Http, &logical, name, p)?,
             other => {
@@ -250,9 +320,46 @@ impl<'a> Expansion<'a> {
         Ok(())
     }
 
-    /// An EventBridge rule (a schedule or a pattern) targeting the function, and the
-    /// permission that lets it invoke the function.
-    fn rule(&mut self, logical: &str, p: &Json) {
+    /// An S3 event: the permission that lets S3 invoke the function, and the notifications
+    /// its bucket (a resource of the template) gets, one per event type.
+    fn s3_event(&mut self, logical: &str, name: &str, p: &Json) -> Result<(), String> {
+        let invalid = |why: &str| format!("Event with id [{name}] is invalid. {why}");
+        let bucket = p["Bucket"]
+            .get("Ref")
+            .and_then(Json::as_str)
+            .ok_or_else(|| {
+                invalid("S3 events must reference an S3 bucket in the same template.")
+            })?;
+        let events = match &p["Events"] {
+            Json::String(one) => vec![json!(one)],
+            Json::Array(list) => list.clone(),
+            _ => return Err(invalid("Missing required property 'Events'.")),
+        };
+        let configurations = events
+            .into_iter()
+            .map(|event| {
+                let mut c = json!({"Event": event, "Function": self.arn()});
+                if let Some(filter) = p.get("Filter") {
+                    c["Filter"] = filter.clone();
+                }
+                c
+            })
+            .collect();
+        let account = json!({"Ref": "AWS::AccountId"});
+        self.permission(logical, "s3.amazonaws.com", "SourceAccount", account);
+        self.notifications.push(Notification {
+            function: self.id.clone(),
+            event: name.to_string(),
+            bucket: bucket.to_string(),
+            configurations,
+            permission: format!("{logical}Permission"),
+        });
+        Ok(())
+    }
+
+    /// An EventBridge rule (a schedule or a pattern) with the one target `target`, which
+    /// takes the event's `Input` and `InputPath`.
+    fn rule(&mut self, logical: &str, p: &Json, mut target: Map<String, Json>) {
         let mut rule = copied(p, &["Name", "Description", "EventBusName"]);
         if let Some(schedule) = p.get("Schedule") {
             rule.insert("ScheduleExpression".into(), schedule.clone());
@@ -266,27 +373,85 @@ impl<'a> Expansion<'a> {
             _ => json!("ENABLED"),
         };
         rule.insert("State".into(), state);
-        let mut target = copied(p, &["Input", "InputPath"]);
-        target.insert("Arn".into(), self.arn());
-        target.insert("Id".into(), json!(format!("{logical}LambdaTarget")));
+        target.extend(copied(p, &["Input", "InputPath"]));
         rule.insert("Targets".into(), json!([target]));
         self.add(logical, "AWS::Events::Rule", Json::Object(rule));
-        let source = json!({"Fn::GetAtt": [logical, "Arn"]});
-        self.permission(logical, "events.amazonaws.com", source);
     }
 
-    fn permission(&mut self, logical: &str, principal: &str, source: Json) {
+    /// The permission `<logical>Permission` that lets `principal` invoke the function (or
+    /// its alias), limited by `condition` (`SourceArn` or `SourceAccount`) to `source`.
+    fn permission(&mut self, logical: &str, principal: &str, condition: &str, source: Json) {
         let props = json!({
             "Action": "lambda:InvokeFunction",
-            "FunctionName": {"Ref": self.id},
+            "FunctionName": self.function_ref(),
             "Principal": principal,
-            "SourceArn": source,
+            condition: source,
         });
         self.add(
             &format!("{logical}Permission"),
             "AWS::Lambda::Permission",
             props,
         );
+    }
+
+    /// A version published whenever the function's code, environment or memory changes
+    /// (`<id>Version<hash>`, retained when replaced), and the alias `AutoPublishAlias`
+    /// names on it (`<id>Alias<name>`), which the function's events then invoke. A
+    /// `DeploymentPreference` is kept in the alias's `Metadata`: traffic moves at once.
+    fn publish(
+        &mut self,
+        alias: &Json,
+        function: &Map<String, Json>,
+        props: &Json,
+    ) -> Result<(), String> {
+        let name = alias
+            .as_str()
+            .filter(|n| {
+                !n.is_empty()
+                    && n.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+                    && !n.chars().all(|c| c.is_ascii_digit())
+            })
+            .ok_or_else(|| format!("AutoPublishAlias name ('{}') must contain only alphanumeric characters, hyphens, or underscores matching (?!^[0-9]+$)([a-zA-Z0-9-_]+) pattern.", super::template::scalar_text(alias)))?;
+        let mut basis = function["Code"].as_object().cloned().unwrap_or_default();
+        if let Some(environment) = function.get("Environment").and_then(Json::as_object) {
+            basis.extend(environment.clone());
+        }
+        if let Some(memory) = function.get("MemorySize") {
+            basis.insert("MemorySize".into(), memory.clone());
+        }
+        let hash = match props.get("AutoPublishCodeSha256").and_then(Json::as_str) {
+            Some(sha) => sha.chars().take(10).collect(),
+            None => logical_hash(&Json::Object(basis)),
+        };
+        let version = format!("{}Version{hash}", self.id);
+        let mut vp = json!({"FunctionName": {"Ref": self.id}});
+        if let Some(description) = props.get("VersionDescription") {
+            vp["Description"] = description.clone();
+        }
+        self.add(&version, "AWS::Lambda::Version", vp);
+        let policy = props
+            .get("VersionDeletionPolicy")
+            .cloned()
+            .unwrap_or_else(|| json!("Retain"));
+        self.resources[&version]["DeletionPolicy"] = policy;
+        let logical = format!(
+            "{}Alias{}",
+            self.id,
+            name.replace('-', "D").replace('_', "U")
+        );
+        let mut ap = copied(props, &["ProvisionedConcurrencyConfig"]);
+        ap.insert("Name".into(), json!(name));
+        ap.insert("FunctionName".into(), json!({"Ref": self.id}));
+        ap.insert(
+            "FunctionVersion".into(),
+            json!({"Fn::GetAtt": [version, "Version"]}),
+        );
+        self.add(&logical, "AWS::Lambda::Alias", Json::Object(ap));
+        if let Some(preference) = props.get("DeploymentPreference") {
+            self.resources[&logical]["Metadata"] = json!({"DeploymentPreference": preference});
+        }
+        self.alias = Some(logical);
+        Ok(())
     }
 
     fn function_url(&mut self, url: &Json) {
@@ -313,9 +478,26 @@ impl<'a> Expansion<'a> {
         }
     }
 
-    /// The function's `Arn` attribute.
+    /// What events invoke: the function's `Arn` attribute, or its alias (whose `Ref` is
+    /// its ARN).
     fn arn(&self) -> Json {
-        json!({"Fn::GetAtt": [self.id, "Arn"]})
+        match &self.alias {
+            Some(alias) => json!({"Ref": alias}),
+            None => json!({"Fn::GetAtt": [self.id, "Arn"]}),
+        }
+    }
+
+    /// How permissions and mappings name what events invoke: the function, or its alias.
+    fn function_ref(&self) -> Json {
+        json!({"Ref": self.alias.as_deref().unwrap_or(&self.id)})
+    }
+
+    /// The `Fn::Sub` variable of what events invoke (`${<id>.Arn}` or `${<alias>}`).
+    fn arn_variable(&self) -> String {
+        match &self.alias {
+            Some(alias) => alias.clone(),
+            None => format!("{}.Arn", self.id),
+        }
     }
 
     /// The role SAM generates (`<id>Role`) for `service`, with `managed` policies and the
@@ -370,10 +552,10 @@ impl<'a> Expansion<'a> {
     }
 
     fn state_machine(&mut self, original: &Json, props: &Json) -> Result<(), String> {
-        if props.get("Events").is_some() {
-            return Err(
-                "Roto's SAM transform does not support a state machine's Events yet.".into(),
-            );
+        if let Some(events) = props.get("Events").and_then(Json::as_object) {
+            for (name, event) in events {
+                self.state_machine_event(name, event)?;
+            }
         }
         let mut sp = copied(props, &["Definition", "DefinitionSubstitutions"]);
         for (sam, cfn) in [
@@ -409,6 +591,65 @@ impl<'a> Expansion<'a> {
         );
         Ok(())
     }
+}
+
+impl Expansion<'_> {
+    /// One of a state machine's `Events` (Schedule, EventBridgeRule or CloudWatchEvent): a
+    /// rule starting an execution, with the role (`<id><Event>Role`) that lets EventBridge
+    /// start it unless `RoleArn` is given.
+    fn state_machine_event(&mut self, name: &str, event: &Json) -> Result<(), String> {
+        let logical = format!("{}{name}", self.id);
+        let p = &event["Properties"];
+        let kind = event["Type"].as_str().unwrap_or_default();
+        if !matches!(kind, "Schedule" | "EventBridgeRule" | "CloudWatchEvent") {
+            return Err(format!(
+                "Event with id [{name}] is invalid. Roto's SAM transform does not support state machine events of type {kind} yet."
+            ));
+        }
+        let machine = json!({"Ref": self.id});
+        let role = match p.get("RoleArn") {
+            Some(arn) => arn.clone(),
+            None => {
+                let role = format!("{logical}Role");
+                let props = json!({
+                    "AssumeRolePolicyDocument": {
+                        "Version": "2012-10-17",
+                        "Statement": [{
+                            "Action": ["sts:AssumeRole"],
+                            "Effect": "Allow",
+                            "Principal": {"Service": ["events.amazonaws.com"]},
+                        }],
+                    },
+                    "Policies": [{
+                        "PolicyName": format!("{role}StartExecutionPolicy"),
+                        "PolicyDocument": {"Statement": [{
+                            "Action": "states:StartExecution",
+                            "Effect": "Allow",
+                            "Resource": machine,
+                        }]},
+                    }],
+                });
+                self.add(&role, "AWS::IAM::Role", props);
+                json!({"Fn::GetAtt": [role, "Arn"]})
+            }
+        };
+        let id = p["Target"]
+            .get("Id")
+            .cloned()
+            .unwrap_or_else(|| json!(format!("{logical}StepFunctionsTarget")));
+        let mut target = Map::new();
+        target.insert("Arn".into(), machine);
+        target.insert("Id".into(), id);
+        target.insert("RoleArn".into(), role);
+        self.rule(&logical, p, target);
+        Ok(())
+    }
+}
+
+/// SAM's stable logical id suffix: the first 10 hex digits of the SHA-1 of the value as
+/// compact JSON with sorted keys.
+fn logical_hash(value: &Json) -> String {
+    hex::encode(Sha1::digest(value.to_string()))[..10].to_string()
 }
 
 /// The function properties that keep their name in `AWS::Lambda::Function`.
