@@ -1,6 +1,7 @@
 //! Account-wide settings: the account alias, the password policy (which the passwords of
 //! login profiles are checked against), the version of the tokens STS's global endpoint
-//! issues, and the account properties.
+//! issues, the account properties, and outbound web identity federation (the issuer of
+//! the JSON web tokens STS would vend for the account, off until enabled).
 //!
 //! Each is a single value per account, kept in `iam_account_settings` by name.
 
@@ -228,6 +229,61 @@ impl Iam {
             "Properties",
             Value::from_json(&serde_json::Value::Object(properties)),
         ))
+    }
+}
+
+/// The setting holding the account's outbound federation issuer while it is enabled.
+const OUTBOUND_ISSUER: &str = "outbound-federation-issuer";
+
+fn federation_disabled(message: &str) -> AwsError {
+    AwsError::new("FeatureDisabledException", message).with_status(404)
+}
+
+impl Iam {
+    /// `EnableOutboundWebIdentityFederation`: a new issuer for the account.
+    pub(super) fn enable_outbound_federation(&self, account: &str) -> AwsResult<Value> {
+        let issuer = self.env.store.transaction(|c| {
+            if store::setting(c, account, OUTBOUND_ISSUER)?.is_some() {
+                return Err(AwsError::new(
+                    "FeatureEnabledException",
+                    "Outbound identity federation is already enabled for your AWS account.",
+                )
+                .with_status(409));
+            }
+            let issuer = format!("https://{}.tokens.sts.global.api.aws", crate::ids::uuid());
+            store::put_setting(c, account, OUTBOUND_ISSUER, &issuer)?;
+            Ok(issuer)
+        })?;
+        Ok(Value::map().with("IssuerIdentifier", issuer))
+    }
+
+    /// `GetOutboundWebIdentityFederationInfo`.
+    pub(super) fn get_outbound_federation(&self, account: &str) -> AwsResult<Value> {
+        match self
+            .env
+            .store
+            .with(|c| store::setting(c, account, OUTBOUND_ISSUER))?
+        {
+            Some(issuer) => Ok(Value::map()
+                .with("IssuerIdentifier", issuer)
+                .with("JwtVendingEnabled", true)),
+            None => Err(federation_disabled(
+                "Outbound identity federation is disabled for your AWS account.",
+            )),
+        }
+    }
+
+    /// `DisableOutboundWebIdentityFederation`.
+    pub(super) fn disable_outbound_federation(&self, account: &str) -> AwsResult<Value> {
+        self.env.store.transaction(|c| {
+            if store::setting(c, account, OUTBOUND_ISSUER)?.is_none() {
+                return Err(federation_disabled(
+                    "Outbound identity federation is already disabled for your AWS account.",
+                ));
+            }
+            store::delete_setting(c, account, OUTBOUND_ISSUER)
+        })?;
+        Ok(Value::map())
     }
 }
 

@@ -1,8 +1,7 @@
-//! The IAM features Roto does not model (delegation requests, outbound web identity
-//! federation, Organizations), answered as IAM answers an account that does not use them:
-//! empty lists, `FeatureDisabled` for outbound federation, which an account has off until
-//! it enables it, `OrganizationNotFoundException` for an account in no organization, and
-//! `NoSuchEntity` for any job, request or template id.
+//! The IAM features Roto does not model (delegation requests, role templates,
+//! Organizations), answered as IAM answers an account that does not use them: empty lists,
+//! `OrganizationNotFoundException` for an account in no organization, and `NoSuchEntity`
+//! for any job, request or template id.
 
 use roto_core::featureless::Featureless;
 use roto_core::{AwsError, Value};
@@ -10,31 +9,50 @@ use roto_core::{AwsError, Value};
 /// Operations answered as for an account without the feature.
 pub(super) const FEATURELESS: &[Featureless] = &[
     Featureless::empty("ListDelegationRequests"),
-    Featureless::error("GetOutboundWebIdentityFederationInfo", |_| {
-        federation_disabled("Outbound identity federation is disabled for your AWS account.")
-    }),
-    Featureless::error("DisableOutboundWebIdentityFederation", |_| {
-        federation_disabled(
-            "Outbound identity federation is already disabled for your AWS account.",
-        )
-    }),
-    Featureless::error("ListOrganizationsFeatures", |_| {
-        AwsError::new(
-            "OrganizationNotFoundException",
-            "The request failed because no organization is associated with your account.",
-        )
-        .with_status(400)
-    }),
+    Featureless::error("ListOrganizationsFeatures", no_organization),
+    Featureless::error(
+        "EnableOrganizationsRootCredentialsManagement",
+        no_organization,
+    ),
+    Featureless::error(
+        "DisableOrganizationsRootCredentialsManagement",
+        no_organization,
+    ),
+    Featureless::error("EnableOrganizationsRootSessions", no_organization),
+    Featureless::error("DisableOrganizationsRootSessions", no_organization),
+    Featureless::error("GenerateOrganizationsAccessReport", no_organization),
     Featureless::error("GetOrganizationsAccessReport", |input| {
         no_such_entity(input, "JobId", "Organizations access report job")
     }),
-    Featureless::error("GetDelegationRequest", |input| {
-        no_such_entity(input, "DelegationRequestId", "Delegation request")
+    Featureless::error("GetDelegationRequest", no_delegation_request),
+    Featureless::error("AcceptDelegationRequest", no_delegation_request),
+    Featureless::error("AssociateDelegationRequest", no_delegation_request),
+    Featureless::error("RejectDelegationRequest", no_delegation_request),
+    Featureless::error("UpdateDelegationRequest", no_delegation_request),
+    Featureless::error("SendDelegationToken", no_delegation_request),
+    Featureless::error("GetHumanReadableSummary", |input| {
+        no_such_entity(input, "EntityArn", "Entity")
     }),
-    Featureless::error("GetRoleTemplateVersion", |input| {
-        no_such_entity(input, "TemplateArn", "Role template")
-    }),
+    Featureless::error("GetRoleTemplateVersion", no_role_template),
+    Featureless::error("AcquireRole", no_role_template),
 ];
+
+/// The account is in no organization.
+fn no_organization(_: &Value) -> AwsError {
+    AwsError::new(
+        "OrganizationNotFoundException",
+        "The request failed because no organization is associated with your account.",
+    )
+    .with_status(400)
+}
+
+fn no_delegation_request(input: &Value) -> AwsError {
+    no_such_entity(input, "DelegationRequestId", "Delegation request")
+}
+
+fn no_role_template(input: &Value) -> AwsError {
+    no_such_entity(input, "TemplateArn", "Role template")
+}
 
 /// `NoSuchEntity` for the `what` whose id is the input's `member`.
 fn no_such_entity(input: &Value, member: &str, what: &str) -> AwsError {
@@ -44,8 +62,4 @@ fn no_such_entity(input: &Value, member: &str, what: &str) -> AwsError {
         format!("{what} {id} does not exist."),
     )
     .with_status(404)
-}
-
-fn federation_disabled(message: &str) -> AwsError {
-    AwsError::new("FeatureDisabledException", message).with_status(404)
 }

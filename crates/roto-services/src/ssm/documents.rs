@@ -40,8 +40,15 @@ struct Content {
 }
 
 /// Reads JSON content fully; YAML content (no YAML reader in the tree) for its
-/// `schemaVersion` line.
+/// `schemaVersion` line; TEXT content (a Change Calendar's iCalendar) as schema 2.0.
 fn read_content(content: &str, format: &str) -> AwsResult<Content> {
+    if format == "TEXT" {
+        return Ok(Content {
+            schema_version: "2.0".to_string(),
+            description: None,
+            parameters: Vec::new(),
+        });
+    }
     if format == "JSON" {
         let json: serde_json::Value = serde_json::from_str(content)
             .map_err(|_| invalid_content("The content for the document is not valid."))?;

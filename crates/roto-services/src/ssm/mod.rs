@@ -1,4 +1,4 @@
-//! SSM Parameter Store over the json 1.1 protocol.
+//! Systems Manager (Parameter Store and the resources around it) over the json 1.1 protocol.
 //!
 //! Every version of a parameter is a row of `ssm_versions` holding the whole parameter as
 //! it was written (type, value, description, pattern, tier, labels), so history and
@@ -14,7 +14,13 @@
 //!   [`filters`]: their Describe filters.
 //! - [`documents`]: SSM documents, their versions and sharing.
 //! - [`windows`]: maintenance windows, their targets and tasks.
-//! - [`settings`]: service settings and resource policies.
+//! - [`patching`]: patch baselines, patch groups and default baselines.
+//! - [`opscenter`]: OpsItems (with their related items) and OpsMetadata.
+//! - [`fleet`]: associations, activations, resource data syncs, cloud connectors.
+//! - [`automation`]: runbook executions (recorded, not run), change requests, previews,
+//!   document reviews, Change Calendar states.
+//! - [`settings`]: Default Host Management Configuration, service settings and resource
+//!   policies.
 //! - [`commands`]: Run Command on an account without managed nodes.
 //! - [`unmodeled`]: what an account without managed nodes answers.
 
@@ -26,11 +32,15 @@ use roto_core::{
     AwsResult, BoxFuture, Context, Env, Request, Response, Service, ServiceSpec, Value,
 };
 
+mod automation;
 mod commands;
 mod documents;
 mod filters;
+mod fleet;
 mod names;
+mod opscenter;
 mod parameters;
+mod patching;
 mod queries;
 mod records;
 mod settings;
@@ -190,6 +200,105 @@ impl Ssm {
             "SendCommand" => self.send_command(ctx, input)?,
             "ListCommands" => self.list_commands(ctx, input)?,
             "CancelCommand" => self.cancel_command(ctx, input)?,
+            other => self.call_operations(ctx, other, input)?,
+        })
+    }
+
+    /// The operations of patching, OpsCenter, State Manager and Automation.
+    fn call_operations(&self, ctx: &Context, operation: &str, input: &Value) -> AwsResult<Value> {
+        Ok(match operation {
+            "CreatePatchBaseline" => self.create_patch_baseline(ctx, input)?,
+            "GetPatchBaseline" => self.get_patch_baseline(ctx, input)?,
+            "UpdatePatchBaseline" => self.update_patch_baseline(ctx, input)?,
+            "DeletePatchBaseline" => self.delete_patch_baseline(ctx, input)?,
+            "DescribePatchBaselines" => self.describe_patch_baselines(ctx, input)?,
+            "RegisterDefaultPatchBaseline" => self.register_default_patch_baseline(ctx, input)?,
+            "GetDefaultPatchBaseline" => self.get_default_patch_baseline(ctx, input)?,
+            "RegisterPatchBaselineForPatchGroup" => {
+                self.register_patch_baseline_for_patch_group(ctx, input)?
+            }
+            "DeregisterPatchBaselineForPatchGroup" => {
+                self.deregister_patch_baseline_for_patch_group(ctx, input)?
+            }
+            "GetPatchBaselineForPatchGroup" => {
+                self.get_patch_baseline_for_patch_group(ctx, input)?
+            }
+            "DescribePatchGroups" => self.describe_patch_groups(ctx, input)?,
+            "DescribeEffectivePatchesForPatchBaseline" => {
+                self.describe_effective_patches_for_patch_baseline(ctx, input)?
+            }
+            "CreateOpsItem" => self.create_ops_item(ctx, input)?,
+            "GetOpsItem" => self.get_ops_item(ctx, input)?,
+            "UpdateOpsItem" => self.update_ops_item(ctx, input)?,
+            "DeleteOpsItem" => self.delete_ops_item(ctx, input)?,
+            "DescribeOpsItems" => self.describe_ops_items(ctx, input)?,
+            "AssociateOpsItemRelatedItem" => self.associate_ops_item_related_item(ctx, input)?,
+            "DisassociateOpsItemRelatedItem" => {
+                self.disassociate_ops_item_related_item(ctx, input)?
+            }
+            "ListOpsItemRelatedItems" => self.list_ops_item_related_items(ctx, input)?,
+            "CreateOpsMetadata" => self.create_ops_metadata(ctx, input)?,
+            "GetOpsMetadata" => self.get_ops_metadata(ctx, input)?,
+            "UpdateOpsMetadata" => self.update_ops_metadata(ctx, input)?,
+            "DeleteOpsMetadata" => self.delete_ops_metadata(ctx, input)?,
+            "ListOpsMetadata" => self.list_ops_metadata(ctx, input)?,
+            other => self.call_fleet(ctx, other, input)?,
+        })
+    }
+
+    /// The operations of associations, activations, syncs, connectors and Automation.
+    fn call_fleet(&self, ctx: &Context, operation: &str, input: &Value) -> AwsResult<Value> {
+        Ok(match operation {
+            "CreateAssociation" => self.create_association(ctx, input)?,
+            "CreateAssociationBatch" => self.create_association_batch(ctx, input)?,
+            "DescribeAssociation" => self.describe_association(ctx, input)?,
+            "UpdateAssociation" => self.update_association(ctx, input)?,
+            "DeleteAssociation" => self.delete_association(ctx, input)?,
+            "ListAssociations" => self.list_associations(ctx, input)?,
+            "ListAssociationVersions" => self.list_association_versions(ctx, input)?,
+            "DescribeAssociationExecutions" => self.describe_association_executions(ctx, input)?,
+            "StartAssociationsOnce" => self.start_associations_once(ctx, input)?,
+            "CreateActivation" => self.create_activation(ctx, input)?,
+            "DescribeActivations" => self.describe_activations(ctx, input)?,
+            "DeleteActivation" => self.delete_activation(ctx, input)?,
+            "CreateResourceDataSync" => self.create_resource_data_sync(ctx, input)?,
+            "ListResourceDataSync" => self.list_resource_data_sync(ctx, input)?,
+            "UpdateResourceDataSync" => self.update_resource_data_sync(ctx, input)?,
+            "DeleteResourceDataSync" => self.delete_resource_data_sync(ctx, input)?,
+            "CreateCloudConnector" => self.create_cloud_connector(ctx, input)?,
+            "GetCloudConnector" => self.get_cloud_connector(ctx, input)?,
+            "UpdateCloudConnector" => self.update_cloud_connector(ctx, input)?,
+            "DeleteCloudConnector" => self.delete_cloud_connector(ctx, input)?,
+            "ListCloudConnectors" => self.list_cloud_connectors(ctx, input)?,
+            "ValidateCloudConnector" => self.validate_cloud_connector(ctx, input)?,
+            "RegisterDefaultHostManagementConfiguration" => {
+                self.register_default_host_management_configuration(ctx, input)?
+            }
+            "DeregisterDefaultHostManagementConfiguration" => {
+                self.deregister_default_host_management_configuration(ctx)?
+            }
+            other => self.call_automation(ctx, other, input)?,
+        })
+    }
+
+    /// The operations of Automation, change requests, document reviews and calendars.
+    fn call_automation(&self, ctx: &Context, operation: &str, input: &Value) -> AwsResult<Value> {
+        Ok(match operation {
+            "StartAutomationExecution" => self.start_automation_execution(ctx, input)?,
+            "StartChangeRequestExecution" => self.start_change_request_execution(ctx, input)?,
+            "GetAutomationExecution" => self.get_automation_execution(ctx, input)?,
+            "DescribeAutomationExecutions" => self.describe_automation_executions(ctx, input)?,
+            "DescribeAutomationStepExecutions" => {
+                self.describe_automation_step_executions(ctx, input)?
+            }
+            "StopAutomationExecution" | "SendAutomationSignal" => {
+                self.finished_execution(ctx, input)?
+            }
+            "StartExecutionPreview" => self.start_execution_preview(ctx, input)?,
+            "GetExecutionPreview" => self.get_execution_preview(ctx, input)?,
+            "UpdateDocumentMetadata" => self.update_document_metadata(ctx, input)?,
+            "ListDocumentMetadataHistory" => self.list_document_metadata_history(ctx, input)?,
+            "GetCalendarState" => self.get_calendar_state(ctx, input)?,
             other => featureless::answer(SPEC.model(), unmodeled::FEATURELESS, other, input)?,
         })
     }

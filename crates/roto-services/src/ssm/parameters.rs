@@ -77,10 +77,6 @@ fn encryption_context(ctx: &Context, name: &str) -> Value {
     Value::map().with("PARAMETER_ARN", names::arn(ctx, name))
 }
 
-fn last_modified_user(ctx: &Context) -> String {
-    format!("arn:aws:iam::{}:root", ctx.account)
-}
-
 /// `ParameterHistory` and `ParameterMetadata` share these members.
 pub(super) fn metadata(ctx: &Context, v: &Version) -> Value {
     let mut out = Value::map()
@@ -88,7 +84,7 @@ pub(super) fn metadata(ctx: &Context, v: &Version) -> Value {
         .with("ARN", names::arn(ctx, &v.name))
         .with("Type", v.kind.as_str())
         .with("LastModifiedDate", Value::Timestamp(v.modified))
-        .with("LastModifiedUser", last_modified_user(ctx))
+        .with("LastModifiedUser", super::records::caller(ctx))
         .with("Version", v.version)
         .with("Tier", v.tier.as_str())
         .with("DataType", v.data_type.as_str())

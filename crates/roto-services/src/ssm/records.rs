@@ -37,6 +37,46 @@ fn scope<'a>(ctx: &'a Context, kind: Kind<'a>) -> Scope<'a> {
     }
 }
 
+/// The caller, as SSM records who created or last changed a resource.
+pub(super) fn caller(ctx: &Context) -> String {
+    format!("arn:aws:iam::{}:root", ctx.account)
+}
+
+/// The strings of the list `member` of `value` (a filter's `Values`, a request's ids).
+pub(super) fn strings<'a>(value: &'a Value, member: &str) -> Vec<&'a str> {
+    value
+        .get(member)
+        .and_then(Value::as_list)
+        .unwrap_or_default()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect()
+}
+
+/// The map `member` of `record` with the input's `updates` entries set and the keys its
+/// `deletes` lists removed (OpsItems' operational data, OpsMetadata's metadata).
+pub(super) fn patched_map(
+    record: &Value,
+    member: &str,
+    input: &Value,
+    updates: &str,
+    deletes: &str,
+) -> Value {
+    let mut map = record.get(member).cloned().unwrap_or_else(Value::map);
+    for (key, value) in input
+        .get(updates)
+        .and_then(Value::as_map)
+        .into_iter()
+        .flatten()
+    {
+        map.insert(key.as_str(), value.clone());
+    }
+    for key in strings(input, deletes) {
+        map.remove(key);
+    }
+    map
+}
+
 /// SSM's `InvalidNextToken`.
 pub(super) fn invalid_next_token() -> AwsError {
     AwsError::new("InvalidNextToken", "The specified token is not valid.")
@@ -129,6 +169,7 @@ fn tagged_kind(resource_type: &str) -> Option<&'static str> {
         "MaintenanceWindow" => Some("window"),
         "PatchBaseline" => Some("baseline"),
         "Document" => Some("document"),
+        "OpsItem" => Some("opsitem"),
         _ => None,
     }
 }

@@ -1,4 +1,4 @@
-//! The account's service settings (GetServiceSetting, UpdateServiceSetting,
+//! The account's Default Host Management Configuration, service settings (GetServiceSetting, UpdateServiceSetting,
 //! ResetServiceSetting) and resource policies (PutResourcePolicy, GetResourcePolicies,
 //! DeleteResourcePolicy), kept as records.
 //!
@@ -14,6 +14,12 @@ use super::records::{paged, Kind};
 use super::{names, Ssm};
 
 const SETTING: Kind<'static> = Kind::top("service-setting");
+/// The account's Default Host Management Configuration, one record.
+const HOST_MANAGEMENT: Kind<'static> = Kind::top("host-management");
+
+/// The role Systems Manager creates for a service-managed Default Host Management
+/// Configuration.
+const HOST_MANAGEMENT_ROLE: &str = "service-role/AWSSystemsManagerDefaultEC2InstanceManagementRole";
 
 /// The service settings SSM offers, with the value each has until updated.
 const DEFAULTS: &[(&str, &str)] = &[
@@ -97,10 +103,7 @@ impl Ssm {
                 input.str("SettingValue").unwrap_or_default(),
             )
             .with("LastModifiedDate", Value::Timestamp(now_millis()))
-            .with(
-                "LastModifiedUser",
-                format!("arn:aws:iam::{}:root", ctx.account),
-            )
+            .with("LastModifiedUser", super::records::caller(ctx))
             .with("ARN", setting_arn(ctx, path))
             .with("Status", "Customized");
         self.save(ctx, SETTING, path, &setting)?;
@@ -189,6 +192,39 @@ impl Ssm {
             return Err(hash_conflict());
         }
         self.forget(ctx, kind, id)?;
+        Ok(Value::map())
+    }
+
+    pub(super) fn register_default_host_management_configuration(
+        &self,
+        ctx: &Context,
+        input: &Value,
+    ) -> AwsResult<Value> {
+        let role = match (input.str("PermissionModel"), input.str("RoleArn")) {
+            (Some("SELF_MANAGED"), Some(role)) => role.to_string(),
+            (Some("SELF_MANAGED"), None) => {
+                return Err(AwsError::validation(
+                    "RoleArn is required when PermissionModel is SELF_MANAGED.",
+                ))
+            }
+            _ => format!("arn:aws:iam::{}:role/{HOST_MANAGEMENT_ROLE}", ctx.account),
+        };
+        let registered = self.record(ctx, HOST_MANAGEMENT, "default")?.is_some();
+        if registered && !input.bool("Overwrite").unwrap_or(false) {
+            return Err(AwsError::validation(
+                "A Default Host Management Configuration is already registered; set Overwrite to replace it.",
+            ));
+        }
+        let entry = Value::map().with("RoleArn", role.as_str());
+        self.save(ctx, HOST_MANAGEMENT, "default", &entry)?;
+        Ok(Value::map().with("RoleArn", role))
+    }
+
+    pub(super) fn deregister_default_host_management_configuration(
+        &self,
+        ctx: &Context,
+    ) -> AwsResult<Value> {
+        self.forget(ctx, HOST_MANAGEMENT, "default")?;
         Ok(Value::map())
     }
 }

@@ -107,7 +107,13 @@ const TASK: Child = Child {
 
 /// Copies each of `members` that `input` sets onto `record`; with `replace`, each of
 /// `optional` that it does not set is removed.
-fn merge(record: &mut Value, input: &Value, members: &[&str], optional: &[&str], replace: bool) {
+pub(super) fn merge(
+    record: &mut Value,
+    input: &Value,
+    members: &[&str],
+    optional: &[&str],
+    replace: bool,
+) {
     for name in members {
         match input.get(name) {
             Some(v) => record.insert(*name, v.clone()),
