@@ -158,7 +158,7 @@ def test_a_task_call_in_flight_at_a_kill_fails_into_its_retry_and_a_sync_child_i
         wait_for_events(sfn, children[0]["executionArn"], "WaitStateEntered")
         entered = next(e for e in history(sfn, children[0]["executionArn"])
                        if e["type"] == "WaitStateEntered")["timestamp"].timestamp()
-        s.kill()  # a graceful stop ends SQS's long polls (their calls complete, empty)
+        s.kill()  # a graceful stop may end SQS's long polls first: their calls complete, empty
 
     with RotoServer("--data-dir", data) as s:
         sfn, sqs = clients(s)
@@ -184,3 +184,53 @@ def test_a_task_call_in_flight_at_a_kill_fails_into_its_retry_and_a_sync_child_i
         assert done["status"] == "SUCCEEDED" and json.loads(done["output"]) == "child done"
         assert len(sfn.list_executions(stateMachineArn=child)["executions"]) == 1
         assert kinds(history(sfn, p)).count("TaskScheduled") == 1
+
+
+def test_a_distributed_map_goes_on_with_its_own_map_run_after_a_restart(tmp_path):
+    data = str(tmp_path / "data")
+    with RotoServer("--data-dir", data) as s:
+        sfn, _ = clients(s)
+        arn = machine(sfn, {"M": {"Type": "Map", "ItemProcessor": {
+            "ProcessorConfig": {"Mode": "DISTRIBUTED", "ExecutionType": "STANDARD"},
+            "StartAt": "Hold", "States": {"Hold": {"Type": "Wait", "SecondsPath": "$", "End": True}}},
+            "End": True}}, name="distributed")
+        ex = sfn.start_execution(stateMachineArn=arn, input="[0, 3600, 0, 3600]")["executionArn"]
+        wait_for_events(sfn, ex, "MapRunStarted")
+        map_run = sfn.list_map_runs(executionArn=ex)["mapRuns"][0]["mapRunArn"]
+        deadline = time.time() + 10
+        while time.time() < deadline:
+            counts = sfn.describe_map_run(mapRunArn=map_run)["executionCounts"]
+            if counts["succeeded"] == 2 and counts["running"] == 2:
+                break
+            time.sleep(0.05)
+        children = sfn.list_executions(mapRunArn=map_run)["executions"]
+        waiting = [c["executionArn"] for c in children if c["status"] == "RUNNING"]
+        assert len(children) == 4 and len(waiting) == 2
+        for child in waiting:
+            wait_for_events(sfn, child, "WaitStateEntered")
+        entered = max(e["timestamp"].timestamp() for child in waiting
+                      for e in history(sfn, child) if e["type"] == "WaitStateEntered")
+
+    with RotoServer("--data-dir", data) as s:
+        sfn, _ = clients(s)
+        assert sfn.describe_execution(executionArn=ex)["status"] == "RUNNING"
+        described = sfn.describe_map_run(mapRunArn=map_run)
+        assert described["status"] == "RUNNING"
+        for child in waiting:
+            assert sfn.describe_execution(executionArn=child)["status"] == "RUNNING"
+        now = json.loads(s.request("GET", "/_roto/clock")[2])["now_millis"] / 1000
+        s.advance_clock(entered + 3601 - now)
+        done = finish(sfn, ex)
+        assert done["status"] == "SUCCEEDED" and json.loads(done["output"]) == [0, 3600, 0, 3600]
+        # The same map run, the same four children: none started again, none repeated.
+        assert [r["mapRunArn"] for r in sfn.list_map_runs(executionArn=ex)["mapRuns"]] == [map_run]
+        children = sfn.list_executions(mapRunArn=map_run)["executions"]
+        assert len(children) == 4 and {c["status"] for c in children} == {"SUCCEEDED"}
+        described = sfn.describe_map_run(mapRunArn=map_run)
+        assert described["status"] == "SUCCEEDED" and described["executionCounts"]["succeeded"] == 4
+        assert described["executionCounts"]["total"] == 4 and described["itemCounts"]["succeeded"] == 4
+        events = history(sfn, ex)
+        assert kinds(events).count("MapRunStarted") == 1 and kinds(events).count("MapStateStarted") == 1
+        assert [e["id"] for e in events] == list(range(1, len(events) + 1))
+        for child in waiting:
+            assert kinds(history(sfn, child)).count("WaitStateEntered") == 1

@@ -848,25 +848,29 @@ pub(super) fn resume(
 }
 
 /// At start-up on a data directory that holds executions: runs on the STANDARD executions
-/// that were running when the server stopped. A Distributed Map in progress starts its
-/// map run again, so the children and map runs that were running are closed ABORTED.
+/// that were running when the server stopped. A Distributed Map in progress goes on with
+/// its map run, which continues its own running children; a map run whose execution no
+/// longer runs is closed ABORTED, and so are its running children.
 pub(super) fn resume_running(engine: &Arc<Engine>) -> AwsResult<()> {
     let now = now_millis();
     engine.env.store.transaction(|tx| {
         tx.execute_cached(
-            "UPDATE sfn_executions SET status = 'ABORTED', stopped = ?1
-             WHERE status = 'RUNNING' AND map_run_arn IS NOT NULL",
+            "UPDATE sfn_map_runs SET status = 'ABORTED', stopped = ?1 WHERE status = 'RUNNING'
+             AND execution_arn NOT IN (SELECT arn FROM sfn_executions WHERE status = 'RUNNING')",
             [now],
         )?;
         tx.execute_cached(
-            "UPDATE sfn_map_runs SET status = 'ABORTED', stopped = ?1 WHERE status = 'RUNNING'",
+            "UPDATE sfn_executions SET status = 'ABORTED', stopped = ?1
+             WHERE status = 'RUNNING' AND map_run_arn IS NOT NULL
+             AND map_run_arn NOT IN (SELECT arn FROM sfn_map_runs WHERE status = 'RUNNING')",
             [now],
         )?;
         Ok::<_, AwsError>(())
     })?;
     let running = engine.env.store.read(|c| {
         let mut stmt = c.prepare_cached(&format!(
-            "SELECT {COLUMNS}, account, region FROM sfn_executions WHERE status = 'RUNNING'"
+            "SELECT {COLUMNS}, account, region FROM sfn_executions
+             WHERE status = 'RUNNING' AND map_run_arn IS NULL"
         ))?;
         let rows = stmt.query_map([], |r| Ok((from_row(r)?, r.get(17)?, r.get(18)?)))?;
         rows.collect::<rusqlite::Result<Vec<(Execution, String, String)>>>()

@@ -153,6 +153,27 @@ impl MapRun {
         })
     }
 
+    /// A map run that was running when the server stopped, with the settings it had, for
+    /// its Map state to go on with.
+    pub fn resume(env: &Env, arn: &str) -> AwsResult<Arc<MapRun>> {
+        env.store.read(|c| {
+            c.query_row_cached(
+                "SELECT machine_arn, max_concurrency, tolerated_count, tolerated_percentage
+                 FROM sfn_map_runs WHERE arn = ?1",
+                [arn],
+                |r| {
+                    let settings = Settings {
+                        max_concurrency: r.get(1)?,
+                        tolerated_count: r.get(2)?,
+                        tolerated_percentage: r.get(3)?,
+                    };
+                    Ok(Arc::new(MapRun::new(arn.to_string(), r.get(0)?, settings)))
+                },
+            )
+            .map_err(AwsError::from)
+        })
+    }
+
     /// Records a new map run for the execution `execution_arn`.
     pub fn create(
         env: &Env,

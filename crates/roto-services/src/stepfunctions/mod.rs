@@ -217,6 +217,11 @@ impl Service for StepFunctions {
             output.map(Response::new)
         })
     }
+
+    fn stop(&self) -> BoxFuture<'_, ()> {
+        self.engine.stop();
+        Box::pin(async {})
+    }
 }
 
 /// The page size a list operation uses: `maxResults` when given and not 0, else 100.

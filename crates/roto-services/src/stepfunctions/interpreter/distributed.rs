@@ -8,9 +8,11 @@
 //! with `States.ExceedToleratedFailureThreshold`. The results are the state's result, or go
 //! to S3 (`ResultWriter`).
 //!
-//! Each item's child is marked on the parent's path (see [`Mark`]), so that a redrive of
-//! the parent redrives the same map run: the children that succeeded keep their outputs,
-//! a failed STANDARD child is redriven, the others start again.
+//! Each item's child is marked on the parent's path (see [`Mark`]) when it starts and when
+//! it closes, so that a redrive of the parent redrives the same map run (the children that
+//! succeeded keep their outputs, a failed STANDARD child is redriven, the others start
+//! again) and a restart of the server continues it (the children that closed keep their
+//! outcomes, a running STANDARD child goes on where it stood, the others start again).
 
 use std::sync::Arc;
 
@@ -35,6 +37,8 @@ enum Plan {
     Kept(Closed),
     /// Its STANDARD child failed, timed out or was aborted: redriven.
     Redrive(Execution),
+    /// Its STANDARD child was running when the server stopped: it goes on.
+    Continue(Execution),
     /// A new child.
     New,
 }
@@ -47,14 +51,24 @@ struct Closed {
 }
 
 impl Closed {
+    /// The child's status.
+    fn status(&self) -> &'static str {
+        match &self.outcome {
+            Outcome::Succeeded(_) => "SUCCEEDED",
+            Outcome::Failed(_) => "FAILED",
+            Outcome::TimedOut(_) => "TIMED_OUT",
+            Outcome::Aborted => "ABORTED",
+        }
+    }
+
     /// The child as ResultWriter writes it (its `NONE` transformation).
     fn record(&self) -> Json {
         let e = &self.execution;
-        let (status, output, failure) = match &self.outcome {
-            Outcome::Succeeded(o) => ("SUCCEEDED", Some(o), None),
-            Outcome::Failed(f) => ("FAILED", None, Some(f)),
-            Outcome::TimedOut(f) => ("TIMED_OUT", None, Some(f)),
-            Outcome::Aborted => ("ABORTED", None, None),
+        let status = self.status();
+        let (output, failure) = match &self.outcome {
+            Outcome::Succeeded(o) => (Some(o), None),
+            Outcome::Failed(f) | Outcome::TimedOut(f) => (None, Some(f)),
+            Outcome::Aborted => (None, None),
         };
         let mut record = json!({
             "ExecutionArn": e.arn,
@@ -96,6 +110,27 @@ impl Closed {
     }
 }
 
+/// How a recorded child execution closed.
+fn closed_outcome(e: &Execution) -> Outcome {
+    let failure = || {
+        Failure::new(
+            e.error.clone().unwrap_or_default(),
+            e.cause.clone().unwrap_or_default(),
+        )
+    };
+    match e.status.as_str() {
+        "SUCCEEDED" => Outcome::Succeeded(
+            e.output
+                .as_deref()
+                .and_then(|o| serde_json::from_str(o).ok())
+                .unwrap_or_default(),
+        ),
+        "TIMED_OUT" => Outcome::TimedOut(failure()),
+        "ABORTED" => Outcome::Aborted,
+        _ => Outcome::Failed(failure()),
+    }
+}
+
 /// What every child of one map run shares.
 struct Children {
     engine: Arc<Engine>,
@@ -113,7 +148,7 @@ impl Children {
             return Some(closed);
         }
         self.map_run.acquire().await;
-        let closed = self.run_admitted(plan, input, items).await;
+        let closed = self.run_admitted(plan, input, items, &path).await;
         self.map_run.release();
         if let Some(c) = &closed {
             self.parent.history.mark(&path, c.mark());
@@ -121,8 +156,9 @@ impl Children {
         closed
     }
 
-    /// What to do with an item given the mark its path left before a redrive.
-    fn plan(&self, left: Option<Mark>) -> Plan {
+    /// What to do with an item given the mark its path left before a redrive or (with
+    /// `restart`) a restart.
+    fn plan(&self, left: Option<Mark>, restart: bool) -> Plan {
         let Some(mark) = left else {
             return Plan::New;
         };
@@ -149,6 +185,12 @@ impl Children {
                     outcome: Outcome::Succeeded(output),
                 })
             }
+            (None, Some(e)) if restart && e.status == "RUNNING" => Plan::Continue(e),
+            (None, Some(e)) if restart => Plan::Kept(Closed {
+                stopped: e.stopped.unwrap_or(e.started),
+                outcome: closed_outcome(&e),
+                execution: e,
+            }),
             (None, Some(e)) if matches!(e.status.as_str(), "FAILED" | "TIMED_OUT" | "ABORTED") => {
                 Plan::Redrive(e)
             }
@@ -182,7 +224,13 @@ impl Children {
         }
     }
 
-    async fn run_admitted(&self, plan: Plan, input: Json, items: i64) -> Option<Closed> {
+    async fn run_admitted(
+        &self,
+        plan: Plan,
+        input: Json,
+        items: i64,
+        path: &str,
+    ) -> Option<Closed> {
         if self.map_run.stopping() {
             return None;
         }
@@ -192,29 +240,35 @@ impl Children {
         });
         let (execution, run, definition, input, lane) = match plan {
             Plan::Redrive(e) => self.redriven(e)?,
+            Plan::Continue(e) => self.continued(e)?,
             _ => self.started(input)?,
         };
         lock(&self.map_run.children).insert(execution.arn.clone());
+        self.parent.history.mark(
+            path,
+            Mark {
+                input: serde_json::from_str(&execution.input).unwrap_or_default(),
+                entered_at: execution.started,
+                child: Some(execution.arn.clone()),
+                ..Mark::default()
+            },
+        );
+        self.parent.flush();
         let outcome = run.execute(definition, input, lane).await;
         if !self.express {
             executions::finish(&self.engine, &execution.arn, &outcome);
         }
         lock(&self.map_run.children).remove(&execution.arn);
-        let status = match &outcome {
-            Outcome::Succeeded(_) => "SUCCEEDED",
-            Outcome::Failed(_) => "FAILED",
-            Outcome::TimedOut(_) => "TIMED_OUT",
-            Outcome::Aborted => "ABORTED",
-        };
-        self.map_run.count(|i, e| {
-            i.close(status, items);
-            e.close(status, 1);
-        });
-        Some(Closed {
+        let closed = Closed {
             execution,
             outcome,
             stopped: now_millis(),
-        })
+        };
+        self.map_run.count(|i, e| {
+            i.close(closed.status(), items);
+            e.close(closed.status(), 1);
+        });
+        Some(closed)
     }
 
     /// A new child over `input`, recorded (STANDARD) and begun.
@@ -249,6 +303,17 @@ impl Children {
         Some((execution, run, self.definition.clone(), input, lane))
     }
 
+    /// A child that was running when the server stopped, going on from where it stood.
+    fn continued(&self, e: Execution) -> Option<Ready> {
+        match executions::continued(&self.engine, &self.parent.ctx, &e, true) {
+            Ok((run, definition, input, lane)) => Some((e, run, definition, input, lane)),
+            Err(e) => {
+                tracing::warn!(error = %e.message, "Step Functions could not continue a child execution");
+                None
+            }
+        }
+    }
+
     /// A failed child redriven: running again from where it failed.
     fn redriven(&self, e: Execution) -> Option<Ready> {
         let env = &self.engine.env;
@@ -275,7 +340,8 @@ impl Children {
 type Ready = (Execution, Arc<Run>, Arc<Json>, Json, Lane);
 
 /// Stops what a map run still runs if its Map state is dropped (its execution stopped or
-/// timed out) before it finished.
+/// timed out) before it finished; not when the server stops, so that a restart goes on
+/// with the map run.
 struct Cleanup {
     engine: Arc<Engine>,
     map_run: Arc<MapRun>,
@@ -298,7 +364,7 @@ impl Cleanup {
 
 impl Drop for Cleanup {
     fn drop(&mut self) {
-        if !self.finished {
+        if !self.finished && !self.engine.stopping() {
             self.stop_children();
             self.map_run.close(&self.engine.env, "ABORTED");
         }
@@ -328,43 +394,24 @@ impl Run {
         }
         let batches = batches(scope, state, &input, selected, jsonata)?;
         let instance = self.instance(lane);
+        let restart = self.restarting();
         let left = self
             .history
             .read_mark(&lane.path, |m| m.map_run.clone())
-            .flatten()
-            .filter(|_| !self.restarting());
-        let (map_run, redriven) = match left {
+            .flatten();
+        let opened = |e: roto_core::AwsError| Failure::new("States.Runtime", e.message);
+        let (map_run, redriven) = match left.as_deref() {
+            Some(arn) if restart => (MapRun::resume(&self.engine.env, arn).map_err(opened)?, None),
             Some(arn) => {
-                let (map_run, count) = MapRun::reopen(&self.engine.env, &arn)
-                    .map_err(|e| Failure::new("States.Runtime", e.message))?;
+                let (map_run, count) = MapRun::reopen(&self.engine.env, arn).map_err(opened)?;
                 (map_run, Some(count))
             }
             None => (self.map_run(scope, state, &input)?, None),
         };
         lock(&self.engine.map_runs).insert(map_run.arn.clone(), map_run.clone());
-        self.history
-            .update_mark(&lane.path, |m| m.map_run = Some(map_run.arn.clone()));
-        self.history.add(
-            &mut lane.prev,
-            "MapStateStarted",
-            Some("mapStateStartedEventDetails"),
-            json!({"length": total}),
-        );
-        match redriven {
-            Some(count) => self.history.add(
-                &mut lane.prev,
-                "MapRunRedriven",
-                Some("mapRunRedrivenEventDetails"),
-                json!({"mapRunArn": map_run.arn, "redriveCount": count}),
-            ),
-            None => self.history.add(
-                &mut lane.prev,
-                "MapRunStarted",
-                Some("mapRunStartedEventDetails"),
-                json!({"mapRunArn": map_run.arn}),
-            ),
-        };
-        self.flush();
+        if !(restart && left.is_some()) {
+            self.map_run_started(&map_run, redriven, total, lane);
+        }
         let mut cleanup = Cleanup {
             engine: self.engine.clone(),
             map_run: map_run.clone(),
@@ -385,7 +432,7 @@ impl Run {
             .enumerate()
             .map(|(index, (input, items))| {
                 let path = lane.inner_path(instance, index);
-                let plan = children.plan(self.left(&path));
+                let plan = children.plan(self.left(&path), restart);
                 (plan, input, items, path)
             })
             .collect();
@@ -393,8 +440,10 @@ impl Run {
             (i.total, e.total) = (total as i64, planned.len() as i64);
             for (plan, _, items, _) in &planned {
                 match plan {
-                    Plan::Kept(_) => {
-                        (i.succeeded, e.succeeded) = (i.succeeded + items, e.succeeded + 1)
+                    Plan::Kept(closed) => {
+                        (i.running, e.running) = (i.running + items, e.running + 1);
+                        i.close(closed.status(), *items);
+                        e.close(closed.status(), 1);
                     }
                     _ => (i.pending, e.pending) = (i.pending + items, e.pending + 1),
                 }
@@ -431,6 +480,41 @@ impl Run {
         };
         self.history.add(&mut lane.prev, kind, None, json!({}));
         result
+    }
+
+    /// Marks the path as in its map run and adds the events that open it: the state's
+    /// `MapStateStarted`, then `MapRunStarted` (or `MapRunRedriven` with the map run's
+    /// redrive count).
+    fn map_run_started(
+        &self,
+        map_run: &MapRun,
+        redriven: Option<i64>,
+        total: usize,
+        lane: &mut Lane,
+    ) {
+        self.history
+            .update_mark(&lane.path, |m| m.map_run = Some(map_run.arn.clone()));
+        self.history.add(
+            &mut lane.prev,
+            "MapStateStarted",
+            Some("mapStateStartedEventDetails"),
+            json!({"length": total}),
+        );
+        match redriven {
+            Some(count) => self.history.add(
+                &mut lane.prev,
+                "MapRunRedriven",
+                Some("mapRunRedrivenEventDetails"),
+                json!({"mapRunArn": map_run.arn, "redriveCount": count}),
+            ),
+            None => self.history.add(
+                &mut lane.prev,
+                "MapRunStarted",
+                Some("mapRunStartedEventDetails"),
+                json!({"mapRunArn": map_run.arn}),
+            ),
+        };
+        self.flush();
     }
 
     /// The map run a Distributed Map state starts, recorded.

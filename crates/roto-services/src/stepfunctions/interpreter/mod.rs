@@ -20,6 +20,7 @@
 
 use std::collections::HashMap;
 use std::future::Future;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use roto_core::dispatch::BoxFuture;
@@ -104,6 +105,9 @@ pub(crate) struct Engine {
     pub activity_queued: Notify,
     /// Map runs whose Distributed Map runs now, by ARN.
     map_runs: Mutex<HashMap<String, Arc<MapRun>>>,
+    /// Set when the server stops: what runs now is left as it stands, for a restart to
+    /// go on with.
+    stopping: AtomicBool,
 }
 
 /// Locks a mutex, surviving a poisoned one.
@@ -120,7 +124,19 @@ impl Engine {
             tokens: Mutex::new(HashMap::new()),
             activity_queued: Notify::new(),
             map_runs: Mutex::new(HashMap::new()),
+            stopping: AtomicBool::new(false),
         }
+    }
+
+    /// The server is stopping: from now on a Task call that returns is left in flight
+    /// and a Map state dropped leaves its map run running.
+    pub fn stop(&self) {
+        self.stopping.store(true, Ordering::SeqCst);
+    }
+
+    /// Whether the server is stopping.
+    pub fn stopping(&self) -> bool {
+        self.stopping.load(Ordering::SeqCst)
     }
 
     /// Records a run as running, before its task starts, so that StopExecution finds it.

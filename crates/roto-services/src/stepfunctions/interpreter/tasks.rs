@@ -284,6 +284,15 @@ impl Run {
         self.flush();
     }
 
+    /// Holds a Task call that returned while the server stops (Lambda's runtimes and
+    /// SQS's long polls end then) as in flight: it is not recorded, so that the restart
+    /// treats it as a call whose outcome is unknown.
+    async fn held_if_stopping(&self) {
+        if self.engine.stopping() {
+            std::future::pending::<()>().await;
+        }
+    }
+
     /// Notes (and writes, with its closing event) how the path's Task call ended: a
     /// restart from here on does not make it again.
     fn record_call(&self, result: &Result<Json, Failure>, lane: &Lane) {
@@ -306,6 +315,7 @@ impl Run {
             .invoke_lambda(arn, None, &input)
             .await
             .map(|out| out.get("Payload").cloned().unwrap_or(Json::Null));
+        self.held_if_stopping().await;
         self.function_closed(&result, lane);
         self.record_call(&result, lane);
         result
@@ -454,6 +464,7 @@ impl Run {
                 let called = self
                     .call_integration(*sdk, service, action, *pattern, params, lane)
                     .await;
+                self.held_if_stopping().await;
                 match (called, receiver) {
                     (Ok(output), Some(receiver)) => {
                         self.history.add(&mut lane.prev, "TaskSubmitted", Some("taskSubmittedEventDetails"),
