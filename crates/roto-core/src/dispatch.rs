@@ -408,7 +408,8 @@ impl Dispatcher {
 
     /// Validates the input (where the service asks for it) and runs the operation: the one
     /// path HTTP requests, Lua scripts and cross-service calls all take. An operation that
-    /// published events answers once the event bus has room for more.
+    /// published events answers once the event bus has room for more, and, in durable mode,
+    /// once its writes are on disk.
     pub async fn invoke(
         &self,
         service: &dyn Service,
@@ -430,8 +431,22 @@ impl Dispatcher {
                 }
             }
         }
-        let call = service.call(ctx, operation, request);
-        self.env.bus.producing(call).await
+        let call = self
+            .env
+            .bus
+            .producing(service.call(ctx, operation, request));
+        let (output, durable) = self.env.store.acknowledging(call).await;
+        match durable {
+            Ok(()) => output,
+            Err(e) => {
+                tracing::error!(
+                    service = spec.name,
+                    operation,
+                    "a write did not reach the disk: {e}"
+                );
+                Err(AwsError::internal("A write did not reach the disk."))
+            }
+        }
     }
 
     /// Calls an operation by service and operation name with a shaped input, recording it

@@ -130,9 +130,13 @@ impl EventBus {
         }
     }
 
-    /// Queues an event on its target's lane; never blocks and never drops. The request
-    /// publishing it waits for room afterwards (see [`EventBus::producing`]).
+    /// Queues an event on its target's lane; never drops it, and blocks only to make the
+    /// publishing call's writes durable first (durable mode). The request publishing it
+    /// waits for room afterwards (see [`EventBus::producing`]).
     pub fn publish(&self, event: Event) {
+        if let Err(e) = crate::store::sync_deferred() {
+            tracing::error!("an event's cause did not reach the disk: {e}");
+        }
         self.pending.fetch_add(1, Ordering::SeqCst);
         let _ = PUBLISHED.try_with(|published| published.set(true));
         let key = (event.target_service.clone(), event.target.clone());

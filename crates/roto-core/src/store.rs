@@ -33,6 +33,7 @@ use rusqlite::{Connection, OptionalExtension};
 pub use cached::Cached;
 pub use lazy::LazySchema;
 use readers::Readers;
+pub use writer::sync_deferred;
 use writer::{Durability, Writer};
 
 mod recovery;
@@ -327,7 +328,7 @@ impl Store {
             StoreMode::Durable(dir) => {
                 // The WAL file exists now; its directory entry must be on disk too.
                 recovery::sync_dir(dir)?;
-                Some(Durability::new(dir.join("roto.db-wal")))
+                Some(Durability::new(dir.join("roto.db-wal"))?)
             }
             _ => None,
         };
@@ -339,6 +340,16 @@ impl Store {
             _temp: temp,
             blob_columns: Mutex::default(),
         })
+    }
+
+    /// Runs `work` (one service call) with the fsyncs of its commits deferred to its end
+    /// in durable mode, awaited there without holding a thread: its output, and whether its
+    /// writes reached the disk. Its answer must not leave unless they did.
+    pub async fn acknowledging<F: std::future::Future>(
+        &self,
+        work: F,
+    ) -> (F::Output, rusqlite::Result<()>) {
+        self.writer.acknowledging(work).await
     }
 
     /// The mode the store was opened in.

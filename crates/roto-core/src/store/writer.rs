@@ -19,14 +19,25 @@
 //! millisecond they run on the worker (a hand-off would cost more); slower ones, and waits
 //! for them, leave it through `block_in_place`. SQLite's own checkpoints sync the
 //! WAL and the database file in this mode, so frames a checkpoint moves stay durable.
+//!
+//! A call that runs under [`Store::acknowledging`](super::Store::acknowledging) (every
+//! service call the dispatcher makes) does not wait for its commits where it writes them:
+//! it notes the last one and, once it has its answer, awaits a syncer thread's fsync that
+//! covers it. The runtime worker then serves other requests while the disk syncs, instead
+//! of blocking on the fsync or on the lock of one another thread is taking, and the answer
+//! still leaves only once its writes are on disk. A call that publishes an event makes its
+//! writes durable first, so no delivery ever acts on a write that could still be lost.
 
+use std::cell::RefCell;
 use std::fs::File;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
-use parking_lot::{Mutex, MutexGuard};
+use parking_lot::{Condvar, Mutex, MutexGuard};
 use rusqlite::Connection;
+use tokio::sync::watch;
 
 /// How long a caller on a worker waits for a taken connection before it hands the worker off.
 const BRIEF_WAIT: Duration = Duration::from_micros(50);
@@ -36,10 +47,19 @@ const BRIEF_WAIT: Duration = Duration::from_micros(50);
 /// run under `block_in_place`.
 const FAST_FSYNC: Duration = Duration::from_millis(1);
 
+/// How long the idle syncer thread sleeps before it checks whether its store still exists.
+const SYNCER_IDLE: Duration = Duration::from_secs(1);
+
+tokio::task_local! {
+    /// Set while a call runs under [`Writer::acknowledging`]: the last commit it wrote
+    /// whose fsync it has not awaited yet.
+    static DEFERRED: RefCell<Option<(Arc<Durability>, u64)>>;
+}
+
 /// The write connection.
 pub(super) struct Writer {
     conn: Mutex<Connection>,
-    durability: Option<Durability>,
+    durability: Option<Arc<Durability>>,
 }
 
 /// Shared fsyncs of the WAL (durable mode).
@@ -51,6 +71,13 @@ pub(super) struct Durability {
     synced: Mutex<u64>,
     /// Whether the last fsync took longer than [`FAST_FSYNC`].
     slow: AtomicBool,
+    /// Commits known to be on disk, for calls that await them; or the error of the fsync
+    /// that failed.
+    reached: watch::Sender<Result<u64, String>>,
+    /// Wakes the syncer thread: commits wait for it.
+    wanted: Condvar,
+    /// Whether a call awaits the syncer (guarded for the condition variable).
+    asked: Mutex<bool>,
 }
 
 /// Runs blocking work without parking a multi-threaded runtime's worker.
@@ -65,14 +92,22 @@ pub(super) fn off_worker<R>(work: impl FnOnce() -> R) -> R {
 }
 
 impl Durability {
-    /// Durability for the database whose WAL file is `wal`.
-    pub(super) fn new(wal: PathBuf) -> Durability {
-        Durability {
+    /// Durability for the database whose WAL file is `wal`, with its syncer thread.
+    pub(super) fn new(wal: PathBuf) -> std::io::Result<Arc<Durability>> {
+        let durability = Arc::new(Durability {
             wal,
             written: AtomicU64::new(0),
             synced: Mutex::new(0),
             slow: AtomicBool::new(false),
-        }
+            reached: watch::Sender::new(Ok(0)),
+            wanted: Condvar::new(),
+            asked: Mutex::new(false),
+        });
+        let weak = Arc::downgrade(&durability);
+        std::thread::Builder::new()
+            .name("roto-syncer".into())
+            .spawn(move || syncer(weak))?;
+        Ok(durability)
     }
 
     /// Counts a commit just written to the WAL; returns its number.
@@ -93,26 +128,80 @@ impl Durability {
         if *synced >= n {
             return Ok(());
         }
+        if let Err(message) = &*self.reached.borrow() {
+            return Err(fsync_failed(message.clone()));
+        }
         let covered = self.written.load(Ordering::SeqCst);
         let started = Instant::now();
         let fsync = || File::open(&self.wal).and_then(|wal| wal.sync_data());
         let done = if slow { off_worker(fsync) } else { fsync() };
-        done.map_err(|e| {
-            rusqlite::Error::SqliteFailure(
-                rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_IOERR_FSYNC),
-                Some(format!("cannot fsync {}: {e}", self.wal.display())),
-            )
-        })?;
+        if let Err(e) = done {
+            let message = format!("cannot fsync {}: {e}", self.wal.display());
+            // A failed fsync may have dropped the pages it was to write: no later commit
+            // can be called durable (the same rule as PostgreSQL's since 2018).
+            let _ = self.reached.send_replace(Err(message.clone()));
+            return Err(fsync_failed(message));
+        }
         self.slow
             .store(started.elapsed() > FAST_FSYNC, Ordering::Relaxed);
         *synced = covered;
+        self.reached.send_if_modified(|reached| match reached {
+            Ok(at) if *at < covered => {
+                *at = covered;
+                true
+            }
+            _ => false,
+        });
         Ok(())
+    }
+
+    /// Waits, without holding a thread, until commit `n` is on disk.
+    async fn reach(&self, n: u64) -> rusqlite::Result<()> {
+        let mut reached = self.reached.subscribe();
+        *self.asked.lock() = true;
+        self.wanted.notify_one();
+        loop {
+            match &*reached.borrow_and_update() {
+                Ok(at) if *at >= n => return Ok(()),
+                Ok(_) => {}
+                Err(message) => return Err(fsync_failed(message.clone())),
+            }
+            if reached.changed().await.is_err() {
+                return Err(fsync_failed("the store was closed".into()));
+            }
+        }
+    }
+}
+
+fn fsync_failed(message: String) -> rusqlite::Error {
+    rusqlite::Error::SqliteFailure(
+        rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_IOERR_FSYNC),
+        Some(message),
+    )
+}
+
+/// The syncer thread: whenever a call awaits its commits, one fsync covers every commit
+/// written so far; it ends once its store is gone.
+fn syncer(durability: Weak<Durability>) {
+    loop {
+        let Some(d) = durability.upgrade() else {
+            return;
+        };
+        let mut asked = d.asked.lock();
+        if !*asked {
+            d.wanted.wait_for(&mut asked, SYNCER_IDLE);
+        }
+        if !std::mem::take(&mut *asked) {
+            continue;
+        }
+        drop(asked);
+        let _ = d.sync_through(d.written.load(Ordering::SeqCst));
     }
 }
 
 impl Writer {
     /// Wraps the write connection; `durability` in durable mode.
-    pub(super) fn new(conn: Connection, durability: Option<Durability>) -> Writer {
+    pub(super) fn new(conn: Connection, durability: Option<Arc<Durability>>) -> Writer {
         conn.set_prepared_statement_cache_capacity(super::STATEMENT_CACHE);
         Writer {
             conn: Mutex::new(conn),
@@ -169,16 +258,59 @@ impl Writer {
             Some(durability) if wrote => {
                 let n = durability.written();
                 drop(conn);
-                durability.sync_through(n)
+                let deferred = DEFERRED.try_with(|pending| {
+                    *pending.borrow_mut() = Some((durability.clone(), n));
+                });
+                match deferred {
+                    Ok(()) => Ok(()),
+                    Err(_) => durability.sync_through(n),
+                }
             }
             _ => Ok(()),
         }
+    }
+
+    /// Runs `work` (one call) with its commits' fsyncs deferred to its end (see the module
+    /// documentation): its output, and whether its writes reached the disk.
+    pub(super) async fn acknowledging<F: std::future::Future>(
+        &self,
+        work: F,
+    ) -> (F::Output, rusqlite::Result<()>) {
+        if self.durability.is_none() || DEFERRED.try_with(|_| ()).is_ok() {
+            return (work.await, Ok(()));
+        }
+        let (output, pending) = DEFERRED
+            .scope(RefCell::new(None), async {
+                let output = work.await;
+                (output, DEFERRED.with(|pending| pending.borrow_mut().take()))
+            })
+            .await;
+        let durable = match pending {
+            Some((durability, n)) => durability.reach(n).await,
+            None => Ok(()),
+        };
+        (output, durable)
     }
 
     /// Runs `f` with the connection held (schema changes, checkpoints, reset).
     pub(super) fn exclusive<T>(&self, f: impl FnOnce(&mut Connection) -> T) -> T {
         f(&mut self.acquire())
     }
+}
+
+/// Makes the commits of the call running now durable before it goes on (see the module
+/// documentation): for a call about to publish an event.
+pub fn sync_deferred() -> rusqlite::Result<()> {
+    let pending = DEFERRED
+        .try_with(|pending| pending.borrow_mut().take())
+        .ok()
+        .flatten();
+    let Some((durability, n)) = pending else {
+        return Ok(());
+    };
+    durability.sync_through(n).inspect_err(|_| {
+        let _ = DEFERRED.try_with(|pending| *pending.borrow_mut() = Some((durability.clone(), n)));
+    })
 }
 
 /// An open transaction, rolled back unless committed (also when its closure panics). Its
