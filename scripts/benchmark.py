@@ -33,8 +33,9 @@ Method (see scripts/BENCHMARK.md for the full definitions)
 * Optional comparison targets: a minimal fixed-body HTTP server (``--floor-binary``) and
   peer emulators (``--peer NAME=COMMAND``), measured the same way in the same session.
 * Optional extra runs, each on one more fresh server: ``--sqs``, ``--sns``, ``--s3-scale``,
-  ``--dynamodb-scale`` and ``--lambda`` (cold and warm invoke latency of a Python and a
-  Node handler, and Roto's RSS with 10 warm instances).
+  ``--dynamodb-scale``, ``--lambda`` (cold and warm invoke latency of a Python and a
+  Node handler, and Roto's RSS with 10 warm instances) and ``--stepfunctions`` (per-state
+  overhead, a 1,000-item inline Map, executions started per second, RSS).
 
 Run ``python3 scripts/benchmark.py --help`` for the options.
 """
@@ -1522,7 +1523,8 @@ def parse_peer(value):
 
 # --only's section names, and the option each turns on.
 SECTIONS = {"concurrency": "concurrency", "sqs": "sqs", "sns": "sns", "s3-scale": "s3_scale",
-            "dynamodb-scale": "dynamodb_scale", "lambda": "lambda_run"}
+            "dynamodb-scale": "dynamodb_scale", "lambda": "lambda_run",
+            "stepfunctions": "stepfunctions"}
 
 
 def build_parser():
@@ -1604,6 +1606,14 @@ def build_parser():
     parser.add_argument("--only", nargs="+", choices=sorted(SECTIONS), metavar="SECTION",
                         help="run only these sections, without the startup/RSS/latency "
                              "benchmark: " + ", ".join(sorted(SECTIONS)))
+    parser.add_argument("--stepfunctions", action="store_true",
+                        help="also measure Step Functions on one more fresh server: a 100-state "
+                             "Pass chain, a 1,000-item inline Map (MaxConcurrency 10), "
+                             "StartExecution rate, RSS before and after")
+    parser.add_argument("--sfn-runs", type=int, default=5, metavar="N",
+                        help="executions of the Pass chain and of the Map (Step Functions)")
+    parser.add_argument("--sfn-starts", type=int, default=500, metavar="N",
+                        help="StartExecution calls timed for the rate (Step Functions)")
     parser.add_argument("--lambda", dest="lambda_run", action="store_true",
                         help="also measure Lambda cold and warm invoke latency for a Python and "
                              "a Node handler, and Roto's RSS with 10 warm instances (off by "
@@ -2927,6 +2937,127 @@ def print_lambda_report(results):
                   mib(rss["tree_with_warm_instances_kib"])))
 
 
+
+# --------------------------------------------------------------------------------------
+# Step Functions (--stepfunctions)
+# --------------------------------------------------------------------------------------
+
+SFN_HEADERS = aws_headers("states", {"Content-Type": "application/x-amz-json-1.0"})
+SFN_ROLE = "arn:aws:iam::{}:role/bench"
+SFN_POLL_S = 0.002
+
+
+def sfn_call(client, action, payload):
+    """One Step Functions call; returns the decoded answer or raises ValidationError."""
+    headers = dict(SFN_HEADERS, **{"X-Amz-Target": "AWSStepFunctions." + action})
+    status, _, body = client.request("POST", "/", json.dumps(payload).encode(), headers)
+    if status != 200:
+        raise ValidationError("Step Functions {}: {}".format(action, describe_response(status, body)))
+    return json.loads(body or b"{}")
+
+
+def sfn_machine(client, args, name, states):
+    """Creates a STANDARD machine over `states` (the first is StartAt); returns its ARN."""
+    definition = {"StartAt": next(iter(states)), "States": states}
+    return sfn_call(client, "CreateStateMachine", {
+        "name": name, "definition": json.dumps(definition),
+        "roleArn": SFN_ROLE.format(args.account_id)})["stateMachineArn"]
+
+
+def sfn_run(client, machine, payload):
+    """Starts an execution and polls it to its end; returns (wall ns, its ARN)."""
+    started = time.perf_counter_ns()
+    arn = sfn_call(client, "StartExecution", {"stateMachineArn": machine,
+                                              "input": json.dumps(payload)})["executionArn"]
+    while True:
+        described = sfn_call(client, "DescribeExecution", {"executionArn": arn})
+        if described["status"] != "RUNNING":
+            break
+        time.sleep(SFN_POLL_S)
+    elapsed = time.perf_counter_ns() - started
+    if described["status"] != "SUCCEEDED":
+        raise ValidationError("execution {} ended {}".format(arn, described["status"]))
+    return elapsed, arn
+
+
+def sfn_server_ms(client, arn):
+    """The execution's time on the server: its last history event's timestamp minus its
+    first's."""
+    events = sfn_call(client, "GetExecutionHistory", {"executionArn": arn, "maxResults": 1000,
+                                                     "reverseOrder": False})["events"]
+    last = sfn_call(client, "GetExecutionHistory", {"executionArn": arn, "maxResults": 1,
+                                                   "reverseOrder": True})["events"][0]
+    return (last["timestamp"] - events[0]["timestamp"]) * 1000.0
+
+
+def sfn_benchmark(args):
+    """Per-state overhead (a 100-state Pass chain, from its history's timestamps), a
+    1,000-item inline Map with MaxConcurrency 10 (wall time), executions started per second
+    (sequential StartExecution on one connection), and the server's RSS before and after."""
+    out = {}
+    with tempfile.TemporaryDirectory(prefix="roto-bench-sfn-") as tmpdir:
+        server, port = start_roto_server(args, args.binary, tmpdir, ["--ephemeral"], "sfn")
+        client = Client(args.host, port)
+        try:
+            time.sleep(args.settle_seconds)
+            out["rss_fresh_kib"] = sample_rss(server.proc.pid)["rss_kib"]
+            chain = {"S%d" % i: {"Type": "Pass", "Next": "S%d" % (i + 1)} for i in range(99)}
+            chain["S99"] = {"Type": "Pass", "End": True}
+            machine = sfn_machine(client, args, "chain", chain)
+            server_ms, wall = [], []
+            for _ in range(args.sfn_runs):
+                elapsed, arn = sfn_run(client, machine, {"n": 1})
+                wall.append(elapsed)
+                server_ms.append(sfn_server_ms(client, arn))
+            out["pass_chain_100"] = {
+                "runs": args.sfn_runs,
+                "server_ms_median": rounded(statistics.median(server_ms), 3),
+                "per_state_us_median": rounded(statistics.median(server_ms) * 10.0, 1),
+                "wall": latency_summary(wall)}
+            processor = {"StartAt": "P", "States": {"P": {"Type": "Pass", "End": True}}}
+            machine = sfn_machine(client, args, "map", {"M": {
+                "Type": "Map", "MaxConcurrency": 10, "ItemProcessor": processor, "End": True}})
+            server_ms, wall = [], []
+            for _ in range(args.sfn_runs):
+                elapsed, arn = sfn_run(client, machine, list(range(1000)))
+                wall.append(elapsed)
+                server_ms.append(sfn_server_ms(client, arn))
+            out["inline_map_1000_concurrency_10"] = {
+                "runs": args.sfn_runs, "server_ms_median": rounded(statistics.median(server_ms), 3),
+                "wall": latency_summary(wall)}
+            machine = sfn_machine(client, args, "one", {"P": {"Type": "Pass", "End": True}})
+            count = args.sfn_starts
+            started = time.perf_counter_ns()
+            for i in range(count):
+                sfn_call(client, "StartExecution", {"stateMachineArn": machine, "input": "{}"})
+            elapsed = time.perf_counter_ns() - started
+            out["starts_per_second"] = rounded(count / (elapsed / 1e9), 1)
+            out["starts"] = count
+            time.sleep(args.settle_seconds)
+            out["rss_after_kib"] = sample_rss(server.proc.pid)["rss_kib"]
+        finally:
+            client.close()
+            server.stop()
+    return out
+
+
+def print_sfn_report(results):
+    """Prints the Step Functions figures."""
+    chain, inline = results["pass_chain_100"], results["inline_map_1000_concurrency_10"]
+    print("Step Functions 100-state Pass chain: {:.2f} ms on the server (median of {}; "
+          "{:.1f} us a state), wall p50 {:.2f} ms".format(
+              chain["server_ms_median"], chain["runs"], chain["per_state_us_median"],
+              chain["wall"]["p50_ms"]))
+    print("Step Functions 1,000-item inline Map, MaxConcurrency 10: wall p50 {:.1f} ms, "
+          "max {:.1f} ms; {:.1f} ms on the server (median of {})".format(
+              inline["wall"]["p50_ms"], inline["wall"]["max_ms"], inline["server_ms_median"],
+              inline["runs"]))
+    print("Step Functions StartExecution, sequential on one connection: {:.1f} executions/s "
+          "({} started)".format(results["starts_per_second"], results["starts"]))
+    print("Step Functions RSS: {:.1f} MiB fresh, {:.1f} MiB after the runs above".format(
+        results["rss_fresh_kib"] / 1024, results["rss_after_kib"] / 1024))
+
+
 def main(argv=None):
     """Entry point: parse options, run, report, write JSON; return the exit status."""
     parser = build_parser()
@@ -2956,6 +3087,9 @@ def main(argv=None):
         if args.lambda_run:
             results["lambda"] = lambda_benchmark(args)
             print_lambda_report(results["lambda"])
+        if args.stepfunctions:
+            results["stepfunctions"] = sfn_benchmark(args)
+            print_sfn_report(results["stepfunctions"])
         write_json(args.output, results)
         log("raw results written to " + args.output)
         return 0
