@@ -481,3 +481,74 @@ def test_post_form_uploads_are_signed_with_the_credentials_they_name(server, ver
     assert code == 403 and xml_field(answer, "Code") == "InvalidAccessKeyId"
     anonymous, ctype = multipart_body({"key": "anon"}, "f.txt", b"public")
     assert fetch(f"{server.endpoint}/forms", "POST", anonymous, {"Content-Type": ctype})[0] == 204
+
+
+def session_credentials(server):
+    """Credentials of a session of a role anyone may assume."""
+    trust = {"Version": "2012-10-17", "Statement": [
+        {"Effect": "Allow", "Principal": {"AWS": "*"}, "Action": "sts:AssumeRole"}]}
+    client(server, "iam").create_role(RoleName="app", AssumeRolePolicyDocument=json.dumps(trust))
+    return client(server, "sts").assume_role(
+        RoleArn="arn:aws:iam::000000000000:role/app", RoleSessionName="run")["Credentials"]
+
+
+@pytest.mark.parametrize("service, call, code, status", [
+    ("sts", lambda c: c.get_caller_identity(), "InvalidClientTokenId", 403),
+    ("dynamodb", lambda c: c.list_tables(), "UnrecognizedClientException", 400),
+    ("lambda", lambda c: c.list_functions(), "UnrecognizedClientException", 403),
+    ("s3", lambda c: c.list_buckets(), "InvalidAccessKeyId", 403),
+])
+def test_a_sessions_key_without_its_token_is_unknown(server, service, call, code, status):
+    creds = session_credentials(server)
+    bare = client(server, service, creds["AccessKeyId"], creds["SecretAccessKey"])
+    error = fails(lambda: call(bare), code, status)
+    if service == "s3":
+        assert error["AWSAccessKeyId"] == creds["AccessKeyId"]
+    else:
+        assert error["Message"] == INVALID_TOKEN
+
+
+@pytest.mark.parametrize("service, call, code, status", [
+    ("sts", lambda c: c.get_caller_identity(), "InvalidClientTokenId", 403),
+    ("dynamodb", lambda c: c.list_tables(), "UnrecognizedClientException", 400),
+    ("sns", lambda c: c.list_topics(), "InvalidClientTokenId", 403),
+])
+def test_a_sessions_key_with_another_token_is_refused(server, service, call, code, status):
+    creds = session_credentials(server)
+    other = client(server, service, creds["AccessKeyId"], creds["SecretAccessKey"], "FQoGZXIvYXdzEotherToken")
+    fails(lambda: call(other), code, status, INVALID_TOKEN)
+
+
+def test_s3_names_the_token_it_refuses_and_presigned_urls_carry_theirs(server):
+    client(server, "s3").create_bucket(Bucket="tokens")
+    client(server, "s3").put_object(Bucket="tokens", Key="k", Body=b"x")
+    creds = session_credentials(server)
+    other = client(server, "s3", creds["AccessKeyId"], creds["SecretAccessKey"], "FQoGZXIvYXdzEotherToken")
+    error = fails(lambda: other.get_object(Bucket="tokens", Key="k"), "InvalidToken", 400,
+                  "The provided token is malformed or otherwise invalid.")
+    assert error["Token-0"] == "FQoGZXIvYXdzEotherToken"
+    session = client(server, "s3", creds["AccessKeyId"], creds["SecretAccessKey"], creds["SessionToken"])
+    url = session.generate_presigned_url("get_object", Params={"Bucket": "tokens", "Key": "k"})
+    assert "x-amz-security-token=" in url.lower()
+    assert fetch(url)[0] == 200
+    stripped = urllib.parse.urlsplit(url)
+    query = [(k, v) for k, v in urllib.parse.parse_qsl(stripped.query) if k.lower() != "x-amz-security-token"]
+    code, _, body = fetch(stripped._replace(query=urllib.parse.urlencode(query)).geturl())
+    assert code == 403 and xml_field(body, "Code") == "InvalidAccessKeyId"
+
+
+def test_a_post_forms_session_key_needs_its_token(server):
+    from test_s3_presign import multipart_body
+
+    client(server, "s3").create_bucket(Bucket="session-forms")
+    creds = session_credentials(server)
+    session = client(server, "s3", creds["AccessKeyId"], creds["SecretAccessKey"], creds["SessionToken"])
+    post = session.generate_presigned_post("session-forms", "up")
+    assert post["fields"]["x-amz-security-token"] == creds["SessionToken"]
+    body, ctype = multipart_body(post["fields"], "f.txt", b"x")
+    assert fetch(post["url"], "POST", body, {"Content-Type": ctype})[0] == 204
+    other = client(server, "s3", creds["AccessKeyId"], creds["SecretAccessKey"], "FQoGZXIvYXdzEotherToken")
+    body, ctype = multipart_body(other.generate_presigned_post("session-forms", "up")["fields"], "f.txt", b"x")
+    code, _, answer = fetch(post["url"], "POST", body, {"Content-Type": ctype})
+    assert code == 400 and xml_field(answer, "Code") == "InvalidToken"
+    assert xml_field(answer, "Token-0") == "FQoGZXIvYXdzEotherToken"

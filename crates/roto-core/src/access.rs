@@ -27,10 +27,14 @@ pub enum PrincipalKind {
     User,
     /// A role session from STS.
     AssumedRole,
-    /// A session from `GetSessionToken` or `GetFederationToken`.
+    /// A federated user, from `GetFederationToken` (a `GetSessionToken` session is its
+    /// user or root).
     Federated,
     /// An unsigned request.
     Anonymous,
+    /// An identity provider signing a user in (the unsigned `AssumeRoleWithWebIdentity`
+    /// and `AssumeRoleWithSAML`), as trust policies name it in `Principal.Federated`.
+    Provider,
 }
 
 impl PrincipalKind {
@@ -40,7 +44,7 @@ impl PrincipalKind {
             PrincipalKind::Root => "Account",
             PrincipalKind::User => "User",
             PrincipalKind::AssumedRole => "AssumedRole",
-            PrincipalKind::Federated => "FederatedUser",
+            PrincipalKind::Federated | PrincipalKind::Provider => "FederatedUser",
             PrincipalKind::Anonymous => "Anonymous",
         }
     }
@@ -57,10 +61,14 @@ pub struct Principal {
     pub arn: String,
     /// `aws:userid`.
     pub user_id: String,
-    /// The IAM user's or the role's name, whose policies apply.
+    /// The IAM user's or the role's name, whose policies apply (for a federated user,
+    /// the IAM user who federated it; none when an account's root did).
     pub name: Option<String>,
-    /// A session policy passed to `AssumeRole`, which limits the session further.
+    /// A session policy passed to `AssumeRole` or `GetFederationToken`, which limits the
+    /// session further.
     pub session_policy: Option<String>,
+    /// A session's tags (`aws:PrincipalTag/<key>`, over its role's tags).
+    pub session_tags: Vec<(String, String)>,
 }
 
 impl Principal {
@@ -73,6 +81,7 @@ impl Principal {
             user_id: account.to_string(),
             name: None,
             session_policy: None,
+            session_tags: Vec::new(),
         }
     }
 
@@ -85,6 +94,7 @@ impl Principal {
             user_id: "anonymous".into(),
             name: None,
             session_policy: None,
+            session_tags: Vec::new(),
         }
     }
 }
@@ -130,6 +140,12 @@ pub struct Access {
     pub passed_roles: Vec<String>,
     /// The resource's tags (`aws:ResourceTag/<key>`), where the service reads them.
     pub resource_tags: Vec<(String, String)>,
+    /// The service's own condition keys (`s3:ExistingObjectTag/<key>`, a web identity
+    /// token's `<issuer>:sub`).
+    pub context: Vec<(String, Vec<String>)>,
+    /// Who the call is decided for when not its signer: the identity provider of a
+    /// federated sign-in, which the role's trust policy must name.
+    pub caller: Option<Principal>,
     /// What else the call needs, each decided as the call is (an S3 copy's source).
     pub also: Vec<Access>,
 }
@@ -305,6 +321,9 @@ pub fn denial_message(
     denial: Denial,
     quoted: bool,
 ) -> String {
+    if principal.kind == PrincipalKind::Provider {
+        return format!("Not authorized to perform {}", access.action);
+    }
     let resource = match quoted {
         true => format!("\"{}\"", access.resource),
         false => access.resource.clone(),
@@ -388,6 +407,16 @@ pub fn unknown_key() -> AwsError {
         "The security token included in the request is invalid.",
     )
     .with_status(403)
+}
+
+/// The error a session's key gets with a token that is not its session's (S3's words; the
+/// other front ends answer it as [`unknown_key`]).
+pub fn invalid_token() -> AwsError {
+    AwsError::new(
+        "InvalidToken",
+        "The provided token is malformed or otherwise invalid.",
+    )
+    .with_status(400)
 }
 
 /// The error a session's credentials get once the session has expired (STS's words; each

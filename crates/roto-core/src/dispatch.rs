@@ -18,6 +18,7 @@ use crate::access::{self, Access, Principal, Verdict};
 use crate::error::{AwsError, AwsResult};
 use crate::events::{DeliveryError, Event, EventBus};
 use crate::featureless::Featureless;
+use crate::identity::Secret;
 use crate::model::{model, Model};
 use crate::protocol::Protocol;
 use crate::store::Store;
@@ -243,10 +244,10 @@ pub trait Service: Send + Sync + 'static {
         Ok(None)
     }
 
-    /// The secret access key of a key this service issued (IAM users' keys, STS
-    /// sessions'), which `--verify-signatures` checks signatures with; `None` for keys it
-    /// did not issue.
-    fn secret_key(&self, access_key: &str) -> AwsResult<Option<String>> {
+    /// The secret of a key this service issued (IAM users' keys, STS sessions', with the
+    /// session token their requests must carry), which `--verify-signatures` checks
+    /// signatures with; `None` for keys it did not issue.
+    fn secret_key(&self, access_key: &str) -> AwsResult<Option<Secret>> {
         let _ = access_key;
         Ok(None)
     }
@@ -384,8 +385,15 @@ impl Dispatcher {
 
     /// The secret of an access key, as `--verify-signatures` checks signatures with it:
     /// `test` for every account's root (the key `test`, a 12-digit key id), the secret IAM
-    /// or STS issued with an `AKIA` or `ASIA` key; `None` for a key nobody issued.
-    pub fn secret_key(&self, access_key: &str) -> AwsResult<Option<String>> {
+    /// or STS issued with an `AKIA` or `ASIA` key; `None` for a key nobody issued. A
+    /// session's key needs the session's token (`session_token`, as the request carries
+    /// it): without one the key is unknown, with another it is `InvalidToken`, as AWS
+    /// refuses them.
+    pub fn secret_key(
+        &self,
+        access_key: &str,
+        session_token: Option<&str>,
+    ) -> AwsResult<Option<String>> {
         let root = access_key.len() == 12 && access_key.bytes().all(|b| b.is_ascii_digit());
         if access_key == "test" || root {
             return Ok(Some(ROOT_SECRET.to_string()));
@@ -395,9 +403,18 @@ impl Dispatcher {
             Some("ASIA") => "sts",
             _ => return Ok(None),
         };
-        match self.service(issuer) {
-            Some(service) => service.secret_key(access_key),
-            None => Ok(None),
+        let Some(secret) = self
+            .service(issuer)
+            .map(|s| s.secret_key(access_key))
+            .transpose()?
+            .flatten()
+        else {
+            return Ok(None);
+        };
+        match (secret.session_token.as_deref(), session_token) {
+            (Some(_), None) => Err(access::unknown_key()),
+            (Some(expected), Some(given)) if expected != given => Err(access::invalid_token()),
+            _ => Ok(Some(secret.key)),
         }
     }
 

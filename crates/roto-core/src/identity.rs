@@ -48,6 +48,16 @@ pub fn account_of_access_key(key: &str) -> Option<String> {
     Some(format!("{account:012}"))
 }
 
+/// What an issued key's requests are checked against: its secret access key and, for a
+/// session's key, the session token they must carry.
+#[derive(Debug, Clone)]
+pub struct Secret {
+    /// The secret access key.
+    pub key: String,
+    /// The session's token (none for an IAM user's key).
+    pub session_token: Option<String>,
+}
+
 /// A 40-character secret access key.
 pub fn issue_secret_key() -> String {
     const CHARS: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";

@@ -216,6 +216,17 @@ fn query_claim(query: &str) -> Result<Option<Claim>, Malformed> {
     }
 }
 
+/// The session token a request carries: the `x-amz-security-token` header, or a
+/// presigned URL's `X-Amz-Security-Token` (`x-amz-security-token` in SigV2's).
+pub fn session_token(headers: &HeaderMap, query: &str) -> Option<String> {
+    if let Some(token) = header(headers, "x-amz-security-token") {
+        return Some(token.to_string());
+    }
+    form_urlencoded::parse(query.as_bytes())
+        .find(|(k, _)| k.eq_ignore_ascii_case("x-amz-security-token"))
+        .map(|(_, v)| v.into_owned())
+}
+
 /// Percent-encodes as SigV4 asks: every byte but the unreserved characters (and `/` where
 /// `keep_slash`).
 pub fn uri_encode(text: &str, keep_slash: bool) -> String {
@@ -454,8 +465,8 @@ const V2_SUBRESOURCES: [&str; 37] = [
 ];
 
 /// S3's SigV2 string to sign: method, `Content-MD5`, `Content-Type`, the date (a presigned
-/// URL's `Expires`; empty when `x-amz-date` is sent), the `x-amz-*` headers, and the
-/// resource (`/bucket/key` as sent, with its signed sub-resources).
+/// URL's `Expires`; empty when `x-amz-date` is sent), the `x-amz-*` headers (and a
+/// presigned URL's `x-amz-*` parameters, such as its session token), and the resource (`/bucket/key` as sent, with its signed sub-resources).
 pub fn string_to_sign_v2(
     method: &Method,
     headers: &HeaderMap,
@@ -487,6 +498,12 @@ pub fn string_to_sign_v2(
                 .collect();
             amz.push((name.to_string(), values.join(",")));
         }
+    }
+    if expires.is_some() {
+        let presigned = form_urlencoded::parse(query.as_bytes())
+            .filter(|(k, _)| k.to_ascii_lowercase().starts_with("x-amz-"))
+            .map(|(k, v)| (k.to_ascii_lowercase(), v.trim().to_string()));
+        amz.extend(presigned);
     }
     amz.sort();
     for (name, value) in amz {

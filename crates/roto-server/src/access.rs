@@ -45,16 +45,17 @@ pub fn check(
         operation,
         input,
     } = call;
-    let principal = identify(dispatcher, ctx).map_err(|e| {
+    let signer = identify(dispatcher, ctx).map_err(|e| {
         let key = ctx.access_key.as_deref().unwrap_or_default();
         refused_credentials(e, protocol, key, parts)
     })?;
-    let access = service.access(ctx, &principal, operation, input)?;
+    let access = service.access(ctx, &signer, operation, input)?;
     if access.open {
         return Ok(());
     }
+    let principal = access.caller.clone().unwrap_or(signer);
     let mut keys = context_keys(parts, ctx, &principal);
-    keys.extend(tag_keys(input, &access));
+    keys.extend(request_tag_keys(input));
     let Some(iam) = dispatcher.service("iam") else {
         return Ok(());
     };
@@ -86,7 +87,8 @@ pub fn check(
 
 /// IAM deciding for one caller: the call's own access, then what else it needs (an S3
 /// copy's source), then `iam:PassRole` on each role it hands its service, with
-/// `iam:PassedToService` naming the service's principal (`lambda.amazonaws.com`).
+/// `iam:PassedToService` naming the service's principal (`lambda.amazonaws.com`). Each
+/// decision adds its resource's own keys to the request's.
 struct Decider<'a> {
     iam: &'a dyn Service,
     principal: &'a Principal,
@@ -101,7 +103,9 @@ impl Decider<'_> {
         keys: &[(String, Vec<String>)],
         entry: &mut TraceEntry,
     ) -> Result<(), AwsError> {
-        let Some(verdict) = self.iam.authorize(self.principal, access, keys) else {
+        let mut keys = keys.to_vec();
+        keys.extend(resource_keys(access));
+        let Some(verdict) = self.iam.authorize(self.principal, access, &keys) else {
             return Ok(());
         };
         let verdict = verdict?;
@@ -125,10 +129,9 @@ fn context_keys(parts: &Parts, ctx: &Context, principal: &Principal) -> Vec<(Str
     roto_core::access::context_keys(ctx, principal, peer.as_deref(), agent)
 }
 
-/// The tag condition keys of a call: `aws:RequestTag/<key>` for each tag it sets,
-/// `aws:TagKeys` for every tag key it names, `aws:ResourceTag/<key>` for each tag of the
-/// resource (where its service reads them).
-fn tag_keys(input: &Value, access: &Access) -> Vec<(String, Vec<String>)> {
+/// The request's tag condition keys: `aws:RequestTag/<key>` for each tag it sets,
+/// `aws:TagKeys` for every tag key it names.
+fn request_tag_keys(input: &Value) -> Vec<(String, Vec<String>)> {
     let (tags, named) = roto_core::access::request_tags(input);
     let mut keys: Vec<(String, Vec<String>)> = tags
         .into_iter()
@@ -137,13 +140,17 @@ fn tag_keys(input: &Value, access: &Access) -> Vec<(String, Vec<String>)> {
     if !named.is_empty() {
         keys.push(("aws:TagKeys".into(), named));
     }
-    keys.extend(
-        access
-            .resource_tags
-            .iter()
-            .map(|(k, v)| (format!("aws:ResourceTag/{k}"), vec![v.clone()])),
-    );
     keys
+}
+
+/// A resource's condition keys: `aws:ResourceTag/<key>` for each of its tags (where its
+/// service reads them), and the service's own.
+fn resource_keys(access: &Access) -> impl Iterator<Item = (String, Vec<String>)> + '_ {
+    access
+        .resource_tags
+        .iter()
+        .map(|(k, v)| (format!("aws:ResourceTag/{k}"), vec![v.clone()]))
+        .chain(access.context.iter().cloned())
 }
 
 /// The decision as the trace shows it.
@@ -207,8 +214,26 @@ pub fn refused_credentials(
 ) -> AwsError {
     match error.code.as_ref() {
         "InvalidClientTokenId" => unknown_key_for(protocol, key),
+        "InvalidToken" => invalid_token_for(protocol, key, parts),
         "ExpiredToken" => expired_token_for(protocol, parts),
         _ => error,
+    }
+}
+
+/// The token a request carries.
+fn session_token(parts: &Parts) -> Option<String> {
+    roto_core::signature::session_token(&parts.headers, parts.uri.query().unwrap_or_default())
+}
+
+/// The answer to a session's key with another session's token: S3's `InvalidToken` (400,
+/// naming the token); the other front ends call the credentials invalid, as for a key
+/// nobody issued.
+fn invalid_token_for(protocol: Protocol, key: &str, parts: &Parts) -> AwsError {
+    match (protocol, session_token(parts)) {
+        (Protocol::RestXml, Some(token)) => {
+            roto_core::access::invalid_token().with_field("Token-0", token)
+        }
+        _ => unknown_key_for(protocol, key),
     }
 }
 
@@ -218,16 +243,7 @@ fn expired_token_for(protocol: Protocol, parts: &Parts) -> AwsError {
     let expired = roto_core::access::expired_token();
     match protocol {
         Protocol::RestXml => {
-            let token = parts
-                .headers
-                .get("x-amz-security-token")
-                .and_then(|v| v.to_str().ok())
-                .map(str::to_string)
-                .or_else(|| {
-                    form_urlencoded::parse(parts.uri.query().unwrap_or_default().as_bytes())
-                        .find(|(k, _)| k == "X-Amz-Security-Token")
-                        .map(|(_, v)| v.into_owned())
-                });
+            let token = session_token(parts);
             let error =
                 AwsError::new("ExpiredToken", "The provided token has expired.").with_status(400);
             match token {

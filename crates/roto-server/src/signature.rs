@@ -51,8 +51,9 @@ pub fn verify(dispatcher: &Dispatcher, req: &Signed<'_>) -> Result<Option<Proof>
         return unsigned(req).map(|()| None);
     };
     let key = claim.access_key();
+    let token = signature::session_token(&req.parts.headers, query);
     let secret = dispatcher
-        .secret_key(key)
+        .secret_key(key, token.as_deref())
         .map_err(|e| crate::access::refused_credentials(e, req.protocol, key, req.parts))?
         .ok_or_else(|| unknown_key(req, key))?;
     let expected = match &claim {

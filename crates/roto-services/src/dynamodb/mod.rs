@@ -275,6 +275,6 @@ impl Service for DynamoDb {
     }
 
     fn access(&self, ctx: &Context, _: &Principal, op: &str, input: &Value) -> AwsResult<Access> {
-        Ok(access::access_of(ctx, op, input))
+        self.access_of(ctx, op, input)
     }
 }

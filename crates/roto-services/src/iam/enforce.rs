@@ -19,11 +19,13 @@ use super::evaluate::{evaluate, Decision, Policy, PolicySet, Request};
 use super::store::{self, Kind};
 use super::Iam;
 
-/// An identity's policies as the evaluator takes them.
+/// An identity's policies as the evaluator takes them, and its tags
+/// (`aws:PrincipalTag/<key>`).
 #[derive(Default)]
 pub(super) struct Compiled {
     identity: Vec<Policy>,
     boundary: Option<Vec<Policy>>,
+    tags: Vec<(String, String)>,
 }
 
 /// The most resource policies kept parsed.
@@ -95,6 +97,7 @@ impl Iam {
                 user_id: entity.id.clone(),
                 name: Some(entity.name.clone()),
                 session_policy: None,
+                session_tags: Vec::new(),
                 account,
             }))
         })
@@ -125,13 +128,17 @@ impl Iam {
             ),
             None => None,
         };
-        Ok(Compiled { identity, boundary })
+        Ok(Compiled {
+            identity,
+            boundary,
+            tags: entity.tags.clone(),
+        })
     }
 
     /// The principal's identity policies, from the cache or the store.
     fn compiled(&self, principal: &Principal) -> AwsResult<Arc<Compiled>> {
         let kind = match principal.kind {
-            PrincipalKind::User => Kind::User,
+            PrincipalKind::User | PrincipalKind::Federated => Kind::User,
             PrincipalKind::AssumedRole => Kind::Role,
             _ => return Ok(Arc::new(Compiled::default())),
         };
@@ -179,15 +186,21 @@ impl Iam {
         context: &[(String, Vec<String>)],
     ) -> AwsResult<Verdict> {
         let compiled = self.compiled(principal)?;
-        let identity = match principal.kind {
-            PrincipalKind::Root => root_policy(),
+        let identity = match (principal.kind, &principal.name) {
+            (PrincipalKind::Root, _) | (PrincipalKind::Federated, None) => root_policy(),
             _ => compiled.identity.clone(),
         };
-        let session = principal.session_policy.as_ref().map(|text| {
-            Policy::parse(text, "SessionPolicy", "session")
-                .into_iter()
-                .collect()
-        });
+        let session = match (principal.kind, &principal.session_policy) {
+            (_, Some(text)) => Some(
+                Policy::parse(text, "SessionPolicy", "session")
+                    .into_iter()
+                    .collect(),
+            ),
+            (PrincipalKind::Federated, None) => Some(Vec::new()),
+            (_, None) => None,
+        };
+        let context = with_principal_tags(context, &compiled.tags, &principal.session_tags);
+        let context = context.as_slice();
         let resource_policy = access.policy.as_ref();
         let mut set = PolicySet {
             identity,
@@ -240,6 +253,52 @@ impl Iam {
             Decision::ImplicitDeny => Some(evaluation.lacking),
         };
         Ok(Verdict { denial, matched })
+    }
+}
+
+/// The request's keys with `aws:PrincipalTag/<key>` for each of the caller's tags: its
+/// user's or role's, a session's own tags taking the place of its role's of the same key.
+fn with_principal_tags(
+    context: &[(String, Vec<String>)],
+    own: &[(String, String)],
+    session: &[(String, String)],
+) -> Vec<(String, Vec<String>)> {
+    let mut keys = context.to_vec();
+    let own = own
+        .iter()
+        .filter(|(k, _)| !session.iter().any(|(s, _)| s.eq_ignore_ascii_case(k)));
+    for (key, value) in own.chain(session) {
+        keys.push((format!("aws:PrincipalTag/{key}"), vec![value.clone()]));
+    }
+    keys
+}
+
+impl Iam {
+    /// The tags of the user or role an IAM ARN names, as `aws:ResourceTag/<key>` and
+    /// `iam:ResourceTag/<key>` see them.
+    pub(super) fn tag_access(&self, access: &mut Access) -> AwsResult<()> {
+        let mut parts = access.resource.splitn(6, ':');
+        let account = parts.nth(4).unwrap_or_default().to_string();
+        let kind = match parts.next().and_then(|r| r.split_once('/')) {
+            Some(("user", rest)) => Some((Kind::User, rest)),
+            Some(("role", rest)) => Some((Kind::Role, rest)),
+            _ => None,
+        };
+        let Some((kind, rest)) = kind else {
+            return Ok(());
+        };
+        let name = rest.rsplit('/').next().unwrap_or_default();
+        let entity = self
+            .env
+            .store
+            .with(|c| store::find(c, &account, kind, name))?;
+        let tags = entity.map(|e| e.tags).unwrap_or_default();
+        access.context = tags
+            .iter()
+            .map(|(k, v)| (format!("iam:ResourceTag/{k}"), vec![v.clone()]))
+            .collect();
+        access.resource_tags = tags;
+        Ok(())
     }
 }
 

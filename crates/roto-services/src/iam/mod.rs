@@ -41,6 +41,7 @@ use std::sync::Arc;
 use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
 use roto_core::access::{Access, Principal, Verdict};
 use roto_core::featureless::{self, Featureless};
+use roto_core::identity::Secret;
 use roto_core::{
     AwsError, AwsResult, BoxFuture, Context, Env, Request, Response, Service, ServiceSpec, Value,
 };
@@ -290,6 +291,7 @@ impl Service for Iam {
         let mut access = roto_core::access::generic(&SPEC, op, input);
         if let Some(resource) = enforce::resource(&ctx.account, input) {
             access.resource = resource;
+            self.tag_access(&mut access)?;
         }
         Ok(access)
     }
@@ -298,8 +300,15 @@ impl Service for Iam {
         self.identify_key(access_key)
     }
 
-    fn secret_key(&self, access_key: &str) -> AwsResult<Option<String>> {
-        self.env.store.with(|c| store::active_secret(c, access_key))
+    fn secret_key(&self, access_key: &str) -> AwsResult<Option<Secret>> {
+        let secret = self
+            .env
+            .store
+            .with(|c| store::active_secret(c, access_key))?;
+        Ok(secret.map(|key| Secret {
+            key,
+            session_token: None,
+        }))
     }
 
     fn authorize(

@@ -5,12 +5,33 @@
 //! (`IgnorePublicAcls`, `RestrictPublicBuckets`) and Object Ownership (ACLs count for
 //! nothing under `BucketOwnerEnforced`) applied. A copy (`CopyObject`, `UploadPartCopy`)
 //! also needs `s3:GetObject` (`s3:GetObjectVersion`) on its source, decided the same way.
+//!
+//! Tags: an existing object's tags are `s3:ExistingObjectTag/<key>` for the actions on it
+//! that S3 gives that key; a bucket's tags are `aws:ResourceTag/<key>` for every call on
+//! the bucket and its objects once attribute-based access control is enabled on it
+//! (`PutBucketAbac`), as S3 reads them.
 
 use roto_core::access::{Access, Grant, Principal, PrincipalKind, ResourcePolicy};
 use roto_core::{AwsResult, Value};
 
 use super::acl::{self, canonical_id, ALL_USERS, AUTHENTICATED_USERS};
-use super::{input_str, public, versions, Bucket, S3};
+use super::{input_str, public, tagging, versions, Bucket, S3};
+
+/// The actions S3 evaluates `s3:ExistingObjectTag/<key>` for.
+const EXISTING_OBJECT_TAG_ACTIONS: &[&str] = &[
+    "s3:GetObject",
+    "s3:GetObjectVersion",
+    "s3:GetObjectAcl",
+    "s3:GetObjectVersionAcl",
+    "s3:GetObjectTagging",
+    "s3:GetObjectVersionTagging",
+    "s3:PutObjectAcl",
+    "s3:PutObjectVersionAcl",
+    "s3:PutObjectTagging",
+    "s3:PutObjectVersionTagging",
+    "s3:DeleteObjectTagging",
+    "s3:DeleteObjectVersionTagging",
+];
 
 /// The IAM action an operation needs, where its name is not the operation's.
 fn renamed(operation: &str, versioned: bool) -> Option<&'static str> {
@@ -179,8 +200,9 @@ impl S3 {
             (bucket, Some(key)) => format!("arn:aws:s3:::{bucket}/{key}"),
             (bucket, None) => format!("arn:aws:s3:::{bucket}"),
         };
-        let policy = match self.find_bucket(name)? {
-            Some(bucket) => Some(self.bucket_access(&bucket, principal, &action, input)?),
+        let bucket = self.find_bucket(name)?;
+        let policy = match &bucket {
+            Some(bucket) => Some(self.bucket_access(bucket, principal, &action, input)?),
             None => None,
         };
         let mut access = Access {
@@ -190,6 +212,9 @@ impl S3 {
             open: operation == "PreflightRequest",
             ..Access::default()
         };
+        if let Some(bucket) = &bucket {
+            self.tag_access(bucket, input, &mut access)?;
+        }
         let source = input.str("CopySource").map(super::copy::parse_copy_source);
         if let Some(Ok(source)) = source {
             let mut read = Value::map()
@@ -203,6 +228,41 @@ impl S3 {
                 .push(self.access_of(principal, "GetObject", &read)?);
         }
         Ok(access)
+    }
+
+    /// The bucket's tags where ABAC is enabled on it, and the object's tags for the actions
+    /// S3 gives them to.
+    fn tag_access(&self, bucket: &Bucket, input: &Value, access: &mut Access) -> AwsResult<()> {
+        let enabled = |config: Option<Option<Value>>| {
+            config
+                .flatten()
+                .and_then(|v| v.str("Status").map(str::to_string))
+                == Some("Enabled".into())
+        };
+        if enabled(self.stored_config(&bucket.name, "abac")?) {
+            let tags = self.stored_config(&bucket.name, "tagging")?.flatten();
+            access.resource_tags =
+                tagging::from_tag_set(tags.as_ref().and_then(|t| t.get("TagSet")));
+        }
+        let key = input.str("Key");
+        if key.is_none() || !EXISTING_OBJECT_TAG_ACTIONS.contains(&access.action.as_str()) {
+            return Ok(());
+        }
+        let row = self.env.store.with(|c| {
+            versions::find(
+                c,
+                &bucket.name,
+                key.unwrap_or_default(),
+                input.str("VersionId"),
+            )
+        });
+        if let Ok(versions::Found::Object(row)) = row {
+            access.context = tagging::from_json(row.tags.as_deref())
+                .into_iter()
+                .map(|(k, v)| (format!("s3:ExistingObjectTag/{k}"), vec![v]))
+                .collect();
+        }
+        Ok(())
     }
 
     /// The bucket's policy and what its ACLs grant, as Block Public Access and Object

@@ -298,6 +298,26 @@ fn form_input(form: &Form) -> Value {
     input
 }
 
+/// A form's credentials refused in S3's words: a session's key without its token is an
+/// unknown key, with another token `InvalidToken` naming it.
+fn form_credentials_refused(error: AwsError, key: &str, token: Option<&str>) -> AwsError {
+    match (error.code.as_ref(), token) {
+        ("InvalidClientTokenId", _) => unknown_key(key),
+        ("InvalidToken", Some(token)) => error.with_field("Token-0", token),
+        _ => error,
+    }
+}
+
+/// S3's answer to a key nobody issued.
+fn unknown_key(key: &str) -> AwsError {
+    AwsError::new(
+        "InvalidAccessKeyId",
+        "The AWS Access Key Id you provided does not exist in our records.",
+    )
+    .with_status(403)
+    .with_field("AWSAccessKeyId", key)
+}
+
 impl S3 {
     /// Under `--verify-signatures`, a form carrying credentials must be signed with their
     /// secret: SigV4's `x-amz-signature` (hex HMAC of the base64 policy with the signing
@@ -318,16 +338,13 @@ impl S3 {
             (None, None) => return Ok(()),
         };
         let secret = match self.env.dispatcher() {
-            Some(dispatcher) => dispatcher.secret_key(key)?,
+            Some(dispatcher) => dispatcher
+                .secret_key(key, field("x-amz-security-token"))
+                .map_err(|e| form_credentials_refused(e, key, field("x-amz-security-token")))?,
             None => return Ok(()),
         };
         let Some(secret) = secret else {
-            return Err(AwsError::new(
-                "InvalidAccessKeyId",
-                "The AWS Access Key Id you provided does not exist in our records.",
-            )
-            .with_status(403)
-            .with_field("AWSAccessKeyId", key));
+            return Err(unknown_key(key));
         };
         let expected = match scope {
             Some(scope) => signature::sign_v4(&secret, scope, policy),

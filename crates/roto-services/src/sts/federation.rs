@@ -12,6 +12,8 @@ pub(super) struct WebIdentity {
     pub subject: Option<String>,
     /// `aud` (its first value when a list).
     pub audience: Option<String>,
+    /// The session tags of the `https://aws.amazon.com/tags` claim's `principal_tags`.
+    pub tags: Vec<(String, String)>,
 }
 
 /// The claims of a JWT; tokens that are not JWTs have none.
@@ -35,6 +37,19 @@ pub(super) fn web_identity(token: &str) -> WebIdentity {
             serde_json::Value::Array(items) => items.first().and_then(text),
             other => text(other),
         }),
+        tags: claims
+            .pointer("/https:~1~1aws.amazon.com~1tags/principal_tags")
+            .and_then(serde_json::Value::as_object)
+            .into_iter()
+            .flatten()
+            .filter_map(|(key, values)| {
+                let value = match values {
+                    serde_json::Value::Array(items) => items.first().and_then(text),
+                    other => text(other),
+                };
+                Some((key.clone(), value?))
+            })
+            .collect(),
     }
 }
 
@@ -128,6 +143,7 @@ mod tests {
                 issuer: Some("oidc.example.com/id/1".into()),
                 subject: Some("system:sa".into()),
                 audience: Some("sts.amazonaws.com".into()),
+                tags: Vec::new(),
             }
         );
         assert_eq!(web_identity("opaque"), WebIdentity::default());

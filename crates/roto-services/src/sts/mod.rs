@@ -21,7 +21,7 @@ use std::sync::Arc;
 use roto_core::access::{self, Access, Principal};
 use roto_core::featureless::{self, Featureless};
 use roto_core::identity::{
-    account_of_access_key, issue_access_key_id, issue_secret_key, issue_session_token,
+    account_of_access_key, issue_access_key_id, issue_secret_key, issue_session_token, Secret,
 };
 use roto_core::store::Cached;
 use roto_core::timestamp::now_millis;
@@ -58,7 +58,10 @@ const SCHEMA: &str = "CREATE TABLE IF NOT EXISTS sts_sessions (
     user_id TEXT NOT NULL,
     expiration INTEGER NOT NULL,
     policy TEXT,
-    secret TEXT
+    secret TEXT,
+    token TEXT,
+    tags TEXT,
+    parent TEXT
 );";
 
 /// The identity behind a set of credentials.
@@ -68,6 +71,29 @@ struct Identity {
     user_id: String,
     /// The session policy the credentials were issued with.
     policy: Option<String>,
+    /// The session's tags.
+    tags: Vec<(String, String)>,
+    /// Whose federated user a `GetFederationToken` session is (the caller's ARN).
+    parent: Option<String>,
+}
+
+impl Identity {
+    /// An identity of its own, with no session policy, tags or parent.
+    fn plain(account: String, arn: String, user_id: String) -> Identity {
+        Identity {
+            account,
+            arn,
+            user_id,
+            policy: None,
+            tags: Vec::new(),
+            parent: None,
+        }
+    }
+}
+
+/// Tags as the sessions table keeps them (JSON pairs).
+fn tags_json(tags: &[(String, String)]) -> String {
+    serde_json::to_string(tags).unwrap_or_else(|_| "[]".into())
 }
 
 /// STS.
@@ -97,15 +123,20 @@ impl Sts {
         }
         self.env.store.with(|c| {
             c.prepare_cached(
-                "SELECT account, arn, user_id, policy, expiration FROM sts_sessions
-                 WHERE access_key = ?1",
+                "SELECT account, arn, user_id, policy, expiration, tags, parent
+                 FROM sts_sessions WHERE access_key = ?1",
             )?
             .query_row([access_key], |r| {
+                let tags: Option<String> = r.get(5)?;
                 let identity = Identity {
                     account: r.get(0)?,
                     arn: r.get(1)?,
                     user_id: r.get(2)?,
                     policy: r.get(3)?,
+                    tags: tags
+                        .and_then(|t| serde_json::from_str(&t).ok())
+                        .unwrap_or_default(),
+                    parent: r.get(6)?,
                 };
                 Ok((identity, r.get(4)?))
             })
@@ -142,12 +173,11 @@ impl Sts {
             Err(_) => return Ok(None),
         };
         Ok(match (user.str("Arn"), user.str("UserId")) {
-            (Some(arn), Some(user_id)) if arn.contains(":user/") => Some(Identity {
-                account: ctx.account.clone(),
-                arn: arn.to_string(),
-                user_id: user_id.to_string(),
-                policy: None,
-            }),
+            (Some(arn), Some(user_id)) if arn.contains(":user/") => Some(Identity::plain(
+                ctx.account.clone(),
+                arn.to_string(),
+                user_id.to_string(),
+            )),
             _ => None,
         })
     }
@@ -161,12 +191,11 @@ impl Sts {
                 return Ok(identity);
             }
         }
-        Ok(Identity {
-            account: ctx.account.clone(),
-            arn: format!("arn:aws:iam::{}:root", ctx.account),
-            user_id: ctx.account.clone(),
-            policy: None,
-        })
+        Ok(Identity::plain(
+            ctx.account.clone(),
+            format!("arn:aws:iam::{}:root", ctx.account),
+            ctx.account.clone(),
+        ))
     }
 
     async fn get_caller_identity(&self, ctx: &Context) -> AwsResult<Value> {
@@ -181,12 +210,14 @@ impl Sts {
     fn issue(&self, identity: &Identity, duration: i64) -> AwsResult<Value> {
         let access_key = issue_access_key_id("ASIA", &identity.account);
         let secret = issue_secret_key();
+        let token = issue_session_token();
         let expiration = now_millis() / 1000 * 1000 + duration * 1000;
         self.env.store.with(|c| {
             c.execute_cached(
                 "INSERT INTO sts_sessions
-                   (access_key, account, arn, user_id, expiration, policy, secret)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                   (access_key, account, arn, user_id, expiration, policy, secret, token, tags,
+                    parent)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
                 rusqlite::params![
                     access_key,
                     identity.account,
@@ -194,7 +225,10 @@ impl Sts {
                     identity.user_id,
                     expiration,
                     identity.policy,
-                    secret
+                    secret,
+                    token,
+                    tags_json(&identity.tags),
+                    identity.parent,
                 ],
             )
             .map_err(AwsError::from)
@@ -202,7 +236,7 @@ impl Sts {
         Ok(Value::map()
             .with("AccessKeyId", access_key)
             .with("SecretAccessKey", secret)
-            .with("SessionToken", issue_session_token())
+            .with("SessionToken", token)
             .with("Expiration", Value::Timestamp(expiration)))
     }
 
@@ -252,27 +286,32 @@ impl Sts {
     }
 
     async fn assume_role(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
-        let session_name = input.str("RoleSessionName").unwrap_or_default();
-        let duration = input.int("DurationSeconds").unwrap_or(3600);
-        let mut out = self
-            .assume(ctx, input, session_name, duration, "AssumeRole")
-            .await?;
+        let session = Session {
+            name: input.str("RoleSessionName").unwrap_or_default(),
+            duration: input.int("DurationSeconds").unwrap_or(3600),
+            tags: input.get("Tags").map(access::tag_pairs).unwrap_or_default(),
+        };
+        let mut out = self.assume(ctx, input, session, "AssumeRole").await?;
         if let Some(source) = input.str("SourceIdentity") {
             out.insert("SourceIdentity", source);
         }
         Ok(out)
     }
 
-    /// Issues credentials for the role `RoleArn` names, as session `session_name`: the
-    /// shared core of `AssumeRole`, `AssumeRoleWithWebIdentity` and `AssumeRoleWithSAML`.
+    /// Issues credentials for the role `RoleArn` names, as `session`: the shared core of
+    /// `AssumeRole`, `AssumeRoleWithWebIdentity` and `AssumeRoleWithSAML`.
     async fn assume(
         &self,
         ctx: &Context,
         input: &Value,
-        session_name: &str,
-        duration: i64,
+        session: Session<'_>,
         action: &str,
     ) -> AwsResult<Value> {
+        let Session {
+            name: session_name,
+            duration,
+            tags,
+        } = session;
         let role_arn = input.str("RoleArn").unwrap_or_default();
         let (account, role_name) = parse_role_arn(role_arn).ok_or_else(|| {
             AwsError::new("ValidationError", format!("{role_arn} is invalid")).with_status(400)
@@ -296,6 +335,8 @@ impl Sts {
             account,
             user_id: user_id.clone(),
             policy: input.str("Policy").map(str::to_string),
+            tags,
+            parent: None,
         };
         let credentials = self.issue(&identity, duration)?;
         let mut out = Value::map().with("Credentials", credentials).with(
@@ -316,17 +357,14 @@ impl Sts {
         ctx: &Context,
         input: &Value,
     ) -> AwsResult<Value> {
-        let session_name = input.str("RoleSessionName").unwrap_or_default();
-        let duration = input.int("DurationSeconds").unwrap_or(3600);
         let claims = federation::web_identity(input.str("WebIdentityToken").unwrap_or_default());
+        let session = Session {
+            name: input.str("RoleSessionName").unwrap_or_default(),
+            duration: input.int("DurationSeconds").unwrap_or(3600),
+            tags: claims.tags.clone(),
+        };
         let mut out = self
-            .assume(
-                ctx,
-                input,
-                session_name,
-                duration,
-                "AssumeRoleWithWebIdentity",
-            )
+            .assume(ctx, input, session, "AssumeRoleWithWebIdentity")
             .await?;
         let provider = input
             .str("ProviderId")
@@ -364,8 +402,13 @@ impl Sts {
             .clone()
             .or_else(|| assertion.subject.clone())
             .unwrap_or_default();
+        let session = Session {
+            name: &session_name,
+            duration,
+            tags: Vec::new(),
+        };
         let mut out = self
-            .assume(ctx, input, &session_name, duration, "AssumeRoleWithSAML")
+            .assume(ctx, input, session, "AssumeRoleWithSAML")
             .await?;
         for (member, value) in [
             ("Subject", assertion.subject),
@@ -424,6 +467,8 @@ impl Sts {
             user_id: format!("{}:{name}", caller.account),
             account: caller.account,
             policy: input.str("Policy").map(str::to_string),
+            tags: input.get("Tags").map(access::tag_pairs).unwrap_or_default(),
+            parent: Some(caller.arn),
         };
         let credentials = self.issue(&identity, duration)?;
         let mut out = Value::map().with("Credentials", credentials).with(
@@ -437,6 +482,13 @@ impl Sts {
         }
         Ok(out)
     }
+}
+
+/// A role session asked for: its name, duration in seconds and tags.
+struct Session<'a> {
+    name: &'a str,
+    duration: i64,
+    tags: Vec<(String, String)>,
 }
 
 /// The `[\w+=,.@-]*` pattern STS's names (role session names, federated user names) obey,
@@ -539,14 +591,20 @@ impl Service for Sts {
         }
     }
 
-    fn secret_key(&self, access_key: &str) -> AwsResult<Option<String>> {
+    fn secret_key(&self, access_key: &str) -> AwsResult<Option<Secret>> {
         let row = self.env.store.with(|c| {
-            c.prepare_cached("SELECT secret, expiration FROM sts_sessions WHERE access_key = ?1")?
-                .query_row([access_key], |r| {
-                    Ok((r.get::<_, Option<String>>(0)?, r.get::<_, i64>(1)?))
-                })
-                .optional()
-                .map_err(AwsError::from)
+            c.prepare_cached(
+                "SELECT secret, expiration, token FROM sts_sessions WHERE access_key = ?1",
+            )?
+            .query_row([access_key], |r| {
+                let secret = r.get::<_, Option<String>>(0)?.map(|key| Secret {
+                    key,
+                    session_token: r.get(2).ok().flatten(),
+                });
+                Ok((secret, r.get::<_, i64>(1)?))
+            })
+            .optional()
+            .map_err(AwsError::from)
         })?;
         match row {
             Some((_, until)) if until <= now_millis() => Err(access::expired_token()),

@@ -51,12 +51,11 @@ impl Sts {
                 "TaskPolicyArn {task} is not a root task policy"
             )));
         }
-        let identity = Identity {
-            arn: format!("arn:aws:iam::{account}:root"),
-            user_id: account.clone(),
+        let identity = Identity::plain(
+            account.clone(),
+            format!("arn:aws:iam::{account}:root"),
             account,
-            policy: None,
-        };
+        );
         let duration = input.int("DurationSeconds").unwrap_or(900);
         Ok(Value::map().with("Credentials", self.issue(&identity, duration)?))
     }
