@@ -200,6 +200,12 @@ pub trait Service: Send + Sync + 'static {
         Box::pin(async { Err(format!("{} accepts no deliveries", self.spec().name).into()) })
     }
 
+    /// Hears that an event this service published was delivered (SNS counts its
+    /// NumberOfNotificationsDelivered). Nothing by default.
+    fn delivered(&self, event: &Event) {
+        let _ = event;
+    }
+
     /// Hears that an event this service published has failed for good (its last attempt
     /// failed with `error`), so it can do what AWS does then: SNS sends the message to the
     /// subscription's dead-letter queue. Nothing by default.
@@ -274,6 +280,8 @@ pub struct Env {
     pub bus: EventBus,
     /// The trace.
     pub trace: Trace,
+    /// The metrics services publish, waiting for CloudWatch.
+    pub metrics: crate::metrics::Metrics,
     /// The account used when the caller names none.
     pub default_account: String,
     /// The region used when the caller names none.
@@ -299,6 +307,7 @@ impl Env {
             store,
             bus: EventBus::new(),
             trace: Trace::new(trace_limit),
+            metrics: crate::metrics::Metrics::default(),
             default_account,
             default_region,
             domain,

@@ -289,8 +289,11 @@ async fn deliver(dispatcher: Weak<Dispatcher>, event: Event) {
         entry.detail = result.as_ref().err().map(|e| e.message.clone());
         d.env.trace.record(entry);
         if !retry {
-            if let (Err(error), Some(source)) = (&result, d.service(&event.source_service)) {
-                source.delivery_failed(&event, &error.message);
+            if let Some(source) = d.service(&event.source_service) {
+                match &result {
+                    Ok(()) => source.delivered(&event),
+                    Err(error) => source.delivery_failed(&event, &error.message),
+                }
             }
             return;
         }

@@ -9,6 +9,7 @@
 //!   every request and delivery.
 //! - [`dispatch`]: the [`dispatch::Service`] trait and the in-process dispatcher.
 //! - [`access`]: principals, actions, resources and verdicts, for `--enforce-iam`.
+//! - [`metrics`]: the metrics services publish about themselves, waiting for CloudWatch.
 //! - [`featureless`]: how services answer operations of features Roto does not model.
 //!
 //! This crate knows no service: it must never name S3, DynamoDB or any other.
@@ -21,6 +22,7 @@ pub mod eventstream;
 pub mod featureless;
 pub mod identity;
 pub mod memory;
+pub mod metrics;
 pub mod model;
 pub mod presign;
 pub mod protocol;

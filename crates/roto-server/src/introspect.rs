@@ -81,6 +81,7 @@ pub async fn handle(app: &App, req: &Parts) -> hyper::Response<Body> {
         (&Method::POST, "/_roto/reset") => {
             // The trace goes first, so that the store's reset returns its memory too.
             env.trace.clear();
+            env.metrics.clear();
             match env.store.reset() {
                 Ok(()) => respond(StatusCode::OK, json!({ "reset": true })),
                 Err(e) => respond(

@@ -346,7 +346,12 @@ impl Inner {
 
     /// Stores data: each datum merged into its minute row and, at high resolution, its
     /// second row; rows past retention of the metrics written are dropped on the way.
-    fn record(&self, ctx: &Context, data: &[StoredDatum<'_>], now: i64) -> AwsResult<()> {
+    pub(super) fn record(
+        &self,
+        ctx: &Context,
+        data: &[StoredDatum<'_>],
+        now: i64,
+    ) -> AwsResult<()> {
         self.store()?.transaction(|c| {
             let mut ids: BTreeMap<(String, String, String), i64> = BTreeMap::new();
             for d in data {
@@ -466,12 +471,12 @@ impl Inner {
 }
 
 /// A datum as [`Inner::record`] stores it.
-struct StoredDatum<'a> {
-    key: &'a MetricKey,
-    at: i64,
-    unit: &'a str,
-    high_res: bool,
-    agg: &'a Agg,
+pub(super) struct StoredDatum<'a> {
+    pub key: &'a MetricKey,
+    pub at: i64,
+    pub unit: &'a str,
+    pub high_res: bool,
+    pub agg: &'a Agg,
 }
 
 fn parsed_refs(parsed: &[Datum]) -> Vec<StoredDatum<'_>> {

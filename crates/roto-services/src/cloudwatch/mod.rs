@@ -19,6 +19,8 @@
 //! - [`data`]: GetMetricData's queries, their evaluation and paging; math alarms' values.
 //! - [`math`]: the metric math language, parsed and evaluated.
 //! - [`alarms`]: PutMetricAlarm, DescribeAlarms and the other calls on stored alarms.
+//! - [`published`]: the metrics Roto's services publish (`AWS/Lambda`, `AWS/SQS`...), taken
+//!   into the store off their request paths.
 //! - [`dashboards`]: PutDashboard with its body checks, Get, List and DeleteDashboards.
 //! - [`evaluate`]: one evaluation of a metric alarm, and its reason in AWS's words.
 //! - [`rule`]: the rule language of composite alarms.
@@ -50,6 +52,7 @@ mod evaluate;
 pub mod fuzz;
 mod math;
 mod metrics;
+mod published;
 mod rule;
 mod stats;
 mod watch;
@@ -188,6 +191,8 @@ struct Inner {
     schema: LazySchema,
     /// The evaluation task, woken when an alarm is created, changed or deleted.
     clock: ClockTask,
+    /// The last minute whose gauges were sampled.
+    sampled: std::sync::Mutex<Option<i64>>,
 }
 
 /// CloudWatch.
@@ -203,7 +208,9 @@ impl CloudWatch {
             env,
             schema: LazySchema::new(&[SCHEMA]),
             clock: ClockTask::default(),
+            sampled: std::sync::Mutex::new(None),
         });
+        published::take_when_full(&inner);
         watch::resume(&inner).map_err(|e| io::Error::other(e.message))?;
         Ok(CloudWatch { inner })
     }
@@ -216,6 +223,7 @@ impl Inner {
     }
 
     fn dispatch(&self, ctx: &Context, operation: &str, input: &Value) -> AwsResult<Value> {
+        self.absorb()?;
         match operation {
             "PutMetricData" => self.put_metric_data(ctx, input),
             "ListMetrics" => self.list_metrics(ctx, input),

@@ -66,6 +66,17 @@ impl Agg {
         }
     }
 
+    /// What a service published into one bucket (`roto_core::metrics`).
+    pub fn published(stat: roto_core::metrics::Stat) -> Agg {
+        Agg {
+            count: stat.count,
+            sum: stat.sum,
+            min: stat.min,
+            max: stat.max,
+            samples: stat.values,
+        }
+    }
+
     /// Adds another aggregate's values.
     pub fn merge(&mut self, other: &Agg) {
         self.count += other.count;

@@ -91,6 +91,7 @@ impl Inner {
 
     /// Evaluates every tick due at `now`, in order; returns the next `next_eval`.
     fn evaluate_due(&self, now: i64) -> AwsResult<Option<i64>> {
+        self.absorb()?;
         while let Some(mut alarm) = self.first_due(now)? {
             let late = next_tick(&alarm.config, now - MAX_LATE_MS);
             let tick = alarm.next_eval.unwrap_or(now).max(late);

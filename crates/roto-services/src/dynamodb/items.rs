@@ -12,6 +12,7 @@ use roto_core::{AwsError, AwsResult, Context, Value};
 use super::attr::{item_size, item_to_value, Attr, Item};
 use super::expr::{eval, Condition, Placeholders, Update};
 use super::legacy::{self, check_not_mixed};
+use super::metrics;
 use super::projection::{project, Path, Step};
 use super::rows::{read_item, store};
 use super::tables::{load_table, resource_not_found, table_name, Table};
@@ -122,6 +123,23 @@ pub(super) fn consumed(
             Some(out)
         }
         _ => None,
+    }
+}
+
+impl DynamoDb {
+    /// Publishes the capacity an operation consumed (on the table and its indexes), and
+    /// gives its `ConsumedCapacity` member if asked for.
+    pub(super) fn capacity(
+        &self,
+        ctx: &Context,
+        input: &Value,
+        table: &str,
+        (units, indexes): (f64, &[(String, f64)]),
+        write: bool,
+    ) -> Option<Value> {
+        let total = units + indexes.iter().map(|(_, u)| u).sum::<f64>();
+        metrics::consumed(&self.env, ctx, table, total, write);
+        consumed(input, table, units, indexes)
     }
 }
 
@@ -318,7 +336,7 @@ impl DynamoDb {
         if let Some(old) = old.filter(|_| want_old) {
             out.insert("Attributes", item_to_value(&old));
         }
-        if let Some(capacity) = consumed(input, &table.name, units, &indexes) {
+        if let Some(capacity) = self.capacity(ctx, input, &table.name, (units, &indexes), true) {
             out.insert("ConsumedCapacity", capacity);
         }
         Ok(out)
@@ -347,7 +365,7 @@ impl DynamoDb {
             };
             out.insert("Item", item_to_value(&shown));
         }
-        if let Some(capacity) = consumed(input, &table.name, units, &[]) {
+        if let Some(capacity) = self.capacity(ctx, input, &table.name, (units, &[]), false) {
             out.insert("ConsumedCapacity", capacity);
         }
         Ok(out)
@@ -405,7 +423,7 @@ impl DynamoDb {
         if let Some(shown) = update_return(mode, &paths, old.as_ref(), new.as_ref()) {
             out.insert("Attributes", item_to_value(&shown));
         }
-        if let Some(capacity) = consumed(input, &table.name, units, &indexes) {
+        if let Some(capacity) = self.capacity(ctx, input, &table.name, (units, &indexes), true) {
             out.insert("ConsumedCapacity", capacity);
         }
         Ok(out)
@@ -439,7 +457,7 @@ impl DynamoDb {
         if let Some(old) = old.filter(|_| want_old) {
             out.insert("Attributes", item_to_value(&old));
         }
-        if let Some(capacity) = consumed(input, &table.name, units, &indexes) {
+        if let Some(capacity) = self.capacity(ctx, input, &table.name, (units, &indexes), true) {
             out.insert("ConsumedCapacity", capacity);
         }
         Ok(out)

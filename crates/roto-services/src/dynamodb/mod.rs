@@ -21,6 +21,7 @@
 //! - [`kinesis_destinations`]: Kinesis streaming destinations, and the item changes they
 //!   put on their streams.
 //! - [`items`]: PutItem, GetItem, UpdateItem, DeleteItem, conditions, consumed capacity.
+//! - [`metrics`]: the `AWS/DynamoDB` metrics: consumed capacity, user errors.
 //! - [`expr`]: the expression language (conditions, projections, updates).
 //! - [`batch`]: BatchGetItem, BatchWriteItem, TransactGetItems, TransactWriteItems.
 //! - [`queries`]: Query and Scan on tables and indexes.
@@ -58,6 +59,7 @@ mod items;
 mod key;
 mod kinesis_destinations;
 mod legacy;
+mod metrics;
 mod number;
 mod on_demand_backups;
 mod partiql;
@@ -195,7 +197,7 @@ impl Service for DynamoDb {
         request: Request,
     ) -> BoxFuture<'a, AwsResult<Response>> {
         self.start_sweeper();
-        Box::pin(async move {
+        Box::pin(metrics::counted(&self.env, ctx, async move {
             check_request_size(&request)?;
             let input = &request.input;
             let output = match operation {
@@ -267,7 +269,7 @@ impl Service for DynamoDb {
                 }
             }
             Ok(Response::new(output))
-        })
+        }))
     }
 
     fn deliver<'a>(&'a self, event: &'a Event) -> BoxFuture<'a, Result<(), DeliveryError>> {

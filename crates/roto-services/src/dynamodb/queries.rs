@@ -14,7 +14,7 @@ use serde_json::Value as Json;
 use super::attr::{item_to_value, parse_stored_item, Attr, Item};
 use super::expr::parse::{Comparator, Condition, Operand};
 use super::expr::{eval, Placeholders};
-use super::items::{check_expression_maps, consumed, not_found_unless, read_units, selected_paths};
+use super::items::{check_expression_maps, not_found_unless, read_units, selected_paths};
 use super::key::{encode, KeySchema};
 use super::legacy::{self, check_not_mixed};
 use super::projection::{project, Path, Step};
@@ -676,7 +676,7 @@ impl DynamoDb {
                 out.insert("LastEvaluatedKey", item_to_value(&last));
             }
             let units = read_units(bytes, consistent);
-            if let Some(capacity) = consumed(input, &table.name, units, &[]) {
+            if let Some(capacity) = self.capacity(ctx, input, &table.name, (units, &[]), false) {
                 out.insert("ConsumedCapacity", capacity);
             }
             Ok(out)

@@ -7,6 +7,7 @@
 //!   filter policies share; schedule expressions checked by [`schedule`]), Describe/List/
 //!   Enable/Disable/DeleteRule, PutTargets/RemoveTargets/ListTargetsByRule,
 //!   ListRuleNamesByTarget, and tags on buses and rules.
+//! - [`metrics`]: the `AWS/Events` metrics of rules and their targets.
 //! - [`put_events`]: PutEvents and TestEventPattern: the event envelope, entry validation,
 //!   matching rules, and the input each target receives (Input, InputPath,
 //!   InputTransformer).
@@ -33,6 +34,7 @@ mod buses;
 mod connections;
 pub mod fuzz;
 mod invoke;
+mod metrics;
 mod put_events;
 mod rules;
 mod schedule;
@@ -207,6 +209,10 @@ impl Service for EventBridge {
 
     fn featureless(&self) -> &'static [Featureless] {
         unmodeled::FEATURELESS
+    }
+
+    fn delivery_failed(&self, event: &Event, _error: &str) {
+        metrics::failed(&self.events.env, event);
     }
 
     fn call<'a>(

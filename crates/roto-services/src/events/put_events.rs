@@ -8,6 +8,7 @@ use roto_core::{AwsError, AwsResult, Context, Value};
 use serde_json::{json, Value as Json};
 
 use super::invoke::API_DESTINATION_CALL;
+use super::metrics;
 use super::rules::{parse_pattern, Rule};
 use super::{bus_name, new_id, Events};
 
@@ -153,12 +154,15 @@ impl Events {
 
     /// Sends `event` to every target of `rule`.
     pub(super) fn fire(&self, rule: &Rule, event: &Json) -> AwsResult<()> {
+        let mut invocations = 0;
         for target in self.targets(rule)? {
             let input = target_input(rule, &target, event);
             if let Some(delivery) = delivery(rule, &target, input, event) {
                 self.env.bus.publish(delivery);
+                invocations += 1;
             }
         }
+        metrics::fired(&self.env, rule, invocations);
         Ok(())
     }
 }

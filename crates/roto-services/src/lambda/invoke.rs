@@ -17,6 +17,7 @@ use tokio::sync::mpsc;
 
 use super::executor::{Executor, ImageFunction, Invocation, Outcome, Spec};
 use super::functions::Function;
+use super::metrics;
 use super::{function_arn, target_of, Lambda};
 
 /// The largest synchronous payload.
@@ -146,22 +147,28 @@ impl Runner {
         invocation: Invocation,
     ) -> AwsResult<Outcome> {
         let key = format!("{}/{}/{}", ctx.account, ctx.region, function.name);
-        let _slot = {
+        let (_slot, concurrency) = {
             let mut inflight = self.inflight.lock().unwrap_or_else(|p| p.into_inner());
             let n = inflight.entry(key.clone()).or_insert(0);
             if function.reserved.is_some_and(|r| *n >= r) {
+                drop(inflight);
+                metrics::throttled(&self.env, ctx, &function.name);
                 return Err(throttled());
             }
             *n += 1;
-            Slot {
+            let running = (*n, inflight.values().sum());
+            let slot = Slot {
                 inflight: self.inflight.clone(),
                 key,
-            }
+            };
+            (slot, running)
         };
         let spec = spec_of(&self.env, ctx, function);
         let request_id = invocation.request_id.clone();
         let started = roto_core::timestamp::now_millis();
-        let outcome = self.executor.invoke(spec.clone(), invocation).await?;
+        let outcome = self.executor.invoke(spec.clone(), invocation).await;
+        metrics::invoked(&self.env, ctx, &function.name, &outcome, concurrency);
+        let outcome = outcome?;
         let mut lines = Vec::with_capacity(outcome.lines.len() + 3);
         lines.push((
             started,

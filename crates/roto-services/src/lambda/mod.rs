@@ -16,6 +16,7 @@
 //! - [`configs`]: the settings tools put and read back (recursion, runtime management,
 //!   provisioned concurrency, layer permissions), and the features Roto does not model.
 //! - [`mappings`]: event source mappings from SQS queues and DynamoDB streams.
+//! - [`metrics`]: Invocations, Errors, Duration, Throttles, ConcurrentExecutions.
 //! - [`runtimes`]: the deprecated runtimes Lambda refuses.
 //! - [`urls`]: function URLs, answered on Roto's port.
 //! - [`zip`]: the archive reader.
@@ -29,6 +30,7 @@ mod functions;
 mod invoke;
 mod layers;
 mod mappings;
+mod metrics;
 mod runtimes;
 mod settings;
 mod urls;

@@ -178,6 +178,7 @@ impl Logs {
             .map(|(&(ts, m), id)| (Position { ts, id }.encode(), ts, m.to_string()))
             .collect();
         self.notify_subscriptions(ctx, group, stream, &stored)?;
+        self.publish_metrics(ctx, group, &accepted)?;
         let mut out = Value::map().with("nextSequenceToken", format!("{last_id:056}"));
         if rejected.as_map().is_some_and(|m| !m.is_empty()) {
             out.insert("rejectedLogEventsInfo", rejected);

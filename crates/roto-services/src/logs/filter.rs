@@ -244,6 +244,16 @@ impl Expr {
     }
 }
 
+/// The member a selector (`$.a.b[0]`) names in a JSON message, as text (metric filters'
+/// values and dimensions may name members their pattern does not).
+pub fn json_member(message: &str, selector: &str) -> Option<String> {
+    let steps = parse_selector(selector).ok()?;
+    Some(match select(&json_of(message)?, &steps)? {
+        Json::String(s) => s.clone(),
+        other => other.to_string(),
+    })
+}
+
 /// A message that is a JSON object or array, parsed.
 fn json_of(message: &str) -> Option<Json> {
     match serde_json::from_str::<Json>(message) {

@@ -2,9 +2,11 @@
 //! TestMetricFilter.
 //!
 //! Filters are stored and described as AWS keeps them (at most 100 per log group, listed in
-//! ASCII order of their names); Roto serves no CloudWatch metrics, so nothing is emitted.
+//! ASCII order of their names); PutLogEvents publishes their metrics (`super::metrics`).
 //! TestMetricFilter runs the same [`Pattern`] FilterLogEvents uses and reports what a match
 //! extracts.
+
+use std::sync::atomic::Ordering;
 
 use roto_core::store::Cached;
 use roto_core::{AwsError, AwsResult, Context, Value};
@@ -125,6 +127,7 @@ impl Logs {
             )
             .map_err(AwsError::from)
         })?;
+        self.metric_filters.store(true, Ordering::Relaxed);
         Ok(Value::map())
     }
 

@@ -11,8 +11,9 @@
 //!   backward tokens), FilterLogEvents.
 //! - [`filter`]: the filter-pattern language FilterLogEvents matches messages with.
 //! - [`subscriptions`]: subscription filters, delivering matching events to Lambda.
-//! - [`metric_filters`]: metric filters (stored; Roto has no CloudWatch metrics to feed)
-//!   and TestMetricFilter.
+//! - [`metric_filters`]: metric filters, stored, and TestMetricFilter.
+//! - [`metrics`]: the metrics metric filters and the Embedded Metric Format publish to
+//!   CloudWatch.
 //! - [`destinations`]: subscription destinations and their access policies.
 //! - [`resource_policies`]: account- and log-group-scoped resource policies.
 //! - [`settings`]: data protection policies, transformers, field index policies, account
@@ -34,6 +35,7 @@ pub mod fuzz;
 mod groups;
 mod insights;
 mod metric_filters;
+mod metrics;
 mod queries;
 mod resource_policies;
 mod settings;
@@ -43,6 +45,7 @@ mod unmodeled;
 use std::io;
 
 use base64::Engine;
+use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use metric_filters::test_metric_filter;
@@ -174,6 +177,8 @@ pub struct Logs {
     env: Arc<Env>,
     docs: Documents,
     clock: fn() -> EpochMillis,
+    /// Whether any log group may have metric filters (PutLogEvents reads them only then).
+    metric_filters: AtomicBool,
 }
 
 impl Logs {
@@ -185,10 +190,21 @@ impl Logs {
     /// Creates the service with its own clock, so tests can move time without waiting.
     pub fn with_clock(env: Arc<Env>, clock: fn() -> EpochMillis) -> io::Result<Logs> {
         env.store.migrate(SCHEMA)?;
+        let metric_filters = env
+            .store
+            .with(|c| {
+                c.query_row(
+                    "SELECT EXISTS (SELECT 1 FROM logs_metric_filters)",
+                    [],
+                    |r| r.get(0),
+                )
+            })
+            .map_err(io::Error::other)?;
         Ok(Logs {
             docs: Documents::new(env.clone(), "logs_items", ITEMS_SCHEMA),
             env,
             clock,
+            metric_filters: AtomicBool::new(metric_filters),
         })
     }
 

@@ -12,6 +12,7 @@
 //! - [`deliveries`]: what SNS itself delivers off the bus: HTTP/HTTPS POSTs
 //!   (SubscriptionConfirmation, then Notification) and the email and SMS messages that are
 //!   recorded in the trace instead of sent.
+//! - [`metrics`]: the `AWS/SNS` metrics of publishes and deliveries.
 //! - [`dead_letters`]: notifications whose delivery failed for good, sent to the
 //!   subscription's dead-letter queue (`RedrivePolicy`).
 //!
@@ -25,6 +26,7 @@
 mod access;
 mod dead_letters;
 mod deliveries;
+mod metrics;
 mod platform;
 mod publish;
 mod store;
@@ -184,7 +186,12 @@ impl Service for Sns {
         Box::pin(deliveries::deliver(event))
     }
 
+    fn delivered(&self, event: &Event) {
+        metrics::notified(&self.env, event, true);
+    }
+
     fn delivery_failed(&self, event: &Event, _error: &str) {
+        metrics::notified(&self.env, event, false);
         self.dead_letter(event);
     }
 

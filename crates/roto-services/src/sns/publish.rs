@@ -19,6 +19,7 @@ use roto_core::{AwsError, AwsResult, Context, Value};
 use serde_json::{json, Map, Value as Json};
 use sha2::{Digest, Sha256};
 
+use super::metrics;
 use super::store::{self, Subscription, Topic};
 use super::{deliveries, platform};
 use super::{invalid, invalid_value, lock, not_found, required, self_url, Sns};
@@ -507,6 +508,7 @@ impl Sns {
 
     /// Delivers a message to every confirmed subscription whose filter policy it passes.
     fn fan_out(&self, ctx: &Context, message: &Message<'_>) -> AwsResult<()> {
+        metrics::published(&self.env, message.topic, message.default.len());
         let subscriptions = self
             .env
             .store

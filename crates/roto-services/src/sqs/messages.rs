@@ -22,6 +22,7 @@ use roto_core::{AwsError, AwsResult, Context, Value};
 use sha2::{Digest, Sha256};
 
 use super::attributes::{self, check_characters, md5_hex, Attributes, Kind};
+use super::metrics;
 use super::queues::no_such_queue;
 use super::store::{self, NewMessage, Queue, StoredMessage};
 use super::{int_in, invalid_parameter, invalid_value, missing, required, string_list, Sqs};
@@ -238,6 +239,7 @@ impl Sqs {
             }
             Ok((message_id, sequence_number))
         })?;
+        metrics::sent(&self.env, queue, body.len());
         Ok(Value::map()
             .with("MessageId", message_id)
             .with("MD5OfMessageBody", md5_hex(body.as_bytes()))
@@ -292,6 +294,7 @@ impl Sqs {
             let (messages, next_visible) =
                 self.take_visible(queue.id, max, visibility, &selection)?;
             if !messages.is_empty() || tokio::time::Instant::now() >= deadline {
+                metrics::received(&self.env, &queue, messages.len());
                 let mut out = Value::map();
                 if !messages.is_empty() {
                     if let Some(a) = attempt {
@@ -362,7 +365,9 @@ impl Sqs {
         self.forget_attempts(queue.id);
         self.env
             .store
-            .with(|c| store::delete_message(c, queue.id, &message_id).map_err(AwsError::from))
+            .with(|c| store::delete_message(c, queue.id, &message_id).map_err(AwsError::from))?;
+        metrics::deleted(&self.env, queue);
+        Ok(())
     }
 
     pub(super) fn change_message_visibility(

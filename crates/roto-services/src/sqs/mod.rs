@@ -20,12 +20,14 @@
 //!   queue) and deliveries from other services through the event bus.
 //! - [`policy`]: tags, and AddPermission/RemovePermission kept in the queue's `Policy`.
 //! - [`attributes`]: message attributes, their validation and their MD5 digests.
+//! - [`metrics`]: the `AWS/SQS` metrics, counted as they happen and sampled.
 //! - [`store`]: the tables, and every query over them.
 
 mod access;
 mod attributes;
 mod batch;
 mod messages;
+mod metrics;
 mod moves;
 mod peek;
 mod policy;
@@ -87,6 +89,7 @@ impl Sqs {
     /// Creates the service's tables.
     pub fn new(env: Arc<Env>) -> io::Result<Sqs> {
         env.store.migrate(store::SCHEMA)?;
+        metrics::add_gauges(&env);
         let hold_deleted = std::env::var("ROTO_SQS_DELAY_RECENTLY_DELETED")
             .is_ok_and(|v| matches!(v.as_str(), "1" | "true"));
         Ok(Sqs {
