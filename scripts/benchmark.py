@@ -34,8 +34,10 @@ Method (see scripts/BENCHMARK.md for the full definitions)
   peer emulators (``--peer NAME=COMMAND``), measured the same way in the same session.
 * Optional extra runs, each on one more fresh server: ``--sqs``, ``--sns``, ``--s3-scale``,
   ``--dynamodb-scale``, ``--lambda`` (cold and warm invoke latency of a Python and a
-  Node handler, and Roto's RSS with 10 warm instances) and ``--stepfunctions`` (per-state
-  overhead, a 1,000-item inline Map, executions started per second, RSS).
+  Node handler, and Roto's RSS with 10 warm instances), ``--stepfunctions`` (per-state
+  overhead, a 1,000-item inline Map, executions started per second, RSS) and
+  ``--cloudformation`` (the server-side time from CreateStack to CREATE_COMPLETE of a
+  50-resource template, from the stack's CreationTime and its CREATE_COMPLETE event).
 
 Run ``python3 scripts/benchmark.py --help`` for the options.
 """
@@ -1524,7 +1526,7 @@ def parse_peer(value):
 # --only's section names, and the option each turns on.
 SECTIONS = {"concurrency": "concurrency", "sqs": "sqs", "sns": "sns", "s3-scale": "s3_scale",
             "dynamodb-scale": "dynamodb_scale", "lambda": "lambda_run",
-            "stepfunctions": "stepfunctions"}
+            "stepfunctions": "stepfunctions", "cloudformation": "cloudformation"}
 
 
 def build_parser():
@@ -1622,6 +1624,12 @@ def build_parser():
                         help="cold invocations per runtime for --lambda (each a new function)")
     parser.add_argument("--lambda-invocations", type=int, default=200, metavar="N",
                         help="measured warm invocations per runtime for --lambda")
+    parser.add_argument("--cloudformation", action="store_true",
+                        help="also measure the server-side time from CreateStack to "
+                             "CREATE_COMPLETE of a template of 50 independent resources "
+                             "(off by default)")
+    parser.add_argument("--cloudformation-stacks", type=int, default=10, metavar="N",
+                        help="stacks created, one after another, for --cloudformation")
     return parser
 
 
@@ -1639,6 +1647,8 @@ def validate_args(parser, args):
         parser.error("--startup-timeout and --stop-timeout must be positive")
     if args.lambda_cold < 1 or args.lambda_invocations < 1:
         parser.error("--lambda-cold and --lambda-invocations must be at least 1")
+    if args.cloudformation_stacks < 1:
+        parser.error("--cloudformation-stacks must be at least 1")
     if not re.fullmatch(r"\d{12}", args.account_id):
         parser.error("--account-id must be 12 digits")
     names = [name for name, _ in args.peer]
@@ -3058,6 +3068,93 @@ def print_sfn_report(results):
         results["rss_fresh_kib"] / 1024, results["rss_after_kib"] / 1024))
 
 
+# --------------------------------------------------------------------------------------
+# CloudFormation (--cloudformation): off by default
+# --------------------------------------------------------------------------------------
+
+CFN_RESOURCES = 50
+CFN_HEADERS = aws_headers("cloudformation", {
+    "Content-Type": "application/x-www-form-urlencoded; charset=utf-8",
+})
+
+
+def cfn_call(client, params):
+    """One CloudFormation query-protocol call; returns the parsed XML answer."""
+    import urllib.parse
+    import xml.etree.ElementTree as ET
+    body = urllib.parse.urlencode(dict(params, Version="2010-05-15")).encode()
+    status, _, data = client.request("POST", "/", body, CFN_HEADERS)
+    if status != 200:
+        raise ValidationError("CloudFormation {}: {}".format(
+            params["Action"], describe_response(status, data)))
+    root = ET.fromstring(data)
+    for element in root.iter():  # the namespace is noise here
+        element.tag = element.tag.rpartition("}")[2]
+    return root
+
+
+def cfn_timestamp(text):
+    """Seconds since the epoch of a query-protocol timestamp (ISO 8601, UTC)."""
+    text = text.strip().replace("Z", "+00:00")
+    return datetime.datetime.fromisoformat(text).timestamp()
+
+
+def cfn_stack_seconds(client, name):
+    """Creates a stack of CFN_RESOURCES SSM parameters, waits for it to settle (polling every
+    10 ms), and returns the server-side seconds from its CreationTime to the timestamp of its
+    own CREATE_COMPLETE event."""
+    resources = {"P%d" % i: {"Type": "AWS::SSM::Parameter",
+                             "Properties": {"Type": "String", "Value": str(i)}}
+                 for i in range(CFN_RESOURCES)}
+    cfn_call(client, {"Action": "CreateStack", "StackName": name,
+                      "TemplateBody": json.dumps({"Resources": resources})})
+    deadline = time.monotonic() + 120
+    while True:
+        stack = cfn_call(client, {"Action": "DescribeStacks", "StackName": name}).find(".//member")
+        status = stack.findtext("StackStatus")
+        if not status.endswith("_IN_PROGRESS"):
+            break
+        if time.monotonic() > deadline:
+            raise BenchmarkError("stack {} still {}".format(name, status))
+        time.sleep(0.01)
+    if status != "CREATE_COMPLETE":
+        raise ValidationError("stack {} ended {}".format(name, status))
+    created = cfn_timestamp(stack.findtext("CreationTime"))
+    events = cfn_call(client, {"Action": "DescribeStackEvents", "StackName": name})
+    for event in events.iter("member"):
+        if (event.findtext("LogicalResourceId") == name
+                and event.findtext("ResourceStatus") == "CREATE_COMPLETE"):
+            return cfn_timestamp(event.findtext("Timestamp")) - created
+    raise ValidationError("stack {} has no CREATE_COMPLETE event".format(name))
+
+
+def cloudformation_benchmark(args):
+    """Creates --cloudformation-stacks stacks of CFN_RESOURCES resources, one after
+    another, on one fresh ephemeral server; the server-side creation times."""
+    with tempfile.TemporaryDirectory(prefix="roto-bench-cfn-") as tmpdir:
+        server, port = start_roto_server(args, args.binary, tmpdir, ["--ephemeral"],
+                                         "cloudformation")
+        client = Client(args.host, port)
+        try:
+            seconds = [cfn_stack_seconds(client, "bench-%d" % i)
+                       for i in range(args.cloudformation_stacks)]
+        finally:
+            client.close()
+            server.stop()
+    ordered = sorted(seconds)
+    return {"resources": CFN_RESOURCES, "stacks": len(seconds),
+            "create_seconds": [rounded(v) for v in seconds],
+            "median_seconds": rounded(statistics.median(ordered)),
+            "max_seconds": rounded(ordered[-1])}
+
+
+def print_cloudformation_report(cfn):
+    """Prints the CloudFormation figure."""
+    print("CloudFormation CreateStack -> CREATE_COMPLETE, {} resources (server side): median "
+          "{:.3f} s, max {:.3f} s over {} stacks".format(
+              cfn["resources"], cfn["median_seconds"], cfn["max_seconds"], cfn["stacks"]))
+
+
 def main(argv=None):
     """Entry point: parse options, run, report, write JSON; return the exit status."""
     parser = build_parser()
@@ -3090,6 +3187,9 @@ def main(argv=None):
         if args.stepfunctions:
             results["stepfunctions"] = sfn_benchmark(args)
             print_sfn_report(results["stepfunctions"])
+        if args.cloudformation:
+            results["cloudformation"] = cloudformation_benchmark(args)
+            print_cloudformation_report(results["cloudformation"])
         write_json(args.output, results)
         log("raw results written to " + args.output)
         return 0
