@@ -179,9 +179,16 @@ def test_a_sam_application_expands_into_working_resources(cfn, client):
      "state machine events of type Api yet."),
     ({"Type": "AWS::Serverless::Api", "Properties": {}},
      "Resource with id [R] is invalid. Missing required property 'StageName'."),
-    ({"Type": "AWS::Serverless::Api", "Properties": {"StageName": "v1", "Auth": {"ApiKeyRequired": True}}},
-     "Resource with id [R] is invalid. Roto's SAM transform does not support the property Auth of "
-     "AWS::Serverless::Api yet."),
+    ({"Type": "AWS::Serverless::Api", "Properties": {"StageName": "v1", "Auth": {"UsagePlan": {"Throttle": {}}}}},
+     "Resource with id [R] is invalid. 'CreateUsagePlan' is a required field for UsagePlan."),
+    ({"Type": "AWS::Serverless::Api", "Properties": {"StageName": "v1", "Auth": {"DefaultAuthorizer": "Gate"}}},
+     "Resource with id [R] is invalid. Unable to set DefaultAuthorizer because 'Gate' was not defined in "
+     "'Authorizers'."),
+    ({"Type": "AWS::Serverless::Function", "Properties": {
+        "InlineCode": "x", "Handler": "h", "Runtime": "python3.12",
+        "Events": {"Get": {"Type": "Api", "Properties": {"Path": "/", "Method": "get", "Auth": {"Authorizer": "Gate"}}}}}},
+     "Event with id [Get] is invalid. Unable to set Authorizer [Gate] on API method [get] for path [/] because "
+     "the related API does not define any Authorizers."),
     ({"Type": "AWS::Serverless::Application", "Properties": {"Location": "x"}},
      "Resource with id [R] is invalid."),
 ])
@@ -493,3 +500,149 @@ def test_s3_events_published_aliases_and_state_machine_events(cfn, client):
     s3.delete_object(Bucket=out["Bucket"], Key="in/report.csv")
     cfn.delete_stack(StackName="published")
     assert settle(cfn, stack["StackId"], timeout=60)["StackStatus"] == "DELETE_COMPLETE"
+
+
+AUTHORIZED = """
+Transform: AWS::Serverless-2016-10-31
+Globals:
+  Function:
+    Runtime: python3.12
+    Handler: index.handler
+Resources:
+  Gatekeeper:
+    Type: AWS::Serverless::Function
+    Properties:
+      InlineCode: |
+        def handler(event, context):
+            token = event.get("authorizationToken") or (event.get("headers") or {}).get("x-token", "")
+            effect = "Allow" if token == "let-me-in" else "Deny"
+            return {"principalId": "user", "policyDocument": {"Version": "2012-10-17", "Statement": [
+                {"Action": "execute-api:Invoke", "Effect": effect, "Resource": event["methodArn"]}]}}
+  Guarded:
+    Type: AWS::Serverless::Api
+    Properties:
+      StageName: live
+      Auth:
+        UsagePlan: {CreateUsagePlan: PER_API, Throttle: {RateLimit: 5, BurstLimit: 10}}
+        DefaultAuthorizer: Token
+        Authorizers:
+          Token:
+            FunctionArn: !GetAtt Gatekeeper.Arn
+            Identity: {Header: X-Token, ReauthorizeEvery: 0}
+          Users:
+            UserPoolArn: arn:aws:cognito-idp:us-east-1:000000000000:userpool/us-east-1_pool
+            AuthorizationScopes: [orders/read]
+  Jwt:
+    Type: AWS::Serverless::HttpApi
+    Properties:
+      Auth:
+        DefaultAuthorizer: Issuer
+        Authorizers:
+          Issuer:
+            JwtConfiguration: {issuer: "https://issuer.example", audience: [app]}
+            IdentitySource: $request.header.Authorization
+  App:
+    Type: AWS::Serverless::Function
+    Properties:
+      InlineCode: |
+        def handler(event, context):
+            return {"statusCode": 200, "body": "app"}
+      Events:
+        Private:
+          Type: Api
+          Properties: {RestApiId: !Ref Guarded, Path: /private, Method: get}
+        Open:
+          Type: Api
+          Properties: {RestApiId: !Ref Guarded, Path: /open, Method: get, Auth: {Authorizer: NONE}}
+        Keyed:
+          Type: Api
+          Properties: {RestApiId: !Ref Guarded, Path: /keyed, Method: get, Auth: {Authorizer: NONE, ApiKeyRequired: true}}
+        Pooled:
+          Type: Api
+          Properties: {RestApiId: !Ref Guarded, Path: /pooled, Method: get, Auth: {Authorizer: Users}}
+        Claims:
+          Type: HttpApi
+          Properties: {ApiId: !Ref Jwt, Path: /claims, Method: get, Auth: {AuthorizationScopes: [read]}}
+Outputs:
+  Guarded: {Value: !Ref Guarded}
+  Jwt: {Value: !Ref Jwt}
+"""
+
+
+def test_api_auth_writes_authorizers_and_method_security(cfn, client, server):
+    cfn.create_stack(StackName="authorized", TemplateBody=AUTHORIZED,
+                     Capabilities=["CAPABILITY_IAM", "CAPABILITY_AUTO_EXPAND"])
+    stack = settle(cfn, "authorized", timeout=60)
+    assert stack["StackStatus"] == "CREATE_COMPLETE", events(cfn, "authorized")
+    out = outputs(stack)
+    kinds = {r["LogicalResourceId"]: r["ResourceType"]
+             for r in cfn.describe_stack_resources(StackName="authorized")["StackResources"]}
+    assert kinds["GuardedTokenAuthorizerPermission"] == "AWS::Lambda::Permission"
+    assert "GuardedUsersAuthorizerPermission" not in kinds
+
+    apigw = client("apigateway")
+    authorizers = {a["name"]: a for a in apigw.get_authorizers(restApiId=out["Guarded"])["items"]}
+    assert (authorizers["Token"]["type"], authorizers["Token"]["identitySource"]) == ("TOKEN", "method.request.header.X-Token")
+    assert authorizers["Users"]["type"] == "COGNITO_USER_POOLS"
+    resources = {r["path"]: r for r in apigw.get_resources(restApiId=out["Guarded"])["items"]}
+    method = lambda path: apigw.get_method(restApiId=out["Guarded"], resourceId=resources[path]["id"], httpMethod="GET")
+    assert (method("/private")["authorizationType"], method("/private")["authorizerId"]) == ("CUSTOM", authorizers["Token"]["id"])
+    assert method("/open")["authorizationType"] == "NONE"
+    assert method("/keyed")["apiKeyRequired"] is True
+    assert method("/pooled")["authorizationScopes"] == ["orders/read"]
+
+    base = f"/_aws/execute-api/{out['Guarded']}/live"
+    assert http_get(server, base + "/private")[0] == 401
+    assert http_get(server, base + "/private", {"X-Token": "wrong"})[0] == 403
+    assert http_get(server, base + "/private", {"X-Token": "let-me-in"}) == (200, b"app")
+    assert http_get(server, base + "/open") == (200, b"app")
+    assert http_get(server, base + "/keyed")[0] == 403
+    key = apigw.get_api_key(apiKey=physical(cfn, "authorized", "GuardedApiKey"), includeValue=True)["value"]
+    assert http_get(server, base + "/keyed", {"x-api-key": key}) == (200, b"app")
+    plan = apigw.get_usage_plan(usagePlanId=physical(cfn, "authorized", "GuardedUsagePlan"))
+    assert plan["apiStages"] == [{"apiId": out["Guarded"], "stage": "live"}]
+    assert plan["throttle"] == {"rateLimit": 5.0, "burstLimit": 10}
+
+    v2 = client("apigatewayv2")
+    jwt = v2.get_authorizers(ApiId=out["Jwt"])["Items"][0]
+    assert (jwt["Name"], jwt["AuthorizerType"], jwt["JwtConfiguration"]["Issuer"]) == ("Issuer", "JWT", "https://issuer.example")
+    route = next(r for r in v2.get_routes(ApiId=out["Jwt"])["Items"] if r["RouteKey"] == "GET /claims")
+    assert (route["AuthorizationType"], route["AuthorizerId"], route["AuthorizationScopes"]) == ("JWT", jwt["AuthorizerId"], ["read"])
+
+    cfn.delete_stack(StackName="authorized")
+    assert settle(cfn, stack["StackId"], timeout=60)["StackStatus"] == "DELETE_COMPLETE"
+
+
+def physical(cfn, stack, logical):
+    return cfn.describe_stack_resource(StackName=stack, LogicalResourceId=logical)["StackResourceDetail"]["PhysicalResourceId"]
+
+
+def mock_api(stage, plan):
+    body = {"swagger": "2.0", "info": {"title": stage, "version": "1"}, "paths": {"/": {"get": {
+        "x-amazon-apigateway-integration": {"type": "mock", "requestTemplates": {"application/json": '{"statusCode": 200}'},
+                                            "responses": {"default": {"statusCode": "200"}}}}}}}
+    return {"Type": "AWS::Serverless::Api", "Properties": {
+        "StageName": stage, "DefinitionBody": body, "Auth": {"UsagePlan": plan}}}
+
+
+def test_a_shared_usage_plan_covers_every_api_that_asks_for_it(cfn, client):
+    body = json.dumps({"Transform": "AWS::Serverless-2016-10-31", "Resources": {
+        "One": mock_api("a", {"CreateUsagePlan": "SHARED", "UsagePlanName": "everyone"}),
+        "Two": mock_api("b", {"CreateUsagePlan": "SHARED", "UsagePlanName": "everyone"}),
+        "Three": mock_api("c", {"CreateUsagePlan": "NONE"}),
+    }})
+    cfn.create_stack(StackName="shared-plan", TemplateBody=body, Capabilities=["CAPABILITY_AUTO_EXPAND"])
+    stack = settle(cfn, "shared-plan")
+    assert stack["StackStatus"] == "CREATE_COMPLETE", events(cfn, "shared-plan")
+    kinds = {r["LogicalResourceId"]: r["ResourceType"]
+             for r in cfn.describe_stack_resources(StackName="shared-plan")["StackResources"]}
+    assert {k for k in kinds if "Usage" in k or "Key" in k} == {
+        "ServerlessUsagePlan", "ServerlessApiKey", "ServerlessUsagePlanKey"}
+    apigw = client("apigateway")
+    plan = apigw.get_usage_plan(usagePlanId=physical(cfn, "shared-plan", "ServerlessUsagePlan"))
+    assert plan["name"] == "everyone"
+    assert sorted(s["stage"] for s in plan["apiStages"]) == ["a", "b"]
+    key = apigw.get_api_key(apiKey=physical(cfn, "shared-plan", "ServerlessApiKey"))
+    assert len(key["stageKeys"]) == 2
+    cfn.delete_stack(StackName="shared-plan")
+    assert settle(cfn, stack["StackId"])["StackStatus"] == "DELETE_COMPLETE"

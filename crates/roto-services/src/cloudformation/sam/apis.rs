@@ -13,7 +13,7 @@ use std::collections::HashMap;
 
 use serde_json::{json, Map, Value as Json};
 
-use super::{copied, logical_hash, s3_location, Expansion};
+use super::{auth, copied, logical_hash, s3_location, Expansion};
 
 const ANY_METHOD: &str = "x-amazon-apigateway-any-method";
 const INTEGRATION: &str = "x-amazon-apigateway-integration";
@@ -91,13 +91,14 @@ pub(super) struct Route {
     pub(super) kind: Kind,
     /// The API's logical id.
     pub(super) api: String,
-    path: String,
+    pub(super) path: String,
     /// As OpenAPI names it: lower case, or `x-amazon-apigateway-any-method`.
-    method: String,
+    pub(super) method: String,
     /// The `Fn::Sub` variable of what the route invokes (the function's ARN, or its alias).
     function: String,
-    /// The event's properties.
-    event: Json,
+    /// The event's name and properties.
+    pub(super) name: String,
+    pub(super) event: Json,
 }
 
 /// The properties of `AWS::Serverless::Api` the transform expands.
@@ -120,6 +121,7 @@ const REST_PROPERTIES: &[&str] = &[
     "DisableExecuteApiEndpoint",
     "Tags",
     "Cors",
+    "Auth",
 ];
 
 /// The properties of `AWS::Serverless::HttpApi` the transform expands.
@@ -137,6 +139,7 @@ const HTTP_PROPERTIES: &[&str] = &[
     "FailOnWarnings",
     "DisableExecuteApiEndpoint",
     "Tags",
+    "Auth",
 ];
 
 impl Expansion<'_> {
@@ -163,11 +166,6 @@ impl Expansion<'_> {
                 }
             },
         };
-        if p.get("Auth").is_some() {
-            return Err(invalid(
-                "Roto's SAM transform does not support an event's Auth yet.".into(),
-            ));
-        }
         let text = |member: &str| p.get(member).and_then(Json::as_str);
         let (path, method) = match (kind, text("Path"), text("Method")) {
             (_, Some(path), Some(method)) => (path.to_string(), method.to_ascii_lowercase()),
@@ -185,6 +183,7 @@ impl Expansion<'_> {
                 method
             },
             function: self.arn_variable(),
+            name: name.to_string(),
             event: p.clone(),
         };
         let suffix = match kind {
@@ -240,7 +239,10 @@ impl Expansion<'_> {
                 kind.sam_type()
             ));
         }
-        let mine = routes.iter().filter(|r| r.api == self.id && r.kind == kind);
+        let mine: Vec<&Route> = routes
+            .iter()
+            .filter(|r| r.api == self.id && r.kind == kind)
+            .collect();
         let mut api = Map::new();
         match (props.get("DefinitionBody"), props.get("DefinitionUri")) {
             (None, Some(uri)) => {
@@ -252,9 +254,12 @@ impl Expansion<'_> {
             }
             (body, _) => {
                 let body = body.cloned().unwrap_or_else(|| document(kind, props));
-                api.insert("Body".into(), written(body, props, mine));
+                let mut body = written(body, props, mine.iter().copied());
+                auth::secure(&mut body, kind, props, &mine)?;
+                api.insert("Body".into(), body);
             }
         }
+        self.authorizer_permissions(props);
         match kind {
             Kind::Rest => self.rest_api(original, props, api),
             Kind::Http => self.http_api(original, props, api),
@@ -327,7 +332,7 @@ impl Expansion<'_> {
         }
         let logical = format!("{}{}Stage", self.id, alphanumeric(stage));
         self.add(&logical, "AWS::ApiGateway::Stage", Json::Object(sp));
-        Ok(())
+        self.usage_plan(props, &logical)
     }
 
     fn http_api(

@@ -9,7 +9,7 @@
 //! template's bucket once every resource is expanded), Schedule,
 //! EventBridgeRule/CloudWatchEvent, Api and HttpApi; `FunctionUrlConfig`; `AutoPublishAlias`),
 //! `AWS::Serverless::SimpleTable`, `AWS::Serverless::LayerVersion`,
-//! `AWS::Serverless::StateMachine` (with its rule events), and `AWS::Serverless::Api` and `HttpApi` ([`apis`]),
+//! `AWS::Serverless::StateMachine` (with its rule events), and `AWS::Serverless::Api` and `HttpApi` ([`apis`], their `Auth` in [`auth`]),
 //! each with its section of `Globals` merged in. APIs expand last, once every function has
 //! said which routes it adds to them. Anything else SAM defines fails the transform with
 //! SAM's message naming the resource.
@@ -22,6 +22,7 @@ use sha1::{Digest, Sha1};
 use apis::Kind;
 
 mod apis;
+mod auth;
 
 /// The transform's name.
 pub(crate) const SAM: &str = "AWS::Serverless-2016-10-31";
@@ -90,7 +91,7 @@ pub(crate) fn expand(mut doc: Json) -> Result<Json, String> {
         let mut out = Expansion::new(&id, &resource, &apis);
         let props = properties(&resource, &globals, kind.short());
         match out.api(&resource, kind, &props, &routes) {
-            Ok(()) => expanded.extend(out.resources),
+            Ok(()) => auth::merge_shared(&mut expanded, out.resources),
             Err(e) => errors.push(format!("Resource with id [{id}] is invalid. {e}")),
         }
     }
