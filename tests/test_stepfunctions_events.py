@@ -1,9 +1,11 @@
 """Step Functions' execution status changes as EventBridge events: a rule on the default
 bus matching `aws.states` receives each STANDARD execution's RUNNING and closing status in
-AWS's shape; EXPRESS executions send none."""
+AWS's shape; EXPRESS executions send none. Executions started by an EventBridge rule and by
+an API Gateway AWS integration."""
 
 from __future__ import annotations
 
+import http.client
 import json
 import time
 
@@ -84,3 +86,28 @@ def test_an_eventbridge_rule_starts_an_execution(client, sfn, server):
     assert len(started) == 1
     described = finish(sfn, started[0]["executionArn"])
     assert json.loads(described["output"]) == {"got": 7}
+
+
+def test_an_api_gateway_aws_integration_starts_an_execution(client, sfn, server):
+    arn = machine(sfn, {"A": {"Type": "Pass", "Parameters": {"got.$": "$.order"}, "End": True}}, name="fromapi")
+    apigw = client("apigateway")
+    api = apigw.create_rest_api(name="orders")
+    resource = apigw.create_resource(restApiId=api["id"], parentId=api["rootResourceId"], pathPart="orders")
+    ids = {"restApiId": api["id"], "resourceId": resource["id"], "httpMethod": "POST"}
+    apigw.put_method(**ids, authorizationType="NONE")
+    template = '{"stateMachineArn": "%s", "input": "$util.escapeJavaScript($input.body)"}' % arn
+    apigw.put_integration(**ids, type="AWS", integrationHttpMethod="POST",
+                          uri="arn:aws:apigateway:us-east-1:states:action/StartExecution",
+                          requestTemplates={"application/json": template})
+    apigw.put_method_response(**ids, statusCode="200")
+    apigw.put_integration_response(**ids, statusCode="200")
+    apigw.create_deployment(restApiId=api["id"], stageName="prod")
+    conn = http.client.HTTPConnection(server.host, server.port, timeout=30)
+    conn.request("POST", "/prod/orders", body=b'{"order": 9}',
+                 headers={"Host": f"{api['id']}.execute-api.localhost", "Content-Type": "application/json"})
+    resp = conn.getresponse()
+    body = json.loads(resp.read())
+    conn.close()
+    assert resp.status == 200 and body["executionArn"].startswith(arn.replace(":stateMachine:", ":execution:"))
+    described = finish(sfn, body["executionArn"])
+    assert json.loads(described["output"]) == {"got": 9}

@@ -186,3 +186,38 @@ def test_activities_hand_work_to_a_worker(sfn):
     assert json.loads(task["input"]) == {"job": 1}
     sfn.send_task_success(taskToken=task["taskToken"], output='{"done": 1}')
     assert output(finish(sfn, execution)) == {"done": 1}
+
+
+SLEEPY = """
+import time
+
+def handler(event, context):
+    time.sleep(event["sleep"])
+    return event
+"""
+
+
+def test_task_timeouts_are_recorded_by_resource_kind(client, sfn, server):
+    lam = client("lambda")
+    sleepy = lam.create_function(FunctionName="sleepy", Runtime="python3.12", Role=LAMBDA_ROLE, Handler="app.handler",
+                                 Code={"ZipFile": zip_of({"app.py": SLEEPY})}, Timeout=60)["FunctionArn"]
+    lam.get_waiter("function_active_v2").wait(FunctionName="sleepy")
+    activity = sfn.create_activity(name="idle")["activityArn"]
+    started = {}
+    for name, resource in (("lambda", sleepy), ("activity", activity)):
+        arn = machine(sfn, {"T": {"Type": "Task", "Resource": resource, "TimeoutSeconds": 30, "End": True}}, name=name)
+        started[name] = sfn.start_execution(stateMachineArn=arn, input='{"sleep": 20}')["executionArn"]
+    for arn in started.values():
+        deadline = time.time() + 10
+        while not any(e["type"] in ("LambdaFunctionStarted", "ActivityScheduled")
+                      for e in sfn.get_execution_history(executionArn=arn)["events"]):
+            assert time.time() < deadline
+            time.sleep(0.05)
+    server.advance_clock(31)
+    for name, kind, key in (("lambda", "LambdaFunctionTimedOut", "lambdaFunctionTimedOutEventDetails"),
+                            ("activity", "ActivityTimedOut", "activityTimedOutEventDetails")):
+        d = finish(sfn, started[name])
+        assert (d["status"], d["error"]) == ("FAILED", "States.Timeout")
+        events = sfn.get_execution_history(executionArn=started[name])["events"]
+        assert [e["type"] for e in events][-2:] == [kind, "ExecutionFailed"]
+        assert events[-2][key]["error"] == "States.Timeout"

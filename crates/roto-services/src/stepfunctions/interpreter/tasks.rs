@@ -236,12 +236,23 @@ impl Run {
                     crate::stepfunctions::activities::dequeue(&self.engine, t);
                 }
                 let failure = Failure::new("States.Timeout", "");
-                self.history.add(
-                    &mut lane.prev,
-                    "TaskTimedOut",
-                    Some("taskTimedOutEventDetails"),
-                    task_details(resource, json!({"error": failure.error, "cause": ""})),
-                );
+                let details = json!({"error": failure.error, "cause": ""});
+                let (kind, key, details) = match parsed {
+                    Resource::Function(_) => (
+                        "LambdaFunctionTimedOut",
+                        "lambdaFunctionTimedOutEventDetails",
+                        details,
+                    ),
+                    Resource::Activity(_) => {
+                        ("ActivityTimedOut", "activityTimedOutEventDetails", details)
+                    }
+                    Resource::Integration { .. } => (
+                        "TaskTimedOut",
+                        "taskTimedOutEventDetails",
+                        task_details(resource, details),
+                    ),
+                };
+                self.history.add(&mut lane.prev, kind, Some(key), details);
                 Err(failure)
             }
         }
