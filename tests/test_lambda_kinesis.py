@@ -247,6 +247,11 @@ def test_filters_pass_only_matching_json_data(lam, kinesis, logs):
             lam.create_event_source_mapping(EventSourceArn=arn, FunctionName=fn, StartingPosition="TRIM_HORIZON",
                                             FilterCriteria={"Filters": [{"Pattern": bad}]})
         assert error_of(e) == ("InvalidParameterValueException", "Invalid filter pattern definition.", 400)
+    six = [{"Pattern": json.dumps({"data": {"n": [i]}})} for i in range(6)]
+    with pytest.raises(ClientError) as e:
+        lam.create_event_source_mapping(EventSourceArn=arn, FunctionName=fn, StartingPosition="TRIM_HORIZON",
+                                        FilterCriteria={"Filters": six})
+    assert error_of(e)[0] == "InvalidParameterValueException"
     put(kinesis, name, json.dumps({"kind": "drop", "n": 1}), "plain text", json.dumps({"kind": "keep", "n": 2}))
     mapping = lam.create_event_source_mapping(EventSourceArn=arn, FunctionName=fn, StartingPosition="TRIM_HORIZON",
                                               FilterCriteria={"Filters": [{"Pattern": pattern}]})
@@ -255,6 +260,11 @@ def test_filters_pass_only_matching_json_data(lam, kinesis, logs):
     with pytest.raises(ClientError) as e:
         lam.update_event_source_mapping(UUID=mapping["UUID"], FilterCriteria={"Filters": [{"Pattern": "[1]"}]})
     assert error_of(e)[0] == "InvalidParameterValueException"
+    with pytest.raises(ClientError) as e:
+        lam.update_event_source_mapping(UUID=mapping["UUID"], FilterCriteria={"Filters": six})
+    assert error_of(e) == ("InvalidParameterValueException",
+                           "The number of filters in FilterCriteria (6) exceeds the limit of 5 filters per event source mapping.", 400)
+    lam.update_event_source_mapping(UUID=mapping["UUID"], FilterCriteria={"Filters": six[:5]})
     either = [{"Pattern": pattern}, {"Pattern": json.dumps({"data": {"n": [{"numeric": [">", 10]}]}})}]
     lam.update_event_source_mapping(UUID=mapping["UUID"], FilterCriteria={"Filters": either})
     put(kinesis, name, json.dumps({"kind": "drop", "n": 11}), json.dumps({"kind": "drop", "n": 3}))

@@ -85,13 +85,23 @@ fn reports_item_failures(config: &Value) -> bool {
         })
 }
 
+/// The most filters a mapping's `FilterCriteria` may hold (Lambda's default quota).
+const MAX_FILTERS: usize = 5;
+
 /// The patterns of a mapping's `FilterCriteria`, in EventBridge's pattern syntax.
 fn filters_of(config: &Value) -> AwsResult<Vec<Pattern>> {
-    config
+    let filters = config
         .get("FilterCriteria")
         .and_then(|f| f.get("Filters"))
         .and_then(Value::as_list)
-        .unwrap_or_default()
+        .unwrap_or_default();
+    if filters.len() > MAX_FILTERS {
+        return Err(invalid_parameter(format!(
+            "The number of filters in FilterCriteria ({}) exceeds the limit of {MAX_FILTERS} filters per event source mapping.",
+            filters.len()
+        )));
+    }
+    filters
         .iter()
         .map(|f| {
             Pattern::parse(f.str("Pattern").unwrap_or_default(), Dialect::EventBridge)
