@@ -152,6 +152,11 @@ pub const TARGETS: &[Target] = &[
         grammar: JSON,
     },
     Target {
+        name: "apigateway-openapi",
+        run: apigateway_openapi,
+        grammar: JSON,
+    },
+    Target {
         name: "sfn-intrinsic",
         run: sfn_intrinsic,
         grammar: INTRINSIC,
@@ -1033,6 +1038,11 @@ fn partiql(input: &[u8]) {
 /// HTTP APIs' OpenAPI import, route matching over what it imports, and JWT reading.
 fn apigatewayv2_openapi(input: &[u8]) {
     roto_services::apigateway::v2::fuzz::fuzz_openapi(&text(input));
+}
+
+/// REST APIs' OpenAPI and Swagger import, and the export of what it imports.
+fn apigateway_openapi(input: &[u8]) {
+    roto_services::apigateway::fuzz::fuzz_rest_openapi(&text(input));
 }
 
 fn logs_filter(input: &[u8]) {

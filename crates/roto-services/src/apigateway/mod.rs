@@ -17,9 +17,14 @@
 //! - [`iam`]: `AWS_IAM` authorization (a signature, and under `--enforce-iam` IAM's
 //!   decision on `execute-api:Invoke`), shared by both.
 //! - [`store`]: the documents both keep (one table, created on the first call).
+//! - [`throttle`]: token buckets, and the account-level throttle both apply.
+//! - [`access_log`]: stages' access logs in CloudWatch Logs, written for both.
+//! - [`fuzz`]: the fuzzer's way in to REST APIs' OpenAPI reader.
 //! - [`v2`]: HTTP APIs, a service of their own over the same store; the entry asks its
 //!   `serve` for ids no REST API has.
 
+mod access_log;
+pub mod fuzz;
 mod iam;
 pub mod invoke;
 pub mod lambda_proxy;
@@ -27,6 +32,7 @@ mod patch;
 mod policy;
 mod rest;
 mod store;
+mod throttle;
 pub mod v2;
 
 use std::collections::HashMap;
@@ -95,17 +101,21 @@ pub struct ApiGateway {
     authorizations: Mutex<HashMap<String, (i64, serde_json::Value)>>,
     /// Usage plans' and stages' throttles, and the lock quotas count under.
     meter: rest::Meter,
+    /// The account-level throttle, which HTTP APIs share.
+    accounts: Arc<throttle::AccountThrottle>,
 }
 
 impl ApiGateway {
     /// The service; its table is created on the first call, not here.
     pub fn new(env: Arc<Env>) -> std::io::Result<ApiGateway> {
+        let accounts = Arc::new(throttle::AccountThrottle::default());
         Ok(ApiGateway {
             store: store::open(env.clone()),
             snapshots: Mutex::new(HashMap::new()),
-            http_apis: Arc::new(v2::ApiGatewayV2::new(env.clone())?),
+            http_apis: Arc::new(v2::ApiGatewayV2::new(env.clone(), accounts.clone())?),
             authorizations: Mutex::new(HashMap::new()),
             meter: rest::Meter::default(),
+            accounts,
             env,
         })
     }

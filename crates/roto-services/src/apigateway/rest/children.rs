@@ -5,9 +5,10 @@
 //! VPC links). Each kind names its operations' noun, its id member and the member of the
 //! document that holds the id; creation adds the kind's AWS defaults and checks.
 
-use roto_core::{AwsResult, Context, Value};
+use roto_core::{AwsError, AwsResult, Context, Value};
 use serde_json::{json, Value as Json};
 
+use super::super::throttle::default_account;
 use super::super::{bad_request, conflict, new_id, not_found, patch, ApiGateway};
 use super::{document, missing, now_secs, output, page, scope};
 
@@ -126,6 +127,14 @@ const KINDS: &[Kind] = &[
     },
 ];
 
+/// The index of API keys by value: `{"id": keyId}` under the value, so that the data plane
+/// finds a request's key without reading every key.
+pub const KEY_BY_VALUE: &str = "apikey-value";
+
+/// The index of usage plans by API key: `{"id": planId}` under the key, for each plan
+/// the key is in.
+pub const PLANS_OF_KEY: &str = "apikey-plan";
+
 /// The gateway responses every API has, with their default status codes.
 pub const GATEWAY_RESPONSES: &[(&str, Option<&str>)] = &[
     ("ACCESS_DENIED", Some("403")),
@@ -208,6 +217,21 @@ impl ApiGateway {
         Some(self.child(ctx, input, verb, kind))
     }
 
+    /// Creates a document of the kind `noun` names (`ApiKey`), as its Create operation
+    /// does.
+    pub(super) fn create_child(
+        &self,
+        ctx: &Context,
+        noun: &str,
+        input: &Value,
+    ) -> AwsResult<Value> {
+        let kind = KINDS
+            .iter()
+            .find(|k| k.noun == noun)
+            .ok_or_else(|| AwsError::not_implemented(noun))?;
+        self.child(ctx, input, "Create", kind)
+    }
+
     /// The parent's id, after checking the parent exists.
     fn parent_of(&self, ctx: &Context, input: &Value, kind: &Kind) -> AwsResult<String> {
         let Some(member) = kind.parent else {
@@ -251,6 +275,7 @@ impl ApiGateway {
                 return Err(conflict(format!("{} already exists", kind.what)));
             }
             self.store.put(place, &id, &doc)?;
+            self.index(ctx, kind, &doc, &parent)?;
             return Ok(output(&shown(
                 kind,
                 doc,
@@ -268,6 +293,7 @@ impl ApiGateway {
         match verb {
             "Get" => Ok(output(&shown(kind, doc, input))),
             "Delete" => {
+                self.unindex(ctx, kind, &doc, &parent)?;
                 self.store.delete(place, id)?;
                 if kind.kind == "usageplan" {
                     self.store.delete_children(&ctx.account, &ctx.region, id)?;
@@ -275,6 +301,7 @@ impl ApiGateway {
                 Ok(Value::map())
             }
             _ => {
+                let old_value = doc["value"].as_str().unwrap_or_default().to_string();
                 let shape = if kind.noun == "ClientCertificate" {
                     "ClientCertificate"
                 } else {
@@ -283,6 +310,12 @@ impl ApiGateway {
                 patch::apply(&mut doc, shape, input.get("patchOperations"))?;
                 if doc.get("lastUpdatedDate").is_some() {
                     doc["lastUpdatedDate"] = now_secs().into();
+                }
+                if kind.kind == "apikey" && doc["value"] != old_value.as_str() {
+                    self.unique_key_value(ctx, &doc)?;
+                    self.store
+                        .delete(scope(ctx, KEY_BY_VALUE, ""), &old_value)?;
+                    self.index(ctx, kind, &doc, &parent)?;
                 }
                 self.store.put(place, id, &doc)?;
                 Ok(output(&shown(
@@ -356,6 +389,7 @@ impl ApiGateway {
                         "API Key value should be at least 20 characters",
                     ));
                 }
+                self.unique_key_value(ctx, &doc)?;
                 doc["enabled"] = input.bool("enabled").unwrap_or(false).into();
                 doc["createdDate"] = now.into();
                 doc["lastUpdatedDate"] = now.into();
@@ -437,6 +471,62 @@ impl ApiGateway {
             doc.as_object_mut().map(|o| o.remove("tags"));
         }
         Ok(doc)
+    }
+
+    /// AWS's ConflictException when another API key has `key`'s value.
+    fn unique_key_value(&self, ctx: &Context, key: &Json) -> AwsResult<()> {
+        let value = key["value"].as_str().unwrap_or_default();
+        match self.store.get(scope(ctx, KEY_BY_VALUE, ""), value)? {
+            Some(_) => Err(conflict("API Key already exists")),
+            None => Ok(()),
+        }
+    }
+
+    /// Adds a new document to the indexes the data plane reads: an API key by its value,
+    /// a usage plan by each of its keys.
+    fn index(&self, ctx: &Context, kind: &Kind, doc: &Json, parent: &str) -> AwsResult<()> {
+        let id = doc["id"].as_str().unwrap_or_default();
+        match kind.kind {
+            "apikey" => {
+                let value = doc["value"].as_str().unwrap_or_default();
+                self.store
+                    .put(scope(ctx, KEY_BY_VALUE, ""), value, &json!({ "id": id }))
+            }
+            "usageplankey" => self.store.put(
+                scope(ctx, PLANS_OF_KEY, id),
+                parent,
+                &json!({ "id": parent }),
+            ),
+            _ => Ok(()),
+        }
+    }
+
+    /// Takes a document about to go out of the indexes (an API key also out of its usage
+    /// plans, a usage plan's keys out of the plans of each).
+    fn unindex(&self, ctx: &Context, kind: &Kind, doc: &Json, parent: &str) -> AwsResult<()> {
+        let id = doc["id"].as_str().unwrap_or_default();
+        match kind.kind {
+            "apikey" => {
+                let value = doc["value"].as_str().unwrap_or_default();
+                self.store.delete(scope(ctx, KEY_BY_VALUE, ""), value)?;
+                for entry in self.store.list(scope(ctx, PLANS_OF_KEY, id))? {
+                    let plan = entry["id"].as_str().unwrap_or_default();
+                    self.store.delete(scope(ctx, "usageplankey", plan), id)?;
+                    self.store.delete(scope(ctx, PLANS_OF_KEY, id), plan)?;
+                }
+            }
+            "usageplankey" => {
+                self.store.delete(scope(ctx, PLANS_OF_KEY, id), parent)?;
+            }
+            "usageplan" => {
+                for key in self.store.list(scope(ctx, "usageplankey", id))? {
+                    let key_id = key["id"].as_str().unwrap_or_default();
+                    self.store.delete(scope(ctx, PLANS_OF_KEY, key_id), id)?;
+                }
+            }
+            _ => {}
+        }
+        Ok(())
     }
 
     fn gateway_responses(&self, ctx: &Context, api: &str) -> AwsResult<Vec<Json>> {
@@ -526,9 +616,10 @@ impl ApiGateway {
     }
 
     fn account(&self, ctx: &Context) -> AwsResult<Json> {
-        Ok(self.store.get(scope(ctx, "account", ""), "account")?.unwrap_or_else(|| {
-            json!({"throttleSettings": {"burstLimit": 5000, "rateLimit": 10000.0}, "features": ["UsagePlans"], "apiKeyVersion": "4"})
-        }))
+        Ok(self
+            .store
+            .get(scope(ctx, "account", ""), "account")?
+            .unwrap_or_else(default_account))
     }
 
     fn update_account(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
@@ -536,6 +627,7 @@ impl ApiGateway {
         patch::apply(&mut account, "Account", input.get("patchOperations"))?;
         self.store
             .put(scope(ctx, "account", ""), "account", &account)?;
+        self.accounts.forget(&ctx.account, &ctx.region);
         Ok(output(&account))
     }
 

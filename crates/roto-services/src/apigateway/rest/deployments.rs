@@ -30,7 +30,8 @@ pub struct Snapshot {
 }
 
 impl Snapshot {
-    fn from_json(doc: &Json) -> Snapshot {
+    /// The snapshot a deployment's document holds.
+    pub(super) fn from_json(doc: &Json) -> Snapshot {
         let list = |k: &str| doc[k].as_array().cloned().unwrap_or_default();
         Snapshot {
             api: doc["api"].clone(),
@@ -95,7 +96,8 @@ impl ApiGateway {
         })
     }
 
-    fn snapshot_of(&self, ctx: &Context, api: &str) -> AwsResult<Json> {
+    /// The API as it is now, as a deployment freezes it.
+    pub(super) fn snapshot_of(&self, ctx: &Context, api: &str) -> AwsResult<Json> {
         let api_doc = self.rest_api(ctx, api)?;
         let resources = self.store.list(scope(ctx, "resource", api))?;
         let methods: Vec<&Json> = resources

@@ -34,8 +34,8 @@ pub struct Routed<'a> {
     pub binary: bool,
     /// The authorizer's context, when an authorizer allowed the request.
     pub authorizer: Option<&'a Json>,
-    /// The API key's id, when the method required one.
-    pub api_key_id: Option<&'a str>,
+    /// The API key's id and value, when the method required one.
+    pub api_key: Option<(&'a str, &'a str)>,
     /// The signer, when an `AWS_IAM` method knew it.
     pub caller: Option<&'a Principal>,
 }
@@ -47,6 +47,27 @@ pub fn clf_time(millis: i64) -> String {
         [_, day, month, year, clock, _] => format!("{day}/{month}/{year}:{clock} +0000"),
         _ => rfc.clone(),
     }
+}
+
+/// What `$context` knows of a request before it is routed (and the access log of one
+/// refused before its resource is known): ids, times, stage, method, path and caller.
+pub fn base_context(req: &ApiRequest, account: &str, stage: &str, path: &str) -> Json {
+    let domain = req.domain_name();
+    json!({
+        "httpMethod": req.method,
+        "extendedRequestId": req.request_id,
+        "requestTime": clf_time(req.time),
+        "path": format!("/{stage}{path}"),
+        "accountId": account,
+        "protocol": "HTTP/1.1",
+        "stage": stage,
+        "domainPrefix": domain.split('.').next().unwrap_or_default(),
+        "requestTimeEpoch": req.time,
+        "requestId": req.request_id,
+        "identity": {"sourceIp": req.source_ip, "userAgent": req.header("user-agent")},
+        "domainName": domain,
+        "apiId": req.api_id,
+    })
 }
 
 /// Single- and multi-value maps of pairs: the last value wins in the first, as in AWS.
@@ -92,7 +113,6 @@ impl Routed<'_> {
     /// The `requestContext`, which is also most of `$context`.
     pub fn request_context(&self) -> Json {
         let req = self.req;
-        let domain = req.domain_name();
         let mut identity = json!({
             "cognitoIdentityPoolId": null, "accountId": null, "cognitoIdentityId": null,
             "caller": null, "accessKey": null, "sourceIp": req.source_ip,
@@ -100,9 +120,9 @@ impl Routed<'_> {
             "cognitoAuthenticationProvider": null, "userArn": null,
             "userAgent": req.header("user-agent"), "user": null,
         });
-        if let Some(key) = self.api_key_id {
-            identity["apiKeyId"] = key.into();
-            identity["apiKey"] = req.header("x-api-key").into();
+        if let Some((id, value)) = self.api_key {
+            identity["apiKeyId"] = id.into();
+            identity["apiKey"] = value.into();
         }
         if let Some(caller) = self.caller {
             identity["accountId"] = caller.account.as_str().into();
@@ -111,24 +131,11 @@ impl Routed<'_> {
             identity["userArn"] = caller.arn.as_str().into();
             identity["accessKey"] = req.caller.access_key.as_deref().into();
         }
-        let mut context = json!({
-            "resourceId": self.resource_id,
-            "resourcePath": self.resource_path,
-            "httpMethod": req.method,
-            "extendedRequestId": req.request_id,
-            "requestTime": clf_time(req.time),
-            "path": format!("/{}{}", self.stage, self.path),
-            "accountId": self.account,
-            "protocol": "HTTP/1.1",
-            "stage": self.stage,
-            "domainPrefix": domain.split('.').next().unwrap_or_default(),
-            "requestTimeEpoch": req.time,
-            "requestId": req.request_id,
-            "identity": identity,
-            "domainName": domain,
-            "deploymentId": null,
-            "apiId": req.api_id,
-        });
+        let mut context = base_context(req, self.account, self.stage, self.path);
+        context["resourceId"] = self.resource_id.into();
+        context["resourcePath"] = self.resource_path.into();
+        context["identity"] = identity;
+        context["deploymentId"] = Json::Null;
         if let Some(authorizer) = self.authorizer {
             context["authorizer"] = authorizer.clone();
         }

@@ -14,6 +14,7 @@ use serde_json::{json, Value as Json};
 use super::super::lambda_proxy;
 use super::super::policy::verdict;
 use super::super::ApiGateway;
+use super::children::{KEY_BY_VALUE, PLANS_OF_KEY};
 use super::event::Routed;
 use super::scope;
 use super::serve::Refusal;
@@ -22,12 +23,18 @@ use super::Snapshot;
 /// How deep a JSON schema is followed when a body is validated.
 const MAX_SCHEMA_DEPTH: usize = 32;
 
-/// What an authorizer allowed: the context the integration sees as
-/// `requestContext.authorizer`.
-pub type Allowed = Json;
+/// What an authorizer allowed.
+pub struct Allowed {
+    /// The context the integration sees as `requestContext.authorizer` (with the
+    /// `principalId`).
+    pub context: Json,
+    /// The API key its `usageIdentifierKey` named (for APIs whose `apiKeySource` is
+    /// `AUTHORIZER`).
+    pub usage_key: Option<String>,
+}
 
 /// A request parameter's value by its `method.request.{place}.{name}` source.
-fn parameter(routed: &Routed<'_>, source: &str) -> Option<String> {
+pub(super) fn parameter(routed: &Routed<'_>, source: &str) -> Option<String> {
     let rest = source.strip_prefix("method.request.")?;
     let (place, name) = rest.split_once('.')?;
     match place {
@@ -45,48 +52,48 @@ fn parameter(routed: &Routed<'_>, source: &str) -> Option<String> {
 }
 
 impl ApiGateway {
-    /// Checks the method's API key, if it requires one; the key's id and the usage plan
-    /// that lets it call the stage.
+    /// Checks the method's API key, if it requires one (`value`, from the `x-api-key`
+    /// header or the authorizer): the key's id and the usage plan that lets it call the
+    /// stage. Keys are found by value, and plans by key, through their indexes.
     pub(super) fn check_api_key(
         &self,
         ctx: &Context,
         routed: &Routed<'_>,
         method: &Json,
+        value: Option<&str>,
     ) -> Result<Option<(String, Json)>, Refusal> {
         if method["apiKeyRequired"] != true {
             return Ok(None);
         }
         let forbidden = || Refusal::new("INVALID_API_KEY", "Forbidden");
-        let value = routed.req.header("x-api-key").ok_or_else(forbidden)?;
-        let keys = self
-            .store
-            .list(scope(ctx, "apikey", ""))
-            .map_err(|_| forbidden())?;
-        let key = keys
-            .iter()
-            .find(|k| k["value"] == value.as_str() && k["enabled"] == true)
+        let found = |place, id: &str| self.store.get(place, id).map_err(|_| forbidden());
+        let indexed = found(scope(ctx, KEY_BY_VALUE, ""), value.ok_or_else(forbidden)?)?;
+        let key_id = indexed
+            .as_ref()
+            .and_then(|i| i["id"].as_str())
             .ok_or_else(forbidden)?;
-        let key_id = key["id"].as_str().unwrap_or_default();
+        let key = found(scope(ctx, "apikey", ""), key_id)?.ok_or_else(forbidden)?;
+        if key["enabled"] != true {
+            return Err(forbidden());
+        }
         let plans = self
             .store
-            .list(scope(ctx, "usageplan", ""))
+            .list(scope(ctx, PLANS_OF_KEY, key_id))
             .map_err(|_| forbidden())?;
-        let plan = plans.into_iter().find(|plan| {
+        for entry in plans {
+            let plan_id = entry["id"].as_str().unwrap_or_default();
+            let Some(plan) = found(scope(ctx, "usageplan", ""), plan_id)? else {
+                continue;
+            };
             let staged =
                 plan["apiStages"].as_array().into_iter().flatten().any(|s| {
                     s["apiId"] == routed.req.api_id.as_str() && s["stage"] == routed.stage
                 });
-            let plan_id = plan["id"].as_str().unwrap_or_default();
-            staged
-                && self
-                    .store
-                    .get(scope(ctx, "usageplankey", plan_id), key_id)
-                    .ok()
-                    .flatten()
-                    .is_some()
-        });
-        let plan = plan.ok_or_else(forbidden)?;
-        Ok(Some((key_id.to_string(), plan)))
+            if staged {
+                return Ok(Some((key_id.to_string(), plan)));
+            }
+        }
+        Err(forbidden())
     }
 
     /// Runs the method's Lambda authorizer, if it has one; the context it allowed with.
@@ -182,9 +189,12 @@ impl ApiGateway {
                 ))
             }
         }
-        let mut allowed = result["context"].as_object().cloned().unwrap_or_default();
-        allowed.insert("principalId".into(), result["principalId"].clone());
-        Ok(Some(Json::Object(allowed)))
+        let mut context = result["context"].as_object().cloned().unwrap_or_default();
+        context.insert("principalId".into(), result["principalId"].clone());
+        Ok(Some(Allowed {
+            context: Json::Object(context),
+            usage_key: result["usageIdentifierKey"].as_str().map(str::to_string),
+        }))
     }
 
     fn cached_authorization(&self, key: &str) -> Option<Json> {
@@ -198,7 +208,9 @@ impl ApiGateway {
             .map(|(_, r)| r.clone())
     }
 
-    async fn run_authorizer(
+    /// Invokes a Lambda authorizer for the request; its answer (`principalId`,
+    /// `policyDocument`, `context`, `usageIdentifierKey`).
+    pub(super) async fn run_authorizer(
         &self,
         ctx: &Context,
         routed: &Routed<'_>,

@@ -12,24 +12,33 @@
 //!   VPC links), through one create/get/list/update/delete over a table of kinds.
 //! - [`deployments`]: Deployments (a snapshot of the API the data plane serves) and Stages.
 //! - [`openapi`]: ImportRestApi, PutRestApi and GetExport (OpenAPI 3 and Swagger 2).
+//! - [`imports`]: ImportApiKeys (CSV) and ImportDocumentationParts.
+//! - [`sdks`]: SDK types, and GetSdk (an empty archive: Roto generates no SDKs).
+//! - [`access_associations`]: domain name access associations, stored.
+//! - [`test_invoke`]: TestInvokeMethod and TestInvokeAuthorizer.
 //!
 //! The data plane: [`serve`] (stage, routing by [`route`], integrations, gateway
 //! responses), [`guards`] (API keys, Lambda authorizers, request validators),
 //! [`templates`] (VTL mapping templates), [`services`] (AWS service integrations),
-//! [`usage`] (usage plans' throttles and quotas, GetUsage and UpdateUsage) and [`event`]
-//! (the Lambda proxy event, payload format 1.0).
+//! [`usage`] (usage plans' throttles and quotas, GetUsage and UpdateUsage), [`event`]
+//! (the Lambda proxy event, payload format 1.0) and [`access_log`] (stages' access logs).
 
+mod access_associations;
+mod access_log;
 mod apis;
 mod children;
 mod deployments;
 mod event;
 mod guards;
+mod imports;
 mod openapi;
 mod resources;
 mod route;
+mod sdks;
 mod serve;
 mod services;
 mod templates;
+mod test_invoke;
 mod usage;
 
 use roto_core::timestamp::now_millis;
@@ -40,6 +49,7 @@ use super::store::Scope;
 use super::ApiGateway;
 
 pub(super) use deployments::Snapshot;
+pub(super) use openapi::fuzz_definition;
 pub(super) use usage::Meter;
 
 /// A document as the output encodes it.
@@ -132,7 +142,19 @@ impl ApiGateway {
         if let Some(result) = self.openapi_call(ctx, operation, input) {
             return Some(result);
         }
-        self.child_call(ctx, operation, input)
+        if let Some(result) = self.sdk_call(ctx, operation, input) {
+            return Some(result);
+        }
+        if let Some(result) = self.access_association_call(ctx, operation, input) {
+            return Some(result);
+        }
+        Some(match operation {
+            "ImportApiKeys" => self.import_api_keys(ctx, input),
+            "ImportDocumentationParts" => self.import_documentation_parts(ctx, input),
+            "TestInvokeMethod" => self.test_invoke_method(ctx, input).await,
+            "TestInvokeAuthorizer" => self.test_invoke_authorizer(ctx, input).await,
+            _ => return self.child_call(ctx, operation, input),
+        })
     }
 
     /// The REST API `id` in the caller's account and region, or AWS's NotFoundException.

@@ -30,6 +30,12 @@ fn parse(input: &Value) -> AwsResult<Json> {
         .unwrap_or_default();
     let text = std::str::from_utf8(body)
         .map_err(|_| bad_request("Invalid OpenAPI input: the document is not UTF-8"))?;
+    read_document(text)
+}
+
+/// A document's text, read as JSON or YAML; one that names neither `openapi` nor
+/// `swagger` is refused.
+fn read_document(text: &str) -> AwsResult<Json> {
     let doc = super::super::document(text)
         .map_err(|e| bad_request(format!("Invalid OpenAPI input: {e}")))?;
     if doc.get("openapi").is_none() && doc.get("swagger").is_none() {
@@ -38,6 +44,23 @@ fn parse(input: &Value) -> AwsResult<Json> {
         ));
     }
     Ok(doc)
+}
+
+/// The fuzzer's way in: `text` read as ImportRestApi reads a body, what it defines, and
+/// each integration written back as GetExport writes it.
+pub fn fuzz_definition(text: &str) {
+    let Ok(doc) = read_document(text) else {
+        return;
+    };
+    for base in ["", "/v1/"] {
+        for (_, methods) in read_definition(&doc, base).paths {
+            for (_, method) in methods {
+                if method["methodIntegration"].is_object() {
+                    integration_extension(&method["methodIntegration"]);
+                }
+            }
+        }
+    }
 }
 
 /// The model name a `$ref` names (`#/components/schemas/Pet`, `#/definitions/Pet`).
@@ -77,6 +100,7 @@ fn integration_of(extension: &Json) -> Json {
         .and_then(Json::as_object)
         .into_iter()
         .flatten()
+        .filter(|(_, response)| response.is_object())
     {
         let mut r = response.clone();
         let status = r["statusCode"]
@@ -213,6 +237,165 @@ fn method_of(
     method
 }
 
+/// What an OpenAPI or Swagger document defines for a REST API, read without touching the
+/// store (new validators and authorizers get their ids here, and methods name them).
+#[derive(Debug, Default)]
+pub struct Definition {
+    /// Members of the API's own document (`binaryMediaTypes`, `apiKeySource`, `policy`,
+    /// `minimumCompressionSize`, `version`).
+    pub settings: Vec<(&'static str, Json)>,
+    /// Models, from `components.schemas` or `definitions`.
+    pub models: Vec<Json>,
+    /// Request validators.
+    pub validators: Vec<Json>,
+    /// Authorizers, from the security schemes that carry one.
+    pub authorizers: Vec<Json>,
+    /// Gateway responses.
+    pub gateway_responses: Vec<Json>,
+    /// Each path (after `base`) and its methods, by HTTP method.
+    pub paths: Vec<(String, Vec<(String, Json)>)>,
+}
+
+/// Reads what `doc` defines; paths are put after `base` (a prepended `basePath`).
+pub fn read_definition(doc: &Json, base: &str) -> Definition {
+    let mut settings = Vec::new();
+    for (extension, member) in [
+        ("x-amazon-apigateway-binary-media-types", "binaryMediaTypes"),
+        ("x-amazon-apigateway-api-key-source", "apiKeySource"),
+        ("x-amazon-apigateway-policy", "policy"),
+        (
+            "x-amazon-apigateway-minimum-compression-size",
+            "minimumCompressionSize",
+        ),
+    ] {
+        if let Some(v) = doc.get(extension) {
+            let value = if member == "policy" && !v.is_string() {
+                v.to_string().into()
+            } else {
+                v.clone()
+            };
+            settings.push((member, value));
+        }
+    }
+    if let Some(v) = doc["info"]["version"].as_str() {
+        settings.push(("version", v.into()));
+    }
+    let models = doc["components"]["schemas"]
+        .as_object()
+        .or_else(|| doc["definitions"].as_object())
+        .into_iter()
+        .flatten()
+        .map(|(name, schema)| json!({"id": new_id(), "name": name, "contentType": "application/json", "schema": schema.to_string()}))
+        .collect();
+    let mut validator_ids = Map::new();
+    let mut validators = Vec::new();
+    for (name, v) in doc["x-amazon-apigateway-request-validators"]
+        .as_object()
+        .into_iter()
+        .flatten()
+    {
+        let vid = new_id();
+        validators.push(json!({"id": vid, "name": name,
+            "validateRequestBody": v["validateRequestBody"].as_bool().unwrap_or(false),
+            "validateRequestParameters": v["validateRequestParameters"].as_bool().unwrap_or(false)}));
+        validator_ids.insert(name.clone(), vid.into());
+    }
+    let (authorizers, authorizer_ids) = read_authorizers(doc);
+    let gateway_responses = doc["x-amazon-apigateway-gateway-responses"]
+        .as_object()
+        .into_iter()
+        .flatten()
+        .filter(|(_, response)| response.is_object())
+        .map(|(kind, response)| {
+            let mut r = response.clone();
+            r["responseType"] = kind.clone().into();
+            r["defaultResponse"] = false.into();
+            r
+        })
+        .collect();
+    let base = base.trim_end_matches('/');
+    let paths = doc["paths"]
+        .as_object()
+        .into_iter()
+        .flatten()
+        .map(|(path, item)| {
+            let methods = item
+                .as_object()
+                .into_iter()
+                .flatten()
+                .filter_map(|(key, operation)| {
+                    let http_method = match key.as_str() {
+                        ANY_METHOD => "ANY".to_string(),
+                        m if METHODS.contains(&m) => m.to_ascii_uppercase(),
+                        _ => return None,
+                    };
+                    let mut method = method_of(doc, &http_method, operation, &authorizer_ids);
+                    if let Some(name) = method
+                        .as_object_mut()
+                        .and_then(|o| o.remove("requestValidatorName"))
+                    {
+                        if let Some(vid) = name.as_str().and_then(|n| validator_ids.get(n)) {
+                            method["requestValidatorId"] = vid.clone();
+                        }
+                    }
+                    if let Some(integration) = method.get_mut("methodIntegration") {
+                        integration
+                            .as_object_mut()
+                            .map(|o| o.entry("cacheKeyParameters").or_insert(json!([])));
+                    }
+                    Some((http_method, method))
+                })
+                .collect();
+            (format!("{base}{path}"), methods)
+        })
+        .collect();
+    Definition {
+        settings,
+        models,
+        validators,
+        authorizers,
+        gateway_responses,
+        paths,
+    }
+}
+
+/// The authorizers a document's security schemes define, and their ids by scheme name.
+fn read_authorizers(doc: &Json) -> (Vec<Json>, Map<String, Json>) {
+    let mut authorizers = Vec::new();
+    let mut ids = Map::new();
+    for (name, scheme) in schemes(doc) {
+        let Some(extension) = scheme.get(AUTHORIZER).filter(|e| e.is_object()) else {
+            continue;
+        };
+        let aid = new_id();
+        let kind = extension["type"]
+            .as_str()
+            .unwrap_or("token")
+            .to_ascii_uppercase();
+        let mut authorizer = json!({"id": aid, "name": name, "type": kind,
+            "authType": scheme["x-amazon-apigateway-authtype"].as_str().unwrap_or("custom"),
+            "authorizerResultTtlInSeconds": extension["authorizerResultTtlInSeconds"].as_i64().unwrap_or(300)});
+        for member in [
+            "authorizerUri",
+            "authorizerCredentials",
+            "identitySource",
+            "identityValidationExpression",
+            "providerARNs",
+        ] {
+            if let Some(v) = extension.get(member) {
+                authorizer[member] = v.clone();
+            }
+        }
+        if authorizer.get("identitySource").is_none() && kind == "TOKEN" {
+            let header = scheme["name"].as_str().unwrap_or("Authorization");
+            authorizer["identitySource"] = format!("method.request.header.{header}").into();
+        }
+        authorizers.push(authorizer);
+        ids.insert(name, aid.into());
+    }
+    (authorizers, ids)
+}
+
 impl ApiGateway {
     pub(super) fn openapi_call(
         &self,
@@ -304,95 +487,43 @@ impl ApiGateway {
         doc: &Json,
         input: &Value,
     ) -> AwsResult<()> {
+        let base = match input.get("parameters").and_then(|p| p.str("basepath")) {
+            Some("prepend") => doc["basePath"].as_str().unwrap_or_default(),
+            _ => "",
+        };
+        let definition = read_definition(doc, base);
         let mut api = self.rest_api(ctx, id)?;
-        for (extension, member) in [
-            ("x-amazon-apigateway-binary-media-types", "binaryMediaTypes"),
-            ("x-amazon-apigateway-api-key-source", "apiKeySource"),
-            ("x-amazon-apigateway-policy", "policy"),
-            (
-                "x-amazon-apigateway-minimum-compression-size",
-                "minimumCompressionSize",
-            ),
-        ] {
-            if let Some(v) = doc.get(extension) {
-                api[member] = if member == "policy" && !v.is_string() {
-                    v.to_string().into()
-                } else {
-                    v.clone()
-                };
-            }
-        }
-        if let Some(v) = doc["info"]["version"].as_str() {
-            api["version"] = v.into();
+        for (member, value) in definition.settings {
+            api[member] = value;
         }
         self.store.put(scope(ctx, "restapi", ""), id, &api)?;
-        let models = doc["components"]["schemas"]
-            .as_object()
-            .or_else(|| doc["definitions"].as_object());
-        for (name, schema) in models.into_iter().flatten() {
-            let model = json!({"id": new_id(), "name": name, "contentType": "application/json", "schema": schema.to_string()});
-            self.store.put(scope(ctx, "model", id), name, &model)?;
+        for model in &definition.models {
+            let name = model["name"].as_str().unwrap_or_default();
+            self.store.put(scope(ctx, "model", id), name, model)?;
         }
-        let mut validators = Map::new();
-        for (name, v) in doc["x-amazon-apigateway-request-validators"]
-            .as_object()
-            .into_iter()
-            .flatten()
-        {
-            let vid = new_id();
-            let validator = json!({"id": vid, "name": name,
-                "validateRequestBody": v["validateRequestBody"].as_bool().unwrap_or(false),
-                "validateRequestParameters": v["validateRequestParameters"].as_bool().unwrap_or(false)});
-            self.store
-                .put(scope(ctx, "requestvalidator", id), &vid, &validator)?;
-            validators.insert(name.clone(), vid.into());
+        for (kind, list, key) in [
+            ("requestvalidator", &definition.validators, "id"),
+            ("authorizer", &definition.authorizers, "id"),
+            (
+                "gatewayresponse",
+                &definition.gateway_responses,
+                "responseType",
+            ),
+        ] {
+            for item in list {
+                let item_id = item[key].as_str().unwrap_or_default();
+                self.store.put(scope(ctx, kind, id), item_id, item)?;
+            }
         }
-        let authorizers = self.import_authorizers(ctx, id, doc)?;
-        for (kind, response) in doc["x-amazon-apigateway-gateway-responses"]
-            .as_object()
-            .into_iter()
-            .flatten()
-        {
-            let mut r = response.clone();
-            r["responseType"] = kind.clone().into();
-            r["defaultResponse"] = false.into();
-            self.store
-                .put(scope(ctx, "gatewayresponse", id), kind, &r)?;
-        }
-        let base = match input.get("parameters").and_then(|p| p.str("basepath")) {
-            Some("prepend") => doc["basePath"]
-                .as_str()
-                .unwrap_or_default()
-                .trim_end_matches('/')
-                .to_string(),
-            _ => String::new(),
-        };
-        for (path, item) in doc["paths"].as_object().into_iter().flatten() {
-            let resource_id = self.ensure_path(ctx, id, &format!("{base}{path}"))?;
+        for (path, methods) in definition.paths {
+            let resource_id = self.ensure_path(ctx, id, &path)?;
             let mut resource = self
                 .store
                 .get(scope(ctx, "resource", id), &resource_id)?
                 .ok_or_else(|| missing("Resource"))?;
-            for (key, operation) in item.as_object().into_iter().flatten() {
-                let http_method = match key.as_str() {
-                    ANY_METHOD => "ANY".to_string(),
-                    m if METHODS.contains(&m) => m.to_ascii_uppercase(),
-                    _ => continue,
-                };
-                let mut method = method_of(doc, &http_method, operation, &authorizers);
-                if let Some(name) = method
-                    .as_object_mut()
-                    .and_then(|o| o.remove("requestValidatorName"))
-                {
-                    if let Some(vid) = name.as_str().and_then(|n| validators.get(n)) {
-                        method["requestValidatorId"] = vid.clone();
-                    }
-                }
+            for (http_method, mut method) in methods {
                 if let Some(integration) = method.get_mut("methodIntegration") {
                     integration["cacheNamespace"] = resource_id.clone().into();
-                    integration
-                        .as_object_mut()
-                        .map(|o| o.entry("cacheKeyParameters").or_insert(json!([])));
                 }
                 resource["resourceMethods"][&http_method] = method;
             }
@@ -400,48 +531,6 @@ impl ApiGateway {
                 .put(scope(ctx, "resource", id), &resource_id, &resource)?;
         }
         Ok(())
-    }
-
-    /// The authorizers a document's security schemes define: scheme name -> new id.
-    fn import_authorizers(
-        &self,
-        ctx: &Context,
-        api: &str,
-        doc: &Json,
-    ) -> AwsResult<Map<String, Json>> {
-        let mut ids = Map::new();
-        for (name, scheme) in schemes(doc) {
-            let Some(extension) = scheme.get(AUTHORIZER).filter(|e| e.is_object()) else {
-                continue;
-            };
-            let aid = new_id();
-            let kind = extension["type"]
-                .as_str()
-                .unwrap_or("token")
-                .to_ascii_uppercase();
-            let mut authorizer = json!({"id": aid, "name": name, "type": kind,
-                "authType": scheme["x-amazon-apigateway-authtype"].as_str().unwrap_or("custom"),
-                "authorizerResultTtlInSeconds": extension["authorizerResultTtlInSeconds"].as_i64().unwrap_or(300)});
-            for member in [
-                "authorizerUri",
-                "authorizerCredentials",
-                "identitySource",
-                "identityValidationExpression",
-                "providerARNs",
-            ] {
-                if let Some(v) = extension.get(member) {
-                    authorizer[member] = v.clone();
-                }
-            }
-            if authorizer.get("identitySource").is_none() && kind == "TOKEN" {
-                let header = scheme["name"].as_str().unwrap_or("Authorization");
-                authorizer["identitySource"] = format!("method.request.header.{header}").into();
-            }
-            self.store
-                .put(scope(ctx, "authorizer", api), &aid, &authorizer)?;
-            ids.insert(name, aid.into());
-        }
-        Ok(ids)
     }
 
     fn get_export(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {

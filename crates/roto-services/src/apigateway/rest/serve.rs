@@ -10,7 +10,7 @@
 //! integration responses chosen by selection pattern.
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde_json::{json, Value as Json};
 
@@ -19,10 +19,12 @@ use super::super::invoke::{ApiRequest, ApiResponse};
 use super::super::lambda_proxy::{self, PayloadFormat};
 use super::super::store::Scope;
 use super::super::ApiGateway;
+use super::access_log::Observed;
 use super::children::{default_gateway_response, GATEWAY_RESPONSES};
 use super::event::Routed;
 use super::route::route;
 use super::templates;
+use super::usage::throttled;
 use super::Snapshot;
 use crate::http_client::{self, HttpRequest};
 use roto_core::{AwsResult, Context};
@@ -46,6 +48,11 @@ impl Refusal {
             error_type: error_type(kind),
             capitalized: false,
         }
+    }
+
+    /// Whether the caller was refused as unauthorized (401).
+    pub fn is_unauthorized(&self) -> bool {
+        self.kind == "UNAUTHORIZED"
     }
 
     /// The refusal with another `x-amzn-ErrorType`.
@@ -99,7 +106,7 @@ fn error_type(kind: &str) -> Option<&'static str> {
 }
 
 /// The percent-decoded segments of a path.
-fn segments(path: &str) -> Vec<String> {
+pub fn segments(path: &str) -> Vec<String> {
     path.split('/')
         .filter(|s| !s.is_empty())
         .map(|s| {
@@ -133,7 +140,7 @@ pub fn is_binary(types: &Json, content_type: &str) -> bool {
 }
 
 /// What the API answers for a refusal, through its gateway responses.
-fn gateway_response(snapshot: Option<&Snapshot>, refusal: &Refusal) -> ApiResponse {
+pub fn gateway_response(snapshot: Option<&Snapshot>, refusal: &Refusal) -> ApiResponse {
     let status_default = GATEWAY_RESPONSES
         .iter()
         .find(|(k, _)| *k == refusal.kind)
@@ -236,8 +243,20 @@ impl ApiGateway {
             request_id: req.request_id.clone(),
             host: req.host.clone(),
         };
-        let answer = self.serve_stage(&ctx, req, &stage, &snapshot, &rest).await;
-        Ok(answer.unwrap_or_else(|refusal| gateway_response(Some(&snapshot), &refusal)))
+        let mut observed = Observed::new(stage.get("accessLogSettings"));
+        let answer = self
+            .serve_stage(&ctx, req, &stage, &snapshot, &rest, &mut observed)
+            .await;
+        let response = answer.unwrap_or_else(|refusal| {
+            if observed.wanted {
+                observed.error = Some((refusal.kind, refusal.message.clone()));
+            }
+            gateway_response(Some(&snapshot), &refusal)
+        });
+        if observed.wanted {
+            self.write_access_log(&ctx, req, &stage, &rest, observed, &response);
+        }
+        Ok(response)
     }
 
     async fn serve_stage(
@@ -247,7 +266,15 @@ impl ApiGateway {
         stage: &Json,
         snapshot: &Arc<Snapshot>,
         rest: &str,
+        observed: &mut Observed,
     ) -> Result<ApiResponse, Refusal> {
+        if !self
+            .accounts
+            .admit(&self.store, &ctx.account, &ctx.region)
+            .unwrap_or(true)
+        {
+            return Err(throttled());
+        }
         let missing = || {
             Refusal::new(
                 "MISSING_AUTHENTICATION_TOKEN",
@@ -272,9 +299,10 @@ impl ApiGateway {
             params: &matched.params,
             binary,
             authorizer: None,
-            api_key_id: None,
+            api_key: None,
             caller: None,
         };
+        observed.note_context(|| routed.request_context());
         self.throttle_stage(&routed, stage, matched.method)?;
         let caller = match matched.method["authorizationType"] == "AWS_IAM" {
             true => iam::authorize(
@@ -287,29 +315,44 @@ impl ApiGateway {
             .map_err(Refusal::iam)?,
             false => None,
         };
-        let authorizer = self
+        let authorized = self
             .authorize(ctx, &routed, matched.method, snapshot)
             .await?;
-        let metered = self.check_api_key(ctx, &routed, matched.method)?;
+        let key_value = match snapshot.api["apiKeySource"].as_str() {
+            Some("AUTHORIZER") => authorized.as_ref().and_then(|a| a.usage_key.clone()),
+            _ => req.header("x-api-key"),
+        };
+        let metered = self.check_api_key(ctx, &routed, matched.method, key_value.as_deref())?;
         if let Some((key_id, plan)) = &metered {
             self.meter_key(ctx, &routed, plan, key_id, matched.method)?;
         }
         let routed = Routed {
-            authorizer: authorizer.as_ref(),
-            api_key_id: metered.as_ref().map(|(key_id, _)| key_id.as_str()),
+            authorizer: authorized.as_ref().map(|a| &a.context),
+            api_key: metered
+                .as_ref()
+                .zip(key_value.as_deref())
+                .map(|((key_id, _), value)| (key_id.as_str(), value)),
             caller: caller.as_ref(),
             ..routed
         };
+        observed.note_context(|| routed.request_context());
         self.validate(&routed, matched.method, snapshot)?;
         let integration = &matched.method["methodIntegration"];
-        self.integrate(ctx, &routed, integration).await
+        let started = Instant::now();
+        let answer = self.integrate(ctx, &routed, integration, observed).await;
+        if let Some((_, latency)) = &mut observed.integration {
+            *latency = started.elapsed().as_secs_f64() * 1000.0;
+        }
+        answer
     }
 
-    async fn integrate(
+    /// Calls the method's integration; notes the integration's status in `observed`.
+    pub(super) async fn integrate(
         &self,
         ctx: &Context,
         routed: &Routed<'_>,
         integration: &Json,
+        observed: &mut Observed,
     ) -> Result<ApiResponse, Refusal> {
         let timeout =
             Duration::from_millis(integration["timeoutInMillis"].as_u64().unwrap_or(29_000));
@@ -320,16 +363,22 @@ impl ApiGateway {
                 let function =
                     lambda_proxy::function_of_uri(uri).ok_or_else(configuration_error)?;
                 let function = substitute(function, routed);
+                let event = routed.event();
                 return Ok(
-                    match lambda_proxy::invoke(&self.env, ctx, &function, &routed.event(), timeout)
-                        .await
-                    {
-                        Ok(payload) => lambda_proxy::proxy_response(&payload, PayloadFormat::V1),
+                    match lambda_proxy::invoke(&self.env, ctx, &function, &event, timeout).await {
+                        Ok(payload) => {
+                            observed.integration = Some((Some(200), 0.0));
+                            lambda_proxy::proxy_response(&payload, PayloadFormat::V1)
+                        }
                         Err(failure) => failure,
                     },
                 );
             }
-            "HTTP_PROXY" => return http_proxy(routed, integration, timeout).await,
+            "HTTP_PROXY" => {
+                let response = http_proxy(routed, integration, timeout).await?;
+                observed.integration = Some((Some(response.status), 0.0));
+                return Ok(response);
+            }
             _ => {}
         }
         let (body, overrides) = templates::request_body(routed, integration)?;
@@ -367,6 +416,7 @@ impl ApiGateway {
                 }
             },
         };
+        observed.integration = Some((Some(answer.status), 0.0));
         respond(routed, integration, answer)
     }
 

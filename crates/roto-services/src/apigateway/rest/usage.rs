@@ -1,11 +1,9 @@
 //! Usage plans on REST APIs' data plane, and the usage they count.
 //!
-//! Throttles are token buckets, AWS's algorithm: a bucket holds at most `burstLimit`
-//! tokens and refills at `rateLimit` a second on the server clock; a request takes one or
-//! is refused 429 `Too Many Requests`. A stage's method settings (`{path}/{METHOD}`, else
+//! Throttles are token buckets ([`super::super::throttle`]); a request past one is refused
+//! 429 `Too Many Requests`. A stage's method settings (`{path}/{METHOD}`, else
 //! `*/*`) throttle every caller of a method; a usage plan's throttle (per method where its
-//! API stage names one, else the plan's) throttles each API key on its own. Buckets live
-//! in memory; a full bucket is the same as none, so those are what a crowded map forgets.
+//! API stage names one, else the plan's) throttles each API key on its own.
 //!
 //! Quotas count each key's requests by UTC day of the server clock, in a `usage` document
 //! under the plan (`{"days": {"2026-12-04": 3}, "extra": {period start: granted}}`). A
@@ -15,7 +13,6 @@
 //! `[used, remaining]` per day and key (remaining 0 where the plan has no quota);
 //! UpdateUsage (`replace /remaining`) sets what is left of the current period.
 
-use std::collections::HashMap;
 use std::sync::Mutex;
 
 use jiff::civil::Date;
@@ -24,6 +21,7 @@ use roto_core::timestamp::now_millis;
 use roto_core::{AwsResult, Context, Value};
 use serde_json::{json, Map, Value as Json};
 
+use super::super::throttle::{Buckets, Limits};
 use super::super::{bad_request, ApiGateway};
 use super::event::Routed;
 use super::serve::Refusal;
@@ -35,72 +33,11 @@ const DAY_MS: i64 = 86_400_000;
 /// How many days of counts a key keeps (GetUsage reads no further back).
 const KEPT_DAYS: i64 = 100;
 
-/// How many buckets the meter holds before it forgets the full ones.
-const MAX_BUCKETS: usize = 4096;
-
 /// The throttles' buckets, and the lock that makes a quota's read, check and count one step.
 #[derive(Default)]
 pub struct Meter {
-    buckets: Mutex<HashMap<String, Bucket>>,
+    buckets: Buckets,
     counting: Mutex<()>,
-}
-
-/// A token bucket: its size and rate, its tokens when last taken from, and when (epoch
-/// milliseconds).
-struct Bucket {
-    limits: Limits,
-    tokens: f64,
-    at: i64,
-}
-
-/// A throttle: tokens a second, and the bucket's size.
-#[derive(Debug, Clone, Copy, PartialEq)]
-struct Limits {
-    rate: f64,
-    burst: f64,
-}
-
-impl Limits {
-    /// The limits in `doc`'s members `rate` and `burst`, if it sets either (one alone
-    /// stands for both).
-    fn read(doc: &Json, rate: &str, burst: &str) -> Option<Limits> {
-        match (doc[rate].as_f64(), doc[burst].as_f64()) {
-            (None, None) => None,
-            (r, b) => Some(Limits {
-                rate: r.or(b).unwrap_or_default(),
-                burst: b.or(r.map(f64::ceil)).unwrap_or_default(),
-            }),
-        }
-    }
-
-    /// The bucket's tokens `elapsed` milliseconds after it held `tokens`.
-    fn refilled(self, tokens: f64, elapsed: i64) -> f64 {
-        (tokens + self.rate * elapsed.max(0) as f64 / 1000.0).min(self.burst)
-    }
-}
-
-impl Meter {
-    /// Takes a token from bucket `name`, which `limits` size; false when it has none.
-    fn take(&self, name: String, limits: Limits, now: i64) -> bool {
-        let mut buckets = self.buckets.lock().unwrap_or_else(|p| p.into_inner());
-        if buckets.len() >= MAX_BUCKETS && !buckets.contains_key(&name) {
-            buckets.retain(|_, b| b.limits.refilled(b.tokens, now - b.at) < b.limits.burst);
-        }
-        let bucket = buckets.entry(name).or_insert(Bucket {
-            limits,
-            tokens: limits.burst,
-            at: now,
-        });
-        bucket.limits = limits;
-        bucket.tokens = limits.refilled(bucket.tokens, now - bucket.at);
-        bucket.at = now;
-        if bucket.tokens >= 1.0 {
-            bucket.tokens -= 1.0;
-            true
-        } else {
-            false
-        }
-    }
 }
 
 /// A method's key in settings and throttles: its resource path without the leading `/`,
@@ -120,7 +57,8 @@ fn entry_for<'m>(map: &'m Json, key: &str) -> Option<(&'m String, &'m Json)> {
     map.as_object()?.iter().find(|(k, _)| normal_key(k) == key)
 }
 
-fn throttled() -> Refusal {
+/// AWS's refusal of a throttled request.
+pub(super) fn throttled() -> Refusal {
     Refusal::new("THROTTLED", "Too Many Requests")
 }
 
@@ -252,7 +190,7 @@ impl ApiGateway {
             return Ok(());
         };
         let bucket = format!("stage {}/{} {name}", routed.req.api_id, routed.stage);
-        if self.meter.take(bucket, limits, now_millis()) {
+        if self.meter.buckets.take(bucket, limits, now_millis()) {
             Ok(())
         } else {
             Err(throttled())
@@ -294,7 +232,7 @@ impl ApiGateway {
                 .map(|l| (format!("plan {plan_id} {key_id}"), l)),
         };
         if let Some((bucket, limits)) = throttle {
-            if !self.meter.take(bucket, limits, now_millis()) {
+            if !self.meter.buckets.take(bucket, limits, now_millis()) {
                 return Err(throttled());
             }
         }
@@ -449,26 +387,6 @@ impl ApiGateway {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn buckets_hold_the_burst_and_refill_at_the_rate() {
-        let meter = Meter::default();
-        let limits = Limits {
-            rate: 2.0,
-            burst: 3.0,
-        };
-        let takes = |at| meter.take("b".into(), limits, at);
-        assert!(takes(0) && takes(0) && takes(0));
-        assert!(!takes(0));
-        assert!(!takes(400));
-        assert!(takes(500));
-        assert!(takes(10_000) && takes(10_000) && takes(10_000) && !takes(10_000));
-        let closed = Limits {
-            rate: 0.0,
-            burst: 0.0,
-        };
-        assert!(!meter.take("closed".into(), closed, 0));
-    }
 
     #[test]
     fn quota_periods_start_on_the_offset_day() {

@@ -1,6 +1,8 @@
-//! Custom domain names, their API mappings, and the tags of APIs, stages and domain names
-//! (addressed by ARN: `arn:aws:apigateway:{region}::/apis/{id}`, `.../stages/{name}`,
-//! `arn:aws:apigateway:{region}::/domainnames/{name}`).
+//! Custom domain names, their API mappings, and the tags of APIs, stages, domain names,
+//! VPC links, portals and portal products (addressed by ARN:
+//! `arn:aws:apigateway:{region}::/apis/{id}`, `.../stages/{name}`,
+//! `arn:aws:apigateway:{region}::/domainnames/{name}`, `/vpclinks/{id}`, `/portals/{id}`,
+//! `/portalproducts/{id}`).
 
 use roto_core::{AwsResult, Context, Value};
 
@@ -42,6 +44,9 @@ fn tagged(arn: &str) -> Option<(Kind, &str, &str)> {
         ["apis", api] => Some((Kind::Api, api, api)),
         ["apis", api, "stages", stage] => Some((Kind::Stage, api, stage)),
         ["domainnames", name] => Some((Kind::Domain, "", name)),
+        ["vpclinks", id] => Some((Kind::VpcLink, "", id)),
+        ["portals", id] => Some((Kind::Portal, "", id)),
+        ["portalproducts", id] => Some((Kind::PortalProduct, "", id)),
         _ => None,
     }
 }
@@ -283,7 +288,9 @@ mod tests {
         assert_eq!((stage.0, stage.1, stage.2), (Kind::Stage, "a", "$default"));
         let domain = tagged("arn:aws:apigateway:eu-west-1::/domainnames/api.example.com").unwrap();
         assert_eq!((domain.0, domain.2), (Kind::Domain, "api.example.com"));
-        assert!(tagged("arn:aws:apigateway:us-east-1::/vpclinks/x").is_none());
+        let link = tagged("arn:aws:apigateway:us-east-1::/vpclinks/x").unwrap();
+        assert_eq!((link.0, link.2), (Kind::VpcLink, "x"));
+        assert!(tagged("arn:aws:apigateway:us-east-1::/restapis/x").is_none());
         assert!(tagged("nonsense").is_none());
     }
 }

@@ -5,7 +5,8 @@
 //! Keys are `{append|overwrite|remove}:{header|querystring}.{name}` and `overwrite:path`
 //! (requests), `{append|overwrite|remove}:header.{name}` and `overwrite:statuscode`
 //! (responses). Values are text in which `$request.header.{name}`,
-//! `$request.querystring.{name}`, `$request.path.{name}`, `$request.path`,
+//! `$request.querystring.{name}`, `$request.path.{name}`, `$request.path`, `$request.body`,
+//! `$request.body.{JSONPath}`,
 //! `$stageVariables.{name}`, `$context.{name}` and (in responses) `$response.header.{name}`
 //! are written out (`${...}` also); what names nothing becomes empty.
 
@@ -23,12 +24,28 @@ pub(super) struct Outgoing {
     pub headers: Vec<(String, String)>,
 }
 
+impl Outgoing {
+    /// The request as sent, with the headers `keep` keeps.
+    pub(super) fn of(req: &ApiRequest, keep: impl Fn(&str) -> bool) -> Outgoing {
+        Outgoing {
+            path: None,
+            query: req.query.clone(),
+            headers: req
+                .headers
+                .iter()
+                .filter(|(k, _)| keep(k.as_str()))
+                .filter_map(|(k, v)| Some((k.as_str().to_string(), v.to_str().ok()?.to_string())))
+                .collect(),
+        }
+    }
+}
+
 /// `value` with its variables written out by `lookup` (the variable's source and name).
 fn render(value: &str, lookup: &dyn Fn(&str, &str) -> Option<String>) -> String {
     static PATTERN: OnceLock<regex_lite::Regex> = OnceLock::new();
     let pattern = PATTERN.get_or_init(|| {
         regex_lite::Regex::new(
-            r"\$\{?(request\.header|request\.querystring|request\.path|response\.header|stageVariables|context)(?:\.([A-Za-z0-9_.\-]+))?\}?",
+            r"\$\{?(request\.header|request\.querystring|request\.path|request\.body|response\.header|stageVariables|context)(?:\.([A-Za-z0-9_.\-\[\]]+))?\}?",
         )
         .expect("a valid pattern")
     });
@@ -57,6 +74,14 @@ fn request_value(target: &Target<'_>, source: &str, name: &str) -> Option<String
             .iter()
             .find(|(k, _)| k == name)
             .map(|(_, v)| v.clone()),
+        ("request.body", "") => Some(String::from_utf8_lossy(&req.body).into_owned()),
+        ("request.body", path) => {
+            let body: serde_json::Value = serde_json::from_slice(&req.body).ok()?;
+            let found = roto_jsonpath::Path::parse(&format!("$.{path}")).ok()?;
+            found
+                .get(&body)
+                .map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_string))
+        }
         ("stageVariables", name) => target
             .stage_variables
             .and_then(|v| v.str(name))
@@ -75,6 +100,12 @@ fn request_value(target: &Target<'_>, source: &str, name: &str) -> Option<String
         }
         _ => None,
     }
+}
+
+/// A parameter's value with its request variables written out (as AWS service
+/// integrations' `RequestParameters` are).
+pub(super) fn render_parameter(value: &str, target: &Target<'_>) -> String {
+    render(value, &|source, name| request_value(target, source, name))
 }
 
 /// Applies `action` (`append`, `overwrite`, `remove`) of `name` with `value` to `pairs`.

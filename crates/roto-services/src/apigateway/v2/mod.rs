@@ -13,12 +13,14 @@
 //! - [`children`]: routes, integrations, their responses, authorizers and models.
 //! - [`stages`]: stages, deployments and snapshots.
 //! - [`domains`]: custom domain names, API mappings and tags.
+//! - [`stored`]: VPC links, routing rules and developer portals, stored and returned.
 //! - [`openapi`]: ImportApi, ReimportApi and ExportApi (OpenAPI 3).
 //! - [`fuzz`]: the fuzzer's way in to the OpenAPI reader, route matching and JWT reading.
 //! - [`serve`]: the data plane (stages, CORS, integrations, trace), with [`routing`] (which
 //!   route a request takes), [`event`] (Lambda's payload formats 1.0 and 2.0),
 //!   [`authorize`] (JWT, Lambda and IAM authorization), [`mapping`] (integrations'
-//!   request and response parameter mapping) and [`access_log`] (stages' access logs in
+//!   request and response parameter mapping), [`services`] (AWS service integrations,
+//!   `AWS_PROXY` with an `IntegrationSubtype`) and [`access_log`] (stages' access logs in
 //!   CloudWatch Logs).
 
 mod access_log;
@@ -32,14 +34,17 @@ mod mapping;
 mod openapi;
 mod routing;
 mod serve;
+mod services;
 mod stages;
 mod store;
+mod stored;
 
 use std::io;
 use std::sync::Arc;
 
 use roto_core::timestamp::{self, now_millis, TimestampFormat};
 
+use super::throttle::AccountThrottle;
 use super::Store;
 use roto_core::{
     AwsError, AwsResult, BoxFuture, Context, Env, Request, Response, Service, ServiceSpec, Value,
@@ -61,15 +66,18 @@ pub struct ApiGatewayV2 {
     env: Arc<Env>,
     store: Store,
     caches: authorize::Caches,
+    /// The account-level throttle, shared with REST APIs.
+    accounts: Arc<AccountThrottle>,
 }
 
 impl ApiGatewayV2 {
     /// The service; API Gateway's table is created on the first call, not here.
-    pub fn new(env: Arc<Env>) -> io::Result<ApiGatewayV2> {
+    pub fn new(env: Arc<Env>, accounts: Arc<AccountThrottle>) -> io::Result<ApiGatewayV2> {
         Ok(ApiGatewayV2 {
             store: super::store::open(env.clone()),
             env,
             caches: authorize::Caches::default(),
+            accounts,
         })
     }
 
@@ -96,6 +104,9 @@ impl ApiGatewayV2 {
             return Ok(output);
         }
         if let Some(output) = self.domain_operation(ctx, operation, input)? {
+            return Ok(output);
+        }
+        if let Some(output) = self.stored_operation(ctx, operation, input)? {
             return Ok(output);
         }
         Err(AwsError::not_implemented(operation))

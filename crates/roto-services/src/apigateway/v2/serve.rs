@@ -10,7 +10,8 @@
 //! or 2.0, HTTP proxies to the integration's URL. Answers API Gateway gives itself are HTTP
 //! APIs' (`404 Not Found`, `500 Internal Server Error`, `503 Service Unavailable` past the
 //! integration's timeout). Each request is traced, with its integration call, and written
-//! to the stage's access log when it has one.
+//! to the stage's access log when it has one. WebSocket APIs are stored, not served: their
+//! ids answer 404.
 
 use std::time::{Duration, Instant};
 
@@ -169,6 +170,9 @@ impl ApiGatewayV2 {
         let Some(found) = self.store.locate(Kind::Api.column(), &req.api_id)? else {
             return Ok(None);
         };
+        if found.doc["ProtocolType"] == "WEBSOCKET" {
+            return Ok(Some(not_found()));
+        }
         let ctx = Context {
             account: found.account,
             region: found.region,
@@ -210,6 +214,13 @@ impl ApiGatewayV2 {
         };
         outcome.stage = stage.clone();
         outcome.access_log = stage_doc.get("AccessLogSettings").cloned();
+        if !self
+            .accounts
+            .admit(&self.store, &ctx.account, &ctx.region)?
+        {
+            outcome.error = Some("throttled by the account's limits".into());
+            return Ok(ApiResponse::message(429, "Too Many Requests"));
+        }
         let Some(deployed) = self.snapshot_of(ctx, api, &stage_doc)? else {
             return Ok(not_found());
         };
@@ -305,24 +316,27 @@ impl ApiGatewayV2 {
         ));
         let started = Instant::now();
         let mut response = match integration.str("IntegrationType") {
+            Some("AWS_PROXY") if integration.str("IntegrationSubtype").is_some() => {
+                self.service_integration(ctx, integration, &target).await
+            }
             Some("AWS_PROXY") => {
                 let v2 = integration.str("PayloadFormatVersion") == Some("2.0");
-                self.lambda(ctx, uri, &target, v2, timeout).await
+                match integration.get("RequestParameters") {
+                    Some(mapping) => {
+                        let mapped = mapped_request(mapping, &target);
+                        let target = Target {
+                            req: &mapped,
+                            authorizer: target.authorizer.clone(),
+                            ..target
+                        };
+                        self.lambda(ctx, uri, &target, v2, timeout).await
+                    }
+                    None => self.lambda(ctx, uri, &target, v2, timeout).await,
+                }
             }
             Some("HTTP_PROXY") => {
                 let method = integration.str("IntegrationMethod").filter(|m| *m != "ANY");
-                let mut outgoing = Outgoing {
-                    path: None,
-                    query: req.query.clone(),
-                    headers: req
-                        .headers
-                        .iter()
-                        .filter(|(k, _)| forwarded(k.as_str()))
-                        .filter_map(|(k, v)| {
-                            Some((k.as_str().to_string(), v.to_str().ok()?.to_string()))
-                        })
-                        .collect(),
-                };
+                let mut outgoing = Outgoing::of(req, forwarded);
                 let mapping = integration.get("RequestParameters");
                 map_request(mapping, &target, &mut outgoing);
                 let url = http_target(uri, &matched.parameters);
@@ -407,6 +421,32 @@ impl ApiGatewayV2 {
         ));
         self.env.trace.record(entry);
     }
+}
+
+/// The request as a Lambda proxy integration's `RequestParameters` change it: its
+/// headers, query string and (`overwrite:path`) path, which its event carries.
+fn mapped_request(mapping: &Value, target: &Target<'_>) -> ApiRequest {
+    let mut outgoing = Outgoing::of(target.req, |_| true);
+    map_request(Some(mapping), target, &mut outgoing);
+    let mut mapped = target.req.clone();
+    mapped.headers = outgoing
+        .headers
+        .iter()
+        .filter_map(|(k, v)| {
+            Some((
+                http::HeaderName::from_bytes(k.to_ascii_lowercase().as_bytes()).ok()?,
+                http::HeaderValue::from_str(v).ok()?,
+            ))
+        })
+        .collect();
+    mapped.raw_query = form_urlencoded::Serializer::new(String::new())
+        .extend_pairs(&outgoing.query)
+        .finish();
+    mapped.query = outgoing.query;
+    if let Some(path) = outgoing.path {
+        mapped.path = format!("/{}", path.trim_start_matches('/'));
+    }
+    mapped
 }
 
 /// `url` with its path replaced by `path` (a parameter mapping's `overwrite:path`).

@@ -28,6 +28,12 @@ pub(super) enum Kind {
     Model,
     Domain,
     Mapping,
+    VpcLink,
+    RoutingRule,
+    Portal,
+    PortalProduct,
+    ProductPage,
+    ProductRestEndpointPage,
 }
 
 impl Kind {
@@ -45,6 +51,12 @@ impl Kind {
             Kind::Model => "v2:model",
             Kind::Domain => "v2:domain",
             Kind::Mapping => "v2:mapping",
+            Kind::VpcLink => "v2:vpclink",
+            Kind::RoutingRule => "v2:routing-rule",
+            Kind::Portal => "v2:portal",
+            Kind::PortalProduct => "v2:portal-product",
+            Kind::ProductPage => "v2:product-page",
+            Kind::ProductRestEndpointPage => "v2:product-rest-endpoint-page",
         }
     }
 
@@ -62,6 +74,12 @@ impl Kind {
             Kind::Model => "ModelId",
             Kind::Domain => "DomainName",
             Kind::Mapping => "ApiMappingId",
+            Kind::VpcLink => "VpcLinkId",
+            Kind::RoutingRule => "RoutingRuleId",
+            Kind::Portal => "PortalId",
+            Kind::PortalProduct => "PortalProductId",
+            Kind::ProductPage => "ProductPageId",
+            Kind::ProductRestEndpointPage => "ProductRestEndpointPageId",
         }
     }
 
@@ -69,8 +87,13 @@ impl Kind {
     fn id_len(self) -> usize {
         match self {
             Kind::Api | Kind::Domain | Kind::Stage => 10,
+            Kind::Portal
+            | Kind::PortalProduct
+            | Kind::ProductPage
+            | Kind::ProductRestEndpointPage => 12,
             Kind::Route | Kind::Integration | Kind::RouteResponse | Kind::IntegrationResponse => 7,
             Kind::Deployment | Kind::Authorizer | Kind::Model | Kind::Mapping => 6,
+            Kind::VpcLink | Kind::RoutingRule => 6,
         }
     }
 
@@ -88,6 +111,12 @@ impl Kind {
             Kind::Model => "Model",
             Kind::Domain => "DomainName",
             Kind::Mapping => "ApiMapping",
+            Kind::VpcLink => "VpcLink",
+            Kind::RoutingRule => "RoutingRule",
+            Kind::Portal => "Portal",
+            Kind::PortalProduct => "PortalProduct",
+            Kind::ProductPage => "ProductPage",
+            Kind::ProductRestEndpointPage => "ProductRestEndpointPage",
         }
     }
 
@@ -143,7 +172,7 @@ impl<'a> Key<'a> {
     /// The store scope of the resource, in `ctx`'s account and region.
     fn scope(self, ctx: &'a Context) -> Scope<'a> {
         let parent = match self.kind {
-            Kind::Api | Kind::Domain => "",
+            Kind::Api | Kind::Domain | Kind::VpcLink | Kind::Portal | Kind::PortalProduct => "",
             _ if !self.parent.is_empty() => self.parent,
             _ => self.api,
         };
@@ -200,7 +229,10 @@ impl ApiGatewayV2 {
     /// Removes the document at `key` and its children (those whose parent is its id).
     pub(super) fn remove(&self, ctx: &Context, key: Key<'_>) -> AwsResult<()> {
         self.store.delete(key.scope(ctx), key.id)?;
-        if matches!(key.kind, Kind::Route | Kind::Integration | Kind::Domain) {
+        if matches!(
+            key.kind,
+            Kind::Route | Kind::Integration | Kind::Domain | Kind::PortalProduct
+        ) {
             self.store
                 .delete_children(&ctx.account, &ctx.region, key.id)?;
         }
