@@ -35,9 +35,11 @@ Method (see scripts/BENCHMARK.md for the full definitions)
 * Optional extra runs, each on one more fresh server: ``--sqs``, ``--sns``, ``--s3-scale``,
   ``--dynamodb-scale``, ``--lambda`` (cold and warm invoke latency of a Python and a
   Node handler, and Roto's RSS with 10 warm instances), ``--stepfunctions`` (per-state
-  overhead, a 1,000-item inline Map, executions started per second, RSS) and
+  overhead, a 1,000-item inline Map, executions started per second, RSS),
   ``--cloudformation`` (the server-side time from CreateStack to CREATE_COMPLETE of a
-  50-resource template, from the stack's CreationTime and its CREATE_COMPLETE event).
+  50-resource template, from the stack's CreationTime and its CREATE_COMPLETE event) and
+  ``--apigateway`` (the overhead of a REST and an HTTP API over a direct Invoke of the same
+  warm Lambda function).
 
 Run ``python3 scripts/benchmark.py --help`` for the options.
 """
@@ -1526,7 +1528,8 @@ def parse_peer(value):
 # --only's section names, and the option each turns on.
 SECTIONS = {"concurrency": "concurrency", "sqs": "sqs", "sns": "sns", "s3-scale": "s3_scale",
             "dynamodb-scale": "dynamodb_scale", "lambda": "lambda_run",
-            "stepfunctions": "stepfunctions", "cloudformation": "cloudformation"}
+            "stepfunctions": "stepfunctions", "cloudformation": "cloudformation",
+            "apigateway": "apigateway"}
 
 
 def build_parser():
@@ -1630,6 +1633,12 @@ def build_parser():
                              "(off by default)")
     parser.add_argument("--cloudformation-stacks", type=int, default=10, metavar="N",
                         help="stacks created, one after another, for --cloudformation")
+    parser.add_argument("--apigateway", action="store_true",
+                        help="also measure the overhead API Gateway adds over a direct Lambda "
+                             "Invoke of the same warm function, through a REST and an HTTP API "
+                             "(off by default)")
+    parser.add_argument("--apigateway-requests", type=int, default=500, metavar="N",
+                        help="measured requests per path for --apigateway")
     return parser
 
 
@@ -1649,6 +1658,8 @@ def validate_args(parser, args):
         parser.error("--lambda-cold and --lambda-invocations must be at least 1")
     if args.cloudformation_stacks < 1:
         parser.error("--cloudformation-stacks must be at least 1")
+    if args.apigateway_requests < 1:
+        parser.error("--apigateway-requests must be at least 1")
     if not re.fullmatch(r"\d{12}", args.account_id):
         parser.error("--account-id must be 12 digits")
     names = [name for name, _ in args.peer]
@@ -3066,6 +3077,159 @@ def print_sfn_report(results):
           "({} started)".format(results["starts_per_second"], results["starts"]))
     print("Step Functions RSS: {:.1f} MiB fresh, {:.1f} MiB after the runs above".format(
         results["rss_fresh_kib"] / 1024, results["rss_after_kib"] / 1024))
+# --------------------------------------------------------------------------------------
+# API Gateway benchmark (--apigateway): off by default
+# --------------------------------------------------------------------------------------
+
+APIGW_FUNCTION = "apigw-bench"
+APIGW_ANSWER = {"statusCode": 200, "body": "ok"}
+
+
+def apigw_call(client, service, method, path, payload, expect):
+    """One API Gateway control-plane call (REST APIs or, under /v2, HTTP APIs); its JSON."""
+    headers = aws_headers(service, {"Content-Type": "application/json"})
+    status, _, data = client.request(method, path, json.dumps(payload).encode(), headers)
+    if status != expect:
+        raise ValidationError("API Gateway {} {}: {}".format(method, path,
+                                                             describe_response(status, data)))
+    return json.loads(data or b"{}")
+
+
+def apigw_apis(client, account):
+    """A Python function answering 200 "ok", a REST API whose GET / proxies to it (deployed
+    to `prod`) and a quick-created HTTP API on it; the paths each is timed at."""
+    import base64
+    import io
+    import zipfile
+    archive = io.BytesIO()
+    with zipfile.ZipFile(archive, "w") as z:
+        z.writestr("app.py", "def handler(event, context):\n"
+                             "    return {\"statusCode\": 200, \"body\": \"ok\"}\n")
+    arn = "arn:aws:lambda:{}:{}:function:{}".format(REGION, account, APIGW_FUNCTION)
+    lambda_call(client, "POST", "/2015-03-31/functions", {
+        "FunctionName": APIGW_FUNCTION, "Runtime": "python3.12", "Handler": "app.handler",
+        "Role": "arn:aws:iam::{}:role/roto-benchmark".format(account),
+        "Code": {"ZipFile": base64.b64encode(archive.getvalue()).decode()},
+    }, 201)
+    rest = apigw_call(client, "apigateway", "POST", "/restapis", {"name": "bench"}, 201)
+    method = "/restapis/{}/resources/{}/methods/GET".format(rest["id"], rest["rootResourceId"])
+    apigw_call(client, "apigateway", "PUT", method, {"authorizationType": "NONE"}, 201)
+    uri = "arn:aws:apigateway:{}:lambda:path/2015-03-31/functions/{}/invocations".format(REGION, arn)
+    apigw_call(client, "apigateway", "PUT", method + "/integration",
+               {"type": "AWS_PROXY", "httpMethod": "POST", "uri": uri}, 201)
+    apigw_call(client, "apigateway", "POST", "/restapis/{}/deployments".format(rest["id"]),
+               {"stageName": "prod"}, 201)
+    http_api = apigw_call(client, "apigateway", "POST", "/v2/apis",
+                          {"name": "bench", "protocolType": "HTTP", "target": arn}, 201)
+    return {
+        "rest": "/_aws/execute-api/{}/prod/".format(rest["id"]),
+        "http": "/_aws/execute-api/{}/".format(http_api["apiId"]),
+    }
+
+
+def apigw_timed(client, requests, count):
+    """`count` rounds after as many unmeasured ones, each round one request of every
+    `(name, method, path, body, headers, check)` in turn (so that a load that comes and goes
+    falls on all of them alike); the latencies in ns by name."""
+    def once(method, path, body, headers, check):
+        start = time.perf_counter_ns()
+        status, _, data = client.request(method, path, body, headers)
+        elapsed = time.perf_counter_ns() - start
+        if not check(status, data):
+            raise ValidationError("{} {}: {}".format(method, path, describe_response(status, data)))
+        return elapsed
+    for _ in range(LAMBDA_WARMUP):
+        for _, *request in requests:
+            once(*request)
+    samples = {name: [] for name, *_ in requests}
+    gc.collect()
+    gc.disable()
+    try:
+        for _ in range(count):
+            for name, *request in requests:
+                samples[name].append(once(*request))
+    finally:
+        gc.enable()
+    return samples
+
+
+def apigw_server_overheads(client):
+    """From the trace: for each request through an API, its ExecuteApi duration less that of
+    the Lambda Invoke it made (the entry just before it); in ns, REST's and HTTP's apart (an
+    HTTP API's request also has an `apigatewayv2` entry between the two). Direct Invokes'
+    own durations beside them."""
+    status, _, data = client.request("GET", "/_roto/traces?limit=10000", None, {})
+    if status != 200:
+        raise ValidationError("GET /_roto/traces: " + describe_response(status, data))
+    overheads = {"rest_api": [], "http_api": [], "lambda_invoke": []}
+    inner, via_http_api = None, False
+    for entry in sorted(json.loads(data)["traces"], key=lambda e: e["seq"]):
+        key = (entry["service"], entry["operation"])
+        if key == ("lambda", "Invoke"):
+            if entry.get("source") == "dispatcher":
+                inner, via_http_api = entry["duration_ms"], False
+            else:
+                overheads["lambda_invoke"].append(entry["duration_ms"] * 1e6)
+        elif key == ("apigatewayv2", "ExecuteApi"):
+            via_http_api = True
+        elif key == ("apigateway", "ExecuteApi") and inner is not None:
+            name = "http_api" if via_http_api else "rest_api"
+            overheads[name].append((entry["duration_ms"] - inner) * 1e6)
+            inner = None
+    return overheads
+
+
+def apigateway_benchmark(args):
+    """The overhead API Gateway adds over a direct Lambda Invoke of the same warm function:
+    p50 of Invoke, of GET through a REST API (AWS_PROXY) and of GET through an HTTP API
+    (quick create, payload 2.0), interleaved over one keep-alive connection of one client,
+    on one fresh ephemeral server."""
+    with tempfile.TemporaryDirectory(prefix="roto-bench-apigw-") as tmpdir:
+        server, port = start_roto_server(args, args.binary, tmpdir, ["--ephemeral"], "apigateway")
+        client = Client(args.host, port)
+        try:
+            paths = apigw_apis(client, args.account_id)
+            invoke_headers = aws_headers("lambda", {"Content-Type": "application/json"})
+            invoked = lambda status, data: status == 200 and json.loads(data) == APIGW_ANSWER
+            served = lambda status, data: status == 200 and data == b"ok"
+            log("API Gateway: timing {} requests each ...".format(args.apigateway_requests))
+            samples = apigw_timed(client, [
+                ("lambda_invoke", "POST",
+                 "/2015-03-31/functions/{}/invocations".format(APIGW_FUNCTION), b"{}",
+                 invoke_headers, invoked),
+                ("rest_api", "GET", paths["rest"], None, {}, served),
+                ("http_api", "GET", paths["http"], None, {}, served),
+            ], args.apigateway_requests)
+            server_side = apigw_server_overheads(client)
+        finally:
+            client.close()
+            server.stop()
+    results = {name: latency_summary(ns) for name, ns in samples.items()}
+    base = results["lambda_invoke"]["p50_ms"]
+    for name in ("rest_api", "http_api"):
+        results[name]["overhead_p50_ms"] = rounded(results[name]["p50_ms"] - base)
+    results["server_side"] = {name: latency_summary(ns) for name, ns in server_side.items() if ns}
+    return results
+
+
+def print_apigateway_report(results):
+    """Prints the API Gateway figures: p50s and the overhead over a direct Invoke."""
+    base = results["lambda_invoke"]
+    print("API Gateway: direct Lambda Invoke p50 {:.3f} ms ({} requests)".format(
+        base["p50_ms"], base["count"]))
+    for name, label in (("rest_api", "REST API (AWS_PROXY)"), ("http_api", "HTTP API (payload 2.0)")):
+        row = results[name]
+        print("API Gateway: {:<23} p50 {:.3f} ms, p90 {:.3f} ms; overhead over Invoke p50 "
+              "{:+.3f} ms".format(label, row["p50_ms"], row["p90_ms"], row["overhead_p50_ms"]))
+        server = results["server_side"].get(name)
+        if server:
+            print("API Gateway: {:<23} server side, ExecuteApi less its Invoke: p50 {:.3f} ms, "
+                  "p90 {:.3f} ms ({} requests)".format(label, server["p50_ms"], server["p90_ms"],
+                                                       server["count"]))
+    direct = results["server_side"].get("lambda_invoke")
+    if direct:
+        print("API Gateway: direct Invoke, server side: p50 {:.3f} ms".format(direct["p50_ms"]))
+
 
 
 # --------------------------------------------------------------------------------------
@@ -3190,6 +3354,9 @@ def main(argv=None):
         if args.cloudformation:
             results["cloudformation"] = cloudformation_benchmark(args)
             print_cloudformation_report(results["cloudformation"])
+        if args.apigateway:
+            results["apigateway"] = apigateway_benchmark(args)
+            print_apigateway_report(results["apigateway"])
         write_json(args.output, results)
         log("raw results written to " + args.output)
         return 0
