@@ -134,7 +134,7 @@ fn method_of(
     let defined = schemes(doc);
     for requirement in security.and_then(Json::as_array).into_iter().flatten() {
         for (name, scopes) in requirement.as_object().into_iter().flatten() {
-            let scheme = &defined[name];
+            let scheme = defined.get(name).unwrap_or(&Json::Null);
             if let Some(authorizer) = authorizers.get(name) {
                 let cognito = scheme[AUTHORIZER]["type"].as_str() == Some("cognito_user_pools");
                 method["authorizationType"] = if cognito {
