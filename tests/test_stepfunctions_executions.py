@@ -226,3 +226,14 @@ def test_roto_pytest_waits_for_an_execution_on_the_server_clock(sfn, server):
     server.advance_clock(86400)
     described = server.wait_for_execution(ex)
     assert described["status"] == "SUCCEEDED" and json.loads(described["output"]) == {"k": 1}
+
+
+def test_an_output_over_256_kib_fails_with_data_limit_exceeded(sfn):
+    big = "x" * 150_000
+    described = run(sfn, {"Double": {"Type": "Pass", "Parameters": {"a.$": "$.s", "b.$": "$.s"}, "Next": "Done"},
+                          "Done": {"Type": "Pass", "End": True}}, {"s": big})
+    assert (described["status"], described["error"]) == ("FAILED", "States.DataLimitExceeded")
+    assert described["cause"] == ("The state/task 'Double' returned a result with a size exceeding "
+                                  "the maximum number of bytes service limit.")
+    assert output(run(sfn, {"Once": {"Type": "Pass", "Parameters": {"a.$": "$.s"}, "End": True}},
+                      {"s": big}, name="fits")) == {"a": big}

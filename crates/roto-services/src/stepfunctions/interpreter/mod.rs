@@ -155,6 +155,10 @@ impl Engine {
     }
 }
 
+/// The largest state output, in bytes of its JSON text (256 KiB, Step Functions' payload
+/// quota); beyond it the state fails with `States.DataLimitExceeded`.
+const MAX_PAYLOAD: usize = 262_144;
+
 /// How an execution ended.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Outcome {
@@ -618,12 +622,19 @@ impl Run {
             }
         };
         let (output, next) = result.map_err(|f| self.evaluation_failed(name, f, lane))?;
+        let text = output.to_string();
+        if text.len() > MAX_PAYLOAD {
+            return Err(Failure::new(
+                "States.DataLimitExceeded",
+                format!("The state/task '{name}' returned a result with a size exceeding the maximum number of bytes service limit."),
+            ));
+        }
         if kind != "Fail" {
             self.history.add(
                 &mut lane.prev,
                 &format!("{kind}StateExited"),
                 Some("stateExitedEventDetails"),
-                json!({"name": name, "output": output.to_string(), "outputDetails": {"truncated": false}}),
+                json!({"name": name, "output": text, "outputDetails": {"truncated": false}}),
             );
         }
         let next = next.or_else(|| state.get("Next").and_then(Json::as_str).map(str::to_string));
