@@ -11,6 +11,7 @@
 use crate::dispatch::{Context, Dispatcher, ServiceSpec};
 use crate::error::AwsError;
 use crate::identity::account_of_access_key;
+use crate::protocol::Protocol;
 use crate::timestamp::{now_millis, TimestampFormat};
 use crate::value::Value;
 
@@ -360,6 +361,67 @@ pub fn identify(dispatcher: &Dispatcher, ctx: &Context) -> Result<Principal, Aws
         .transpose()?
         .flatten()
         .ok_or_else(unknown_key)
+}
+
+/// A resource's condition keys: `aws:ResourceTag/<key>` for each of its tags (where its
+/// service reads them), and the service's own.
+pub fn resource_keys(access: &Access) -> impl Iterator<Item = (String, Vec<String>)> + '_ {
+    access
+        .resource_tags
+        .iter()
+        .map(|(k, v)| (format!("aws:ResourceTag/{k}"), vec![v.clone()]))
+        .chain(access.context.iter().cloned())
+}
+
+/// IAM's decision on `access` for `principal`, with the request's condition `keys` and the
+/// resource's own; `None` when no IAM is served to decide.
+pub fn authorize(
+    dispatcher: &Dispatcher,
+    principal: &Principal,
+    access: &Access,
+    keys: &[(String, Vec<String>)],
+) -> Option<Result<Verdict, AwsError>> {
+    let mut keys = keys.to_vec();
+    keys.extend(resource_keys(access));
+    dispatcher
+        .service("iam")?
+        .authorize(principal, access, &keys)
+}
+
+/// A denial in the protocol's shape: S3's XML `AccessDenied` (403; "Access Denied" to an
+/// anonymous caller), the JSON services' `AccessDeniedException`, the query services'
+/// `AccessDenied`.
+pub fn denied(
+    protocol: Protocol,
+    principal: &Principal,
+    access: &Access,
+    denial: Denial,
+) -> AwsError {
+    match protocol {
+        Protocol::RestXml if principal.kind == PrincipalKind::Anonymous => {
+            AwsError::new("AccessDenied", "Access Denied").with_status(403)
+        }
+        Protocol::RestXml => AwsError::new(
+            "AccessDenied",
+            denial_message(principal, access, denial, true),
+        )
+        .with_status(403),
+        Protocol::Json => AwsError::new(
+            "AccessDeniedException",
+            denial_message(principal, access, denial, false),
+        )
+        .with_status(400),
+        Protocol::RestJson => AwsError::new(
+            "AccessDeniedException",
+            denial_message(principal, access, denial, false),
+        )
+        .with_status(403),
+        Protocol::Query => AwsError::new(
+            "AccessDenied",
+            denial_message(principal, access, denial, false),
+        )
+        .with_status(403),
+    }
 }
 
 /// The global condition keys of a request by `principal`, from `source_ip` with

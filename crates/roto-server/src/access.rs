@@ -8,7 +8,7 @@
 //! the protocol's words). Every decision is written into the request's trace entry.
 
 use http::request::Parts;
-use roto_core::access::{denial_message, identify, Access, Principal, PrincipalKind, Verdict};
+use roto_core::access::{authorize, denied, identify, Access, Principal, Verdict};
 use roto_core::protocol::Protocol;
 use roto_core::trace::TraceEntry;
 use roto_core::{AwsError, Context, Dispatcher, Service, Value};
@@ -56,11 +56,8 @@ pub fn check(
     let principal = access.caller.clone().unwrap_or(signer);
     let mut keys = context_keys(parts, ctx, &principal);
     keys.extend(request_tag_keys(input));
-    let Some(iam) = dispatcher.service("iam") else {
-        return Ok(());
-    };
     let decider = Decider {
-        iam: iam.as_ref(),
+        dispatcher,
         principal: &principal,
         protocol,
     };
@@ -90,7 +87,7 @@ pub fn check(
 /// `iam:PassedToService` naming the service's principal (`lambda.amazonaws.com`). Each
 /// decision adds its resource's own keys to the request's.
 struct Decider<'a> {
-    iam: &'a dyn Service,
+    dispatcher: &'a Dispatcher,
     principal: &'a Principal,
     protocol: Protocol,
 }
@@ -103,9 +100,7 @@ impl Decider<'_> {
         keys: &[(String, Vec<String>)],
         entry: &mut TraceEntry,
     ) -> Result<(), AwsError> {
-        let mut keys = keys.to_vec();
-        keys.extend(resource_keys(access));
-        let Some(verdict) = self.iam.authorize(self.principal, access, &keys) else {
+        let Some(verdict) = authorize(self.dispatcher, self.principal, access, keys) else {
             return Ok(());
         };
         let verdict = verdict?;
@@ -143,16 +138,6 @@ fn request_tag_keys(input: &Value) -> Vec<(String, Vec<String>)> {
     keys
 }
 
-/// A resource's condition keys: `aws:ResourceTag/<key>` for each of its tags (where its
-/// service reads them), and the service's own.
-fn resource_keys(access: &Access) -> impl Iterator<Item = (String, Vec<String>)> + '_ {
-    access
-        .resource_tags
-        .iter()
-        .map(|(k, v)| (format!("aws:ResourceTag/{k}"), vec![v.clone()]))
-        .chain(access.context.iter().cloned())
-}
-
 /// The decision as the trace shows it.
 fn describe(principal: &Principal, access: &Access, verdict: &Verdict) -> String {
     let decision = match verdict.denial {
@@ -167,41 +152,6 @@ fn describe(principal: &Principal, access: &Access, verdict: &Verdict) -> String
         text.push_str(&format!(" by {}", verdict.matched.join(", ")));
     }
     text
-}
-
-/// A denial in the protocol's shape: S3's XML `AccessDenied` (403), the JSON services'
-/// `AccessDeniedException`, the query services' `AccessDenied`.
-fn denied(
-    protocol: Protocol,
-    principal: &Principal,
-    access: &Access,
-    denial: roto_core::access::Denial,
-) -> AwsError {
-    match protocol {
-        Protocol::RestXml if principal.kind == PrincipalKind::Anonymous => {
-            AwsError::new("AccessDenied", "Access Denied").with_status(403)
-        }
-        Protocol::RestXml => AwsError::new(
-            "AccessDenied",
-            denial_message(principal, access, denial, true),
-        )
-        .with_status(403),
-        Protocol::Json => AwsError::new(
-            "AccessDeniedException",
-            denial_message(principal, access, denial, false),
-        )
-        .with_status(400),
-        Protocol::RestJson => AwsError::new(
-            "AccessDeniedException",
-            denial_message(principal, access, denial, false),
-        )
-        .with_status(403),
-        Protocol::Query => AwsError::new(
-            "AccessDenied",
-            denial_message(principal, access, denial, false),
-        )
-        .with_status(403),
-    }
 }
 
 /// A refusal of the request's credentials (an unknown key, an expired session) in the

@@ -64,9 +64,7 @@ pub fn authorize(
         Some(&req.source_ip),
         agent.as_deref(),
     );
-    let verdict = dispatcher
-        .service("iam")
-        .and_then(|iam| iam.authorize(&principal, &access, &keys));
+    let verdict = roto_core::access::authorize(&dispatcher, &principal, &access, &keys);
     match verdict {
         Some(Ok(verdict)) => match verdict.denial {
             None => Ok(Some(principal)),

@@ -1,6 +1,7 @@
 //! POST object uploads from HTML forms (`multipart/form-data` to a bucket): the form's
-//! fields, its base64 policy (expiration and conditions) and, under
-//! `--verify-signatures`, the policy's signature, and the three answers S3 gives
+//! fields, its base64 policy (expiration and conditions), under `--verify-signatures` the
+//! policy's signature, under `--enforce-iam` its signer's permission to put the object,
+//! and the three answers S3 gives
 //! (`success_action_redirect`, `success_action_status` 200/201, else 204).
 
 use std::collections::BTreeMap;
@@ -9,8 +10,11 @@ use base64::Engine;
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use roto_chunked::ChecksumAlgorithm;
+use roto_core::access::{self, Verdict};
 use roto_core::dispatch::VERIFY_SIGNATURES_OPTION;
+use roto_core::identity::account_of_access_key;
 use roto_core::protocol::xml::XmlWriter;
+use roto_core::protocol::Protocol;
 use roto_core::signature;
 use roto_core::timestamp::{self, now_millis};
 use roto_core::{AwsError, AwsResult, Context, Request, Response, Value};
@@ -357,6 +361,52 @@ impl S3 {
         Err(signature::s3_mismatch(key, provided, policy, None))
     }
 
+    /// Under `--enforce-iam`, the form's signer (the key its credential names; anonymous
+    /// without one) needs `s3:PutObject` on the new object, decided as a PUT is, by its
+    /// policies and the bucket's.
+    fn check_access(
+        &self,
+        ctx: &Context,
+        form: &Form,
+        bucket: &str,
+        key: &str,
+        raw: &Value,
+    ) -> AwsResult<()> {
+        let enforced = self.env.option(access::ENFORCE_OPTION).as_deref() == Some("true");
+        let Some(dispatcher) = self.env.dispatcher().filter(|_| enforced) else {
+            return Ok(());
+        };
+        let field = |name: &str| form.fields.get(name).map(String::as_str);
+        let signer = field("x-amz-credential")
+            .map(|c| c.split('/').next().unwrap_or(c))
+            .or(field("awsaccesskeyid"));
+        let caller = Context {
+            account: signer
+                .and_then(account_of_access_key)
+                .unwrap_or_else(|| ctx.account.clone()),
+            access_key: signer.map(str::to_string),
+            ..ctx.clone()
+        };
+        let token = field("x-amz-security-token");
+        let principal = access::identify(&dispatcher, &caller)
+            .map_err(|e| form_credentials_refused(e, signer.unwrap_or_default(), token))?;
+        let input = Value::map().with("Bucket", bucket).with("Key", key);
+        let asked = self.access_of(&principal, "PostObject", &input)?;
+        let keys = access::context_keys(&caller, &principal, raw.str("SourceIp"), None);
+        match access::authorize(&dispatcher, &principal, &asked, &keys).transpose()? {
+            Some(Verdict {
+                denial: Some(denial),
+                ..
+            }) => Err(access::denied(
+                Protocol::RestXml,
+                &principal,
+                &asked,
+                denial,
+            )),
+            _ => Ok(()),
+        }
+    }
+
     pub(crate) async fn post_object(
         &self,
         ctx: &Context,
@@ -402,6 +452,7 @@ impl S3 {
         super::objects::check_key(&key)?;
         check_policy(&form, &bucket.name, data.len())?;
         self.check_signature(&form)?;
+        self.check_access(ctx, &form, &bucket.name, &key, &request.input)?;
         let input = form_input(&form);
         let encryption = self
             .encryption_for_write(ctx, &bucket, &key, &input)
