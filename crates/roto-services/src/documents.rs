@@ -45,6 +45,18 @@ pub struct Scope<'a> {
     pub parent: &'a str,
 }
 
+impl<'a> Scope<'a> {
+    /// The documents of `kind` under `parent` in the caller's account and region.
+    pub fn of(ctx: &'a roto_core::Context, kind: &'a str, parent: &'a str) -> Scope<'a> {
+        Scope {
+            account: &ctx.account,
+            region: &ctx.region,
+            kind,
+            parent,
+        }
+    }
+}
+
 /// A service's document table over the shared environment's store.
 pub struct Documents {
     env: Arc<Env>,
@@ -202,6 +214,49 @@ impl Documents {
                 .map(|_| ())
                 .map_err(AwsError::from)
         })
+    }
+}
+
+/// Documents as shaped values: written whole, read back whole or as one of the model's
+/// shapes (a Get's output, a List's summary).
+impl Documents {
+    /// The document `id` in `scope`, every member kept, if any.
+    pub fn value(&self, scope: Scope<'_>, id: &str) -> AwsResult<Option<roto_core::Value>> {
+        Ok(self
+            .get(scope, id)?
+            .map(|doc| roto_core::Value::from_json(&doc)))
+    }
+
+    /// The document `id` in `scope` read as the model's `shape`, if any.
+    pub fn value_as(
+        &self,
+        model: &roto_core::model::Model,
+        scope: Scope<'_>,
+        id: &str,
+        shape: &str,
+    ) -> AwsResult<Option<roto_core::Value>> {
+        match self.get(scope, id)? {
+            Some(doc) => shaped(model, shape, &doc).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// Every document in `scope`, in creation order, read as the model's `shape`.
+    pub fn values_as(
+        &self,
+        model: &roto_core::model::Model,
+        scope: Scope<'_>,
+        shape: &str,
+    ) -> AwsResult<Vec<roto_core::Value>> {
+        self.list(scope)?
+            .iter()
+            .map(|doc| shaped(model, shape, doc))
+            .collect()
+    }
+
+    /// Writes the shaped value `value` as document `id` in `scope`.
+    pub fn put_value(&self, scope: Scope<'_>, id: &str, value: &roto_core::Value) -> AwsResult<()> {
+        self.put(scope, id, &document(value))
     }
 }
 

@@ -350,7 +350,11 @@ impl Logs {
             .with("storedBytes", 0i64)
             .with_opt("kmsKeyId", g.kms_key.as_deref())
             .with("logGroupClass", g.class.as_str())
-            .with("deletionProtectionEnabled", g.deletion_protection))
+            .with("deletionProtectionEnabled", g.deletion_protection)
+            .with(
+                "bearerTokenAuthenticationEnabled",
+                self.bearer_token_enabled(ctx, &g.name)?,
+            ))
     }
 
     pub(super) fn put_retention_policy(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {

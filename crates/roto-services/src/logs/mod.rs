@@ -16,10 +16,15 @@
 //!   CloudWatch.
 //! - [`destinations`]: subscription destinations and their access policies.
 //! - [`resource_policies`]: account- and log-group-scoped resource policies.
-//! - [`settings`]: data protection policies, transformers, field index policies, account
-//!   policies and the storage tier, stored and read back whole (`logs_items`).
+//! - [`settings`]: data protection policies, transformers, field index policies, bearer
+//!   token authentication, syslog configurations, account policies and the storage tier,
+//!   stored and read back whole (`logs_items`).
+//! - [`deliveries`]: vended-log delivery sources, destinations (with policies) and
+//!   deliveries; [`analytics`]: anomaly detectors, lookup tables, scheduled queries and
+//!   OpenSearch integrations, stored and not run.
 //! - [`insights`]: the Logs Insights query language; [`queries`]: query definitions,
 //!   StartQuery and its results, GetLogRecord and GetLogGroupFields.
+//! - [`live_tail`]: StartLiveTail's event stream of newly ingested events.
 //! - [`exports`]: export tasks, writing events to S3 through the dispatcher.
 //! - [`fuzz`]: entry points through which `crates/roto-fuzz` reaches the filter-pattern and
 //!   Insights parsers.
@@ -27,6 +32,8 @@
 //! Retention is applied on read: an event older than its group's retention is never
 //! returned, and PutLogEvents reports it as expired.
 
+mod analytics;
+mod deliveries;
 mod destinations;
 mod events;
 mod exports;
@@ -34,6 +41,7 @@ mod filter;
 pub mod fuzz;
 mod groups;
 mod insights;
+mod live_tail;
 mod metric_filters;
 mod metrics;
 mod queries;
@@ -245,6 +253,9 @@ impl Service for Logs {
         Box::pin(async move {
             let input = &request.input;
             self.validate(operation, input)?;
+            if operation == "StartLiveTail" {
+                return self.start_live_tail(ctx, input);
+            }
             let output = match operation {
                 "CreateLogGroup" => self.create_log_group(ctx, input)?,
                 "DeleteLogGroup" => self.delete_log_group(ctx, input)?,
@@ -311,12 +322,61 @@ impl Service for Logs {
                 "DeleteAccountPolicy" => self.delete_account_policy(ctx, input)?,
                 "PutStorageTierPolicy" => self.put_storage_tier_policy(ctx, input)?,
                 "GetStorageTierPolicy" => self.get_storage_tier_policy(ctx)?,
-                other => {
-                    return featureless::answer(SPEC.model(), unmodeled::FEATURELESS, other, input)
-                        .map(Response::new)
-                }
+                other => self.call_configured(ctx, other, input)?,
             };
             Ok(Response::new(output))
+        })
+    }
+}
+
+impl Logs {
+    /// The operations of resources kept whole: deliveries, detectors, lookup tables,
+    /// scheduled queries, integrations and log groups' ingestion settings.
+    fn call_configured(&self, ctx: &Context, operation: &str, input: &Value) -> AwsResult<Value> {
+        Ok(match operation {
+            "PutDeliverySource" => self.put_delivery_source(ctx, input)?,
+            "GetDeliverySource" => self.get_delivery_source(ctx, input)?,
+            "DescribeDeliverySources" => self.describe_delivery_sources(ctx, input)?,
+            "DeleteDeliverySource" => self.delete_delivery_source(ctx, input)?,
+            "PutDeliveryDestination" => self.put_delivery_destination(ctx, input)?,
+            "GetDeliveryDestination" => self.get_delivery_destination(ctx, input)?,
+            "DescribeDeliveryDestinations" => self.describe_delivery_destinations(ctx, input)?,
+            "DeleteDeliveryDestination" => self.delete_delivery_destination(ctx, input)?,
+            "PutDeliveryDestinationPolicy" => self.put_delivery_destination_policy(ctx, input)?,
+            "GetDeliveryDestinationPolicy" => self.get_delivery_destination_policy(ctx, input)?,
+            "DeleteDeliveryDestinationPolicy" => {
+                self.delete_delivery_destination_policy(ctx, input)?
+            }
+            "CreateDelivery" => self.create_delivery(ctx, input)?,
+            "GetDelivery" => self.get_delivery(ctx, input)?,
+            "UpdateDeliveryConfiguration" => self.update_delivery_configuration(ctx, input)?,
+            "DeleteDelivery" => self.delete_delivery(ctx, input)?,
+            "DescribeDeliveries" => self.describe_deliveries(ctx, input)?,
+            "CreateLogAnomalyDetector" => self.create_log_anomaly_detector(ctx, input)?,
+            "GetLogAnomalyDetector" => self.get_log_anomaly_detector(ctx, input)?,
+            "UpdateLogAnomalyDetector" => self.update_log_anomaly_detector(ctx, input)?,
+            "DeleteLogAnomalyDetector" => self.delete_log_anomaly_detector(ctx, input)?,
+            "ListLogAnomalyDetectors" => self.list_log_anomaly_detectors(ctx, input)?,
+            "CreateLookupTable" => self.create_lookup_table(ctx, input)?,
+            "GetLookupTable" => self.get_lookup_table(ctx, input)?,
+            "UpdateLookupTable" => self.update_lookup_table(ctx, input)?,
+            "DeleteLookupTable" => self.delete_lookup_table(ctx, input)?,
+            "DescribeLookupTables" => self.describe_lookup_tables(ctx, input)?,
+            "CreateScheduledQuery" => self.create_scheduled_query(ctx, input)?,
+            "GetScheduledQuery" => self.get_scheduled_query(ctx, input)?,
+            "UpdateScheduledQuery" => self.update_scheduled_query(ctx, input)?,
+            "DeleteScheduledQuery" => self.delete_scheduled_query(ctx, input)?,
+            "ListScheduledQueries" => self.list_scheduled_queries(ctx, input)?,
+            "GetScheduledQueryHistory" => self.get_scheduled_query_history(ctx, input)?,
+            "PutIntegration" => self.put_integration(ctx, input)?,
+            "GetIntegration" => self.get_integration(ctx, input)?,
+            "DeleteIntegration" => self.delete_integration(ctx, input)?,
+            "ListIntegrations" => self.list_integrations(ctx, input)?,
+            "PutBearerTokenAuthentication" => self.put_bearer_token_authentication(ctx, input)?,
+            "PutSyslogConfiguration" => self.put_syslog_configuration(ctx, input)?,
+            "DeleteSyslogConfiguration" => self.delete_syslog_configuration(ctx, input)?,
+            "ListSyslogConfigurations" => self.list_syslog_configurations(ctx, input)?,
+            other => featureless::answer(SPEC.model(), unmodeled::FEATURELESS, other, input)?,
         })
     }
 }

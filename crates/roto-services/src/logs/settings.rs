@@ -1,6 +1,6 @@
 //! Settings kept whole and read back whole: a log group's data protection policy,
-//! transformer and field index policy, the account's policies by type, and the account's
-//! storage tier.
+//! transformer, field index policy, bearer token authentication and syslog
+//! configurations, the account's policies by type, and the account's storage tier.
 //!
 //! They are stored and returned exactly as put, not applied: Roto neither masks, transforms
 //! nor indexes events. A log group without a setting answers as AWS does (the Get without
@@ -19,6 +19,10 @@ const TRANSFORMER: &str = "transformer";
 const INDEX_POLICY: &str = "index-policy";
 /// The account's storage tier.
 const STORAGE_TIER: &str = "storage-tier";
+/// Whether a log group takes events authenticated by bearer tokens.
+const BEARER_TOKEN: &str = "bearer-token";
+/// A log group's syslog configurations, one per VPC endpoint.
+const SYSLOG: &str = "syslog";
 
 /// The log group a `logGroupIdentifier` (a name or an ARN) names.
 fn group_name(identifier: &str) -> &str {
@@ -289,5 +293,91 @@ impl Logs {
             self.docs.delete(scope, name)?;
         }
         Ok(Value::map())
+    }
+
+    pub(super) fn put_bearer_token_authentication(
+        &self,
+        ctx: &Context,
+        input: &Value,
+    ) -> AwsResult<Value> {
+        let (group, _) = self.group_setting(ctx, input, BEARER_TOKEN)?;
+        let enabled = input
+            .bool("bearerTokenAuthenticationEnabled")
+            .unwrap_or(false);
+        let setting = Value::map().with("enabled", enabled);
+        self.put_setting(ctx, BEARER_TOKEN, &group, &setting)?;
+        Ok(Value::map())
+    }
+
+    /// Whether the log group `group` takes bearer-token authenticated events.
+    pub(super) fn bearer_token_enabled(&self, ctx: &Context, group: &str) -> AwsResult<bool> {
+        Ok(self
+            .docs
+            .value(Self::setting_scope(ctx, BEARER_TOKEN, group), "")?
+            .and_then(|s| s.bool("enabled"))
+            .unwrap_or(false))
+    }
+
+    pub(super) fn put_syslog_configuration(
+        &self,
+        ctx: &Context,
+        input: &Value,
+    ) -> AwsResult<Value> {
+        let group = group_name(input.str("logGroupIdentifier").unwrap_or_default()).to_string();
+        self.existing_group(ctx, &group)?;
+        let endpoint = input.str("vpcEndpointId").unwrap_or_default();
+        let scope = Self::setting_scope(ctx, SYSLOG, &group);
+        if self.docs.get(scope, endpoint)?.is_some() {
+            return Ok(Value::map());
+        }
+        let configuration = Value::map()
+            .with("logGroupArn", super::group_arn(ctx, &group))
+            .with("sourceType", "VPCE")
+            .with_opt("vpcEndpointId", input.str("vpcEndpointId"))
+            .with("createdAt", self.now());
+        self.docs.put_value(scope, endpoint, &configuration)?;
+        Ok(Value::map())
+    }
+
+    pub(super) fn delete_syslog_configuration(
+        &self,
+        ctx: &Context,
+        input: &Value,
+    ) -> AwsResult<Value> {
+        let group = group_name(input.str("logGroupIdentifier").unwrap_or_default()).to_string();
+        self.existing_group(ctx, &group)?;
+        let endpoint = input.str("vpcEndpointId").unwrap_or_default();
+        if !self
+            .docs
+            .delete(Self::setting_scope(ctx, SYSLOG, &group), endpoint)?
+        {
+            return Err(no_setting("syslog configuration"));
+        }
+        Ok(Value::map())
+    }
+
+    pub(super) fn list_syslog_configurations(
+        &self,
+        ctx: &Context,
+        input: &Value,
+    ) -> AwsResult<Value> {
+        let endpoint = input.str("vpcEndpointId");
+        let configurations: Vec<Value> = self
+            .docs
+            .list_kind(&ctx.account, &ctx.region, SYSLOG)?
+            .iter()
+            .map(Value::from_json)
+            .filter(|c| {
+                let group = c
+                    .str("logGroupArn")
+                    .and_then(name_of_arn)
+                    .unwrap_or_default();
+                input
+                    .str("logGroupIdentifier")
+                    .is_none_or(|g| group_name(g) == group)
+                    && (endpoint.is_none() || c.str("vpcEndpointId") == endpoint)
+            })
+            .collect();
+        Ok(Value::map().with("syslogConfigurations", configurations))
     }
 }

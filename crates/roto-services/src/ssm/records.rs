@@ -6,7 +6,7 @@
 use roto_core::{AwsError, AwsResult, Context, Value};
 
 use super::Ssm;
-use crate::documents::{self, Scope};
+use crate::documents::Scope;
 use crate::paging::page;
 
 /// Where a record lives: its kind and its owner's id (empty for the account's own).
@@ -29,12 +29,7 @@ impl<'a> Kind<'a> {
 }
 
 fn scope<'a>(ctx: &'a Context, kind: Kind<'a>) -> Scope<'a> {
-    Scope {
-        account: &ctx.account,
-        region: &ctx.region,
-        kind: kind.kind,
-        parent: kind.parent,
-    }
+    Scope::of(ctx, kind.kind, kind.parent)
 }
 
 /// The caller, as SSM records who created or last changed a resource.
@@ -90,10 +85,7 @@ impl Ssm {
         kind: Kind<'_>,
         id: &str,
     ) -> AwsResult<Option<Value>> {
-        Ok(self
-            .docs
-            .get(scope(ctx, kind), id)?
-            .map(|doc| Value::from_json(&doc)))
+        self.docs.value(scope(ctx, kind), id)
     }
 
     /// The record `id` read as the model's `shape`, if any.
@@ -104,10 +96,8 @@ impl Ssm {
         id: &str,
         shape: &str,
     ) -> AwsResult<Option<Value>> {
-        match self.docs.get(scope(ctx, kind), id)? {
-            Some(doc) => documents::shaped(super::SPEC.model(), shape, &doc).map(Some),
-            None => Ok(None),
-        }
+        self.docs
+            .value_as(super::SPEC.model(), scope(ctx, kind), id, shape)
     }
 
     /// Writes the record `id`.
@@ -118,8 +108,7 @@ impl Ssm {
         id: &str,
         value: &Value,
     ) -> AwsResult<()> {
-        self.docs
-            .put(scope(ctx, kind), id, &documents::document(value))
+        self.docs.put_value(scope(ctx, kind), id, value)
     }
 
     /// Removes the record `id`; whether there was one.
@@ -139,12 +128,8 @@ impl Ssm {
         kind: Kind<'_>,
         shape: &str,
     ) -> AwsResult<Vec<Value>> {
-        let model = super::SPEC.model();
         self.docs
-            .list(scope(ctx, kind))?
-            .iter()
-            .map(|doc| documents::shaped(model, shape, doc))
-            .collect()
+            .values_as(super::SPEC.model(), scope(ctx, kind), shape)
     }
 }
 
