@@ -234,3 +234,26 @@ def test_deleting_a_plan_forgets_its_keys_and_counts(server, client):
                                     quota={"limit": 1, "period": "DAY"})
     apigw.create_usage_plan_key(usagePlanId=again["id"], keyId=key["id"], keyType="API_KEY")
     assert get(server, api["id"], "/prod/m", key["value"])[0] == 200
+
+
+def test_keys_and_plans_a_store_kept_before_their_indexes_are_found_after_a_restart(tmp_path):
+    """A data directory written before the data plane's indexes of keys by value and plans
+    by key existed: they are filled in when API Gateway's table is opened."""
+    import sqlite3
+
+    from roto_server import RotoServer
+
+    data = str(tmp_path / "data")
+    with RotoServer("--data-dir", data) as first:
+        apigw = first.client("apigateway")
+        api = mock_api(apigw, "kept")
+        _, key = keyed_plan(apigw, api, apiStages=[{"apiId": api["id"], "stage": "prod"}])
+        assert get(first, api["id"], "/prod/m", key["value"])[0] == 200
+    with sqlite3.connect(str(tmp_path / "data" / "roto.db")) as db:
+        dropped = db.execute("DELETE FROM apigateway_items WHERE kind IN ('apikey-value', 'apikey-plan')")
+        assert dropped.rowcount == 2
+    with RotoServer("--data-dir", data) as second:
+        assert get(second, api["id"], "/prod/m", key["value"])[0] == 200
+        with pytest.raises(ClientError) as raised:
+            second.client("apigateway").create_api_key(name="again", value=key["value"])
+        assert raised.value.response["Error"]["Code"] == "ConflictException"
