@@ -200,6 +200,54 @@ def test_checkpoints_survive_a_restart(tmp_path):
         assert wait_for(lambda: batches(logs, fn) == [["before-restart"], ["after-restart"]])
 
 
+KEPT_WINDOW_HANDLER = '''
+import base64, json
+def handler(event, context):
+    data = [base64.b64decode(r["kinesis"]["data"]).decode() for r in event["Records"]]
+    if event["isFinalInvokeForWindow"]:
+        print("FINAL", json.dumps({"state": event["state"], "early": event["isWindowTerminatedEarly"]}))
+        return {"state": {}}
+    state = dict(event["state"])
+    state["seen"] = state.get("seen", []) + data
+    print("WINDOW", json.dumps({"seen": state["seen"], "early": event["isWindowTerminatedEarly"]}))
+    if "huge" in data:
+        return {"state": {"blob": "x" * (1024 * 1024 + 1)}}
+    return {"state": state}
+'''
+
+
+def test_a_tumbling_window_and_its_state_survive_a_restart_and_a_huge_state_ends_it_early(tmp_path):
+    if time.time() % 900 > 840:
+        pytest.skip("too close to the end of a 15-minute window for a restart within it")
+    data = str(tmp_path / "data")
+
+    def windows(logs, fn):
+        return [json.loads(p) for p in printed(logs, fn, "WINDOW")]
+
+    with RotoServer("--data-dir", data) as first:
+        lam, kinesis, logs = (make_client(first, s) for s in ("lambda", "kinesis", "logs"))
+        name, arn = stream(kinesis)
+        fn = unique("fn")
+        lam.create_function(FunctionName=fn, Runtime="python3.12", Role=ROLE, Handler="app.handler",
+                            Code={"ZipFile": zip_of({"app.py": KEPT_WINDOW_HANDLER})})
+        lam.create_event_source_mapping(EventSourceArn=arn, FunctionName=fn, StartingPosition="TRIM_HORIZON",
+                                        TumblingWindowInSeconds=900)
+        put(kinesis, name, "a")
+        assert wait_for(lambda: windows(logs, fn) == [{"seen": ["a"], "early": False}])
+    with RotoServer("--data-dir", data) as second:
+        kinesis, logs = make_client(second, "kinesis"), make_client(second, "logs")
+        put(kinesis, name, "b")
+        assert wait_for(lambda: len(windows(logs, fn)) >= 2)
+        assert windows(logs, fn)[1] == {"seen": ["a", "b"], "early": False}
+        assert printed(logs, fn, "FINAL") == []
+        put(kinesis, name, "huge")
+        final = wait_for(lambda: [json.loads(p) for p in printed(logs, fn, "FINAL")])
+        assert final == [{"state": {"seen": ["a", "b"]}, "early": True}]
+        put(kinesis, name, "c")
+        assert wait_for(lambda: len(windows(logs, fn)) >= 4)
+        assert windows(logs, fn)[3] == {"seen": ["c"], "early": False}
+
+
 TIMED_HANDLER = '''
 import base64, json, time
 def handler(event, context):

@@ -90,6 +90,13 @@ CREATE TABLE IF NOT EXISTS lambda_stream_positions (
     iterator TEXT,
     PRIMARY KEY (uuid, shard)
 );
+CREATE TABLE IF NOT EXISTS lambda_stream_windows (
+    uuid TEXT NOT NULL,
+    shard TEXT NOT NULL,
+    start INTEGER NOT NULL,
+    state TEXT NOT NULL,
+    PRIMARY KEY (uuid, shard)
+);
 CREATE TABLE IF NOT EXISTS lambda_layers (
     account TEXT NOT NULL,
     region TEXT NOT NULL,

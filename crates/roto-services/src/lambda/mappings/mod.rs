@@ -383,6 +383,7 @@ impl Lambda {
         let uuid = input.str("UUID").unwrap_or_default();
         self.env.store.with(|c| {
             c.execute_cached("DELETE FROM lambda_mappings WHERE uuid = ?1", [uuid])?;
+            c.execute_cached("DELETE FROM lambda_stream_windows WHERE uuid = ?1", [uuid])?;
             c.execute_cached(
                 "DELETE FROM lambda_stream_positions WHERE uuid = ?1",
                 [uuid],

@@ -539,6 +539,12 @@ impl Lambda {
             checkpoint: true,
             window: None,
         };
+        let width = config.int("TumblingWindowInSeconds").unwrap_or(0) * 1000;
+        if width > 0 && !cursor.windows.contains_key(shard) {
+            if let Some(saved) = Window::load(&self.env.store, uuid, shard, width)? {
+                cursor.windows.insert(shard.to_string(), saved);
+            }
+        }
         let ended = cursor
             .windows
             .get(shard)
@@ -625,7 +631,6 @@ impl Lambda {
         };
         let filters = filters_of(config)?;
         records.retain(|r| passes(&filters, &filter_document(r)));
-        let width = config.int("TumblingWindowInSeconds").unwrap_or(0) * 1000;
         let lanes = lanes_of(records, if width > 0 { 1 } else { factor });
         lane.checkpoint = lanes.len() == 1;
         let finished = if width > 0 {
@@ -683,12 +688,25 @@ impl Lambda {
                     w
                 }
             };
-            let lane = Lane {
-                window: Some(window),
+            let windowed = Lane {
+                window: Some(window.clone()),
                 ..lane.clone()
             };
-            if !self.deliver_lane(&lane, records, batch).await? {
+            if !self.deliver_lane(&windowed, records, batch).await? {
                 return Ok(false);
+            }
+            let early = window
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .terminated_early;
+            if early {
+                self.close_window(lane, cursor).await;
+            } else {
+                window.lock().unwrap_or_else(|p| p.into_inner()).save(
+                    &self.env.store,
+                    &lane.uuid,
+                    &lane.shard,
+                )?;
             }
         }
         Ok(true)
@@ -700,6 +718,7 @@ impl Lambda {
         let Some(window) = cursor.windows.remove(&lane.shard) else {
             return;
         };
+        let _ = Window::forget(&self.env.store, &lane.uuid, &lane.shard);
         let Ok(function) = self.mapped_function(&lane.ctx, &lane.config) else {
             return;
         };

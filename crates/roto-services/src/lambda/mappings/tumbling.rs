@@ -5,14 +5,22 @@
 //! `eventSourceARN`, `isFinalInvokeForWindow` and `isWindowTerminatedEarly`. An answer
 //! without `state` fails the batch, as in AWS. When the shard's records move on to a later
 //! window, or the server clock passes the window's end, the function is invoked once more
-//! with no records and `isFinalInvokeForWindow: true`. Windows live with the poller, so a
-//! restart opens a new one.
+//! with no records and `isFinalInvokeForWindow: true`. An open window and its state are
+//! kept in `lambda_stream_windows` after each batch, so a restart carries them on. A state
+//! larger than 1 MB (AWS's limit) ends the window early: the final invocation carries
+//! `isWindowTerminatedEarly: true` and the previous state, and the window's later records
+//! start again from `{}`.
 
 use std::sync::{Arc, Mutex};
 
+use roto_core::store::{Cached, Store};
 use roto_core::timestamp::{self, TimestampFormat};
-use roto_core::Value;
+use roto_core::{AwsError, AwsResult, Value};
+use rusqlite::{params, OptionalExtension};
 use serde_json::{json, Value as Json};
+
+/// The largest state a window keeps, in bytes of JSON (AWS's 1 MB).
+const MAX_STATE: usize = 1024 * 1024;
 
 /// A shard's open window.
 #[derive(Debug)]
@@ -20,6 +28,8 @@ pub(super) struct Window {
     pub start: i64,
     pub end: i64,
     state: Json,
+    /// Whether a state over [`MAX_STATE`] ended the window early.
+    pub terminated_early: bool,
 }
 
 /// An open window shared by the poller and the batch it is delivering.
@@ -31,7 +41,51 @@ impl Window {
             start,
             end: start + width,
             state: json!({}),
+            terminated_early: false,
         }))
+    }
+
+    /// The window a shard of a mapping had open when it was last saved, if any.
+    pub fn load(store: &Store, uuid: &str, shard: &str, width: i64) -> AwsResult<Option<Shared>> {
+        let saved: Option<(i64, String)> = store.read(|c| {
+            c.prepare_cached(
+                "SELECT start, state FROM lambda_stream_windows WHERE uuid = ?1 AND shard = ?2",
+            )?
+            .query_row([uuid, shard], |r| Ok((r.get(0)?, r.get(1)?)))
+            .optional()
+            .map_err(AwsError::from)
+        })?;
+        Ok(saved.map(|(start, state)| {
+            let window = Window::open(start, width);
+            window.lock().unwrap_or_else(|p| p.into_inner()).state =
+                serde_json::from_str(&state).unwrap_or_else(|_| json!({}));
+            window
+        }))
+    }
+
+    /// Saves the window and its state for the shard of a mapping.
+    pub fn save(&self, store: &Store, uuid: &str, shard: &str) -> AwsResult<()> {
+        store.with(|c| {
+            c.execute_cached(
+                "INSERT OR REPLACE INTO lambda_stream_windows (uuid, shard, start, state)
+                 VALUES (?1, ?2, ?3, ?4)",
+                params![uuid, shard, self.start, self.state.to_string()],
+            )
+            .map_err(AwsError::from)
+        })?;
+        Ok(())
+    }
+
+    /// Forgets the saved window of the shard of a mapping.
+    pub fn forget(store: &Store, uuid: &str, shard: &str) -> AwsResult<()> {
+        store.with(|c| {
+            c.execute_cached(
+                "DELETE FROM lambda_stream_windows WHERE uuid = ?1 AND shard = ?2",
+                [uuid, shard],
+            )
+            .map_err(AwsError::from)
+        })?;
+        Ok(())
     }
 
     /// Adds the window's members to an invocation's event.
@@ -42,15 +96,20 @@ impl Window {
         event["shardId"] = shard.into();
         event["eventSourceARN"] = arn.into();
         event["isFinalInvokeForWindow"] = last.into();
-        event["isWindowTerminatedEarly"] = false.into();
+        event["isWindowTerminatedEarly"] = (last && self.terminated_early).into();
     }
 
-    /// Keeps the `state` of a function's answer; false when it has none (a failure).
+    /// Keeps the `state` of a function's answer; false when it has none (a failure). A
+    /// state over [`MAX_STATE`] is not kept: it ends the window early.
     pub fn keep(&mut self, answer: &[u8]) -> bool {
         let state = serde_json::from_slice::<Json>(answer)
             .ok()
             .and_then(|a| a.get("state").cloned());
         match state {
+            Some(state) if state.to_string().len() > MAX_STATE => {
+                self.terminated_early = true;
+                true
+            }
             Some(state) => {
                 self.state = state;
                 true
