@@ -1068,6 +1068,25 @@ mod tests {
     }
 
     #[test]
+    fn a_published_version_is_named_by_the_hash_sam_computes() {
+        let doc = json!({"Resources": {
+            "Fn": {"Type": "AWS::Serverless::Function", "Properties": {
+                "InlineCode": "def h(e, c): pass", "Handler": "index.h", "Runtime": "python3.12",
+                "MemorySize": 256, "Environment": {"Variables": {"A": "1"}},
+                "AutoPublishAlias": "live",
+            }},
+        }});
+        let out = expand(doc).unwrap();
+        let r = &out["Resources"];
+        // samtranslator's LogicalIdGenerator over {"ZipFile", "Variables", "MemorySize"}.
+        assert_eq!(r["FnVersion49c7fc7902"]["DeletionPolicy"], "Retain");
+        assert_eq!(
+            r["FnAliaslive"]["Properties"]["FunctionVersion"],
+            json!({"Fn::GetAtt": ["FnVersion49c7fc7902", "Version"]})
+        );
+    }
+
+    #[test]
     fn what_the_transform_cannot_expand_fails_with_sams_message() {
         let doc = json!({"Resources": {
             "F": {"Type": "AWS::Serverless::Function", "Properties": {"CodeUri": "./src", "Handler": "h", "Runtime": "python3.12"}},
