@@ -279,6 +279,9 @@ def test_consumers(kinesis):
     with pytest.raises(ClientError) as e:
         kinesis.register_stream_consumer(StreamARN=arn.replace("fan", "gone"), ConsumerName="x")
     assert error(e)["Code"] == "ResourceNotFoundException"
-    kinesis.delete_stream(StreamName="fan")
+    with pytest.raises(ClientError) as e:
+        kinesis.delete_stream(StreamName="fan")
+    assert error(e)["Code"] == "ResourceInUseException"
+    kinesis.delete_stream(StreamName="fan", EnforceConsumerDeletion=True)
     kinesis.create_stream(StreamName="fan", ShardCount=1)
     assert kinesis.list_stream_consumers(StreamARN=arn)["Consumers"] == []

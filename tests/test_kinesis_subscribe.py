@@ -160,7 +160,7 @@ def test_deleting_the_stream_ends_the_subscription_with_an_exception(kinesis):
     )
     q = pump(out["EventStream"])
     q.get(timeout=10)
-    kinesis.delete_stream(StreamName="gone")
+    kinesis.delete_stream(StreamName="gone", EnforceConsumerDeletion=True)
     kinesis.create_stream(StreamName="gone", ShardCount=1)
     kinesis.put_record(StreamName="gone", Data=b"x", PartitionKey="k")
     while not isinstance(event := q.get(timeout=10), Exception):

@@ -228,6 +228,17 @@ impl Kinesis {
     pub(crate) fn delete_stream(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
         let stream = self.stream(ctx, input, "StreamARN")?;
         self.check_no_queues(ctx, &stream.name)?;
+        if input.bool("EnforceConsumerDeletion") != Some(true)
+            && self.consumer_count(ctx, &stream.name)? > 0
+        {
+            return Err(AwsError::new(
+                "ResourceInUseException",
+                format!(
+                    "Stream {} under account {} has registered consumers; set EnforceConsumerDeletion to delete it with them.",
+                    stream.name, ctx.account
+                ),
+            ));
+        }
         self.store()?.transaction(|tx| {
             super::settings::forget_policies(tx, ctx, &stream.name)?;
             for table in ["kinesis_records", "kinesis_shards", "kinesis_consumers"] {
