@@ -552,3 +552,37 @@ def test_a_post_forms_session_key_needs_its_token(server):
     code, _, answer = fetch(post["url"], "POST", body, {"Content-Type": ctype})
     assert code == 400 and xml_field(answer, "Code") == "InvalidToken"
     assert xml_field(answer, "Token-0") == "FQoGZXIvYXdzEotherToken"
+
+
+@pytest.mark.parametrize("service, call", [
+    ("sns", lambda c: c.create_topic(Name="v2")["TopicArn"]),
+    ("sts", lambda c: c.get_caller_identity()["Account"]),
+    ("iam", lambda c: c.list_users()["Users"]),
+])
+def test_query_protocol_sigv2_forms_are_verified(server, service, call):
+    assert call(client(server, service, signature_version="v2")) is not None
+    bad = client(server, service, secret="wrong", signature_version="v2")
+    fails(lambda: call(bad), "SignatureDoesNotMatch", 403, MISMATCH)
+    unknown = client(server, service, key="AKIAIOSFODNN7EXAMPLE", signature_version="v2")
+    fails(lambda: call(unknown), "InvalidClientTokenId", 403, INVALID_TOKEN)
+
+
+def test_query_protocol_sigv2_keys_choose_the_account_and_sessions_need_their_token(server):
+    other = client(server, "sts", key="111122223333", signature_version="v2")
+    assert other.get_caller_identity()["Account"] == "111122223333"
+    creds = session_credentials(server)
+    session = client(server, "sns", creds["AccessKeyId"], creds["SecretAccessKey"], creds["SessionToken"],
+                     signature_version="v2")
+    assert session.list_topics()["Topics"] == []
+    bare = client(server, "sns", creds["AccessKeyId"], creds["SecretAccessKey"], signature_version="v2")
+    fails(lambda: bare.list_topics(), "InvalidClientTokenId", 403, INVALID_TOKEN)
+
+
+def test_a_query_protocol_sigv2_form_too_old_has_expired(server, monkeypatch):
+    import time
+
+    real = time.gmtime
+    monkeypatch.setattr(time, "gmtime", lambda *a: real(time.time() - 20 * 60) if not a else real(*a))
+    error = fails(lambda: client(server, "sns", signature_version="v2").list_topics(), "SignatureDoesNotMatch", 403)
+    assert error["Message"].startswith("Signature expired: ")
+    assert error["Message"].endswith(" - 15 min.)")

@@ -141,8 +141,13 @@ async fn serve_call(
                 }
                 Err(e) => return plain_error(e, &request_id),
             };
-            let version = form_version(&parts, &bytes);
-            match app.router.fallback(&parts, version.as_deref()) {
+            let mut form = form_params(&parts, &bytes);
+            let version = form.remove("Version");
+            let key = form.remove("AWSAccessKeyId");
+            match app
+                .router
+                .fallback(&parts, version.as_deref(), key.as_deref())
+            {
                 Some(route) => route,
                 None => {
                     return plain_error(
@@ -585,8 +590,9 @@ async fn read_body(
     Ok(bytes)
 }
 
-/// The query protocol's `Version` in a form body.
-fn form_version(parts: &Parts, body: &[u8]) -> Option<String> {
+/// The query protocol's parameters in a form body (its `Version`, a SigV2 signer's
+/// `AWSAccessKeyId`).
+fn form_params(parts: &Parts, body: &[u8]) -> std::collections::BTreeMap<String, String> {
     let req = WireRequest {
         method: &parts.method,
         path: parts.uri.path(),
@@ -594,7 +600,7 @@ fn form_version(parts: &Parts, body: &[u8]) -> Option<String> {
         headers: &parts.headers,
         body,
     };
-    query::params(&req).remove("Version")
+    query::params(&req)
 }
 
 fn plain_error(error: AwsError, request_id: &str) -> hyper::Response<Body> {

@@ -418,12 +418,23 @@ impl Router {
 
     /// Routes a request the headers could not place: by the query protocol's `Version` in
     /// its form body, else to S3 in path style.
-    pub fn fallback(&self, parts: &Parts, version: Option<&str>) -> Option<Route> {
+    /// A form signed with SigV2 names its key in the body (`form_key`), which then chooses
+    /// the account.
+    pub fn fallback(
+        &self,
+        parts: &Parts,
+        version: Option<&str>,
+        form_key: Option<&str>,
+    ) -> Option<Route> {
         let service = version
             .and_then(|v| self.by_query_version(v))
             .cloned()
             .or_else(|| self.by_name("s3").cloned())?;
-        Some(self.finish(service, &credential(parts), None, None))
+        let mut cred = credential(parts);
+        if cred.access_key.is_none() {
+            cred.access_key = form_key.map(str::to_string);
+        }
+        Some(self.finish(service, &cred, None, None))
     }
 
     fn query_version_in_url(&self, parts: &Parts) -> Option<Arc<dyn Service>> {
@@ -754,14 +765,17 @@ pub(crate) mod tests {
         assert_eq!(r.route(&p).unwrap().service.spec().name, "sqs");
         let p = parts("/", &[("host", "127.0.0.1")]);
         assert_eq!(
-            r.fallback(&p, Some("2011-06-15"))
+            r.fallback(&p, Some("2011-06-15"), None)
                 .unwrap()
                 .service
                 .spec()
                 .name,
             "sts"
         );
-        assert_eq!(r.fallback(&p, None).unwrap().service.spec().name, "s3");
+        assert_eq!(
+            r.fallback(&p, None, None).unwrap().service.spec().name,
+            "s3"
+        );
     }
 
     #[test]
