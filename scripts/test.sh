@@ -46,6 +46,15 @@ if [ ! -x .venv/bin/python ]; then
 fi
 .venv/bin/python -m pip install --quiet --disable-pip-version-check -r tests/requirements.txt
 
+# The SAM CLI for tests/test_sam_cli.py, in a virtual environment of its own (its pins are
+# not boto3's), installed here so that no test's setup waits on the package index: about 4
+# minutes on a fresh machine. Where PyPI cannot be reached the test skips, except in CI.
+if [ ! -x tests/sam/.venv/bin/sam ]; then
+  { python3 -m venv tests/sam/.venv &&
+    tests/sam/.venv/bin/python -m pip install --quiet --disable-pip-version-check \
+      -r tests/sam/requirements.txt; } || [ "${CI:-}" != true ]
+fi
+
 # The docker executor's tests run against a real engine: an engine that answers is used as
 # it is; otherwise scripts/docker-engine.sh starts a private one (installing Debian's
 # docker.io where it can), with its state in a temporary directory removed on exit, and
