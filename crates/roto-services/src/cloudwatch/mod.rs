@@ -21,6 +21,8 @@
 //! - [`alarms`]: PutMetricAlarm, DescribeAlarms and the other calls on stored alarms.
 //! - [`published`]: the metrics Roto's services publish (`AWS/Lambda`, `AWS/SQS`...), taken
 //!   into the store off their request paths.
+//! - [`configs`]: metric streams, anomaly detectors, insight rules, query definitions, mute
+//!   rules, OTel enrichment and resource metrics configurations, stored, not run.
 //! - [`dashboards`]: PutDashboard with its body checks, Get, List and DeleteDashboards.
 //! - [`evaluate`]: one evaluation of a metric alarm, and its reason in AWS's words.
 //! - [`rule`]: the rule language of composite alarms.
@@ -39,6 +41,7 @@ use std::io;
 use std::sync::Arc;
 
 use crate::clock_task::ClockTask;
+use crate::documents::{documents_schema, Documents};
 use roto_core::events::{DeliveryError, Event};
 use roto_core::store::{LazySchema, Store};
 use roto_core::{
@@ -46,6 +49,7 @@ use roto_core::{
 };
 
 mod alarms;
+mod configs;
 mod dashboards;
 mod data;
 mod evaluate;
@@ -130,6 +134,8 @@ CREATE TABLE IF NOT EXISTS cw_dashboards (
 );
 ";
 
+static ITEMS_SCHEMA: &[&str] = &[documents_schema!("cw_items")];
+
 /// `InvalidParameterValue` with AWS's message.
 fn invalid_value(message: impl Into<String>) -> AwsError {
     AwsError::new("InvalidParameterValueException", message)
@@ -191,6 +197,8 @@ struct Inner {
     schema: LazySchema,
     /// The evaluation task, woken when an alarm is created, changed or deleted.
     clock: ClockTask,
+    /// The configuration resources ([`configs`]), in `cw_items`.
+    docs: Documents,
     /// The last minute whose gauges were sampled.
     sampled: std::sync::Mutex<Option<i64>>,
 }
@@ -205,10 +213,11 @@ impl CloudWatch {
     /// already holds alarms, the evaluation task starts now.
     pub fn new(env: Arc<Env>) -> io::Result<CloudWatch> {
         let inner = Arc::new(Inner {
-            env,
+            env: env.clone(),
             schema: LazySchema::new(&[SCHEMA]),
             clock: ClockTask::default(),
             sampled: std::sync::Mutex::new(None),
+            docs: Documents::new(env.clone(), "cw_items", ITEMS_SCHEMA),
         });
         published::take_when_full(&inner);
         watch::resume(&inner).map_err(|e| io::Error::other(e.message))?;
@@ -220,6 +229,11 @@ impl Inner {
     /// The store, its tables created.
     fn store(&self) -> AwsResult<&Store> {
         self.schema.store(&self.env.store)
+    }
+
+    /// The configuration resources' documents.
+    fn docs(&self) -> &Documents {
+        &self.docs
     }
 
     fn dispatch(&self, ctx: &Context, operation: &str, input: &Value) -> AwsResult<Value> {
@@ -245,6 +259,44 @@ impl Inner {
             "TagResource" => self.tag_resource(ctx, input),
             "UntagResource" => self.untag_resource(ctx, input),
             "ListTagsForResource" => self.list_tags(ctx, input),
+            "PutMetricStream" => self.put_metric_stream(ctx, input),
+            "GetMetricStream" => self.get_metric_stream(ctx, input),
+            "ListMetricStreams" => self.list_metric_streams(ctx, input),
+            "DeleteMetricStream" => self.delete_metric_stream(ctx, input),
+            "StartMetricStreams" => self.set_stream_state(ctx, input, "running"),
+            "StopMetricStreams" => self.set_stream_state(ctx, input, "stopped"),
+            "PutAnomalyDetector" => self.put_anomaly_detector(ctx, input),
+            "DescribeAnomalyDetectors" => self.describe_anomaly_detectors(ctx, input),
+            "DeleteAnomalyDetector" => self.delete_anomaly_detector(ctx, input),
+            "PutInsightRule" => self.put_insight_rule(ctx, input),
+            "DescribeInsightRules" => self.describe_insight_rules(ctx, input),
+            "DeleteInsightRules" => self.change_insight_rules(ctx, input, None),
+            "EnableInsightRules" => self.change_insight_rules(ctx, input, Some("ENABLED")),
+            "DisableInsightRules" => self.change_insight_rules(ctx, input, Some("DISABLED")),
+            "GetInsightRuleReport" => self.get_insight_rule_report(ctx, input),
+            "ListManagedInsightRules" => Ok(Value::map().with("ManagedRules", Vec::<Value>::new())),
+            "PutManagedInsightRules" => self.put_managed_insight_rules(input),
+            "PutMetricDataQueryDefinition" => self.put_query_definition(ctx, input),
+            "GetMetricDataQueryDefinition" => self.get_query_definition(ctx, input),
+            "ListMetricDataQueryDefinitions" => self.list_query_definitions(ctx, input),
+            "DeleteMetricDataQueryDefinition" => self.delete_query_definition(ctx, input),
+            "PutAlarmMuteRule" => self.put_alarm_mute_rule(ctx, input),
+            "GetAlarmMuteRule" => self.get_alarm_mute_rule(ctx, input),
+            "ListAlarmMuteRules" => self.list_alarm_mute_rules(ctx, input),
+            "DeleteAlarmMuteRule" => self.delete_alarm_mute_rule(ctx, input),
+            "GetOTelEnrichment" => self.get_otel_enrichment(ctx),
+            "StartOTelEnrichment" => self.put_otel_enrichment(ctx, input, true),
+            "UpdateOTelEnrichment" => self.put_otel_enrichment(ctx, input, false),
+            "StopOTelEnrichment" => self.stop_otel_enrichment(ctx),
+            "CreateResourceMetricsConfiguration" => self.put_resource_metrics(ctx, input, true),
+            "UpdateResourceMetricsConfiguration" => self.put_resource_metrics(ctx, input, false),
+            "GetResourceMetricsConfiguration" => self.get_resource_metrics(ctx, input),
+            "DeleteResourceMetricsConfiguration" => self.delete_resource_metrics(ctx, input),
+            "GetDataset" | "AssociateDatasetKmsKey" | "DisassociateDatasetKmsKey" => {
+                self.no_dataset(input)
+            }
+            "DescribeAlarmContributors" => self.describe_alarm_contributors(ctx, input),
+            "GetMetricWidgetImage" => self.get_metric_widget_image(input),
             other => Err(AwsError::not_implemented(other)),
         }
     }
