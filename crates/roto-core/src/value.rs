@@ -81,6 +81,18 @@ impl Value {
         self.get(key).and_then(Value::as_str)
     }
 
+    /// The strings of the list member `key` (none if it is absent or no list), skipping
+    /// entries that are not strings.
+    pub fn strings(&self, key: &str) -> Vec<String> {
+        self.get(key)
+            .and_then(Value::as_list)
+            .unwrap_or_default()
+            .iter()
+            .filter_map(Value::as_str)
+            .map(str::to_string)
+            .collect()
+    }
+
     /// The integer member `key`, if present and an integer.
     pub fn int(&self, key: &str) -> Option<i64> {
         self.get(key).and_then(Value::as_i64)

@@ -256,27 +256,17 @@ fn tags(input: &Value) -> Vec<(String, String)> {
         .collect()
 }
 
-fn strings(input: &Value, member: &str) -> Vec<String> {
-    input
-        .get(member)
-        .and_then(Value::as_list)
-        .unwrap_or_default()
-        .iter()
-        .filter_map(|v| v.as_str().map(str::to_string))
-        .collect()
-}
-
 /// A stack's settings from a create request (or a change set's).
 pub(crate) fn meta(input: &Value, doc: Json, parameters: Vec<ParameterValue>) -> Meta {
     Meta {
         parameters,
         tags: tags(input),
-        capabilities: strings(input, "Capabilities"),
+        capabilities: input.strings("Capabilities"),
         description: doc["Description"].as_str().map(str::to_string),
         disable_rollback: input.bool("DisableRollback").unwrap_or(false)
             || input.str("OnFailure") == Some("DO_NOTHING"),
         termination_protection: input.bool("EnableTerminationProtection").unwrap_or(false),
-        notification_arns: strings(input, "NotificationARNs"),
+        notification_arns: input.strings("NotificationARNs"),
         role_arn: input.str("RoleARN").map(str::to_string),
         outputs: Vec::new(),
         timeout: input.int("TimeoutInMinutes"),
@@ -554,7 +544,7 @@ pub(crate) fn describe_stacks(inner: &Inner, ctx: &Context, input: &Value) -> Aw
 }
 
 pub(crate) fn list_stacks(inner: &Inner, ctx: &Context, input: &Value) -> AwsResult<Value> {
-    let filter = strings(input, "StackStatusFilter");
+    let filter = input.strings("StackStatusFilter");
     let items = store::all_stacks(inner.store()?, ctx, true)?
         .into_iter()
         .filter(|s| filter.is_empty() || filter.contains(&s.status))

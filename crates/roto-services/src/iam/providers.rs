@@ -19,17 +19,6 @@ pub(super) fn arn_member(kind: Kind) -> &'static str {
     }
 }
 
-fn strings(input: &Value, member: &str) -> Vec<Json> {
-    input
-        .get(member)
-        .and_then(Value::as_list)
-        .unwrap_or_default()
-        .iter()
-        .filter_map(Value::as_str)
-        .map(Json::from)
-        .collect()
-}
-
 fn string_list(e: &Entity, attr: &str) -> Vec<Value> {
     e.attrs
         .get(attr)
@@ -91,10 +80,10 @@ impl Iam {
             .ok_or_else(|| validation_error("Invalid Open ID Connect Provider URL"))?;
         let mut e = new_provider(Kind::OidcProvider, host, input)?;
         e.attrs
-            .insert("ClientIDList".into(), strings(input, "ClientIDList").into());
+            .insert("ClientIDList".into(), input.strings("ClientIDList").into());
         e.attrs.insert(
             "ThumbprintList".into(),
-            strings(input, "ThumbprintList").into(),
+            input.strings("ThumbprintList").into(),
         );
         self.env.store.transaction(|c| {
             store::insert(c, account, &e)?;
@@ -188,7 +177,7 @@ impl Iam {
                 "UpdateOpenIDConnectProviderThumbprint" => {
                     e.attrs.insert(
                         "ThumbprintList".into(),
-                        strings(input, "ThumbprintList").into(),
+                        input.strings("ThumbprintList").into(),
                     );
                 }
                 _ => {}

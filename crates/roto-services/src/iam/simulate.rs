@@ -33,17 +33,6 @@ pub(super) struct Source {
     pub owner: Option<(Kind, String)>,
 }
 
-fn strings(input: &Value, member: &str) -> Vec<String> {
-    input
-        .get(member)
-        .and_then(Value::as_list)
-        .unwrap_or_default()
-        .iter()
-        .filter_map(Value::as_str)
-        .map(str::to_string)
-        .collect()
-}
-
 /// Parses given documents (identity policies unless `resource`) as `<list>.N`.
 fn given(texts: &[String], list: &str) -> AwsResult<Vec<Policy>> {
     texts
@@ -114,8 +103,8 @@ fn simulate(
     caller: Option<&str>,
     account: &str,
 ) -> AwsResult<Value> {
-    let actions = strings(input, "ActionNames");
-    let given_resources = strings(input, "ResourceArns");
+    let actions = input.strings("ActionNames");
+    let given_resources = input.strings("ResourceArns");
     let resources = match given_resources.is_empty() {
         true => vec!["*".to_string()],
         false => given_resources.clone(),
@@ -131,7 +120,7 @@ fn simulate(
         .unwrap_or_default()
     {
         let name = entry.str("ContextKeyName").unwrap_or_default().to_string();
-        context.push((name, strings(entry, "ContextKeyValues")));
+        context.push((name, entry.strings("ContextKeyValues")));
     }
     let mut results = Vec::new();
     for action in &actions {
@@ -260,10 +249,10 @@ impl Iam {
     /// `SimulateCustomPolicy`.
     pub(super) fn simulate_custom_policy(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
         let mut set = PolicySet {
-            identity: given(&strings(input, "PolicyInputList"), "PolicyInputList")?,
+            identity: given(&input.strings("PolicyInputList"), "PolicyInputList")?,
             ..Default::default()
         };
-        let boundary = strings(input, "PermissionsBoundaryPolicyInputList");
+        let boundary = input.strings("PermissionsBoundaryPolicyInputList");
         if !boundary.is_empty() {
             set.boundary = Some(given(&boundary, "PermissionsBoundaryPolicyInputList")?);
         }
@@ -272,7 +261,7 @@ impl Iam {
             .and_then(Value::as_list)
             .unwrap_or_default()
         {
-            let scps = strings(level, "ServiceControlPolicyInputList");
+            let scps = level.strings("ServiceControlPolicyInputList");
             set.organizations
                 .push(given(&scps, "ServiceControlPolicyInputList")?);
         }
@@ -321,11 +310,8 @@ impl Iam {
                 .filter(|s| !excluded(s))
                 .map(|s| s.policy)
                 .collect();
-            identity.extend(given(
-                &strings(input, "PolicyInputList"),
-                "PolicyInputList",
-            )?);
-            let given_boundary = strings(input, "PermissionsBoundaryPolicyInputList");
+            identity.extend(given(&input.strings("PolicyInputList"), "PolicyInputList")?);
+            let given_boundary = input.strings("PermissionsBoundaryPolicyInputList");
             let boundary = if !given_boundary.is_empty() {
                 Some(given(
                     &given_boundary,
@@ -362,7 +348,7 @@ impl Iam {
     /// `GetContextKeysForCustomPolicy`: the keys the given policies refer to, each once,
     /// in order of appearance.
     pub(super) fn get_context_keys_for_custom_policy(&self, input: &Value) -> AwsResult<Value> {
-        let policies = given(&strings(input, "PolicyInputList"), "PolicyInputList")?;
+        let policies = given(&input.strings("PolicyInputList"), "PolicyInputList")?;
         Ok(context_keys_value(&policies))
     }
 
@@ -383,10 +369,7 @@ impl Iam {
                     .collect(),
             )
         })?;
-        policies.extend(given(
-            &strings(input, "PolicyInputList"),
-            "PolicyInputList",
-        )?);
+        policies.extend(given(&input.strings("PolicyInputList"), "PolicyInputList")?);
         Ok(context_keys_value(&policies))
     }
 }

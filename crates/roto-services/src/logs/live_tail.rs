@@ -37,17 +37,6 @@ struct Session {
     pattern: Pattern,
 }
 
-fn strings(input: &Value, member: &str) -> Vec<String> {
-    input
-        .get(member)
-        .and_then(Value::as_list)
-        .unwrap_or_default()
-        .iter()
-        .filter_map(Value::as_str)
-        .map(str::to_string)
-        .collect()
-}
-
 /// One member of the response stream as its event stream message.
 fn frame(member: &str, value: &Value) -> Vec<u8> {
     let logs = model("logs");
@@ -104,7 +93,7 @@ impl Session {
 
 impl Logs {
     pub(super) fn start_live_tail(&self, ctx: &Context, input: &Value) -> AwsResult<Response> {
-        let identifiers = strings(input, "logGroupIdentifiers");
+        let identifiers = input.strings("logGroupIdentifiers");
         let mut groups = Vec::new();
         for identifier in &identifiers {
             let name = name_of_arn(identifier).unwrap_or(identifier).to_string();
@@ -112,8 +101,8 @@ impl Logs {
             groups.push((name, identifier.clone()));
         }
         let (streams, prefixes) = (
-            strings(input, "logStreamNames"),
-            strings(input, "logStreamNamePrefixes"),
+            input.strings("logStreamNames"),
+            input.strings("logStreamNamePrefixes"),
         );
         if !streams.is_empty() && !prefixes.is_empty() {
             return Err(invalid(

@@ -22,16 +22,6 @@ fn wildcard(pattern: &str, text: &str, ignore_case: bool) -> bool {
     }
 }
 
-fn strings(rule: &Value, member: &str) -> Vec<String> {
-    rule.get(member)
-        .and_then(Value::as_list)
-        .unwrap_or_default()
-        .iter()
-        .filter_map(Value::as_str)
-        .map(str::to_string)
-        .collect()
-}
-
 /// The first rule allowing `origin` to use `method` with `headers`.
 fn matching_rule<'a>(
     rules: &'a [Value],
@@ -40,12 +30,12 @@ fn matching_rule<'a>(
     headers: &[String],
 ) -> Option<&'a Value> {
     rules.iter().find(|rule| {
-        strings(rule, "AllowedOrigins")
+        rule.strings("AllowedOrigins")
             .iter()
             .any(|o| wildcard(o, origin, false))
-            && strings(rule, "AllowedMethods").iter().any(|m| m == method)
+            && rule.strings("AllowedMethods").iter().any(|m| m == method)
             && headers.iter().all(|h| {
-                strings(rule, "AllowedHeaders")
+                rule.strings("AllowedHeaders")
                     .iter()
                     .any(|a| wildcard(a, h, true))
             })
@@ -54,7 +44,7 @@ fn matching_rule<'a>(
 
 /// The `Access-Control-*` headers a matching rule grants.
 fn grant(rule: &Value, origin: &str, requested_headers: &[String]) -> Vec<(String, String)> {
-    let any_origin = strings(rule, "AllowedOrigins").iter().any(|o| o == "*");
+    let any_origin = rule.strings("AllowedOrigins").iter().any(|o| o == "*");
     let mut out = vec![
         (
             "Access-Control-Allow-Origin".to_string(),
@@ -66,7 +56,7 @@ fn grant(rule: &Value, origin: &str, requested_headers: &[String]) -> Vec<(Strin
         ),
         (
             "Access-Control-Allow-Methods".into(),
-            strings(rule, "AllowedMethods").join(", "),
+            rule.strings("AllowedMethods").join(", "),
         ),
         (
             "Vary".into(),
@@ -82,7 +72,7 @@ fn grant(rule: &Value, origin: &str, requested_headers: &[String]) -> Vec<(Strin
             requested_headers.join(", "),
         ));
     }
-    let expose = strings(rule, "ExposeHeaders");
+    let expose = rule.strings("ExposeHeaders");
     if !expose.is_empty() {
         out.push(("Access-Control-Expose-Headers".into(), expose.join(", ")));
     }

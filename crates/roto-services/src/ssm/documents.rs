@@ -430,16 +430,6 @@ impl Ssm {
     ) -> AwsResult<Value> {
         let name = input.str("Name").unwrap_or_default();
         let mut head = self.document_head(ctx, name)?;
-        let listed = |key: &str| -> Vec<String> {
-            input
-                .get(key)
-                .and_then(Value::as_list)
-                .unwrap_or_default()
-                .iter()
-                .filter_map(Value::as_str)
-                .map(str::to_string)
-                .collect()
-        };
         let mut accounts: Vec<String> = head
             .get("AccountIds")
             .and_then(Value::as_list)
@@ -448,9 +438,9 @@ impl Ssm {
             .filter_map(Value::as_str)
             .map(str::to_string)
             .collect();
-        let remove = listed("AccountIdsToRemove");
+        let remove = input.strings("AccountIdsToRemove");
         accounts.retain(|a| !remove.contains(a));
-        for add in listed("AccountIdsToAdd") {
+        for add in input.strings("AccountIdsToAdd") {
             if !accounts.contains(&add) {
                 accounts.push(add);
             }
