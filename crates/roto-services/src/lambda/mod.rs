@@ -11,6 +11,7 @@
 //! - [`aliases`]: aliases with weighted routing.
 //! - [`code_signing`]: code signing configurations, and tags of resources other than functions.
 //! - [`invoke`]: Invoke (RequestResponse, Event, DryRun), logs to CloudWatch Logs.
+//! - [`streaming`]: InvokeWithResponseStream, the response as an event stream.
 //! - [`layers`]: layer versions, unpacked into `opt` for the process executor.
 //! - [`settings`]: resource policies and asynchronous invocation configuration.
 //! - [`configs`]: the settings tools put and read back (recursion, runtime management,
@@ -33,6 +34,7 @@ mod mappings;
 mod metrics;
 mod runtimes;
 mod settings;
+mod streaming;
 mod urls;
 pub(crate) mod zip;
 
@@ -265,6 +267,9 @@ impl Service for Lambda {
                     self.delete_function_code_signing_config(ctx, input)?
                 }
                 "InvokeFunctionUrl" => return self.invoke_function_url(ctx, &request).await,
+                "InvokeWithResponseStream" => {
+                    return self.invoke_with_response_stream(ctx, input).await
+                }
                 "InvokeAsync" => self.invoke_async(ctx, request).await?,
                 op if Lambda::serves_config(op) => self.config(ctx, op, input)?,
                 other => {
