@@ -17,26 +17,47 @@
 //! - [`changesets`]: change sets.
 //! - [`stack_policy`]: stack policies, checked and evaluated.
 //! - [`providers`]: one provider per resource type, in a table.
+//! - [`families`]: the operations beyond stacks and change sets, by family: stack sets
+//!   ([`stacksets`], run by [`stackset_runs`]), the registry ([`registry`]), drift detection
+//!   ([`drift`]), the IaC generator ([`generated`]), stack refactors ([`refactors`]),
+//!   events by operation ([`operation_events`]), `RollbackStack` ([`rollback`]), and
+//!   account-level reads ([`account`]). What they keep is documents of the service's
+//!   document table (`cloudformation_items`).
 
 use std::sync::Arc;
 
 use roto_core::store::LazySchema;
+
+use crate::documents::{documents_schema, Documents};
 use roto_core::{
     AwsError, AwsResult, BoxFuture, Context, Env, Request, Response, Service, ServiceSpec, Value,
 };
 
+mod account;
 mod changesets;
 mod deploy;
+mod drift;
+mod families;
 pub mod fuzz;
+mod generated;
 mod graph;
 mod intrinsics;
+mod operation_events;
 mod parameters;
 mod providers;
+mod refactors;
+mod registry;
+mod rollback;
 mod sam;
 mod stack_policy;
 mod stacks;
+mod stackset_runs;
+mod stacksets;
 mod store;
 mod template;
+
+/// The document table of what the operations beyond stacks keep ([`families`]).
+static ITEMS_SCHEMA: &[&str] = &[documents_schema!("cloudformation_items")];
 
 static SPEC: ServiceSpec = ServiceSpec {
     name: "cloudformation",
@@ -63,6 +84,8 @@ pub(crate) fn no_stack(name: &str) -> AwsError {
 pub(crate) struct Inner {
     env: Arc<Env>,
     schema: LazySchema,
+    /// Stack sets, registry types, drift detections, generated templates, scans, refactors.
+    documents: Documents,
 }
 
 impl Inner {
@@ -89,6 +112,7 @@ impl CloudFormation {
     pub fn new(env: Arc<Env>) -> CloudFormation {
         CloudFormation {
             inner: Arc::new(Inner {
+                documents: Documents::new(env.clone(), "cloudformation_items", ITEMS_SCHEMA),
                 env,
                 schema: LazySchema::new(&[store::SCHEMA]),
             }),
@@ -123,7 +147,7 @@ impl CloudFormation {
             "DeleteChangeSet" => changesets::delete_change_set(inner, ctx, input),
             "ListChangeSets" => changesets::list_change_sets(inner, ctx, input),
             "SignalResource" => Ok(Value::map()),
-            other => Err(AwsError::not_implemented(other)),
+            other => families::dispatch(inner, ctx, other, input).await,
         }
     }
 }
