@@ -92,3 +92,57 @@ def test_cross_account_replicas_are_not_found(client):
         with pytest.raises(ClientError) as e:
             call(SecretId="missing", CrossAccountReplicaARN=replica)
         assert e.value.response["Error"]["Message"] == "Secrets Manager can't find the specified secret."
+
+
+BUSES = [{"EventBusArn": "arn:aws:events:us-east-1:000000000000:event-bus/orders"},
+         {"EventBusArn": "arn:aws:events:us-west-2:000000000000:event-bus/orders"}]
+ROUTING = {"FailoverConfig": {"Primary": {"HealthCheck": "arn:aws:route53:::healthcheck/abc"},
+                              "Secondary": {"Route": "us-west-2"}}}
+
+
+def test_global_endpoints_are_stored_listed_updated_and_deleted(client):
+    events = client("events")
+    created = events.create_endpoint(Name="orders", RoutingConfig=ROUTING, EventBuses=BUSES)
+    assert created["State"] == "ACTIVE" and created["Arn"].endswith(":endpoint/orders")
+    assert created["ReplicationConfig"] == {"State": "ENABLED"}
+    got = events.describe_endpoint(Name="orders")
+    assert got["EventBuses"] == BUSES and got["RoutingConfig"] == ROUTING
+    assert got["EndpointUrl"] == f"https://{got['EndpointId']}.endpoint.events.amazonaws.com"
+    events.update_endpoint(Name="orders", Description="failover", ReplicationConfig={"State": "DISABLED"})
+    got = events.describe_endpoint(Name="orders")
+    assert got["Description"] == "failover" and got["ReplicationConfig"] == {"State": "DISABLED"}
+    assert [e["Name"] for e in events.list_endpoints(NamePrefix="ord")["Endpoints"]] == ["orders"]
+    assert events.list_endpoints(NamePrefix="x")["Endpoints"] == []
+    with pytest.raises(ClientError) as e:
+        events.create_endpoint(Name="orders", RoutingConfig=ROUTING, EventBuses=BUSES)
+    assert error_of(e) == ("ResourceAlreadyExistsException", 400)
+    with pytest.raises(ClientError) as e:
+        events.create_endpoint(Name="same-region", RoutingConfig=ROUTING, EventBuses=[BUSES[0], BUSES[0]])
+    assert error_of(e) == ("ValidationException", 400)
+    events.delete_endpoint(Name="orders")
+    with pytest.raises(ClientError) as e:
+        events.describe_endpoint(Name="orders")
+    assert error_of(e) == ("ResourceNotFoundException", 400)
+    with pytest.raises(ClientError) as e:
+        events.delete_endpoint(Name="orders")
+    assert error_of(e) == ("ResourceNotFoundException", 400)
+
+
+def test_sms_sandbox_numbers_are_added_verified_listed_and_deleted(client):
+    sns = client("sns")
+    sns.create_sms_sandbox_phone_number(PhoneNumber="+14155550100")
+    assert sns.list_sms_sandbox_phone_numbers()["PhoneNumbers"] == [
+        {"PhoneNumber": "+14155550100", "Status": "Pending"}]
+    sns.verify_sms_sandbox_phone_number(PhoneNumber="+14155550100", OneTimePassword="123456")
+    assert sns.list_sms_sandbox_phone_numbers()["PhoneNumbers"][0]["Status"] == "Verified"
+    with pytest.raises(ClientError) as e:
+        sns.create_sms_sandbox_phone_number(PhoneNumber="12")
+    assert error_of(e) == ("InvalidParameter", 400)
+    with pytest.raises(ClientError) as e:
+        sns.verify_sms_sandbox_phone_number(PhoneNumber="+14155550199", OneTimePassword="123456")
+    assert error_of(e) == ("ResourceNotFound", 404)
+    sns.delete_sms_sandbox_phone_number(PhoneNumber="+14155550100")
+    assert sns.list_sms_sandbox_phone_numbers()["PhoneNumbers"] == []
+    with pytest.raises(ClientError) as e:
+        sns.delete_sms_sandbox_phone_number(PhoneNumber="+14155550100")
+    assert error_of(e) == ("ResourceNotFound", 404)

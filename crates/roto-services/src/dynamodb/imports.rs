@@ -194,19 +194,19 @@ fn arn_of_token(token: &str) -> Option<String> {
     String::from_utf8(bytes).ok()
 }
 
-/// Counts of an import's progress.
+/// Counts of an import's (or a bulk put's) progress.
 #[derive(Default)]
-struct Progress {
-    processed_bytes: usize,
-    processed_items: usize,
-    imported_items: usize,
-    errors: usize,
+pub(super) struct Progress {
+    pub processed_bytes: usize,
+    pub processed_items: usize,
+    pub imported_items: usize,
+    pub errors: usize,
 }
 
-/// Why an import stopped before reading all its source.
-struct Failure {
-    code: String,
-    message: String,
+/// Why an import (or a bulk put) stopped before reading all its source.
+pub(super) struct Failure {
+    pub code: String,
+    pub message: String,
 }
 
 fn s3_failure(e: AwsError) -> Failure {
@@ -302,6 +302,28 @@ impl DynamoDb {
         })
     }
 
+    /// Stores the items of every DynamoDB JSON object of `source` in `table` (a bulk put).
+    pub(super) async fn read_source(
+        &self,
+        ctx: &Context,
+        table: &Table,
+        source: &Value,
+        gzipped: bool,
+        progress: &mut Progress,
+    ) -> Result<(), Failure> {
+        let keys = self.source_keys(ctx, source).await?;
+        self.read_objects(
+            ctx,
+            table,
+            source,
+            keys,
+            gzipped,
+            parse_dynamodb_json,
+            progress,
+        )
+        .await
+    }
+
     /// Creates the table and fills it from the source.
     async fn run_import(
         &self,
@@ -346,9 +368,39 @@ impl DynamoDb {
                 .collect()
         });
         let gzipped = input.str("InputCompressionType") == Some("GZIP");
+        let parse = |text: &str| match format {
+            Format::DynamoDbJson => parse_dynamodb_json(text),
+            Format::Csv => parse_csv(
+                text,
+                delimiter,
+                header.as_deref(),
+                &description["AttributeDefinitions"],
+            ),
+        };
+        self.read_objects(ctx, &table, &source, keys, gzipped, parse, progress)
+            .await
+    }
+
+    /// Reads the source's objects under `keys` (gzip when `gzipped`), each with `parse`,
+    /// and stores their items in `table`.
+    #[allow(clippy::too_many_arguments)]
+    async fn read_objects(
+        &self,
+        ctx: &Context,
+        table: &Table,
+        source: &Value,
+        keys: Vec<String>,
+        gzipped: bool,
+        parse: impl Fn(&str) -> Parsed,
+        progress: &mut Progress,
+    ) -> Result<(), Failure> {
+        let internal = |e: AwsError| Failure {
+            code: "InternalServerError".into(),
+            message: e.message,
+        };
         for key in keys {
             let bytes = self
-                .source_object(ctx, &source, &key)
+                .source_object(ctx, source, &key)
                 .await
                 .map_err(s3_failure)?;
             progress.processed_bytes += bytes.len();
@@ -363,16 +415,7 @@ impl DynamoDb {
                 progress.errors += 1;
                 continue;
             };
-            let items = match format {
-                Format::DynamoDbJson => parse_dynamodb_json(&text),
-                Format::Csv => parse_csv(
-                    &text,
-                    delimiter,
-                    header.as_deref(),
-                    &description["AttributeDefinitions"],
-                ),
-            };
-            self.store_items(ctx, &table, items, progress)
+            self.store_items(ctx, table, parse(&text), progress)
                 .map_err(internal)?;
         }
         Ok(())

@@ -17,6 +17,8 @@
 //! - [`resource_policies`]: Put/Get/DeleteResourcePolicy on tables and streams.
 //! - [`exports`]: ExportTableToPointInTime, DescribeExport, ListExports (to S3).
 //! - [`imports`]: ImportTable, DescribeImport, ListImports (from S3).
+//! - [`bulk`]: StartBulkPutItems and its Describe/List/CancelBulkOperation (from S3 into an
+//!   existing table).
 //! - [`contributor_insights`]: Describe/Update/ListContributorInsights (stored).
 //! - [`kinesis_destinations`]: Kinesis streaming destinations, and the item changes they
 //!   put on their streams.
@@ -50,6 +52,7 @@ mod access;
 mod attr;
 mod backups;
 mod batch;
+mod bulk;
 mod contributor_insights;
 mod exports;
 mod expr;
@@ -135,6 +138,7 @@ impl DynamoDb {
             resource_policies::SCHEMA,
             exports::SCHEMA,
             imports::SCHEMA,
+            bulk::SCHEMA,
             contributor_insights::SCHEMA,
             kinesis_destinations::SCHEMA,
         ] {
@@ -225,6 +229,10 @@ impl Service for DynamoDb {
                 "DescribeExport" => self.describe_export(ctx, input)?,
                 "ListExports" => self.list_exports(ctx, input)?,
                 "ImportTable" => self.import_table(ctx, input).await?,
+                "StartBulkPutItems" => self.start_bulk_put_items(ctx, input).await?,
+                "DescribeBulkOperation" => self.describe_bulk_operation(ctx, input)?,
+                "ListBulkOperations" => self.list_bulk_operations(ctx, input)?,
+                "CancelBulkOperation" => self.cancel_bulk_operation(ctx, input)?,
                 "DescribeImport" => self.describe_import(ctx, input)?,
                 "ListImports" => self.list_imports(ctx, input)?,
                 "DescribeContributorInsights" => self.describe_contributor_insights(ctx, input)?,

@@ -1,8 +1,8 @@
 //! The DynamoDB features Roto does not model (global tables of version 2017.11.29, replica
-//! auto scaling, bulk operations, vector indexes), answered as DynamoDB answers for tables
-//! without them: empty lists, a table's auto scaling description without replicas (which
-//! an update of its replicas' auto scaling leaves as it is), and the not-found errors for a
-//! named global table, bulk operation or vector index.
+//! auto scaling, vector indexes), answered as DynamoDB answers for tables without them:
+//! empty lists, a table's auto scaling description without replicas (which an update of
+//! its replicas' auto scaling leaves as it is), and the not-found errors for a named
+//! global table or vector index.
 
 use roto_core::featureless::Featureless;
 use roto_core::{AwsError, Value};
@@ -10,17 +10,10 @@ use roto_core::{AwsError, Value};
 /// Operations answered as for an account without the feature.
 pub(super) const FEATURELESS: &[Featureless] = &[
     Featureless::empty("ListGlobalTables"),
-    Featureless::empty("ListBulkOperations"),
     Featureless::error("DescribeGlobalTable", global_table_not_found),
     Featureless::error("DescribeGlobalTableSettings", global_table_not_found),
     Featureless::error("UpdateGlobalTable", global_table_not_found),
     Featureless::error("UpdateGlobalTableSettings", global_table_not_found),
-    Featureless::error("DescribeBulkOperation", |_| {
-        super::tables::resource_not_found()
-    }),
-    Featureless::error("CancelBulkOperation", |_| {
-        super::tables::resource_not_found()
-    }),
     Featureless::error("SearchVectors", |_| super::tables::resource_not_found()),
     Featureless::output(
         "DescribeTableReplicaAutoScaling",

@@ -15,6 +15,8 @@
 //!   DescribeReplay, CancelReplay, ListReplays.
 //! - [`connections`]: Create/Describe/Update/Delete/List/DeauthorizeConnection and
 //!   Create/Describe/Update/Delete/ListApiDestinations (stored; credentials never returned).
+//! - [`endpoints`]: Create/Describe/Update/Delete/ListEndpoints, global endpoints kept as
+//!   configuration (documents of `events_items`).
 //! - [`invoke`]: the HTTP request an API destination target receives, with its
 //!   connection's authorization (OAuth tokens fetched and cached) and parameters.
 //! - [`schedule`]: rate and cron expressions, and the background task that fires due
@@ -32,6 +34,7 @@
 mod archives;
 mod buses;
 mod connections;
+mod endpoints;
 pub mod fuzz;
 mod invoke;
 mod metrics;
@@ -46,11 +49,16 @@ use std::sync::{Arc, OnceLock};
 use roto_core::dispatch::new_request_id;
 use roto_core::events::{DeliveryError, Event};
 use roto_core::featureless::{self, Featureless};
+
+use crate::documents::{documents_schema, Documents};
 use roto_core::timestamp::now_millis;
 use roto_core::value::EpochMillis;
 use roto_core::{
     AwsError, AwsResult, BoxFuture, Context, Env, Request, Response, Service, ServiceSpec, Value,
 };
+
+/// The document table of global endpoints.
+static ITEMS_SCHEMA: &[&str] = &[documents_schema!("events_items")];
 
 static SPEC: ServiceSpec = ServiceSpec {
     name: "events",
@@ -171,6 +179,8 @@ pub struct EventBridge {
 /// EventBridge's state and operations, shared with the scheduler task.
 struct Events {
     env: Arc<Env>,
+    /// Global endpoints.
+    docs: Documents,
     clock: fn() -> EpochMillis,
     tokens: invoke::Tokens,
 }
@@ -187,6 +197,7 @@ impl EventBridge {
         env.store.migrate(SCHEMA)?;
         Ok(EventBridge {
             events: Arc::new(Events {
+                docs: Documents::new(env.clone(), "events_items", ITEMS_SCHEMA),
                 env,
                 clock,
                 tokens: invoke::Tokens::default(),
@@ -229,6 +240,11 @@ impl Service for EventBridge {
             let input = &request.input;
             let output = match operation {
                 "CreateEventBus" => events.create_event_bus(ctx, input)?,
+                "CreateEndpoint" => events.create_endpoint(ctx, input)?,
+                "DescribeEndpoint" => events.describe_endpoint(ctx, input)?,
+                "UpdateEndpoint" => events.update_endpoint(ctx, input)?,
+                "DeleteEndpoint" => events.delete_endpoint(ctx, input)?,
+                "ListEndpoints" => events.list_endpoints(ctx, input)?,
                 "DescribeEventBus" => events.describe_event_bus(ctx, input)?,
                 "DeleteEventBus" => events.delete_event_bus(ctx, input)?,
                 "UpdateEventBus" => events.update_event_bus(ctx, input)?,

@@ -13,6 +13,7 @@
 //!   (SubscriptionConfirmation, then Notification) and the email and SMS messages that are
 //!   recorded in the trace instead of sent.
 //! - [`metrics`]: the `AWS/SNS` metrics of publishes and deliveries.
+//! - [`sandbox`]: the SMS sandbox's destination phone numbers (documents of `sns_items`).
 //! - [`dead_letters`]: notifications whose delivery failed for good, sent to the
 //!   subscription's dead-letter queue (`RedrivePolicy`).
 //!
@@ -40,6 +41,8 @@ use std::sync::{Arc, Mutex};
 use roto_core::access::{Access, Principal};
 use roto_core::events::{DeliveryError, Event};
 use roto_core::featureless::{self, Featureless};
+
+use crate::documents::{documents_schema, Documents};
 use roto_core::timestamp::now_millis;
 use roto_core::value::EpochMillis;
 use roto_core::{
@@ -92,9 +95,14 @@ impl Dedup {
     }
 }
 
+/// The document table of the SMS sandbox's phone numbers.
+static ITEMS_SCHEMA: &[&str] = &[documents_schema!("sns_items")];
+
 /// SNS.
 pub struct Sns {
     env: Arc<Env>,
+    /// The SMS sandbox's phone numbers.
+    docs: Documents,
     /// Recent FIFO deduplication ids; its lock also orders FIFO publishes (see
     /// `publish_to`).
     dedup: Mutex<Dedup>,
@@ -106,6 +114,7 @@ impl Sns {
         env.store.migrate(store::SCHEMA)?;
         env.store.migrate(platform::SCHEMA)?;
         Ok(Sns {
+            docs: Documents::new(env.clone(), "sns_items", ITEMS_SCHEMA),
             env,
             dedup: Mutex::new(Dedup::default()),
         })
@@ -173,6 +182,16 @@ impl Service for Sns {
                 "ListPhoneNumbersOptedOut" => Value::map().with("phoneNumbers", Vec::new()),
                 "OptInPhoneNumber" => self.opt_in_phone_number(input)?,
                 "GetSMSSandboxAccountStatus" => Value::map().with("IsInSandbox", false),
+                "CreateSMSSandboxPhoneNumber" => {
+                    self.create_sms_sandbox_phone_number(ctx, input)?
+                }
+                "VerifySMSSandboxPhoneNumber" => {
+                    self.verify_sms_sandbox_phone_number(ctx, input)?
+                }
+                "DeleteSMSSandboxPhoneNumber" => {
+                    self.delete_sms_sandbox_phone_number(ctx, input)?
+                }
+                "ListSMSSandboxPhoneNumbers" => self.list_sms_sandbox_phone_numbers(ctx, input)?,
                 other => {
                     return featureless::answer(SPEC.model(), unmodeled::FEATURELESS, other, input)
                         .map(Response::new)
@@ -277,6 +296,7 @@ fn page<T>(mut items: Vec<T>, limit: usize, arn: impl Fn(&T) -> &str) -> (Vec<T>
     (items, token)
 }
 
+mod sandbox;
 #[cfg(test)]
 mod tests;
 mod unmodeled;
