@@ -46,25 +46,28 @@ fn not_found(arn: &str) -> AwsError {
     .with_status(400)
 }
 
+/// A bulk operation as stored: its client token, the request and its description.
+struct Stored {
+    token: Option<String>,
+    request: Json,
+    description: Json,
+}
+
 impl DynamoDb {
-    fn bulk_operations(
-        &self,
-        ctx: &Context,
-    ) -> AwsResult<Vec<(String, Option<String>, Json, Json)>> {
+    fn bulk_operations(&self, ctx: &Context) -> AwsResult<Vec<Stored>> {
         self.env.store.read(|c| {
             let mut st = c.prepare_cached(
-                "SELECT arn, client_token, request, description FROM ddb_bulk_operations
+                "SELECT client_token, request, description FROM ddb_bulk_operations
                  WHERE account = ?1 AND region = ?2 ORDER BY rowid",
             )?;
             let rows = st.query_map(rusqlite::params![ctx.account, ctx.region], |r| {
-                let request: String = r.get(2)?;
-                let description: String = r.get(3)?;
-                Ok((
-                    r.get(0)?,
-                    r.get(1)?,
-                    serde_json::from_str(&request).unwrap_or_default(),
-                    serde_json::from_str(&description).unwrap_or_default(),
-                ))
+                let request: String = r.get(1)?;
+                let description: String = r.get(2)?;
+                Ok(Stored {
+                    token: r.get(0)?,
+                    request: serde_json::from_str(&request).unwrap_or_default(),
+                    description: serde_json::from_str(&description).unwrap_or_default(),
+                })
             })?;
             rows.collect::<rusqlite::Result<Vec<_>>>()
                 .map_err(AwsError::from)
@@ -129,15 +132,15 @@ impl DynamoDb {
             let earlier = self
                 .bulk_operations(ctx)?
                 .into_iter()
-                .find(|(_, t, _, _)| t.as_deref() == Some(token.as_str()));
-            if let Some((_, _, earlier_request, description)) = earlier {
-                if earlier_request != request {
+                .find(|s| s.token.as_deref() == Some(token.as_str()));
+            if let Some(earlier) = earlier {
+                if earlier.request != request {
                     return Err(AwsError::new(
                         "IdempotentParameterMismatchException",
                         "The ClientToken was used with a different request",
                     ));
                 }
-                return self.bulk_output(description);
+                return self.bulk_output(earlier.description);
             }
         }
         let name = input.str("TableName").unwrap_or_default();
@@ -226,7 +229,7 @@ impl DynamoDb {
         let mut summaries = self
             .bulk_operations(ctx)?
             .into_iter()
-            .map(|(_, _, _, d)| shaped(super::SPEC.model(), "BulkOperationSummary", &d))
+            .map(|s| shaped(super::SPEC.model(), "BulkOperationSummary", &s.description))
             .collect::<AwsResult<Vec<_>>>()?;
         summaries.reverse();
         let limit = input.int("MaxResults").unwrap_or(100).clamp(1, 100) as usize;

@@ -136,6 +136,11 @@ mod tests {
             "localhost".into(),
         ));
         let events = Events {
+            docs: crate::documents::Documents::new(
+                env.clone(),
+                "events_items",
+                super::super::ITEMS_SCHEMA,
+            ),
             env,
             clock,
             tokens: Default::default(),
