@@ -79,15 +79,7 @@ pub(crate) fn detect_stack_resource_drift(
 ) -> AwsResult<Value> {
     let stack = live_stack(inner, ctx, input)?;
     let logical = input.str("LogicalResourceId").unwrap_or_default();
-    let resource = store::resources(inner.store()?, &stack.id)?
-        .into_iter()
-        .find(|r| r.logical_id == logical)
-        .ok_or_else(|| {
-            validation(format!(
-                "Resource {logical} does not exist for stack {}",
-                stack.name
-            ))
-        })?;
+    let resource = store::resource(inner.store()?, &stack, logical)?;
     let drift = shaped(
         SPEC.model(),
         "StackResourceDrift",

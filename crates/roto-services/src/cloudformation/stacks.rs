@@ -664,15 +664,7 @@ pub(crate) fn describe_stack_resource(
 ) -> AwsResult<Value> {
     let stack = named(inner, ctx, input.str("StackName").unwrap_or_default())?;
     let logical = input.str("LogicalResourceId").unwrap_or_default();
-    let row = store::resources(inner.store()?, &stack.id)?
-        .into_iter()
-        .find(|r| r.logical_id == logical)
-        .ok_or_else(|| {
-            validation(format!(
-                "Resource {logical} does not exist for stack {}",
-                stack.name
-            ))
-        })?;
+    let row = store::resource(inner.store()?, &stack, logical)?;
     let detail = resource_value(&stack, &row, "LastUpdatedTimestamp", true).with("Metadata", "{}");
     Ok(Value::map().with("StackResourceDetail", detail))
 }

@@ -277,13 +277,7 @@ pub(crate) fn create_stack_instances(
     ctx: &Context,
     input: &Value,
 ) -> AwsResult<Value> {
-    let name = set_name(input);
-    load_set(inner, ctx, name)?;
-    let targets = targets_of(input);
-    check_accounts(&targets)?;
-    stackset_runs::check_idle(inner, ctx, name)?;
-    let op = stackset_runs::start(inner, ctx, name, Action::Create, targets, input)?;
-    Ok(Value::map().with("OperationId", op))
+    start_instances(inner, ctx, input, Action::Create)
 }
 
 pub(crate) fn update_stack_instances(
@@ -291,16 +285,7 @@ pub(crate) fn update_stack_instances(
     ctx: &Context,
     input: &Value,
 ) -> AwsResult<Value> {
-    let name = set_name(input);
-    load_set(inner, ctx, name)?;
-    let targets = targets_of(input);
-    check_accounts(&targets)?;
-    for t in &targets {
-        instance(inner, ctx, name, &t.account, &t.region)?;
-    }
-    stackset_runs::check_idle(inner, ctx, name)?;
-    let op = stackset_runs::start(inner, ctx, name, Action::Update, targets, input)?;
-    Ok(Value::map().with("OperationId", op))
+    start_instances(inner, ctx, input, Action::Update)
 }
 
 pub(crate) fn delete_stack_instances(
@@ -308,13 +293,29 @@ pub(crate) fn delete_stack_instances(
     ctx: &Context,
     input: &Value,
 ) -> AwsResult<Value> {
+    let retain = input.bool("RetainStacks").unwrap_or(false);
+    start_instances(inner, ctx, input, Action::Delete { retain })
+}
+
+/// Starts an operation of `action` on the instances the request targets, after the checks
+/// every instance operation makes (an update's instances must already exist).
+fn start_instances(
+    inner: &Arc<Inner>,
+    ctx: &Context,
+    input: &Value,
+    action: Action,
+) -> AwsResult<Value> {
     let name = set_name(input);
     load_set(inner, ctx, name)?;
     let targets = targets_of(input);
     check_accounts(&targets)?;
+    if matches!(action, Action::Update) {
+        for t in &targets {
+            instance(inner, ctx, name, &t.account, &t.region)?;
+        }
+    }
     stackset_runs::check_idle(inner, ctx, name)?;
-    let retain = input.bool("RetainStacks").unwrap_or(false);
-    let op = stackset_runs::start(inner, ctx, name, Action::Delete { retain }, targets, input)?;
+    let op = stackset_runs::start(inner, ctx, name, action, targets, input)?;
     Ok(Value::map().with("OperationId", op))
 }
 

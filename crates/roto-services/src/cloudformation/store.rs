@@ -217,6 +217,20 @@ pub(crate) struct ResourceRow {
 }
 
 /// The resources of a stack, in creation order.
+/// The resource `logical` of `stack`, or the ValidationError CloudFormation answers when the
+/// stack has none by that name.
+pub(crate) fn resource(store: &Store, stack: &Stack, logical: &str) -> AwsResult<ResourceRow> {
+    resources(store, &stack.id)?
+        .into_iter()
+        .find(|r| r.logical_id == logical)
+        .ok_or_else(|| {
+            super::validation(format!(
+                "Resource {logical} does not exist for stack {}",
+                stack.name
+            ))
+        })
+}
+
 pub(crate) fn resources(store: &Store, stack_id: &str) -> AwsResult<Vec<ResourceRow>> {
     store.read(|c| {
         let mut stmt = c.prepare_cached(
