@@ -54,6 +54,20 @@ def test_unknown_service_settings_are_not_found(ssm):
         assert error_of(e)[0] == "ServiceSettingNotFound"
 
 
+def test_resource_policies_follow_their_parameter(ssm):
+    ssm.put_parameter(Name="/owned/value", Value="v", Type="String", Tier="Advanced")
+    arn = f"arn:aws:ssm:us-east-1:{ACCOUNT}:parameter/owned/value"
+    ssm.put_resource_policy(ResourceArn=arn, Policy=POLICY)
+    ssm.delete_parameter(Name="/owned/value")
+    for call in (lambda: ssm.get_resource_policies(ResourceArn=arn),
+                 lambda: ssm.put_resource_policy(ResourceArn=arn, Policy=POLICY)):
+        with pytest.raises(ClientError) as e:
+            call()
+        assert error_of(e)[0] == "ResourceNotFoundException"
+    ssm.put_parameter(Name="/owned/value", Value="again", Type="String", Tier="Advanced")
+    assert ssm.get_resource_policies(ResourceArn=arn)["Policies"] == []
+
+
 def test_resource_policies_are_put_listed_updated_and_deleted(ssm):
     ssm.put_parameter(Name="/shared/value", Value="v", Type="String", Tier="Advanced")
     arn = f"arn:aws:ssm:us-east-1:{ACCOUNT}:parameter/shared/value"

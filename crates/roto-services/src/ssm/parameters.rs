@@ -538,8 +538,10 @@ impl Ssm {
             .with("InvalidLabels", strings(&invalid)))
     }
 
+    /// Deletes the parameter `name`, every version of it and the resource policies attached
+    /// to it; whether there was one.
     fn remove(&self, ctx: &Context, name: &str) -> AwsResult<bool> {
-        self.env.store.transaction(|tx| {
+        let removed = self.env.store.transaction(|tx| -> AwsResult<bool> {
             let n = tx.execute_cached(
                 "DELETE FROM ssm_parameters WHERE account = ?1 AND region = ?2 AND name = ?3",
                 [&ctx.account, &ctx.region, name],
@@ -549,7 +551,11 @@ impl Ssm {
                 [&ctx.account, &ctx.region, name],
             )?;
             Ok(n > 0)
-        })
+        })?;
+        if removed {
+            self.forget_children(ctx, &names::arn(ctx, name))?;
+        }
+        Ok(removed)
     }
 
     pub(super) fn delete_parameter(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {

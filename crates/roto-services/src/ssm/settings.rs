@@ -116,11 +116,12 @@ impl Ssm {
         Ok(Value::map().with("ServiceSetting", self.service_setting(ctx, path, default)?))
     }
 
-    /// Checks that a policy's `ResourceArn` names a parameter that exists, or an OpsItem
-    /// group (the two resources SSM policies attach to).
-    fn policy_resource(&self, ctx: &Context, arn: &str) -> AwsResult<()> {
+    /// The owner a policy's `ResourceArn` names: an OpsItem group as given, or the
+    /// parameter's own ARN (so that every form of it finds the same policies and deleting the
+    /// parameter deletes them); ResourceNotFoundException for a parameter that does not exist.
+    fn policy_owner(&self, ctx: &Context, arn: &str) -> AwsResult<String> {
         if arn.contains(":opsitemgroup/") {
-            return Ok(());
+            return Ok(arn.to_string());
         }
         if !arn.contains(":parameter") {
             return Err(AwsError::new(
@@ -131,7 +132,7 @@ impl Ssm {
         let (candidates, _) = names::parse_reference(arn)?;
         for name in candidates {
             if !self.versions_of(ctx, &name)?.is_empty() {
-                return Ok(());
+                return Ok(names::arn(ctx, &name));
             }
         }
         Err(AwsError::new(
@@ -152,8 +153,8 @@ impl Ssm {
                 "The policy document is not valid JSON.",
             ));
         }
-        self.policy_resource(ctx, arn)?;
-        let kind = Kind::under("resource-policy", arn);
+        let owner = self.policy_owner(ctx, arn)?;
+        let kind = Kind::under("resource-policy", &owner);
         let id = match input.str("PolicyId") {
             Some(id) => {
                 let current = self.record(ctx, kind, id)?.ok_or_else(no_policy)?;
@@ -174,19 +175,19 @@ impl Ssm {
     }
 
     pub(super) fn get_resource_policies(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
-        let arn = input.str("ResourceArn").unwrap_or_default();
+        let owner = self.policy_owner(ctx, input.str("ResourceArn").unwrap_or_default())?;
         let policies = self.records_as(
             ctx,
-            Kind::under("resource-policy", arn),
+            Kind::under("resource-policy", &owner),
             "GetResourcePoliciesResponseEntry",
         )?;
         paged(input, policies, "Policies", 50)
     }
 
     pub(super) fn delete_resource_policy(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
-        let arn = input.str("ResourceArn").unwrap_or_default();
+        let owner = self.policy_owner(ctx, input.str("ResourceArn").unwrap_or_default())?;
         let id = input.str("PolicyId").unwrap_or_default();
-        let kind = Kind::under("resource-policy", arn);
+        let kind = Kind::under("resource-policy", &owner);
         let current = self.record(ctx, kind, id)?.ok_or_else(no_policy)?;
         if current.str("PolicyHash") != input.str("PolicyHash") {
             return Err(hash_conflict());
