@@ -9,12 +9,13 @@
 //! replaced resource's old self is deleted at cleanup after success, or restored on
 //! rollback.
 
-use std::collections::{BTreeMap, BTreeSet};
-use std::sync::Arc;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use roto_core::timestamp::now_millis;
 use roto_core::{Context, Dispatcher};
 use serde_json::{Map, Value as Json};
+use tokio::sync::watch;
 use tokio::task::JoinSet;
 
 use super::intrinsics::{Pseudo, Resolved, Scope};
@@ -33,9 +34,58 @@ pub(crate) struct Job {
     pub stack_id: String,
     pub stack_name: String,
     pub notification_arns: Vec<String>,
+    /// While an update can be cancelled, what tells it it was (see [`Updates`]).
+    pub cancel: Mutex<Option<watch::Receiver<bool>>>,
+    /// The resources a continued rollback skips (left as they are, `UPDATE_COMPLETE`).
+    pub skip: BTreeSet<String>,
 }
 
-type State = BTreeMap<String, ResourceRow>;
+/// The stack status reason of an update CancelUpdateStack cancelled.
+const CANCELLED: &str = "Stack update cancelled";
+
+/// The status reason of a resource whose update was cancelled.
+pub(crate) const UPDATE_CANCELLED: &str = "Resource update cancelled";
+
+/// The running updates, each with the sender that cancels it, by stack id.
+#[derive(Default)]
+pub(crate) struct Updates(Mutex<HashMap<String, watch::Sender<bool>>>);
+
+impl Updates {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, watch::Sender<bool>>> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Registers a stack's update: the receiver its job watches.
+    pub(crate) fn register(&self, stack_id: &str) -> watch::Receiver<bool> {
+        let (tx, rx) = watch::channel(false);
+        self.lock().insert(stack_id.to_string(), tx);
+        rx
+    }
+
+    /// Cancels the stack's running update; false when none can be cancelled.
+    pub(crate) fn cancel(&self, stack_id: &str) -> bool {
+        self.lock()
+            .get(stack_id)
+            .map(|tx| tx.send_replace(true))
+            .is_some()
+    }
+
+    fn finish(&self, stack_id: &str) {
+        self.lock().remove(stack_id);
+    }
+}
+
+/// Resolves once `cancel` says the update was cancelled; never without one.
+async fn until_cancelled(cancel: Option<watch::Receiver<bool>>) {
+    if let Some(mut rx) = cancel {
+        if rx.wait_for(|c| *c).await.is_ok() {
+            return;
+        }
+    }
+    std::future::pending().await
+}
+
+pub(crate) type State = BTreeMap<String, ResourceRow>;
 
 /// What one resource's reconciliation gave: its row (or why it failed) and, when it was
 /// replaced, its old row.
@@ -85,6 +135,26 @@ impl Job {
             reason,
             None,
         );
+    }
+
+    /// The update's cancellation, while it can still be cancelled.
+    fn cancellation(&self) -> Option<watch::Receiver<bool>> {
+        self.cancel
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Ends the update's cancellable phase (its rollback cannot be cancelled): whether it
+    /// was cancelled.
+    fn end_cancellable(&self) -> bool {
+        self.inner.updates.finish(&self.stack_id);
+        let taken = self
+            .cancel
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        taken.is_some_and(|rx| *rx.borrow())
     }
 
     fn pseudo(&self) -> Pseudo {
@@ -158,7 +228,11 @@ impl Job {
             self.check_removals(policy, state, &included)?;
         }
         let graph = graph::dependencies(&included, section(doc, "Parameters"))?;
+        let cancel = self.cancellation();
         for (seq, wave) in graph::waves(&graph)?.into_iter().enumerate() {
+            if cancel.as_ref().is_some_and(|c| *c.borrow()) {
+                return Err(CANCELLED.into());
+            }
             let resolved: BTreeMap<String, Resolved> = state
                 .iter()
                 .map(|(k, r)| (k.clone(), r.resolved.clone()))
@@ -169,6 +243,7 @@ impl Job {
                 ..base
             };
             let mut tasks = JoinSet::new();
+            let mut running = BTreeMap::new();
             let mut failures = Vec::new();
             for logical in wave {
                 let resource = &included[&logical];
@@ -191,14 +266,26 @@ impl Job {
                 };
                 let job = self.clone();
                 let current = state.get(&logical).cloned();
+                running.insert(logical.clone(), (kind.clone(), current.clone()));
                 let policy = policy.clone();
                 tasks.spawn(async move {
                     job.reconcile(logical, kind, props, current, seq as i64, policy)
                         .await
                 });
             }
-            while let Some(done) = tasks.join_next().await {
+            let mut cancelled = false;
+            loop {
+                let next = tokio::select! {
+                    next = tasks.join_next() => next,
+                    () = until_cancelled(cancel.clone()), if !cancelled => {
+                        cancelled = true;
+                        tasks.abort_all();
+                        continue;
+                    }
+                };
+                let Some(done) = next else { break };
                 let Ok(done) = done else { continue };
+                running.remove(&done.logical_id);
                 if let Some(old) = done.replaced {
                     replaced.push(old);
                 }
@@ -211,6 +298,20 @@ impl Job {
                         failures.push((done.logical_id, reason));
                     }
                 }
+            }
+            if cancelled {
+                for (logical, (kind, current)) in running {
+                    let reason = if current.as_ref().is_some_and(|r| r.physical_id.is_some()) {
+                        UPDATE_CANCELLED
+                    } else {
+                        "Resource creation cancelled"
+                    };
+                    let done = self.failed(logical, &kind, current, seq as i64, reason.into());
+                    if let Err((row, _)) = done.row {
+                        state.insert(done.logical_id, row);
+                    }
+                }
+                return Err(CANCELLED.into());
             }
             if !failures.is_empty() {
                 let names: Vec<&str> = failures.iter().map(|(l, _)| l.as_str()).collect();
@@ -311,6 +412,9 @@ impl Job {
             Ok(p) => p,
             Err(e) => return self.failed(logical, &kind, current, seq, e),
         };
+        if self.skip.contains(&logical) {
+            return self.skipped(logical, kind, props, current, seq);
+        }
         let Some(p) = provider(&kind) else {
             let reason = format!("Roto does not support resource type {kind} (see docs/services.md for the supported types)");
             return self.failed(logical, &kind, current, seq, reason);
@@ -402,6 +506,37 @@ impl Job {
                     replaced: None,
                 }
             }
+        }
+    }
+
+    /// A resource a continued rollback skips: kept as it is, recorded as rolled back.
+    fn skipped(
+        &self,
+        logical: String,
+        kind: String,
+        props: Json,
+        current: Option<ResourceRow>,
+        seq: i64,
+    ) -> Reconciled {
+        let mut row = current.unwrap_or_else(|| new_row(&logical, &kind, seq));
+        let physical = row.physical_id.clone();
+        self.event(
+            &logical,
+            physical.as_deref(),
+            &kind,
+            "UPDATE_COMPLETE",
+            None,
+            None,
+        );
+        row.kind = kind;
+        row.props = props;
+        row.status = "UPDATE_COMPLETE".into();
+        row.reason = None;
+        self.save(&row);
+        Reconciled {
+            logical_id: logical,
+            row: Ok(row),
+            replaced: None,
         }
     }
 
@@ -897,8 +1032,13 @@ pub(crate) async fn run_update(
             policy,
         )
         .await;
-    let result =
-        result.and_then(|removed| finish_outputs(&job, &new, &doc, &state).map(|()| removed));
+    let cancelled = job.end_cancellable();
+    let result = result
+        .and_then(|removed| match cancelled {
+            true => Err(CANCELLED.to_string()),
+            false => Ok(removed),
+        })
+        .and_then(|removed| finish_outputs(&job, &new, &doc, &state).map(|()| removed));
     match result {
         Ok(removed) => {
             job.status("UPDATE_COMPLETE_CLEANUP_IN_PROGRESS", None);
@@ -959,6 +1099,18 @@ async fn rollback_update(
         }
         job.save(&old_row);
     }
+    roll_back(job, &old, state, discarded).await
+}
+
+/// The rollback proper (which ContinueUpdateRollback resumes): the stack's previous
+/// template `old` applied over what the failed update left in `state`, then the
+/// replacements it made (`discarded`) and the resources `old` does not include deleted.
+pub(crate) async fn roll_back(
+    job: &Arc<Job>,
+    old: &Stack,
+    mut state: State,
+    discarded: Vec<ResourceRow>,
+) {
     let doc = old.meta.processed.clone();
     let result = job
         .apply(
@@ -983,7 +1135,7 @@ async fn rollback_update(
                 .filter_map(|l| state.get(l).cloned())
                 .collect();
             let _ = job.delete(rows, &Json::Null, true).await;
-            let _ = finish_outputs(job, &old, &doc, &state);
+            let _ = finish_outputs(job, old, &doc, &state);
             job.status("UPDATE_ROLLBACK_COMPLETE", None);
         }
         Err(e) => job.status("UPDATE_ROLLBACK_FAILED", Some(&e)),

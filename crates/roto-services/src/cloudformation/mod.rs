@@ -14,6 +14,8 @@
 //! - [`store`]: the tables and their rows.
 //! - [`stacks`]: the stack operations (create, update, delete, describe, list, exports).
 //! - [`deploy`]: the background work: resources reconciled, rolled back, events.
+//! - [`update_control`]: a running update cancelled, a failed rollback continued.
+//! - [`aliases`]: stack aliases, names a stack also answers to.
 //! - [`changesets`]: change sets.
 //! - [`stack_policy`]: stack policies, checked and evaluated.
 //! - [`providers`]: one provider per resource type, in a table.
@@ -34,6 +36,7 @@ use roto_core::{
 };
 
 mod account;
+mod aliases;
 mod changesets;
 mod deploy;
 mod drift;
@@ -55,6 +58,7 @@ mod stackset_runs;
 mod stacksets;
 mod store;
 mod template;
+mod update_control;
 
 /// The document table of what the operations beyond stacks keep ([`families`]).
 static ITEMS_SCHEMA: &[&str] = &[documents_schema!("cloudformation_items")];
@@ -86,6 +90,8 @@ pub(crate) struct Inner {
     schema: LazySchema,
     /// Stack sets, registry types, drift detections, generated templates, scans, refactors.
     documents: Documents,
+    /// The running updates CancelUpdateStack can cancel, by stack id.
+    updates: deploy::Updates,
 }
 
 impl Inner {
@@ -115,6 +121,7 @@ impl CloudFormation {
                 documents: Documents::new(env.clone(), "cloudformation_items", ITEMS_SCHEMA),
                 env,
                 schema: LazySchema::new(&[store::SCHEMA]),
+                updates: deploy::Updates::default(),
             }),
         }
     }
@@ -147,6 +154,10 @@ impl CloudFormation {
             "DeleteChangeSet" => changesets::delete_change_set(inner, ctx, input),
             "ListChangeSets" => changesets::list_change_sets(inner, ctx, input),
             "SignalResource" => Ok(Value::map()),
+            "CancelUpdateStack" => update_control::cancel_update_stack(inner, ctx, input),
+            "ContinueUpdateRollback" => update_control::continue_update_rollback(inner, ctx, input),
+            "SetAlias" => aliases::set_alias(inner, ctx, input),
+            "RemoveAlias" => aliases::remove_alias(inner, ctx, input),
             other => families::dispatch(inner, ctx, other, input).await,
         }
     }

@@ -2,7 +2,7 @@
 //! conditions, rules, capabilities), stacks created, updated and deleted on background
 //! tasks, and their descriptions, events, resources, outputs and exports.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use roto_core::timestamp::now_millis;
 use roto_core::{AwsError, AwsResult, Context, Dispatcher, Request, Value};
@@ -272,6 +272,7 @@ pub(crate) fn meta(input: &Value, doc: Json, parameters: Vec<ParameterValue>) ->
         timeout: input.int("TimeoutInMinutes"),
         change_set_id: None,
         policy: None,
+        alias: None,
         processed: doc,
     }
 }
@@ -304,16 +305,31 @@ where
     F: FnOnce(Arc<Job>) -> Fut,
     Fut: std::future::Future<Output = ()> + Send + 'static,
 {
-    let job = Arc::new(Job {
+    start(job(inner, ctx, stack)?, run);
+    Ok(())
+}
+
+/// A stack operation's job, not cancellable and skipping nothing, not yet started.
+pub(crate) fn job(inner: &Arc<Inner>, ctx: &Context, stack: &Stack) -> AwsResult<Job> {
+    Ok(Job {
         inner: inner.clone(),
         dispatcher: inner.dispatcher()?,
         ctx: ctx.clone(),
         stack_id: stack.id.clone(),
         stack_name: stack.name.clone(),
         notification_arns: stack.meta.notification_arns.clone(),
-    });
-    tokio::spawn(run(job));
-    Ok(())
+        cancel: Default::default(),
+        skip: Default::default(),
+    })
+}
+
+/// Starts a job's background task.
+pub(crate) fn start<F, Fut>(job: Job, run: F)
+where
+    F: FnOnce(Arc<Job>) -> Fut,
+    Fut: std::future::Future<Output = ()> + Send + 'static,
+{
+    tokio::spawn(run(Arc::new(job)));
 }
 
 pub(crate) async fn create_stack(
@@ -424,10 +440,12 @@ pub(crate) fn begin_update(
     new.status = "UPDATE_IN_PROGRESS".into();
     new.updated = Some(now_millis());
     store::put_stack(inner.store()?, &new)?;
-    let updated = new.clone();
-    spawn(inner, ctx, &new, |job| {
-        deploy::run_update(job, old, updated, policy.map(Arc::new))
-    })
+    let mut update = job(inner, ctx, &new)?;
+    update.cancel = Mutex::new(Some(inner.updates.register(&new.id)));
+    start(update, |job| {
+        deploy::run_update(job, old, new, policy.map(Arc::new))
+    });
+    Ok(())
 }
 
 pub(crate) fn delete_stack(inner: &Arc<Inner>, ctx: &Context, input: &Value) -> AwsResult<Value> {
@@ -488,6 +506,7 @@ fn describe(s: &Stack) -> Value {
     Value::map()
         .with("StackId", s.id.as_str())
         .with("StackName", s.name.as_str())
+        .with_opt("AliasName", m.alias.as_deref())
         .with_opt("ChangeSetId", m.change_set_id.as_deref())
         .with_opt("Description", m.description.as_deref())
         .with(

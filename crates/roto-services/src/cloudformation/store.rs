@@ -101,6 +101,8 @@ pub(crate) struct Meta {
     pub timeout: Option<i64>,
     pub change_set_id: Option<String>,
     pub policy: Option<String>,
+    /// The other name the stack answers to (SetAlias).
+    pub alias: Option<String>,
     /// The template after its transforms, which the engine evaluates.
     pub processed: serde_json::Value,
 }
@@ -145,14 +147,15 @@ fn to_text<T: serde::Serialize>(value: &T) -> String {
     serde_json::to_string(value).unwrap_or_default()
 }
 
-/// The live stack named `name` (or any stack, deleted ones included, by its id).
+/// The live stack named `name` or aliased so (or any stack, deleted ones included, by its
+/// id).
 pub(crate) fn find_stack(store: &Store, ctx: &Context, name: &str) -> AwsResult<Option<Stack>> {
     store.read(|c| {
         let by_id = name.starts_with("arn:");
         let sql = if by_id {
             format!("SELECT {STACK_COLUMNS} FROM cloudformation_stacks WHERE stack_id = ?3 AND account = ?1 AND region = ?2")
         } else {
-            format!("SELECT {STACK_COLUMNS} FROM cloudformation_stacks WHERE account = ?1 AND region = ?2 AND name = ?3 AND deleted IS NULL")
+            format!("SELECT {STACK_COLUMNS} FROM cloudformation_stacks WHERE account = ?1 AND region = ?2 AND (name = ?3 OR json_extract(meta, '$.alias') = ?3) AND deleted IS NULL ORDER BY name = ?3 DESC")
         };
         c.prepare_cached(&sql)?
             .query_row(params![ctx.account, ctx.region, name], stack_from_row)
