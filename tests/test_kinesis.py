@@ -73,6 +73,10 @@ def test_errors_use_aws_messages(kinesis):
     with pytest.raises(ClientError) as e:
         kinesis.describe_stream_summary()
     assert error(e)["Code"] == "InvalidArgumentException"
+    with pytest.raises(ClientError) as e:
+        kinesis.create_stream(StreamName="no spaces", ShardCount=1)
+    assert error(e)["Code"] == "ValidationException"
+    assert error(e)["Message"].endswith("at 'streamName' failed to satisfy constraint: Member must satisfy regular expression pattern: [a-zA-Z0-9_.-]+")
 
 
 def test_delete_stream(kinesis):

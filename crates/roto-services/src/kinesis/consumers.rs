@@ -132,6 +132,7 @@ impl Kinesis {
     pub(crate) fn register_consumer(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
         let stream = self.consumer_stream(ctx, input)?;
         let name = input.str("ConsumerName").unwrap_or_default();
+        super::check_name("consumerName", name)?;
         let existing = self.consumers(ctx, &stream.name, "", MAX_CONSUMERS + 1)?;
         if existing.iter().any(|c| c.name == name) {
             return Err(AwsError::new(
@@ -142,7 +143,10 @@ impl Kinesis {
                 ),
             ));
         }
-        if existing.len() as i64 + self.queue_count(ctx, &stream.name)? >= MAX_CONSUMERS {
+        if existing.len() as i64
+            + self.attached_count(ctx, &super::attached::QUEUES, &stream.name)?
+            >= MAX_CONSUMERS
+        {
             return Err(AwsError::new(
                 "LimitExceededException",
                 format!(

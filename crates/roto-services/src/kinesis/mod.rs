@@ -17,6 +17,7 @@
 //!   account's settings, record size, warm throughput and record distribution.
 //! - [`consumers`]: enhanced fan-out consumers.
 //! - [`queues`]: queues, which deliver a stream's records one by one with acknowledgements.
+//! - [`channels`]: channels, a stream's delivery to S3 or S3 Tables, kept as configuration.
 //! - [`subscribe`]: SubscribeToShard's event streams.
 //! - [`limits`]: the per-shard throughput limits, with `--kinesis-shard-limits`.
 //! - [`seq`]: sequence numbers, hash keys and shard iterators.
@@ -30,6 +31,8 @@ use roto_core::{
 };
 use rusqlite::OptionalExtension;
 
+mod attached;
+mod channels;
 mod consumers;
 mod limits;
 mod queues;
@@ -154,6 +157,18 @@ CREATE TABLE IF NOT EXISTS kinesis_queue_records (
     receipt TEXT,
     PRIMARY KEY (account, region, queue, shard, seq)
 );
+CREATE TABLE IF NOT EXISTS kinesis_channels (
+    account TEXT NOT NULL,
+    region TEXT NOT NULL,
+    id TEXT NOT NULL,
+    name TEXT NOT NULL,
+    stream TEXT NOT NULL,
+    stream_created INTEGER NOT NULL,
+    created INTEGER NOT NULL,
+    settings TEXT NOT NULL,
+    tags TEXT NOT NULL DEFAULT '{}',
+    PRIMARY KEY (account, region, id)
+);
 CREATE INDEX IF NOT EXISTS kinesis_records_arrival
     ON kinesis_records (account, region, stream, shard, arrival);
 ";
@@ -214,6 +229,21 @@ fn stream_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Stream> {
     })
 }
 
+/// ValidationException, in the words of AWS's front end, unless `value` matches the pattern
+/// of Kinesis' names (streams, consumers, queues, channels): `[a-zA-Z0-9_.-]+`. `member` is
+/// the member as the message spells it (`streamName`).
+fn check_name(member: &str, value: &str) -> AwsResult<()> {
+    if value
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'))
+    {
+        return Ok(());
+    }
+    Err(AwsError::validation(format!(
+        "1 validation error detected: Value '{value}' at '{member}' failed to satisfy constraint: Member must satisfy regular expression pattern: [a-zA-Z0-9_.-]+"
+    )))
+}
+
 fn invalid_argument(message: impl Into<String>) -> AwsError {
     AwsError::new("InvalidArgumentException", message)
 }
@@ -259,15 +289,6 @@ fn stream_name<'a>(ctx: &Context, input: &'a Value, arn_member: &str) -> AwsResu
             "Either StreamName or StreamARN should be provided.",
         )),
     }
-}
-
-/// Whether a tagging request's `ResourceARN` names a queue rather than a stream.
-fn names_queue(input: &Value) -> bool {
-    input.str("ResourceARN").is_some_and(|arn| {
-        arn.split(':')
-            .nth(5)
-            .is_some_and(|r| r.starts_with("queue/"))
-    })
 }
 
 /// The server option that turns the per-shard throughput limits on (`true`).
@@ -337,9 +358,11 @@ impl Kinesis {
             "DecreaseStreamRetentionPeriod" => self.change_retention(ctx, input, false),
             "UpdateStreamMode" => self.update_stream_mode(ctx, input),
             "AddTagsToStream" => self.add_tags(ctx, input, "StreamARN"),
-            "TagResource" if names_queue(input) => self.tag_queue(ctx, input),
-            "UntagResource" if names_queue(input) => self.untag_queue(ctx, input),
-            "ListTagsForResource" if names_queue(input) => self.list_queue_tags(ctx, input),
+            "TagResource" | "UntagResource" | "ListTagsForResource"
+                if attached::named_kind(input).is_some() =>
+            {
+                self.attached_tags(ctx, operation, input)
+            }
             "TagResource" => self.add_tags(ctx, input, "ResourceARN"),
             "RemoveTagsFromStream" => self.remove_tags(ctx, input, "StreamARN"),
             "UntagResource" => self.remove_tags(ctx, input, "ResourceARN"),
@@ -383,6 +406,10 @@ impl Kinesis {
                 self.update_queue_records_visibility(ctx, input, true)
             }
             "RestoreDeadLetterQueueRecords" => self.restore_dead_letter_queue_records(ctx, input),
+            "DescribeChannel" => self.describe_channel(ctx, input),
+            "ListChannels" => self.list_channels(ctx, input),
+            "UpdateChannel" => self.update_channel(ctx, input),
+            "DeleteChannel" => self.delete_channel(ctx, input),
             other => Err(AwsError::not_implemented(other)),
         }
     }
@@ -402,6 +429,7 @@ impl Service for Kinesis {
         Box::pin(async move {
             let output = match operation {
                 "StartStreamEncryption" => self.start_encryption(ctx, &request.input).await?,
+                "CreateChannel" => self.create_channel(ctx, &request.input).await?,
                 "SubscribeToShard" => return self.subscribe_to_shard(ctx, &request.input),
                 "ReceiveQueueRecords" => {
                     self.receive_queue_records(ctx, &request.input, false)

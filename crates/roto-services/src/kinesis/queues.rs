@@ -28,9 +28,10 @@ use roto_core::timestamp::{self, now_millis};
 use roto_core::{AwsError, AwsResult, Context, Value};
 use rusqlite::{params, Connection, OptionalExtension};
 
+use super::attached::{list_page, passes_filter, MAX_TAGS, QUEUES};
 use super::records::timestamp_of;
 use super::streams::tag_map;
-use super::{invalid_argument, name_from_arn, not_found, stream_arn, Kinesis, Stream};
+use super::{invalid_argument, stream_arn, Kinesis, Stream};
 use crate::tags::{self, Tags};
 
 /// The visibility timeout of a queue created without one, in seconds.
@@ -43,10 +44,6 @@ const DEFAULT_WAIT: i64 = 9;
 const DEFAULT_LIMIT: i64 = 10;
 /// How many new records one receive takes from each shard into the queue.
 const PULL_PER_SHARD: i64 = 100;
-/// ListQueues' default (and largest) page.
-const MAX_PAGE: usize = 100;
-/// The most tags a queue may carry.
-const MAX_TAGS: usize = 50;
 /// The registered consumers (enhanced fan-out consumers and queues) a stream may have.
 pub(crate) const MAX_REGISTERED: i64 = 20;
 
@@ -88,10 +85,7 @@ fn queue_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Queue> {
 
 impl Queue {
     pub(crate) fn arn(&self, ctx: &Context) -> String {
-        format!(
-            "arn:aws:kinesis:{}:{}:queue/{}",
-            ctx.region, ctx.account, self.id
-        )
+        QUEUES.arn(ctx, &self.id)
     }
 
     fn attributes(&self) -> Value {
@@ -177,13 +171,6 @@ fn starting_position(config: &Value) -> AwsResult<(String, Option<i64>)> {
     }
 }
 
-fn queue_missing(ctx: &Context, arn: &str) -> AwsError {
-    AwsError::new(
-        "ResourceNotFoundException",
-        format!("Queue {arn} under account {} not found.", ctx.account),
-    )
-}
-
 /// A receipt handle names its record (shard and counter) and one receipt of it.
 fn receipt_handle(shard: i64, counter: i64) -> String {
     URL_SAFE_NO_PAD.encode(format!("{shard}.{counter}.{}", crate::ids::hex(32)))
@@ -208,83 +195,19 @@ enum Action {
 }
 
 impl Kinesis {
-    /// The queue an ARN names, if it exists.
-    fn find_queue(&self, ctx: &Context, arn: &str) -> AwsResult<Option<Queue>> {
-        let prefix = format!("arn:aws:kinesis:{}:{}:queue/", ctx.region, ctx.account);
-        let Some(id) = arn.strip_prefix(&prefix) else {
-            return Ok(None);
-        };
-        self.store()?.read(|c| {
-            c.prepare_cached(&format!(
-                "SELECT {QUEUE_COLUMNS} FROM kinesis_queues
-                 WHERE account = ?1 AND region = ?2 AND id = ?3"
-            ))?
-            .query_row([&ctx.account, &ctx.region, id], queue_from_row)
-            .optional()
-            .map_err(AwsError::from)
-        })
-    }
-
     /// The queue a request's `member` names, or ResourceNotFoundException.
     pub(crate) fn queue(&self, ctx: &Context, input: &Value, member: &str) -> AwsResult<Queue> {
         let arn = input.str(member).unwrap_or_default();
-        self.find_queue(ctx, arn)?
-            .ok_or_else(|| queue_missing(ctx, arn))
-    }
-
-    /// Every queue of the account and region, by name.
-    fn all_queues(&self, ctx: &Context) -> AwsResult<Vec<Queue>> {
-        self.store()?.read(|c| {
-            let rows = c
-                .prepare_cached(&format!(
-                    "SELECT {QUEUE_COLUMNS} FROM kinesis_queues
-                     WHERE account = ?1 AND region = ?2 ORDER BY name"
-                ))?
-                .query_map([&ctx.account, &ctx.region], queue_from_row)?
-                .collect::<rusqlite::Result<Vec<_>>>();
-            rows.map_err(AwsError::from)
-        })
-    }
-
-    /// How many queues read a stream.
-    pub(crate) fn queue_count(&self, ctx: &Context, stream: &str) -> AwsResult<i64> {
-        self.store()?.read(|c| {
-            c.prepare_cached(
-                "SELECT COUNT(*) FROM kinesis_queues
-                 WHERE account = ?1 AND region = ?2 AND stream = ?3",
-            )?
-            .query_row([&ctx.account, &ctx.region, stream], |r| r.get(0))
-            .map_err(AwsError::from)
-        })
-    }
-
-    /// ResourceInUseException when queues read the stream (DeleteStream, and switching it
-    /// to provisioned capacity, need none).
-    pub(crate) fn check_no_queues(&self, ctx: &Context, stream: &str) -> AwsResult<()> {
-        match self.queue_count(ctx, stream)? {
-            0 => Ok(()),
-            n => Err(AwsError::new(
-                "ResourceInUseException",
-                format!(
-                    "Stream {stream} under account {} has {n} queue(s). Delete its queues first.",
-                    ctx.account
-                ),
-            )),
-        }
+        self.find_attached(ctx, &QUEUES, arn, QUEUE_COLUMNS, queue_from_row)?
+            .ok_or_else(|| QUEUES.missing(ctx, arn))
     }
 
     /// The stream a CreateQueue request reads, checked for a queue.
     fn queue_stream(&self, ctx: &Context, config: &Value) -> AwsResult<Stream> {
-        let arn = config.str("StreamARN").unwrap_or_default();
-        let name = name_from_arn(ctx, arn)?;
-        let stream = self.find(ctx, name)?.ok_or_else(|| not_found(ctx, name))?;
-        if stream.mode != "ON_DEMAND" {
-            return Err(AwsError::validation(format!(
-                "Queues are supported only on data streams in on-demand capacity mode. Stream {name} is in {} mode.",
-                stream.mode
-            )));
-        }
-        let registered = self.consumer_count(ctx, name)? + self.queue_count(ctx, name)?;
+        let stream = self.on_demand_source(ctx, &QUEUES, config)?;
+        let name = stream.name.as_str();
+        let registered =
+            self.consumer_count(ctx, name)? + self.attached_count(ctx, &QUEUES, name)?;
         if registered >= MAX_REGISTERED {
             return Err(AwsError::new(
                 "LimitExceededException",
@@ -299,6 +222,7 @@ impl Kinesis {
 
     pub(crate) fn create_queue(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
         let name = input.str("QueueName").unwrap_or_default();
+        super::check_name("queueName", name)?;
         let configs = input
             .get("StreamConfigurationList")
             .and_then(Value::as_list)
@@ -316,15 +240,10 @@ impl Kinesis {
         let (start_type, start_at) = starting_position(config)?;
         let tags = tag_map(input.get("Tags"));
         if tags.len() > MAX_TAGS {
-            return Err(too_many_tags(name));
+            return Err(QUEUES.too_many_tags(name));
         }
         let stream = self.queue_stream(ctx, config)?;
-        if self.all_queues(ctx)?.iter().any(|q| q.name == name) {
-            return Err(AwsError::new(
-                "ResourceInUseException",
-                format!("Queue {name} under account {} already exists.", ctx.account),
-            ));
-        }
+        self.check_name_free(ctx, &QUEUES, name)?;
         let queue = Queue {
             id: crate::ids::hex(32),
             name: name.to_string(),
@@ -350,37 +269,13 @@ impl Kinesis {
     }
 
     pub(crate) fn list_queues(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
-        let filters = input
-            .get("StreamFilter")
-            .and_then(Value::as_list)
-            .unwrap_or_default();
-        let keeps = |q: &Queue| {
-            filters.is_empty()
-                || filters.iter().any(|f| {
-                    f.str("StreamARN") == Some(stream_arn(ctx, &q.stream).as_str())
-                        && f.get("StreamCreationTimestamp")
-                            .and_then(timestamp_of)
-                            .is_none_or(|t| t / 1000 == q.stream_created / 1000)
-                })
-        };
         let summaries = self
-            .all_queues(ctx)?
+            .all_attached(ctx, &QUEUES, QUEUE_COLUMNS, queue_from_row)?
             .iter()
-            .filter(|q| keeps(q))
+            .filter(|q| passes_filter(ctx, input, &q.stream, q.stream_created))
             .map(|q| q.summary(ctx))
             .collect();
-        let limit = input
-            .int("MaxResults")
-            .map_or(MAX_PAGE, |n| (n.max(1) as usize).min(MAX_PAGE));
-        let (page, next) = crate::paging::page(summaries, limit, input.str("NextToken"), || {
-            invalid_argument(format!(
-                "Invalid NextToken: {}",
-                input.str("NextToken").unwrap_or_default()
-            ))
-        })?;
-        Ok(Value::map()
-            .with("QueueSummaries", Value::List(page))
-            .with_opt("NextToken", next))
+        list_page(input, summaries, "QueueSummaries")
     }
 
     pub(crate) fn update_queue(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
@@ -546,46 +441,6 @@ impl Kinesis {
     ) -> AwsResult<Value> {
         self.per_entry(ctx, input, true, Action::Restore)
     }
-
-    /// TagResource on a queue.
-    pub(crate) fn tag_queue(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
-        let mut queue = self.queue(ctx, input, "ResourceARN")?;
-        queue.tags.extend(tag_map(input.get("Tags")));
-        if queue.tags.len() > MAX_TAGS {
-            return Err(too_many_tags(&queue.name));
-        }
-        self.save_queue_tags(ctx, &queue)
-    }
-
-    /// UntagResource on a queue.
-    pub(crate) fn untag_queue(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
-        let mut queue = self.queue(ctx, input, "ResourceARN")?;
-        tags::remove(&mut queue.tags, input, "TagKeys");
-        self.save_queue_tags(ctx, &queue)
-    }
-
-    /// ListTagsForResource on a queue.
-    pub(crate) fn list_queue_tags(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
-        let queue = self.queue(ctx, input, "ResourceARN")?;
-        Ok(Value::map().with("Tags", tags::to_list(&queue.tags)))
-    }
-
-    fn save_queue_tags(&self, ctx: &Context, queue: &Queue) -> AwsResult<Value> {
-        self.store()?.with(|c| {
-            c.execute_cached(
-                "UPDATE kinesis_queues SET tags = ?4 WHERE account = ?1 AND region = ?2 AND id = ?3",
-                params![ctx.account, ctx.region, queue.id, tags::store_text(&queue.tags)],
-            )
-            .map_err(AwsError::from)
-        })?;
-        Ok(Value::map())
-    }
-}
-
-fn too_many_tags(name: &str) -> AwsError {
-    invalid_argument(format!(
-        "Failed to tag queue {name} because a queue cannot have more than {MAX_TAGS} tags."
-    ))
 }
 
 /// Stores a new queue; a LATEST queue's cursors start at each open shard's tip.

@@ -93,6 +93,14 @@ impl Kinesis {
         let stream = self.stream(ctx, input, "StreamARN")?;
         check_kms_type(input)?;
         let key_id = input.str("KeyId").unwrap_or_default();
+        self.check_key(ctx, key_id).await?;
+        self.set_column(ctx, &stream.name, "key_id", &key_id)?;
+        Ok(Value::map())
+    }
+
+    /// Checks with KMS that `key_id` can encrypt (streams' and channels' keys), answering
+    /// Kinesis' KMS errors for a missing, disabled or unusable key.
+    pub(crate) async fn check_key(&self, ctx: &Context, key_id: &str) -> AwsResult<()> {
         let dispatcher = self
             .env
             .dispatcher()
@@ -104,8 +112,7 @@ impl Kinesis {
             .call(ctx, "kms", "GenerateDataKey", request)
             .await
             .map_err(kms_error)?;
-        self.set_column(ctx, &stream.name, "key_id", &key_id)?;
-        Ok(Value::map())
+        Ok(())
     }
 
     pub(crate) fn stop_encryption(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {

@@ -138,6 +138,7 @@ impl Kinesis {
 
     pub(crate) fn create_stream(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
         let name = input.str("StreamName").unwrap_or_default();
+        super::check_name("streamName", name)?;
         let mode = input
             .get("StreamModeDetails")
             .and_then(|d| d.str("StreamMode"))
@@ -227,7 +228,7 @@ impl Kinesis {
 
     pub(crate) fn delete_stream(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
         let stream = self.stream(ctx, input, "StreamARN")?;
-        self.check_no_queues(ctx, &stream.name)?;
+        self.check_nothing_attached(ctx, &stream.name)?;
         if input.bool("EnforceConsumerDeletion") != Some(true)
             && self.consumer_count(ctx, &stream.name)? > 0
         {
@@ -400,7 +401,7 @@ impl Kinesis {
             .and_then(|d| d.str("StreamMode"))
             .unwrap_or_default();
         if mode == "PROVISIONED" {
-            self.check_no_queues(ctx, &stream.name)?;
+            self.check_nothing_attached(ctx, &stream.name)?;
         }
         self.set_column(ctx, &stream.name, "mode", &mode)?;
         Ok(Value::map())
