@@ -116,6 +116,7 @@ def test_a_sam_application_expands_into_working_resources(cfn, client):
         "WorkerNightly": "AWS::Events::Rule", "WorkerNightlyPermission": "AWS::Lambda::Permission",
         "WorkerOnEvent": "AWS::Events::Rule", "WorkerOnEventPermission": "AWS::Lambda::Permission",
         "WorkerUrl": "AWS::Lambda::Url", "WorkerUrlPublicPermissions": "AWS::Lambda::Permission",
+        "WorkerURLInvokeAllowPublicAccess": "AWS::Lambda::Permission",
         "Flow": "AWS::StepFunctions::StateMachine", "FlowRole": "AWS::IAM::Role",
     }
 
@@ -174,9 +175,19 @@ def test_a_sam_application_expands_into_working_resources(cfn, client):
         "InlineCode": "x", "Handler": "h", "Runtime": "python3.12", "AutoPublishAlias": "1"}},
      "Resource with id [R] is invalid. AutoPublishAlias name ('1') must contain only alphanumeric characters"),
     ({"Type": "AWS::Serverless::StateMachine", "Properties": {
-        "Definition": {}, "Events": {"Get": {"Type": "Api", "Properties": {"Path": "/", "Method": "get"}}}}},
+        "Definition": {}, "Events": {"Get": {"Type": "Api", "Properties": {"Path": "/"}}}}},
+     "Resource with id [R] is invalid. Event with id [Get] is invalid. Missing required property 'Method'."),
+    ({"Type": "AWS::Serverless::StateMachine", "Properties": {
+        "Definition": {}, "Events": {"Get": {"Type": "SQS", "Properties": {}}}}},
      "Resource with id [R] is invalid. Event with id [Get] is invalid. Roto's SAM transform does not support "
-     "state machine events of type Api yet."),
+     "state machine events of type SQS yet."),
+    ({"Type": "AWS::Serverless::Function", "Properties": {
+        "InlineCode": "x", "Handler": "h", "Runtime": "python3.12", "DeploymentPreference": {"Type": "AllAtOnce"}}},
+     "Resource with id [R] is invalid. 'DeploymentPreference' requires AutoPublishAlias property to be specified."),
+    ({"Type": "AWS::Serverless::Function", "Properties": {
+        "InlineCode": "x", "Handler": "h", "Runtime": "python3.12", "AutoPublishAlias": "live",
+        "DeploymentPreference": {"Alarms": []}}},
+     "Resource with id [R] is invalid. 'DeploymentPreference' is missing required Property 'Type'"),
     ({"Type": "AWS::Serverless::Api", "Properties": {}},
      "Resource with id [R] is invalid. Missing required property 'StageName'."),
     ({"Type": "AWS::Serverless::Api", "Properties": {"StageName": "v1", "Auth": {"UsagePlan": {"Throttle": {}}}}},
@@ -449,10 +460,15 @@ def test_s3_events_published_aliases_and_state_machine_events(cfn, client):
         "Flow": "AWS::StepFunctions::StateMachine", "FlowRole": "AWS::IAM::Role",
         "FlowHourly": "AWS::Events::Rule", "FlowHourlyRole": "AWS::IAM::Role",
         "FlowOnOrder": "AWS::Events::Rule", "FlowOnOrderRole": "AWS::IAM::Role",
+        "ServerlessDeploymentApplication": "AWS::CodeDeploy::Application",
+        "CodeDeployServiceRole": "AWS::IAM::Role",
+        "HandlerDeploymentGroup": "AWS::CodeDeploy::DeploymentGroup",
     }
     processed = cfn.get_template(StackName="published", TemplateStage="Processed")["TemplateBody"]["Resources"]
     assert processed[versions[0]]["DeletionPolicy"] == "Retain"
-    assert processed["HandlerAliaslive"]["Metadata"] == {"DeploymentPreference": {"Type": "AllAtOnce"}}
+    assert processed["HandlerAliaslive"]["UpdatePolicy"] == {"CodeDeployLambdaAliasUpdate": {
+        "ApplicationName": {"Ref": "ServerlessDeploymentApplication"},
+        "DeploymentGroupName": {"Ref": "HandlerDeploymentGroup"}}}
     assert processed["Uploads"]["DependsOn"] == ["HandlerUploadPermission"]
 
     lam = client("lambda")
@@ -646,3 +662,125 @@ def test_a_shared_usage_plan_covers_every_api_that_asks_for_it(cfn, client):
     assert len(key["stageKeys"]) == 2
     cfn.delete_stack(StackName="shared-plan")
     assert settle(cfn, stack["StackId"])["StackStatus"] == "DELETE_COMPLETE"
+
+
+DEPLOYED = """
+Transform: AWS::Serverless-2016-10-31
+Globals:
+  Function:
+    Runtime: python3.12
+    Handler: index.handler
+Resources:
+  Hook:
+    Type: AWS::Serverless::Function
+    Properties:
+      InlineCode: |
+        def handler(event, context):
+            return None
+  Handler:
+    Type: AWS::Serverless::Function
+    Properties:
+      InlineCode: |
+        def handler(event, context):
+            return {"statusCode": 200, "body": "v1"}
+      AutoPublishAlias: live
+      FunctionUrlConfig: {AuthType: NONE}
+      DeploymentPreference:
+        Type: Canary10Percent5Minutes
+        Alarms: [handler-errors]
+        Hooks: {PreTraffic: !Ref Hook}
+      Events:
+        Item:
+          Type: Api
+          Properties:
+            RestApiId: !Ref Guarded
+            Path: /items/{id}
+            Method: get
+            Auth: {Authorizer: AWS_IAM, InvokeRole: CALLER_CREDENTIALS}
+  Guarded:
+    Type: AWS::Serverless::Api
+    Properties:
+      StageName: live
+      Auth:
+        ResourcePolicy:
+          IpRangeBlacklist: ["10.9.0.0/16"]
+          AwsAccountWhitelist: ["000000000000"]
+          CustomStatements:
+            - {Effect: Allow, Principal: "*", Action: execute-api:Invoke, Resource: "execute-api:/*"}
+  Flow:
+    Type: AWS::Serverless::StateMachine
+    Properties:
+      Definition: {StartAt: Done, States: {Done: {Type: Pass, End: true}}}
+      Events:
+        Start: {Type: Api, Properties: {Path: /start, Method: post}}
+Outputs:
+  Url: {Value: !GetAtt HandlerUrl.FunctionUrl}
+  Function: {Value: !Ref Handler}
+  Rest: {Value: !Ref ServerlessRestApi}
+  Guarded: {Value: !Ref Guarded}
+  Flow: {Value: !Ref Flow}
+  Application: {Value: !Ref ServerlessDeploymentApplication}
+  Group: {Value: !Ref HandlerDeploymentGroup}
+"""
+
+
+def test_deployment_preference_alias_url_resource_policy_and_state_machine_api(cfn, client, server):
+    import time
+    from test_lambda import url_request
+    caps = ["CAPABILITY_IAM", "CAPABILITY_AUTO_EXPAND"]
+    cfn.create_stack(StackName="deployed", TemplateBody=DEPLOYED, Capabilities=caps)
+    stack = settle(cfn, "deployed", timeout=60)
+    assert stack["StackStatus"] == "CREATE_COMPLETE", events(cfn, "deployed")
+    out = outputs(stack)
+    kinds = {r["LogicalResourceId"]: r["ResourceType"]
+             for r in cfn.describe_stack_resources(StackName="deployed")["StackResources"]}
+    assert kinds["ServerlessDeploymentApplication"] == "AWS::CodeDeploy::Application"
+    assert kinds["HandlerDeploymentGroup"] == "AWS::CodeDeploy::DeploymentGroup"
+    assert kinds["FlowStartRole"] == "AWS::IAM::Role" and kinds["HandlerURLInvokeAllowPublicAccess"] == "AWS::Lambda::Permission"
+    assert out["Application"].startswith("deployed-ServerlessDeploymentApplication-")
+    assert out["Group"].startswith("deployed-HandlerDeploymentGroup-")
+    processed = cfn.get_template(StackName="deployed", TemplateStage="Processed")["TemplateBody"]["Resources"]
+    update = processed["HandlerAliaslive"]["UpdatePolicy"]["CodeDeployLambdaAliasUpdate"]
+    assert update["BeforeAllowTrafficHook"] == {"Ref": "Hook"}
+    group = processed["HandlerDeploymentGroup"]["Properties"]
+    assert group["AlarmConfiguration"] == {"Enabled": True, "Alarms": [{"Name": "handler-errors"}]}
+    assert group["DeploymentConfigName"] == {"Fn::Sub": ["CodeDeployDefault.Lambda${ConfigName}",
+                                                         {"ConfigName": "Canary10Percent5Minutes"}]}
+    assert processed["HandlerUrl"]["Properties"]["TargetFunctionArn"] == {"Ref": "HandlerAliaslive"}
+
+    lam = client("lambda")
+    url = lam.get_function_url_config(FunctionName=out["Function"], Qualifier="live")
+    assert url["FunctionUrl"] == out["Url"] and url["FunctionArn"].endswith(":live")
+    assert url_request(server, out["Url"])[2] == b"v1"
+
+    apigw = client("apigateway")
+    policy = json.loads(apigw.get_rest_api(restApiId=out["Guarded"])["policy"])
+    statements = policy["Statement"]
+    denied = [s for s in statements if s["Effect"] == "Deny"]
+    assert [d["Condition"] for d in denied] == [{"IpAddress": {"aws:SourceIp": ["10.9.0.0/16"]}}]
+    assert {"Effect": "Allow", "Principal": {"AWS": ["000000000000"]}} .items() <= statements[0].items()
+    assert statements[-1]["Resource"] == "execute-api:/*"
+    assert statements[0]["Resource"] == ["execute-api:/live/GET/items/*"]
+    resources = apigw.get_resources(restApiId=out["Guarded"])["items"]
+    item = next(r for r in resources if r["path"] == "/items/{id}")
+    integration = apigw.get_integration(restApiId=out["Guarded"], resourceId=item["id"], httpMethod="GET")
+    assert integration["credentials"] == "arn:aws:iam::*:user/*"
+
+    status, _, body = server.request("POST", f"/_aws/execute-api/{out['Rest']}/Prod/start", b'{"n": 7}',
+                                     {"Content-Type": "application/json"})
+    assert status == 200, body
+    assert json.loads(body)["executionArn"].startswith(out["Flow"].replace(":stateMachine:", ":execution:"))
+    sfn = client("stepfunctions")
+    [run] = sfn.list_executions(stateMachineArn=out["Flow"])["executions"]
+    assert json.loads(sfn.describe_execution(executionArn=run["executionArn"])["input"]) == {"n": 7}
+
+    cfn.update_stack(StackName="deployed", TemplateBody=DEPLOYED.replace('"body": "v1"', '"body": "v2"'),
+                     Capabilities=caps)
+    assert settle(cfn, "deployed", timeout=60)["StackStatus"] == "UPDATE_COMPLETE", events(cfn, "deployed")
+    assert lam.get_alias(FunctionName=out["Function"], Name="live")["FunctionVersion"] == "2"
+    deadline = time.time() + 10
+    while url_request(server, out["Url"])[2] != b"v2":
+        assert time.time() < deadline, "the alias's URL still answers with the old version"
+        time.sleep(0.1)
+    cfn.delete_stack(StackName="deployed")
+    assert settle(cfn, stack["StackId"], timeout=60)["StackStatus"] == "DELETE_COMPLETE"

@@ -1,8 +1,10 @@
 """The real AWS SAM CLI against Roto, black-box: `sam deploy --resolve-s3` of tests/sam/app
 (its managed stack `aws-sam-cli-managed-default` with the artifacts bucket, the function's
 code packaged from `CodeUri` and uploaded, the packaged template deployed through a change
-set), the function then answering through the implicit REST and HTTP APIs on Roto's port,
-and `sam delete` removing the stack and its artifacts.
+set), the function then answering through the implicit REST and HTTP APIs on Roto's port
+and its URL on the alias `AutoPublishAlias` publishes (with a `DeploymentPreference`), a
+state machine started through its `Api` event, a second `sam deploy` of changed code moving
+the alias to the new version, and `sam delete` removing the stack and its artifacts.
 
 The CLI comes from PyPI as tests/sam/requirements.txt pins it, installed on first use into
 tests/sam/.venv. Without PyPI the test skips, except under CI=true where it fails."""
@@ -19,6 +21,7 @@ import pytest
 
 from conftest import tool_env
 from test_cloudformation_types import http_get
+from test_lambda import url_request
 
 SAM = os.path.join(os.path.dirname(os.path.abspath(__file__)), "sam")
 VENV = os.path.join(SAM, ".venv")
@@ -57,7 +60,7 @@ def sam(server, tmp_path):
     return run
 
 
-def test_sam_deploy_and_delete_a_serverless_app(sam, client, server):
+def test_sam_deploy_and_delete_a_serverless_app(sam, client, server, tmp_path):
     sam("deploy", "--stack-name", "hello", "--resolve-s3", "--capabilities", "CAPABILITY_IAM",
         "--no-confirm-changeset", "--no-progressbar")
     cfn = client("cloudformation")
@@ -77,6 +80,22 @@ def test_sam_deploy_and_delete_a_serverless_app(sam, client, server):
     assert (status, json.loads(body)["path"]) == (200, "/hi")
     code = cfn.get_template(StackName="hello", TemplateStage="Original")["TemplateBody"]
     assert "s3://aws-sam-cli-managed-default-samclisourcebucket-" in json.dumps(code)
+
+    lam = client("lambda")
+    assert lam.get_alias(FunctionName=out["Function"], Name="live")["FunctionVersion"] == "1"
+    assert json.loads(url_request(server, out["Url"], path="/via-url")[2])["path"] == "/via-url"
+    status, _, body = server.request("POST", f"/_aws/execute-api/{out['RestApi']}/Prod/start", b'{"n": 1}',
+                                     {"Content-Type": "application/json"})
+    assert status == 200, body
+    assert client("stepfunctions").list_executions(stateMachineArn=out["Flow"])["executions"]
+
+    source = tmp_path / "app" / "src" / "app.py"
+    source.write_text(source.read_text().replace('"path":', '"version": 2, "path":'))
+    sam("deploy", "--stack-name", "hello", "--resolve-s3", "--capabilities", "CAPABILITY_IAM",
+        "--no-confirm-changeset", "--no-progressbar")
+    assert cfn.describe_stacks(StackName="hello")["Stacks"][0]["StackStatus"] == "UPDATE_COMPLETE"
+    assert lam.get_alias(FunctionName=out["Function"], Name="live")["FunctionVersion"] == "2"
+    assert json.loads(url_request(server, out["Url"])[2])["version"] == 2
 
     sam("delete", "--stack-name", "hello", "--no-prompts")
     stacks = {s["StackName"] for s in cfn.list_stacks(StackStatusFilter=["CREATE_COMPLETE"])["StackSummaries"]}

@@ -1,7 +1,9 @@
 //! Providers of CloudFormation's own types (nested stacks, custom resources backed by
 //! Lambda or SNS, wait condition handles and wait conditions), of the CDK's `AWS::CDK::Metadata` (which every
-//! CDK stack carries and which creates nothing), and of ECR repositories (CDK's bootstrap
-//! template declares one) with their lifecycle policy, policy and settings.
+//! CDK stack carries and which creates nothing), of ECR repositories (CDK's bootstrap
+//! template declares one) with their lifecycle policy, policy and settings, and of the
+//! CodeDeploy application and deployment group SAM's `DeploymentPreference` generates
+//! (kept as configuration).
 //!
 //! Custom resources and wait conditions answer through a URL Roto serves: an object in the
 //! S3 bucket `cfn-responses-<account>-<region>`, which the function (or the signaller) PUTs
@@ -92,6 +94,28 @@ pub(crate) const CDK_METADATA: Provider = Provider {
     kind: "AWS::CDK::Metadata",
     replaces: &[],
     create: |_| Box::pin(async { Ok(resolved(crate::ids::uuid(), json!({}))) }),
+    update: Some(|c| Box::pin(async move { Ok(c.previous.clone()) })),
+    delete: |_| Box::pin(async { Ok(()) }),
+};
+
+/// CodeDeploy's Lambda application, kept as configuration (Roto serves no CodeDeploy):
+/// `Ref` its name.
+pub(crate) const CODEDEPLOY_APPLICATION: Provider = Provider {
+    kind: "AWS::CodeDeploy::Application",
+    replaces: &["ApplicationName", "ComputePlatform"],
+    create: |c| Box::pin(async move { Ok(resolved(c.name("ApplicationName", 100), json!({}))) }),
+    update: Some(|c| Box::pin(async move { Ok(c.previous.clone()) })),
+    delete: |_| Box::pin(async { Ok(()) }),
+};
+
+/// A CodeDeploy deployment group, kept as configuration (a SAM function's alias moves to
+/// its new version at once): `Ref` its name.
+pub(crate) const CODEDEPLOY_DEPLOYMENT_GROUP: Provider = Provider {
+    kind: "AWS::CodeDeploy::DeploymentGroup",
+    replaces: &["ApplicationName", "DeploymentGroupName"],
+    create: |c| {
+        Box::pin(async move { Ok(resolved(c.name("DeploymentGroupName", 100), json!({}))) })
+    },
     update: Some(|c| Box::pin(async move { Ok(c.previous.clone()) })),
     delete: |_| Box::pin(async { Ok(()) }),
 };

@@ -99,6 +99,8 @@ pub(crate) const PROVIDERS: &[Provider] = &[
     messaging::EVENT_BUS,
     misc::ECR_REPOSITORY,
     misc::CDK_METADATA,
+    misc::CODEDEPLOY_APPLICATION,
+    misc::CODEDEPLOY_DEPLOYMENT_GROUP,
     misc::NESTED_STACK,
     misc::WAIT_CONDITION_HANDLE,
     misc::WAIT_CONDITION,

@@ -94,11 +94,27 @@ pub(super) struct Route {
     pub(super) path: String,
     /// As OpenAPI names it: lower case, or `x-amazon-apigateway-any-method`.
     pub(super) method: String,
-    /// The `Fn::Sub` variable of what the route invokes (the function's ARN, or its alias).
-    function: String,
+    /// What the route invokes.
+    target: Target,
+    /// The stage the event's resource policy names (its permission's suffix).
+    pub(super) stage: String,
     /// The event's name and properties.
     pub(super) name: String,
     pub(super) event: Json,
+}
+
+/// What a route invokes.
+pub(super) enum Target {
+    /// A function through a Lambda proxy integration: the `Fn::Sub` variable of its ARN (or
+    /// its alias).
+    Function(String),
+    /// A state machine (its logical id) through StartExecution, with the credentials of the
+    /// role the event generates; `unescape` is the event's `UnescapeMappingTemplate`.
+    StateMachine {
+        machine: String,
+        role: String,
+        unescape: bool,
+    },
 }
 
 /// The properties of `AWS::Serverless::Api` the transform expands.
@@ -152,6 +168,46 @@ impl Expansion<'_> {
         name: &str,
         p: &Json,
     ) -> Result<(), String> {
+        let route = self.route(kind, name, p, Target::Function(self.arn_variable()))?;
+        let suffix = match kind {
+            Kind::Rest => route.stage.clone(),
+            Kind::Http => String::new(),
+        };
+        self.add(
+            &format!("{logical}Permission{suffix}"),
+            "AWS::Lambda::Permission",
+            json!({
+                "Action": "lambda:InvokeFunction",
+                "FunctionName": self.function_ref(),
+                "Principal": "apigateway.amazonaws.com",
+                "SourceArn": source_arn(&route),
+            }),
+        );
+        self.routes.push(route);
+        Ok(())
+    }
+
+    /// A state machine's `Api` event named `name`: its route on a REST API, whose
+    /// integration starts an execution with the role `<logical>Role`.
+    pub(super) fn state_machine_api_event(
+        &mut self,
+        logical: &str,
+        name: &str,
+        p: &Json,
+    ) -> Result<(), String> {
+        let role = self.start_role(logical, "apigateway.amazonaws.com");
+        let target = Target::StateMachine {
+            machine: self.id.clone(),
+            role,
+            unescape: p["UnescapeMappingTemplate"] == json!(true),
+        };
+        let route = self.route(Kind::Rest, name, p, target)?;
+        self.routes.push(route);
+        Ok(())
+    }
+
+    /// The route an `Api` or `HttpApi` event adds to the API it names (or the implicit one).
+    fn route(&self, kind: Kind, name: &str, p: &Json, target: Target) -> Result<Route, String> {
         let invalid = |why: String| format!("Event with id [{name}] is invalid. {why}");
         let api = match p.get(kind.reference()) {
             None => kind.implicit().to_string(),
@@ -173,8 +229,9 @@ impl Expansion<'_> {
             (_, None, _) => return Err(invalid("Missing required property 'Path'.".into())),
             (_, _, None) => return Err(invalid("Missing required property 'Method'.".into())),
         };
-        let route = Route {
+        Ok(Route {
             kind,
+            stage: self.stage_suffix(&api),
             api,
             path,
             method: if method == "any" {
@@ -182,26 +239,10 @@ impl Expansion<'_> {
             } else {
                 method
             },
-            function: self.arn_variable(),
+            target,
             name: name.to_string(),
             event: p.clone(),
-        };
-        let suffix = match kind {
-            Kind::Rest => self.stage_suffix(&route.api),
-            Kind::Http => String::new(),
-        };
-        self.add(
-            &format!("{logical}Permission{suffix}"),
-            "AWS::Lambda::Permission",
-            json!({
-                "Action": "lambda:InvokeFunction",
-                "FunctionName": self.function_ref(),
-                "Principal": "apigateway.amazonaws.com",
-                "SourceArn": source_arn(&route),
-            }),
-        );
-        self.routes.push(route);
-        Ok(())
+        })
     }
 
     /// What SAM appends to a REST event's permission: its API's stage name (`Prod` for
@@ -256,6 +297,9 @@ impl Expansion<'_> {
                 let body = body.cloned().unwrap_or_else(|| document(kind, props));
                 let mut body = written(body, props, mine.iter().copied());
                 auth::secure(&mut body, kind, props, &mine)?;
+                if kind == Kind::Rest {
+                    auth::resource_policy(&mut body, props, &mine);
+                }
                 api.insert("Body".into(), body);
             }
         }
@@ -406,9 +450,15 @@ fn written<'a>(mut doc: Json, props: &Json, routes: impl Iterator<Item = &'a Rou
     for r in routes {
         let operation = &mut doc["paths"][r.path.as_str()][r.method.as_str()];
         if operation.get(INTEGRATION).is_none() {
-            operation[INTEGRATION] = integration(r);
+            operation[INTEGRATION] = integration(r, &props["Auth"]);
             if operation.get("responses").is_none() {
-                operation["responses"] = json!({});
+                operation["responses"] = match r.target {
+                    Target::Function(_) => json!({}),
+                    Target::StateMachine { .. } => json!({
+                        "200": {"description": "OK"},
+                        "400": {"description": "Bad Request"},
+                    }),
+                };
             }
         }
     }
@@ -531,14 +581,27 @@ fn allowed_methods(operations: &Map<String, Json>) -> String {
     methods.join(",")
 }
 
-/// A route's Lambda proxy integration.
-fn integration(r: &Route) -> Json {
+/// A route's integration: a function's Lambda proxy integration (with the credentials
+/// `InvokeRole` gives an `AWS_IAM` method), or a state machine's StartExecution.
+fn integration(r: &Route, api_auth: &Json) -> Json {
+    let function = match &r.target {
+        Target::Function(function) => function,
+        Target::StateMachine {
+            machine,
+            role,
+            unescape,
+        } => return start_execution(machine, role, *unescape),
+    };
     let uri = format!(
-        "arn:${{AWS::Partition}}:apigateway:${{AWS::Region}}:lambda:path/2015-03-31/functions/${{{}}}/invocations",
-        r.function
+        "arn:${{AWS::Partition}}:apigateway:${{AWS::Region}}:lambda:path/2015-03-31/functions/${{{function}}}/invocations"
     );
     let mut integration =
         json!({"type": "aws_proxy", "httpMethod": "POST", "uri": {"Fn::Sub": uri}});
+    if r.kind == Kind::Rest {
+        if let Some(credentials) = auth::invoke_role(&r.event["Auth"], api_auth) {
+            integration["credentials"] = credentials;
+        }
+    }
     if r.kind == Kind::Http {
         integration["payloadFormatVersion"] = r
             .event
@@ -552,6 +615,27 @@ fn integration(r: &Route) -> Json {
     integration
 }
 
+/// A state machine route's integration, as SAM writes it: the request body as the
+/// execution's input (its escaped quotes restored with `unescape`).
+fn start_execution(machine: &str, role: &str, unescape: bool) -> Json {
+    let restore = if unescape {
+        r#".replaceAll("\\'","'")"#
+    } else {
+        ""
+    };
+    let template = format!(
+        r#"{{"input": "$util.escapeJavaScript($input.json('$')){restore}", "stateMachineArn": "${{{machine}}}"}}"#
+    );
+    json!({
+        "type": "aws",
+        "httpMethod": "POST",
+        "uri": {"Fn::Sub": "arn:${AWS::Partition}:apigateway:${AWS::Region}:states:action/StartExecution"},
+        "responses": {"200": {"statusCode": "200"}, "400": {"statusCode": "400"}},
+        "credentials": {"Fn::GetAtt": [role, "Arn"]},
+        "requestTemplates": {"application/json": {"Fn::Sub": template}},
+    })
+}
+
 /// The ARN a route's permission lets API Gateway invoke from: any stage, the route's
 /// method (`*` for any) and its path with each `{parameter}` as `*`.
 fn source_arn(r: &Route) -> Json {
@@ -560,16 +644,19 @@ fn source_arn(r: &Route) -> Json {
     } else {
         r.method.to_ascii_uppercase()
     };
-    let path: Vec<&str> = r
-        .path
-        .split('/')
-        .map(|s| if s.starts_with('{') { "*" } else { s })
-        .collect();
     let arn = format!(
         "arn:${{AWS::Partition}}:execute-api:${{AWS::Region}}:${{AWS::AccountId}}:${{__ApiId__}}/${{__Stage__}}/{method}{}",
-        path.join("/")
+        wildcard_path(&r.path)
     );
     json!({"Fn::Sub": [arn, {"__ApiId__": {"Ref": r.api}, "__Stage__": "*"}]})
+}
+
+/// A path as ARNs name it: each `{parameter}` a `*`.
+pub(super) fn wildcard_path(path: &str) -> String {
+    path.split('/')
+        .map(|s| if s.starts_with('{') { "*" } else { s })
+        .collect::<Vec<_>>()
+        .join("/")
 }
 
 /// A stage name as it appears in a logical id (its letters and digits).

@@ -9,7 +9,9 @@
 //! `Auth.UsagePlan` becomes a usage plan on its stage with an API key and the key's
 //! membership: the API's own (`PER_API`: `<Api>UsagePlan`, `<Api>ApiKey`,
 //! `<Api>UsagePlanKey`), or one the template's APIs share (`SHARED`: `ServerlessUsagePlan`,
-//! `ServerlessApiKey`, `ServerlessUsagePlanKey`, merged by [`merge_shared`]).
+//! `ServerlessApiKey`, `ServerlessUsagePlanKey`, merged by [`merge_shared`]). A REST API's
+//! `Auth.ResourcePolicy` becomes its document's `x-amazon-apigateway-policy`, and
+//! `InvokeRole` the credentials of an `AWS_IAM` method's Lambda integration.
 
 use serde_json::{json, Map, Value as Json};
 
@@ -115,6 +117,184 @@ pub(super) fn secure(
         }
     }
     Ok(())
+}
+
+/// The credentials SAM gives a function's integration on an `AWS_IAM` method (the event's
+/// `Authorizer`, or the API's `DefaultAuthorizer` for an event without `Auth`): the event's
+/// `InvokeRole`, else the API's; `CALLER_CREDENTIALS` (the default) is the caller's own
+/// (`arn:aws:iam::*:user/*`), and `NONE` (or an empty `InvokeRole`) none.
+pub(super) fn invoke_role(event: &Json, api: &Json) -> Option<Json> {
+    let bare = event.as_object().is_none_or(Map::is_empty);
+    let iam = event["Authorizer"] == "AWS_IAM" || (bare && api["DefaultAuthorizer"] == "AWS_IAM");
+    if !iam {
+        return None;
+    }
+    let role = |auth: &Json| match auth.get("InvokeRole") {
+        Some(Json::Null) => Some(json!("NONE")),
+        other => other.cloned(),
+    };
+    match role(event).or_else(|| role(api)) {
+        Some(r) if r == "NONE" => None,
+        Some(r) if r != "CALLER_CREDENTIALS" => Some(r),
+        _ => Some(json!("arn:aws:iam::*:user/*")),
+    }
+}
+
+/// `Auth.ResourcePolicy` written into a REST API's document as SAM writes it
+/// (`x-amazon-apigateway-policy`, after any statements the document has): each event's on
+/// its own path, then the API's on every path, then each's `CustomStatements` as they are.
+pub(super) fn resource_policy(doc: &mut Json, props: &Json, routes: &[&Route]) {
+    let mut statements = match doc.get(POLICY).map(|p| &p["Statement"]) {
+        Some(Json::Array(list)) => list.clone(),
+        Some(one @ Json::Object(_)) => vec![one.clone()],
+        _ => Vec::new(),
+    };
+    let before = statements.len();
+    let add = |statements: &mut Vec<Json>, policy: &Json, path: &str, stage: &Json| {
+        for statement in path_statements(doc, policy, path, stage) {
+            if !statements.contains(&statement) {
+                statements.push(statement);
+            }
+        }
+    };
+    for r in routes {
+        let Some(policy) = r.event["Auth"].get("ResourcePolicy") else {
+            continue;
+        };
+        add(&mut statements, policy, &r.path, &json!(r.stage));
+        custom_statements(&mut statements, policy);
+    }
+    if let Some(policy) = props["Auth"].get("ResourcePolicy") {
+        let paths: Vec<String> = doc["paths"]
+            .as_object()
+            .into_iter()
+            .flatten()
+            .map(|(p, _)| p.clone())
+            .collect();
+        for path in paths {
+            add(&mut statements, policy, &path, &props["StageName"]);
+        }
+        custom_statements(&mut statements, policy);
+    }
+    if statements.len() > before || doc.get(POLICY).is_some() {
+        doc[POLICY] = json!({"Version": "2012-10-17", "Statement": statements});
+    }
+}
+
+const POLICY: &str = "x-amazon-apigateway-policy";
+
+/// A resource policy's statements on one path's methods in `stage`: accounts allowed and
+/// denied, IP ranges and VPCs (endpoints) allowed or denied (an Allow for anyone beside a
+/// Deny outside or inside them).
+fn path_statements(doc: &Json, policy: &Json, path: &str, stage: &Json) -> Vec<Json> {
+    let resources: Vec<Json> = doc["paths"][path]
+        .as_object()
+        .into_iter()
+        .flatten()
+        .filter(|(m, _)| METHODS.contains(&m.as_str()))
+        .map(|(m, _)| {
+            let method = match m.as_str() {
+                "x-amazon-apigateway-any-method" => "*".to_string(),
+                other => other.to_ascii_uppercase(),
+            };
+            let arn = format!(
+                "execute-api:/${{__Stage__}}/{method}{}",
+                super::apis::wildcard_path(path)
+            );
+            json!({"Fn::Sub": [arn, {"__Stage__": stage}]})
+        })
+        .collect();
+    let statement = |effect: &str, principal: Json| json!({"Effect": effect, "Action": "execute-api:Invoke", "Resource": resources, "Principal": principal});
+    let list = |v: &Json| match v {
+        Json::Array(items) => items.clone(),
+        other => vec![other.clone()],
+    };
+    let mut out = Vec::new();
+    for (member, effect) in [
+        ("AwsAccountWhitelist", "Allow"),
+        ("AwsAccountBlacklist", "Deny"),
+    ] {
+        if let Some(accounts) = policy.get(member).filter(|a| !a.is_null()) {
+            out.push(statement(effect, json!({"AWS": list(accounts)})));
+        }
+    }
+    let mut guarded = |condition: Json| {
+        out.push(statement("Allow", json!("*")));
+        let mut deny = statement("Deny", json!("*"));
+        deny["Condition"] = condition;
+        out.push(deny);
+    };
+    for (member, operator) in [
+        ("IpRangeWhitelist", "NotIpAddress"),
+        ("IpRangeBlacklist", "IpAddress"),
+    ] {
+        if let Some(ranges) = policy.get(member).filter(|r| !r.is_null()) {
+            guarded(json!({operator: {"aws:SourceIp": list(ranges)}}));
+        }
+    }
+    for (suffix, operator) in [
+        ("Blacklist", "StringEquals"),
+        ("Whitelist", "StringNotEquals"),
+    ] {
+        let condition = vpc_condition(policy, suffix);
+        if !condition.is_empty() {
+            guarded(json!({operator: condition}));
+        }
+    }
+    out
+}
+
+/// The `aws:SourceVpc` and `aws:SourceVpce` a policy's `SourceVpc<suffix>` (split by
+/// prefix) and `IntrinsicVpc<suffix>`/`IntrinsicVpce<suffix>` name.
+fn vpc_condition(policy: &Json, suffix: &str) -> Map<String, Json> {
+    let mut condition = Map::new();
+    let mut extend = |key: &str, items: Vec<Json>| {
+        if items.is_empty() {
+            return;
+        }
+        let entry = condition.entry(key).or_insert_with(|| json!([]));
+        if let Json::Array(list) = entry {
+            list.extend(items);
+        }
+    };
+    let endpoints: Vec<Json> = policy[format!("SourceVpc{suffix}")]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let starting = |prefix: &str| -> Vec<Json> {
+        endpoints
+            .iter()
+            .filter(|e| e.as_str().is_some_and(|s| s.starts_with(prefix)))
+            .cloned()
+            .collect()
+    };
+    extend("aws:SourceVpc", starting("vpc-"));
+    extend("aws:SourceVpce", starting("vpce-"));
+    for (member, key) in [
+        ("IntrinsicVpc", "aws:SourceVpc"),
+        ("IntrinsicVpce", "aws:SourceVpce"),
+    ] {
+        let items = policy[format!("{member}{suffix}")]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        extend(key, items);
+    }
+    condition
+}
+
+/// A resource policy's `CustomStatements` (one or a list) added where not already there.
+fn custom_statements(statements: &mut Vec<Json>, policy: &Json) {
+    let custom = match policy.get("CustomStatements") {
+        Some(Json::Array(list)) => list.clone(),
+        Some(Json::Null) | None => return,
+        Some(one) => vec![one.clone()],
+    };
+    for s in custom {
+        if !statements.contains(&s) {
+            statements.push(s);
+        }
+    }
 }
 
 /// The error SAM gives for an event naming an authorizer its API does not define.

@@ -7,9 +7,10 @@
 //! or ARNs, statements and SAM's common policy templates; `InlineCode`, `CodeUri`,
 //! `ImageUri`; its `Events` from SQS, Kinesis, DynamoDB, SNS, S3 (notifications added to the
 //! template's bucket once every resource is expanded), Schedule,
-//! EventBridgeRule/CloudWatchEvent, Api and HttpApi; `FunctionUrlConfig`; `AutoPublishAlias`),
-//! `AWS::Serverless::SimpleTable`, `AWS::Serverless::LayerVersion`,
-//! `AWS::Serverless::StateMachine` (with its rule events), and `AWS::Serverless::Api` and `HttpApi` ([`apis`], their `Auth` in [`auth`]),
+//! EventBridgeRule/CloudWatchEvent, Api and HttpApi; `FunctionUrlConfig`; `AutoPublishAlias`
+//! with its `DeploymentPreference` in [`deployment`]), `AWS::Serverless::SimpleTable`,
+//! `AWS::Serverless::LayerVersion`, `AWS::Serverless::StateMachine` (with its rule and `Api`
+//! events), and `AWS::Serverless::Api` and `HttpApi` ([`apis`], their `Auth` in [`auth`]),
 //! each with its section of `Globals` merged in. APIs expand last, once every function has
 //! said which routes it adds to them. Anything else SAM defines fails the transform with
 //! SAM's message naming the resource.
@@ -23,6 +24,7 @@ use apis::Kind;
 
 mod apis;
 mod auth;
+mod deployment;
 
 /// The transform's name.
 pub(crate) const SAM: &str = "AWS::Serverless-2016-10-31";
@@ -245,8 +247,18 @@ impl<'a> Expansion<'a> {
             fp.insert("DeadLetterConfig".into(), json!({"TargetArn": target}));
         }
         fp.insert("Tags".into(), tags("lambda:createdBy", props.get("Tags")));
-        if let Some(alias) = props.get("AutoPublishAlias") {
-            self.publish(alias, &fp, props)?;
+        match (
+            props.get("AutoPublishAlias"),
+            props.get("DeploymentPreference"),
+        ) {
+            (Some(alias), _) => self.publish(alias, &fp, props)?,
+            (None, Some(preference)) if deployment::enabled(preference) => {
+                return Err(
+                    "'DeploymentPreference' requires AutoPublishAlias property to be specified."
+                        .into(),
+                )
+            }
+            _ => {}
         }
         let mut managed = vec![aws_managed("service-role/AWSLambdaBasicExecutionRole")];
         if let Some(events) = props.get("Events").and_then(Json::as_object) {
@@ -259,7 +271,7 @@ impl<'a> Expansion<'a> {
         }
         let role = match props.get("Role") {
             Some(role) => role.clone(),
-            None => self.role("lambda.amazonaws.com", managed, props)?,
+            None => self.role("lambda.amazonaws.com", "lambda:createdBy", managed, props)?,
         };
         fp.insert("Role".into(), role);
         self.add_main(original, "AWS::Lambda::Function", Json::Object(fp));
@@ -449,15 +461,17 @@ impl<'a> Expansion<'a> {
         );
         self.add(&logical, "AWS::Lambda::Alias", Json::Object(ap));
         if let Some(preference) = props.get("DeploymentPreference") {
-            self.resources[&logical]["Metadata"] = json!({"DeploymentPreference": preference});
+            self.deployment_preference(&logical, preference)?;
         }
         self.alias = Some(logical);
         Ok(())
     }
 
+    /// The function's URL (on its alias with `AutoPublishAlias`), and for a public one
+    /// (`AuthType: NONE`) the permissions that let anyone call it.
     fn function_url(&mut self, url: &Json) {
         let mut props = copied(url, &["AuthType", "Cors", "InvokeMode"]);
-        props.insert("TargetFunctionArn".into(), json!({"Ref": self.id}));
+        props.insert("TargetFunctionArn".into(), self.function_ref());
         let public = url["AuthType"].as_str() == Some("NONE");
         self.add(
             &format!("{}Url", self.id),
@@ -467,12 +481,23 @@ impl<'a> Expansion<'a> {
         if public {
             let props = json!({
                 "Action": "lambda:InvokeFunctionUrl",
-                "FunctionName": {"Ref": self.id},
+                "FunctionName": self.function_ref(),
                 "Principal": "*",
                 "FunctionUrlAuthType": "NONE",
             });
             self.add(
                 &format!("{}UrlPublicPermissions", self.id),
+                "AWS::Lambda::Permission",
+                props,
+            );
+            let props = json!({
+                "Action": "lambda:InvokeFunction",
+                "FunctionName": self.function_ref(),
+                "Principal": "*",
+                "InvokedViaFunctionUrl": true,
+            });
+            self.add(
+                &format!("{}URLInvokeAllowPublicAccess", self.id),
                 "AWS::Lambda::Permission",
                 props,
             );
@@ -501,9 +526,15 @@ impl<'a> Expansion<'a> {
         }
     }
 
-    /// The role SAM generates (`<id>Role`) for `service`, with `managed` policies and the
-    /// resource's `Policies`; its ARN.
-    fn role(&mut self, service: &str, managed: Vec<Json>, props: &Json) -> Result<Json, String> {
+    /// The role SAM generates (`<id>Role`) for `service` (tagged `<created_by>: SAM`), with
+    /// `managed` policies and the resource's `Policies`; its ARN.
+    fn role(
+        &mut self,
+        service: &str,
+        created_by: &str,
+        managed: Vec<Json>,
+        props: &Json,
+    ) -> Result<Json, String> {
         let logical = format!("{}Role", self.id);
         let (more, inline) = policies(&logical, props.get("Policies"))?;
         let mut role = json!({
@@ -516,7 +547,7 @@ impl<'a> Expansion<'a> {
                 }],
             },
             "ManagedPolicyArns": managed.into_iter().chain(more).collect::<Vec<_>>(),
-            "Tags": [{"Key": format!("{}:createdBy", service.split('.').next().unwrap_or_default()), "Value": "SAM"}],
+            "Tags": [{"Key": created_by, "Value": "SAM"}],
         });
         if !inline.is_empty() {
             role["Policies"] = Json::Array(inline);
@@ -582,7 +613,12 @@ impl<'a> Expansion<'a> {
         );
         let role = match props.get("Role") {
             Some(role) => role.clone(),
-            None => self.role("states.amazonaws.com", Vec::new(), props)?,
+            None => self.role(
+                "states.amazonaws.com",
+                "stateMachine:createdBy",
+                Vec::new(),
+                props,
+            )?,
         };
         sp.insert("RoleArn".into(), role);
         self.add_main(
@@ -595,13 +631,16 @@ impl<'a> Expansion<'a> {
 }
 
 impl Expansion<'_> {
-    /// One of a state machine's `Events` (Schedule, EventBridgeRule or CloudWatchEvent): a
-    /// rule starting an execution, with the role (`<id><Event>Role`) that lets EventBridge
-    /// start it unless `RoleArn` is given.
+    /// One of a state machine's `Events`: an `Api` route starting an execution, or a rule
+    /// (Schedule, EventBridgeRule or CloudWatchEvent) starting one, with the role
+    /// (`<id><Event>Role`) that lets EventBridge start it unless `RoleArn` is given.
     fn state_machine_event(&mut self, name: &str, event: &Json) -> Result<(), String> {
         let logical = format!("{}{name}", self.id);
         let p = &event["Properties"];
         let kind = event["Type"].as_str().unwrap_or_default();
+        if kind == "Api" {
+            return self.state_machine_api_event(&logical, name, p);
+        }
         if !matches!(kind, "Schedule" | "EventBridgeRule" | "CloudWatchEvent") {
             return Err(format!(
                 "Event with id [{name}] is invalid. Roto's SAM transform does not support state machine events of type {kind} yet."
@@ -611,27 +650,7 @@ impl Expansion<'_> {
         let role = match p.get("RoleArn") {
             Some(arn) => arn.clone(),
             None => {
-                let role = format!("{logical}Role");
-                let props = json!({
-                    "AssumeRolePolicyDocument": {
-                        "Version": "2012-10-17",
-                        "Statement": [{
-                            "Action": ["sts:AssumeRole"],
-                            "Effect": "Allow",
-                            "Principal": {"Service": ["events.amazonaws.com"]},
-                        }],
-                    },
-                    "Policies": [{
-                        "PolicyName": format!("{role}StartExecutionPolicy"),
-                        "PolicyDocument": {"Statement": [{
-                            "Action": "states:StartExecution",
-                            "Effect": "Allow",
-                            "Resource": machine,
-                        }]},
-                    }],
-                });
-                self.add(&role, "AWS::IAM::Role", props);
-                json!({"Fn::GetAtt": [role, "Arn"]})
+                json!({"Fn::GetAtt": [self.start_role(&logical, "events.amazonaws.com"), "Arn"]})
             }
         };
         let id = p["Target"]
@@ -644,6 +663,34 @@ impl Expansion<'_> {
         target.insert("RoleArn".into(), role);
         self.rule(&logical, p, target);
         Ok(())
+    }
+}
+
+impl Expansion<'_> {
+    /// The role `<logical>Role` that lets `service` start executions of the state machine;
+    /// its logical id.
+    fn start_role(&mut self, logical: &str, service: &str) -> String {
+        let role = format!("{logical}Role");
+        let props = json!({
+            "AssumeRolePolicyDocument": {
+                "Version": "2012-10-17",
+                "Statement": [{
+                    "Action": ["sts:AssumeRole"],
+                    "Effect": "Allow",
+                    "Principal": {"Service": [service]},
+                }],
+            },
+            "Policies": [{
+                "PolicyName": format!("{role}StartExecutionPolicy"),
+                "PolicyDocument": {"Statement": [{
+                    "Action": "states:StartExecution",
+                    "Effect": "Allow",
+                    "Resource": {"Ref": self.id},
+                }]},
+            }],
+        });
+        self.add(&role, "AWS::IAM::Role", props);
+        role
     }
 }
 
