@@ -19,6 +19,7 @@
 //! commits are memory copies of microseconds, so its reads share the writer.
 
 mod cached;
+mod checkpoints;
 mod lazy;
 mod readers;
 mod writer;
@@ -31,6 +32,7 @@ use std::sync::{Arc, Mutex};
 use rusqlite::{Connection, OptionalExtension};
 
 pub use cached::Cached;
+use checkpoints::Checkpoints;
 pub use lazy::LazySchema;
 use readers::Readers;
 pub use writer::sync_deferred;
@@ -311,6 +313,9 @@ impl Store {
                 // concurrent writers (see `writer`), so SQLite need not sync each commit.
                 let conn = recovery::open_database(dir, "NORMAL")?;
                 recovery::check_integrity(dir, &conn)?;
+                // Checkpoints run on their own thread (see `checkpoints`).
+                conn.execute_batch("PRAGMA wal_autocheckpoint=0;")
+                    .map_err(to_io)?;
                 (
                     conn,
                     blobs,
@@ -332,9 +337,20 @@ impl Store {
             }
             _ => None,
         };
+        let checkpoints = match &mode {
+            StoreMode::Ephemeral => None,
+            StoreMode::Persistent(dir) | StoreMode::Durable(dir) => {
+                Some((dir, Arc::<Checkpoints>::default()))
+            }
+        };
+        let signal = checkpoints.as_ref().map(|(_, c)| c.clone());
+        let writer = Arc::new(Writer::new(conn, durability, signal));
+        if let Some((dir, checkpoints)) = checkpoints {
+            checkpoints::start(dir, checkpoints, Arc::downgrade(&writer))?;
+        }
         Ok(Store {
             mode,
-            writer: Arc::new(Writer::new(conn, durability)),
+            writer,
             readers,
             blobs,
             _temp: temp,
@@ -736,6 +752,33 @@ mod tests {
             .unwrap();
         assert_eq!((rows, strays), (16 * 40 + 1, 0));
         assert_eq!(sum, 16 * (0..40).map(|i| i + 1).sum::<i64>());
+    }
+
+    #[test]
+    fn the_log_starts_again_under_a_steady_stream_of_writes() {
+        let dir = tempfile::tempdir().unwrap();
+        let mode = || StoreMode::Persistent(dir.path().to_path_buf());
+        let value = "v".repeat(20_000);
+        let commits = 3_000;
+        {
+            let store = Store::open(mode()).unwrap();
+            store
+                .migrate("CREATE TABLE IF NOT EXISTS t_kv (k INTEGER PRIMARY KEY, v TEXT)")
+                .unwrap();
+            for k in 0..commits {
+                store
+                    .transaction(|c| c.execute("INSERT INTO t_kv VALUES (?1, ?2)", (k, &value)))
+                    .unwrap();
+            }
+            // A log never started again would hold every page written: about 87 MB.
+            let wal = std::fs::metadata(dir.path().join("roto.db-wal")).unwrap();
+            assert!(wal.len() < 50_000_000, "log of {} bytes", wal.len());
+        }
+        let store = Store::open(mode()).unwrap();
+        let rows: i64 = store
+            .read(|c| c.query_row("SELECT count(*) FROM t_kv", [], |r| r.get(0)))
+            .unwrap();
+        assert_eq!(rows, commits);
     }
 
     #[test]

@@ -17,8 +17,9 @@
 //! before it is on disk, the next transactions run while an fsync is in flight, and 16
 //! writers share one fsync instead of queueing for 16. While the disk's fsyncs take under a
 //! millisecond they run on the worker (a hand-off would cost more); slower ones, and waits
-//! for them, leave it through `block_in_place`. SQLite's own checkpoints sync the
-//! WAL and the database file in this mode, so frames a checkpoint moves stay durable.
+//! for them, leave it through `block_in_place`. Checkpoints run on a thread of their own
+//! ([`checkpoints`](super::checkpoints)), never on this connection, and sync the WAL and
+//! the database file, so frames a checkpoint moves stay durable.
 //!
 //! A call that runs under [`Store::acknowledging`](super::Store::acknowledging) (every
 //! service call the dispatcher makes) does not wait for its commits where it writes them:
@@ -38,6 +39,8 @@ use std::time::{Duration, Instant};
 use parking_lot::{Condvar, Mutex, MutexGuard};
 use rusqlite::Connection;
 use tokio::sync::watch;
+
+use super::checkpoints::Checkpoints;
 
 /// How long a caller on a worker waits for a taken connection before it hands the worker off.
 const BRIEF_WAIT: Duration = Duration::from_micros(50);
@@ -60,11 +63,14 @@ tokio::task_local! {
 pub(super) struct Writer {
     conn: Mutex<Connection>,
     durability: Option<Arc<Durability>>,
+    checkpoints: Option<Arc<Checkpoints>>,
 }
 
 /// Shared fsyncs of the WAL (durable mode).
 pub(super) struct Durability {
     wal: PathBuf,
+    /// The WAL file, kept open for its fsyncs.
+    file: File,
     /// Commits written to the WAL so far.
     written: AtomicU64,
     /// Commits known to be on disk; held while an fsync runs.
@@ -95,6 +101,7 @@ impl Durability {
     /// Durability for the database whose WAL file is `wal`, with its syncer thread.
     pub(super) fn new(wal: PathBuf) -> std::io::Result<Arc<Durability>> {
         let durability = Arc::new(Durability {
+            file: File::open(&wal)?,
             wal,
             written: AtomicU64::new(0),
             synced: Mutex::new(0),
@@ -133,7 +140,7 @@ impl Durability {
         }
         let covered = self.written.load(Ordering::SeqCst);
         let started = Instant::now();
-        let fsync = || File::open(&self.wal).and_then(|wal| wal.sync_data());
+        let fsync = || self.file.sync_data();
         let done = if slow { off_worker(fsync) } else { fsync() };
         if let Err(e) = done {
             let message = format!("cannot fsync {}: {e}", self.wal.display());
@@ -200,12 +207,24 @@ fn syncer(durability: Weak<Durability>) {
 }
 
 impl Writer {
-    /// Wraps the write connection; `durability` in durable mode.
-    pub(super) fn new(conn: Connection, durability: Option<Arc<Durability>>) -> Writer {
+    /// Wraps the write connection; `durability` in durable mode, `checkpoints` on disk.
+    pub(super) fn new(
+        conn: Connection,
+        durability: Option<Arc<Durability>>,
+        checkpoints: Option<Arc<Checkpoints>>,
+    ) -> Writer {
         conn.set_prepared_statement_cache_capacity(super::STATEMENT_CACHE);
         Writer {
             conn: Mutex::new(conn),
             durability,
+            checkpoints,
+        }
+    }
+
+    /// Counts a commit towards the next checkpoint.
+    fn committed(&self) {
+        if let Some(checkpoints) = &self.checkpoints {
+            checkpoints.committed();
         }
     }
 
@@ -235,7 +254,9 @@ impl Writer {
         &self,
         f: impl FnOnce(&Connection) -> Result<T, E>,
     ) -> Result<T, E> {
-        f(&self.acquire())
+        let out = f(&self.acquire());
+        self.committed();
+        out
     }
 
     /// Runs `f` in a transaction, committed (durably, in durable mode) before this returns
@@ -254,6 +275,9 @@ impl Writer {
 
     /// Releases the connection; in durable mode, waits for a commit it wrote to be on disk.
     fn settle(&self, conn: MutexGuard<'_, Connection>, wrote: bool) -> rusqlite::Result<()> {
+        if wrote {
+            self.committed();
+        }
         match &self.durability {
             Some(durability) if wrote => {
                 let n = durability.written();
