@@ -226,6 +226,21 @@ pub enum BlobReader {
     File(File),
 }
 
+impl BlobReader {
+    /// The whole blob in memory, for blobs a caller bounds (a function's zip, an image
+    /// layer's part).
+    pub fn into_bytes(self) -> io::Result<Vec<u8>> {
+        match self {
+            BlobReader::Memory(bytes) => Ok(bytes),
+            BlobReader::File(mut file) => {
+                let mut bytes = Vec::new();
+                io::Read::read_to_end(&mut file, &mut bytes)?;
+                Ok(bytes)
+            }
+        }
+    }
+}
+
 /// Adds to `conn`'s tables the columns `schema` declares and they lack, learning the
 /// declared columns by running the schema on an empty in-memory database.
 fn add_missing_columns(conn: &Connection, schema: &str) -> rusqlite::Result<()> {
@@ -598,14 +613,7 @@ mod tests {
     }
 
     fn read(store: &Store, id: &str) -> Vec<u8> {
-        match open(store, id).unwrap() {
-            BlobReader::Memory(bytes) => bytes,
-            BlobReader::File(mut f) => {
-                let mut out = Vec::new();
-                std::io::Read::read_to_end(&mut f, &mut out).unwrap();
-                out
-            }
-        }
+        open(store, id).unwrap().into_bytes().unwrap()
     }
 
     #[test]

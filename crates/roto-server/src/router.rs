@@ -48,7 +48,8 @@ pub struct DataPlane {
     pub operation: &'static str,
 }
 
-/// Lambda function URLs and API Gateway's deployed APIs (REST and HTTP alike).
+/// Lambda function URLs, API Gateway's deployed APIs (REST and HTTP alike), and the
+/// layer downloads ECR's GetDownloadUrlForLayer points at.
 pub const DATA_PLANES: &[DataPlane] = &[
     DataPlane {
         label: "lambda-url",
@@ -61,6 +62,12 @@ pub const DATA_PLANES: &[DataPlane] = &[
         path_prefix: Some("/_aws/execute-api/"),
         service: "apigateway",
         operation: "ExecuteApi",
+    },
+    DataPlane {
+        label: "ecr-layer",
+        path_prefix: Some("/_aws/ecr/"),
+        service: "ecr",
+        operation: "GetLayerBlob",
     },
 ];
 

@@ -1,17 +1,23 @@
-//! Amazon ECR's control plane: repositories and their settings, policies and tags, over
-//! the json 1.1 protocol. Roto serves no registry (no `docker push` or pull), so every
-//! repository is empty and the image operations answer as AWS does for an empty one.
+//! Amazon ECR over the json 1.1 protocol: repositories and their settings, policies and
+//! tags, and images pushed and pulled through the API as the ECR proxy drives it (layer
+//! uploads, PutImage, BatchGetImage, GetDownloadUrlForLayer). Roto serves no Docker
+//! registry protocol (`docker push` and `docker pull` do not reach it).
 //!
 //! A repository is a row of `ecr_repositories`, which keeps its settings, its repository
 //! and lifecycle policies and its tags; a registry's policy is a row of `ecr_registries`,
-//! its other settings rows of `ecr_registry_items`.
+//! its other settings rows of `ecr_registry_items`. Layers are blobs (`ecr_layers`), images
+//! rows of `ecr_images` with their tags in `ecr_image_tags`.
 //! The tables are created on the first call.
 //!
 //! - [`repositories`]: Create/Describe/DeleteRepository, the scanning and tag-mutability
 //!   settings, and tags.
 //! - [`policies`]: repository policies, lifecycle policies and their previews, the
 //!   registry's policy and DescribeRegistry.
-//! - [`images`]: the image operations over an empty repository, and GetAuthorizationToken.
+//! - [`layers`]: layer uploads in parts, layer availability, and the layer downloads
+//!   GetDownloadUrlForLayer points at (`/_aws/ecr/...` on Roto's port, a data plane).
+//! - [`manifest`]: the image manifests PutImage reads (Docker v2, OCI, lists and indexes).
+//! - [`images`]: PutImage, the image operations over what was pushed, and
+//!   GetAuthorizationToken.
 //! - [`registry`]: account settings, scanning, replication and signing configurations,
 //!   pull through cache rules, repository creation templates, pull-time exclusions.
 //!
@@ -20,6 +26,8 @@
 //! model's generic validation is off and the handlers check what they read.
 
 mod images;
+mod layers;
+mod manifest;
 mod policies;
 mod registry;
 mod repositories;
@@ -75,6 +83,55 @@ CREATE TABLE IF NOT EXISTS ecr_registry_items (
     updated INTEGER NOT NULL,
     PRIMARY KEY (account, region, kind, name)
 );
+CREATE TABLE IF NOT EXISTS ecr_uploads (
+    account TEXT NOT NULL,
+    region TEXT NOT NULL,
+    id TEXT NOT NULL,
+    repository TEXT NOT NULL,
+    received INTEGER NOT NULL,
+    created INTEGER NOT NULL,
+    PRIMARY KEY (account, region, id)
+);
+CREATE TABLE IF NOT EXISTS ecr_upload_parts (
+    account TEXT NOT NULL,
+    region TEXT NOT NULL,
+    upload TEXT NOT NULL,
+    first_byte INTEGER NOT NULL,
+    blob TEXT NOT NULL,
+    PRIMARY KEY (account, region, upload, first_byte)
+);
+CREATE TABLE IF NOT EXISTS ecr_layers (
+    account TEXT NOT NULL,
+    region TEXT NOT NULL,
+    repository TEXT NOT NULL,
+    digest TEXT NOT NULL,
+    size INTEGER NOT NULL,
+    blob TEXT NOT NULL,
+    PRIMARY KEY (account, region, repository, digest)
+);
+CREATE TABLE IF NOT EXISTS ecr_images (
+    account TEXT NOT NULL,
+    region TEXT NOT NULL,
+    repository TEXT NOT NULL,
+    digest TEXT NOT NULL,
+    manifest TEXT NOT NULL,
+    media_type TEXT NOT NULL,
+    artifact_media_type TEXT,
+    subject TEXT,
+    refs TEXT NOT NULL,
+    size INTEGER NOT NULL,
+    pushed INTEGER NOT NULL,
+    scanned INTEGER,
+    PRIMARY KEY (account, region, repository, digest)
+);
+CREATE TABLE IF NOT EXISTS ecr_image_tags (
+    account TEXT NOT NULL,
+    region TEXT NOT NULL,
+    repository TEXT NOT NULL,
+    tag TEXT NOT NULL,
+    digest TEXT NOT NULL,
+    PRIMARY KEY (account, region, repository, tag)
+);
 ";
 
 /// The service's state.
@@ -91,6 +148,8 @@ pub struct Ecr {
 impl Ecr {
     /// The service; its tables are created on its first call.
     pub fn new(env: Arc<Env>) -> Ecr {
+        env.store.register_blob_column("ecr_upload_parts", "blob");
+        env.store.register_blob_column("ecr_layers", "blob");
         Ecr {
             inner: Inner {
                 env,
@@ -104,6 +163,14 @@ impl Inner {
     /// The store, its tables created.
     fn store(&self) -> AwsResult<&Store> {
         self.schema.store(&self.env.store)
+    }
+
+    /// Roto's address, as registry clients reach it.
+    fn endpoint(&self, ctx: &Context) -> String {
+        match self.env.endpoint() {
+            Some(url) => url.to_string(),
+            None => format!("http://{}", ctx.host),
+        }
     }
 
     async fn dispatch(&self, ctx: &Context, operation: &str, input: &Value) -> AwsResult<Value> {
@@ -124,6 +191,10 @@ impl Inner {
             "DeleteLifecyclePolicy" => self.delete_lifecycle_policy(ctx, input),
             "StartLifecyclePolicyPreview" => self.start_preview(ctx, input),
             "GetLifecyclePolicyPreview" => self.get_preview(ctx, input),
+            "InitiateLayerUpload" => self.initiate_layer_upload(ctx, input),
+            "UploadLayerPart" => self.upload_layer_part(ctx, input),
+            "CompleteLayerUpload" => self.complete_layer_upload(ctx, input).await,
+            "PutImage" => self.put_image(ctx, input),
             "PutRegistryPolicy" => self.put_registry_policy(ctx, input),
             "GetRegistryPolicy" => self.get_registry_policy(ctx),
             "DeleteRegistryPolicy" => self.delete_registry_policy(ctx),
@@ -137,7 +208,7 @@ impl Inner {
             | "StartImageScan"
             | "DescribeImageReplicationStatus"
             | "DescribeImageSigningStatus"
-            | "UpdateImageStorageClass" => self.one_image(ctx, input),
+            | "UpdateImageStorageClass" => self.one_image(ctx, operation, input),
             "ListImageReferrers" => self.list_referrers(ctx, input),
             "BatchCheckLayerAvailability" => self.check_layers(ctx, input),
             "GetDownloadUrlForLayer" => self.layer_url(ctx, input),
@@ -185,6 +256,9 @@ impl Service for Ecr {
         request: Request,
     ) -> BoxFuture<'a, AwsResult<Response>> {
         Box::pin(async move {
+            if operation == "GetLayerBlob" {
+                return self.inner.layer_blob(&request.input);
+            }
             let output = self.inner.dispatch(ctx, operation, &request.input).await?;
             Ok(Response::new(output))
         })

@@ -33,6 +33,35 @@ const MUTABILITIES: [&str; 4] = [
 /// The encryption types.
 const ENCRYPTIONS: [&str; 3] = ["AES256", "KMS", "KMS_DSSE"];
 
+/// The tables of what a repository holds, each with a `repository` column.
+const REPOSITORY_TABLES: [&str; 4] = ["ecr_image_tags", "ecr_images", "ecr_layers", "ecr_uploads"];
+
+/// The blobs a repository's layers and unfinished uploads keep, and the uploads' parts
+/// removed with them.
+fn repository_blobs(
+    c: &rusqlite::Connection,
+    ctx: &Context,
+    name: &str,
+) -> rusqlite::Result<Vec<String>> {
+    let mut blobs: Vec<String> = c
+        .prepare_cached(
+            "SELECT blob FROM ecr_layers WHERE account = ?1 AND region = ?2 AND repository = ?3
+             UNION ALL
+             SELECT p.blob FROM ecr_upload_parts p JOIN ecr_uploads u
+               ON p.account = u.account AND p.region = u.region AND p.upload = u.id
+             WHERE u.account = ?1 AND u.region = ?2 AND u.repository = ?3",
+        )?
+        .query_map([&ctx.account, &ctx.region, name], |r| r.get(0))?
+        .collect::<rusqlite::Result<_>>()?;
+    blobs.dedup();
+    c.execute_cached(
+        "DELETE FROM ecr_upload_parts WHERE account = ?1 AND region = ?2 AND upload IN
+           (SELECT id FROM ecr_uploads WHERE account = ?1 AND region = ?2 AND repository = ?3)",
+        [&ctx.account, &ctx.region, name],
+    )?;
+    Ok(blobs)
+}
+
 /// A repository as stored.
 pub(super) struct Repository {
     pub(super) name: String,
@@ -96,6 +125,27 @@ impl Repository {
                 Value::map().with("scanOnPush", self.scan_on_push),
             )
             .with("encryptionConfiguration", encryption)
+    }
+
+    /// Whether `tag`, once on an image, may not move to another: the repository is
+    /// `IMMUTABLE` and the tag matches none of its exclusion filters, or
+    /// `MUTABLE_WITH_EXCLUSION` and the tag matches one.
+    pub(super) fn tag_is_immutable(&self, tag: &str) -> bool {
+        let excluded = || {
+            self.exclusions
+                .as_ref()
+                .and_then(Json::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(|f| f.get("filter").and_then(Json::as_str))
+                .any(|filter| crate::glob::glob(filter, tag, false))
+        };
+        match self.mutability.as_str() {
+            "IMMUTABLE" => true,
+            "IMMUTABLE_WITH_EXCLUSION" => !excluded(),
+            "MUTABLE_WITH_EXCLUSION" => excluded(),
+            _ => false,
+        }
     }
 
     /// The answer of the setting operations: the registry, the name and `member`.
@@ -365,12 +415,42 @@ impl Inner {
 
     pub(super) fn delete_repository(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
         let repo = self.repository(ctx, input)?;
-        self.store()?.with(|c| {
+        let blobs = self.store()?.transaction(|c| {
+            let images: i64 = c.query_row_cached(
+                "SELECT count(*) FROM ecr_images WHERE account = ?1 AND region = ?2 AND repository = ?3",
+                [&ctx.account, &ctx.region, &repo.name],
+                |r| r.get(0),
+            )?;
+            if images > 0 && input.bool("force") != Some(true) {
+                return Ok(None);
+            }
+            let blobs = repository_blobs(c, ctx, &repo.name)?;
+            for table in REPOSITORY_TABLES {
+                c.execute_cached(
+                    &format!(
+                        "DELETE FROM {table} WHERE account = ?1 AND region = ?2 AND repository = ?3"
+                    ),
+                    [&ctx.account, &ctx.region, &repo.name],
+                )?;
+            }
             c.execute_cached(
                 "DELETE FROM ecr_repositories WHERE account = ?1 AND region = ?2 AND name = ?3",
                 [&ctx.account, &ctx.region, &repo.name],
-            )
+            )?;
+            Ok::<_, rusqlite::Error>(Some(blobs))
         })?;
+        let Some(blobs) = blobs else {
+            return Err(error(
+                "RepositoryNotEmptyException",
+                format!(
+                    "The repository with name '{}' in registry with id '{}' cannot be deleted because it still contains images",
+                    repo.name, ctx.account
+                ),
+            ));
+        };
+        for blob in blobs {
+            self.env.store.remove_blob(&blob);
+        }
         Ok(Value::map().with("repository", repo.describe(ctx)))
     }
 

@@ -47,7 +47,6 @@ use std::time::Duration;
 use roto_core::access::{Access, Principal};
 use roto_core::events::{DeliveryError, Event};
 use roto_core::featureless::{self, Featureless};
-use roto_core::store::BlobReader;
 use roto_core::{
     AwsError, AwsResult, BoxFuture, Context, Env, Request, Response, Service, ServiceSpec, Value,
 };
@@ -379,14 +378,7 @@ fn read_blob(env: &Env, id: &str) -> AwsResult<Vec<u8>> {
     let reader = env
         .store
         .with(|c| env.store.open_blob(c, id).map_err(AwsError::from))?;
-    match reader {
-        BlobReader::Memory(bytes) => Ok(bytes),
-        BlobReader::File(mut file) => {
-            let mut bytes = Vec::new();
-            io::Read::read_to_end(&mut file, &mut bytes)?;
-            Ok(bytes)
-        }
-    }
+    Ok(reader.into_bytes()?)
 }
 
 /// A new revision id.
