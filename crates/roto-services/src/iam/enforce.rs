@@ -7,8 +7,9 @@
 //! A principal's parsed policies are cached until IAM's next write, and resource policies
 //! by their text, so a request pays for an evaluation, not for reading and parsing.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, LazyLock, Mutex};
 
 use roto_core::access::{Access, Principal, PrincipalKind, Verdict};
 use roto_core::identity::account_of_access_key;
@@ -28,14 +29,15 @@ pub(super) struct Compiled {
     tags: Vec<(String, String)>,
 }
 
-/// The most resource policies kept parsed.
-const RESOURCE_CACHE: usize = 1024;
+/// The most resource and session policies kept parsed.
+const DOCUMENT_CACHE: usize = 1024;
 
-/// Parsed policies, dropped on IAM's next write.
+/// Parsed policies: identities' until IAM's next write, resource and session policies by
+/// their text.
 #[derive(Default)]
 pub(super) struct Cache {
     identities: Mutex<HashMap<(String, String), Arc<Compiled>>>,
-    resources: Mutex<HashMap<String, Option<Arc<Policy>>>>,
+    documents: Mutex<HashMap<&'static str, HashMap<String, Option<Policy>>>>,
 }
 
 impl Cache {
@@ -47,29 +49,34 @@ impl Cache {
             .clear();
     }
 
-    fn resource(&self, text: &str) -> Option<Arc<Policy>> {
-        let mut map = self.resources.lock().unwrap_or_else(|p| p.into_inner());
+    /// A resource or session policy document, parsed once (`kind` is `SourcePolicyType`).
+    fn document(&self, text: &str, id: &str, kind: &'static str) -> Option<Policy> {
+        let mut kinds = self.documents.lock().unwrap_or_else(|p| p.into_inner());
+        let map = kinds.entry(kind).or_default();
         if let Some(policy) = map.get(text) {
             return policy.clone();
         }
-        if map.len() >= RESOURCE_CACHE {
+        if map.len() >= DOCUMENT_CACHE {
             map.clear();
         }
-        let policy = Policy::parse(text, "ResourcePolicy", "Resource Policy").map(Arc::new);
+        let policy = Policy::parse(text, id, kind);
         map.insert(text.to_string(), policy.clone());
         policy
     }
 }
 
 /// The policy that stands for a root's own permissions: everything in its account.
-fn root_policy() -> Vec<Policy> {
-    Policy::parse(
-        r#"{"Statement":[{"Effect":"Allow","Action":"*","Resource":"*"}]}"#,
-        "root",
-        "root",
-    )
-    .into_iter()
-    .collect()
+fn root_policy() -> &'static [Policy] {
+    static ROOT: LazyLock<Vec<Policy>> = LazyLock::new(|| {
+        Policy::parse(
+            r#"{"Statement":[{"Effect":"Allow","Action":"*","Resource":"*"}]}"#,
+            "root",
+            "root",
+        )
+        .into_iter()
+        .collect()
+    });
+    &ROOT
 }
 
 impl Iam {
@@ -185,14 +192,21 @@ impl Iam {
         access: &Access,
         context: &[(String, Vec<String>)],
     ) -> AwsResult<Verdict> {
+        if root_of_owner(principal, access) {
+            return Ok(Verdict {
+                denial: None,
+                matched: vec!["root (root)".into()],
+            });
+        }
         let compiled = self.compiled(principal)?;
         let identity = match (principal.kind, &principal.name) {
-            (PrincipalKind::Root, _) | (PrincipalKind::Federated, None) => root_policy(),
+            (PrincipalKind::Root, _) | (PrincipalKind::Federated, None) => root_policy().to_vec(),
             _ => compiled.identity.clone(),
         };
         let session = match (principal.kind, &principal.session_policy) {
             (_, Some(text)) => Some(
-                Policy::parse(text, "SessionPolicy", "session")
+                self.cache
+                    .document(text, "SessionPolicy", "session")
                     .into_iter()
                     .collect(),
             ),
@@ -200,8 +214,7 @@ impl Iam {
             (_, None) => None,
         };
         let context = with_principal_tags(context, &compiled.tags, &principal.session_tags);
-        let context = context.as_slice();
-        let resource_policy = access.policy.as_ref();
+        let context = context.as_ref();
         let mut set = PolicySet {
             identity,
             boundary: compiled.boundary.clone(),
@@ -209,7 +222,7 @@ impl Iam {
             account_delegates: true,
             ..Default::default()
         };
-        if let Some(rp) = resource_policy {
+        if let Some(rp) = &access.policy {
             let trust = match rp.required && rp.document.is_none() {
                 true => self.trust_policy(&access.resource)?,
                 false => None,
@@ -218,8 +231,10 @@ impl Iam {
                 .document
                 .as_deref()
                 .or(trust.as_deref())
-                .and_then(|text| self.cache.resource(text))
-                .map(|p| (*p).clone());
+                .and_then(|text| {
+                    self.cache
+                        .document(text, "ResourcePolicy", "Resource Policy")
+                });
             set.grant = rp.grant;
             set.resource_required = rp.required;
             set.cross_account =
@@ -256,13 +271,28 @@ impl Iam {
     }
 }
 
+/// Whether the caller is the root of the account that owns the resource, which has no
+/// policy of its own: AWS allows such a call without reading any policy (a root has every
+/// permission in its account, and only a resource policy's deny, or a role's trust policy,
+/// could refuse it).
+fn root_of_owner(principal: &Principal, access: &Access) -> bool {
+    principal.kind == PrincipalKind::Root
+        && access
+            .policy
+            .as_ref()
+            .is_none_or(|rp| !rp.required && rp.document.is_none() && rp.owner == principal.account)
+}
+
 /// The request's keys with `aws:PrincipalTag/<key>` for each of the caller's tags: its
 /// user's or role's, a session's own tags taking the place of its role's of the same key.
-fn with_principal_tags(
-    context: &[(String, Vec<String>)],
+fn with_principal_tags<'a>(
+    context: &'a [(String, Vec<String>)],
     own: &[(String, String)],
     session: &[(String, String)],
-) -> Vec<(String, Vec<String>)> {
+) -> Cow<'a, [(String, Vec<String>)]> {
+    if own.is_empty() && session.is_empty() {
+        return Cow::Borrowed(context);
+    }
     let mut keys = context.to_vec();
     let own = own
         .iter()
@@ -270,7 +300,7 @@ fn with_principal_tags(
     for (key, value) in own.chain(session) {
         keys.push((format!("aws:PrincipalTag/{key}"), vec![value.clone()]));
     }
-    keys
+    Cow::Owned(keys)
 }
 
 impl Iam {

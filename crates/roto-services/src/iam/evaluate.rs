@@ -13,20 +13,21 @@
 //! missing.
 
 use std::net::IpAddr;
+use std::sync::Arc;
 
 pub(super) use roto_core::access::{Denial, Grant};
 
 use super::spanned::{self, Json, Node, Position};
 use crate::glob::glob;
 
-/// One parsed policy and where its statements came from.
+/// One parsed policy and where its statements came from; clones share the statements.
 #[derive(Debug, Clone)]
 pub(super) struct Policy {
     /// `SourcePolicyId`: `PolicyInputList.1`, a policy name, `ResourcePolicy`, ...
     pub id: String,
     /// `SourcePolicyType`.
     pub kind: String,
-    statements: Vec<Node>,
+    statements: Arc<[Node]>,
 }
 
 impl Policy {
@@ -34,8 +35,8 @@ impl Policy {
     pub fn parse(text: &str, id: impl Into<String>, kind: impl Into<String>) -> Option<Policy> {
         let doc = spanned::parse(text)?;
         let statements = match &doc.get("Statement")?.value {
-            Json::Array(items) => items.clone(),
-            Json::Object(_) => vec![doc.get("Statement")?.clone()],
+            Json::Array(items) => items.as_slice().into(),
+            Json::Object(_) => std::slice::from_ref(doc.get("Statement")?).into(),
             _ => return None,
         };
         Some(Policy {
@@ -91,7 +92,7 @@ impl Policy {
     /// the variables (`${aws:username}`) in resources and condition values.
     pub fn context_keys(&self) -> Vec<String> {
         let mut keys = Vec::new();
-        for statement in &self.statements {
+        for statement in self.statements.iter() {
             for (member, node) in statement.members() {
                 match member.as_str() {
                     "Resource" | "NotResource" => {
@@ -281,7 +282,7 @@ struct Applying {
 fn applying(policies: &[Policy], request: &Request, resource_policy: bool) -> Applying {
     let mut out = Applying::default();
     for policy in policies {
-        for statement in &policy.statements {
+        for statement in policy.statements.iter() {
             let Some(effect) = effect(statement) else {
                 continue;
             };

@@ -14,8 +14,11 @@
 use roto_core::access::{Access, Grant, Principal, PrincipalKind, ResourcePolicy};
 use roto_core::{AwsResult, Value};
 
-use super::acl::{self, canonical_id, ALL_USERS, AUTHENTICATED_USERS};
-use super::{input_str, public, tagging, versions, Bucket, S3};
+use super::acl::{
+    self, canonical_id, ownership_of, PublicAccessBlock, ALL_USERS, AUTHENTICATED_USERS,
+};
+use super::versions::{self, ObjectRow};
+use super::{input_str, public, tagging, Bucket, S3};
 
 /// The actions S3 evaluates `s3:ExistingObjectTag/<key>` for.
 const EXISTING_OBJECT_TAG_ACTIONS: &[&str] = &[
@@ -181,6 +184,16 @@ fn acl_grant(acl: &Value, principal: &Principal, permission: &str, ignore_public
     best
 }
 
+/// The bucket settings access control reads, fetched in one query.
+const ACCESS_CONFIGS: [&str; 6] = [
+    "policy",
+    "public-access-block",
+    "ownership",
+    "acl",
+    "abac",
+    "tagging",
+];
+
 impl S3 {
     /// What an S3 call asks.
     pub(crate) fn access_of(
@@ -200,20 +213,14 @@ impl S3 {
             (bucket, Some(key)) => format!("arn:aws:s3:::{bucket}/{key}"),
             (bucket, None) => format!("arn:aws:s3:::{bucket}"),
         };
-        let bucket = self.find_bucket(name)?;
-        let policy = match &bucket {
-            Some(bucket) => Some(self.bucket_access(bucket, principal, &action, input)?),
-            None => None,
-        };
         let mut access = Access {
             action,
             resource,
-            policy,
             open: operation == "PreflightRequest",
             ..Access::default()
         };
-        if let Some(bucket) = &bucket {
-            self.tag_access(bucket, input, &mut access)?;
+        if let Some(bucket) = self.find_bucket(name)? {
+            self.bucket_access(&bucket, principal, input, &mut access)?;
         }
         let source = input.str("CopySource").map(super::copy::parse_copy_source);
         if let Some(Ok(source)) = source {
@@ -230,93 +237,93 @@ impl S3 {
         Ok(access)
     }
 
-    /// The bucket's tags where ABAC is enabled on it, and the object's tags for the actions
-    /// S3 gives them to.
-    fn tag_access(&self, bucket: &Bucket, input: &Value, access: &mut Access) -> AwsResult<()> {
-        let enabled = |config: Option<Option<Value>>| {
-            config
-                .flatten()
-                .and_then(|v| v.str("Status").map(str::to_string))
-                == Some("Enabled".into())
+    /// The bucket's policy and what its ACLs grant, as Block Public Access and Object
+    /// Ownership let them count; the bucket's tags where ABAC is enabled on it, and the
+    /// object's tags for the actions S3 gives them to. The root of the bucket's own account
+    /// is allowed whatever ACLs grant, and only a bucket policy's conditions could read
+    /// tags, so neither is read for it unless the bucket has a policy.
+    fn bucket_access(
+        &self,
+        bucket: &Bucket,
+        principal: &Principal,
+        input: &Value,
+        access: &mut Access,
+    ) -> AwsResult<()> {
+        let [policy, block, ownership, bucket_acl, abac, tagging] =
+            self.stored_configs(&bucket.name, ACCESS_CONFIGS)?;
+        let block = PublicAccessBlock::stored(&block);
+        let mut document = policy
+            .flatten()
+            .and_then(|p| p.as_str().map(str::to_string));
+        let outsider =
+            principal.kind == PrincipalKind::Anonymous || principal.account != bucket.account;
+        let restricted = document
+            .as_deref()
+            .is_some_and(|text| block.restrict_public_buckets && public::policy_is_public(text));
+        if restricted && outsider {
+            document = None;
+        }
+        let owner_root = principal.kind == PrincipalKind::Root && !outsider;
+        let conditions_read = !owner_root || document.is_some();
+        let permission = acl_permission(&access.action)
+            .filter(|_| !owner_root && ownership_of(&ownership) != "BucketOwnerEnforced");
+        let key = input.str("Key");
+        let object_tags = conditions_read
+            && key.is_some()
+            && EXISTING_OBJECT_TAG_ACTIONS.contains(&access.action.as_str());
+        let on_object = permission.is_some_and(|(_, on_object)| on_object);
+        let object = match on_object || object_tags {
+            true => self.named_object(&bucket.name, input),
+            false => None,
         };
-        if enabled(self.stored_config(&bucket.name, "abac")?) {
-            let tags = self.stored_config(&bucket.name, "tagging")?.flatten();
+        let grant = match permission {
+            Some((permission, on_object)) => {
+                let acl = match on_object {
+                    true => object
+                        .as_ref()
+                        .and_then(|row| acl::stored_acl(&row.headers)),
+                    false => bucket_acl.flatten(),
+                };
+                let acl = acl.unwrap_or_else(|| acl::private(&bucket.account));
+                acl_grant(&acl, principal, permission, block.ignore_public_acls)
+            }
+            None => Grant::None,
+        };
+        let abac_on = abac
+            .flatten()
+            .and_then(|v| v.str("Status").map(str::to_string))
+            == Some("Enabled".into());
+        if conditions_read && abac_on {
+            let tags = tagging.flatten();
             access.resource_tags =
                 tagging::from_tag_set(tags.as_ref().and_then(|t| t.get("TagSet")));
         }
-        let key = input.str("Key");
-        if key.is_none() || !EXISTING_OBJECT_TAG_ACTIONS.contains(&access.action.as_str()) {
-            return Ok(());
-        }
-        let row = self.env.store.with(|c| {
-            versions::find(
-                c,
-                &bucket.name,
-                key.unwrap_or_default(),
-                input.str("VersionId"),
-            )
-        });
-        if let Ok(versions::Found::Object(row)) = row {
+        if let Some(row) = object.filter(|_| object_tags) {
             access.context = tagging::from_json(row.tags.as_deref())
                 .into_iter()
                 .map(|(k, v)| (format!("s3:ExistingObjectTag/{k}"), vec![v]))
                 .collect();
         }
-        Ok(())
-    }
-
-    /// The bucket's policy and what its ACLs grant, as Block Public Access and Object
-    /// Ownership let them count.
-    fn bucket_access(
-        &self,
-        bucket: &Bucket,
-        principal: &Principal,
-        action: &str,
-        input: &Value,
-    ) -> AwsResult<ResourcePolicy> {
-        let block = self.public_access_block(&bucket.name)?;
-        let mut document = self
-            .stored_config(&bucket.name, "policy")?
-            .flatten()
-            .and_then(|p| p.as_str().map(str::to_string));
-        let restricted = document
-            .as_deref()
-            .is_some_and(|text| block.restrict_public_buckets && public::policy_is_public(text));
-        let outsider =
-            principal.kind == PrincipalKind::Anonymous || principal.account != bucket.account;
-        if restricted && outsider {
-            document = None;
-        }
-        let grant = match acl_permission(action) {
-            Some(_) if self.ownership(&bucket.name)? == "BucketOwnerEnforced" => Grant::None,
-            Some((permission, true)) => {
-                let key = input_str(input, "Key");
-                let version = input.str("VersionId");
-                let row = self
-                    .env
-                    .store
-                    .with(|c| versions::find(c, &bucket.name, key, version));
-                let acl = match row {
-                    Ok(versions::Found::Object(row)) => acl::stored_acl(&row.headers),
-                    _ => None,
-                };
-                let acl = acl.unwrap_or_else(|| acl::private(&bucket.account));
-                acl_grant(&acl, principal, permission, block.ignore_public_acls)
-            }
-            Some((permission, false)) => {
-                let acl = self
-                    .bucket_acl(bucket)?
-                    .unwrap_or_else(|| acl::private(&bucket.account));
-                acl_grant(&acl, principal, permission, block.ignore_public_acls)
-            }
-            None => Grant::None,
-        };
-        Ok(ResourcePolicy {
+        access.policy = Some(ResourcePolicy {
             owner: bucket.account.clone(),
             document,
             grant,
             required: false,
-        })
+        });
+        Ok(())
+    }
+
+    /// The object (or version) a call names, if it exists.
+    fn named_object(&self, bucket: &str, input: &Value) -> Option<ObjectRow> {
+        let key = input_str(input, "Key");
+        let found = self
+            .env
+            .store
+            .with(|c| versions::find(c, bucket, key, input.str("VersionId")));
+        match found {
+            Ok(versions::Found::Object(row)) => Some(row),
+            _ => None,
+        }
     }
 }
 

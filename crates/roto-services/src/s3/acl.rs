@@ -274,6 +274,21 @@ pub(crate) struct PublicAccessBlock {
 }
 
 impl PublicAccessBlock {
+    /// The settings of a stored `public-access-block` configuration (a new bucket's block
+    /// everything; a deleted configuration blocks nothing).
+    pub(crate) fn stored(stored: &Option<Option<Value>>) -> PublicAccessBlock {
+        match stored {
+            Some(Some(value)) => PublicAccessBlock::of(value),
+            Some(None) => PublicAccessBlock::default(),
+            None => PublicAccessBlock {
+                block_public_acls: true,
+                ignore_public_acls: true,
+                block_public_policy: true,
+                restrict_public_buckets: true,
+            },
+        }
+    }
+
     fn of(value: &Value) -> PublicAccessBlock {
         let on = |m: &str| value.bool(m) == Some(true);
         PublicAccessBlock {
@@ -283,6 +298,20 @@ impl PublicAccessBlock {
             restrict_public_buckets: on("RestrictPublicBuckets"),
         }
     }
+}
+
+/// The Object Ownership setting of a stored `ownership` configuration.
+pub(crate) fn ownership_of(stored: &Option<Option<Value>>) -> &str {
+    let rule = match stored {
+        Some(Some(value)) => value
+            .get("Rules")
+            .and_then(Value::as_list)
+            .and_then(|r| r.first())
+            .and_then(|r| r.str("ObjectOwnership")),
+        Some(None) => Some("ObjectWriter"),
+        None => None,
+    };
+    rule.unwrap_or(DEFAULT_OWNERSHIP)
 }
 
 /// The four settings as S3 stores them: each present, false unless set.
@@ -302,32 +331,14 @@ pub(crate) fn full_public_access_block(value: &Value) -> Value {
 impl S3 {
     /// The bucket's Object Ownership setting.
     pub(crate) fn ownership(&self, bucket: &str) -> AwsResult<String> {
-        let stored = self.stored_config(bucket, "ownership")?;
-        let rule = match &stored {
-            Some(Some(value)) => value
-                .get("Rules")
-                .and_then(Value::as_list)
-                .and_then(|r| r.first())
-                .and_then(|r| r.str("ObjectOwnership")),
-            Some(None) => Some("ObjectWriter"),
-            None => None,
-        };
-        Ok(rule.unwrap_or(DEFAULT_OWNERSHIP).to_string())
+        Ok(ownership_of(&self.stored_config(bucket, "ownership")?).to_string())
     }
 
-    /// The bucket's Block Public Access (a new bucket's blocks everything; a deleted
-    /// configuration blocks nothing).
+    /// The bucket's Block Public Access.
     pub(crate) fn public_access_block(&self, bucket: &str) -> AwsResult<PublicAccessBlock> {
-        Ok(match self.stored_config(bucket, "public-access-block")? {
-            Some(Some(value)) => PublicAccessBlock::of(&value),
-            Some(None) => PublicAccessBlock::default(),
-            None => PublicAccessBlock {
-                block_public_acls: true,
-                ignore_public_acls: true,
-                block_public_policy: true,
-                restrict_public_buckets: true,
-            },
-        })
+        Ok(PublicAccessBlock::stored(
+            &self.stored_config(bucket, "public-access-block")?,
+        ))
     }
 
     /// Refuses an ACL the bucket's ownership setting or Block Public Access forbids.

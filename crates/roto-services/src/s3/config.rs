@@ -423,6 +423,14 @@ fn one_of(value: &Value, member: &str, allowed: &[&str]) -> AwsResult<()> {
     }
 }
 
+/// A stored configuration's text as a value; `None` for a deleted one.
+fn parse_stored(text: &str) -> Option<Value> {
+    serde_json::from_str::<serde_json::Value>(text)
+        .ok()
+        .filter(|j| !j.is_null())
+        .map(|j| from_json(&j))
+}
+
 /// A configuration as its Get operation answers it.
 fn shaped(config: &Config, value: Value) -> Value {
     match config.shape {
@@ -450,11 +458,34 @@ impl S3 {
                 .optional()
                 .map_err(AwsError::from)
         })?;
-        Ok(text.map(|t| {
-            serde_json::from_str::<serde_json::Value>(&t)
-                .ok()
-                .filter(|j| !j.is_null())
-                .map(|j| from_json(&j))
+        Ok(text.map(|t| parse_stored(&t)))
+    }
+
+    /// Several stored configurations in one query, in the order of `kinds`, each as
+    /// [`S3::stored_config`] answers it.
+    pub(crate) fn stored_configs<const N: usize>(
+        &self,
+        bucket: &str,
+        kinds: [&str; N],
+    ) -> AwsResult<[Option<Option<Value>>; N]> {
+        let placeholders: Vec<String> = (2..N + 2).map(|i| format!("?{i}")).collect();
+        let sql = format!(
+            "SELECT kind, value FROM s3_bucket_config WHERE bucket = ?1 AND kind IN ({})",
+            placeholders.join(", ")
+        );
+        let rows: Vec<(String, String)> = self.env.store.with(|c| {
+            let params = std::iter::once(bucket).chain(kinds);
+            c.prepare_cached(&sql)?
+                .query_map(rusqlite::params_from_iter(params), |r| {
+                    Ok((r.get(0)?, r.get(1)?))
+                })?
+                .collect::<Result<_, _>>()
+                .map_err(AwsError::from)
+        })?;
+        Ok(kinds.map(|kind| {
+            rows.iter()
+                .find(|(k, _)| k == kind)
+                .map(|(_, text)| parse_stored(text))
         }))
     }
 
