@@ -19,10 +19,11 @@ def client(server, service, key="test", secret="test", token=None, **config):
                         config=Config(retries={"max_attempts": 1}, **config))
 
 
-def user(server, name, *statements):
-    """An IAM user with an inline policy of `statements` (none: no permission at all);
-    returns its ARN and a function making clients signed as it."""
-    iam = client(server, "iam")
+def user(server, name, *statements, account="test"):
+    """An IAM user with an inline policy of `statements` (none: no permission at all), in the
+    account whose root key is `account`; returns its ARN and a function making clients
+    signed as it."""
+    iam = client(server, "iam", account)
     arn = iam.create_user(UserName=name)["User"]["Arn"]
     if statements:
         iam.put_user_policy(UserName=name, PolicyName="p", PolicyDocument=json.dumps(

@@ -8,6 +8,8 @@
 //! policies, and IAM decides (`authorize`) with the one evaluator its policy simulator
 //! uses. No service reads another's tables.
 
+use std::borrow::Cow;
+
 use crate::dispatch::{Context, Dispatcher, ServiceSpec};
 use crate::error::AwsError;
 use crate::identity::account_of_access_key;
@@ -307,6 +309,23 @@ pub fn request_tags(input: &Value) -> (Vec<(String, String)>, Vec<String>) {
     (tags, keys)
 }
 
+/// The context a call acts in when it names a resource by `arn`: the ARN's account when it is
+/// another account's (AWS's cross-account use, which the resource's policy then decides),
+/// else the caller's.
+pub fn in_owner_account<'a>(ctx: &'a Context, arn: Option<&str>) -> Cow<'a, Context> {
+    let account = arn
+        .filter(|arn| arn.starts_with("arn:"))
+        .and_then(|arn| arn.split(':').nth(4))
+        .filter(|account| account.len() == 12 && account.bytes().all(|b| b.is_ascii_digit()));
+    match account {
+        Some(account) if account != ctx.account => Cow::Owned(Context {
+            account: account.to_string(),
+            ..ctx.clone()
+        }),
+        _ => Cow::Borrowed(ctx),
+    }
+}
+
 /// An ARN in the caller's partition, region and account.
 pub fn arn(ctx: &Context, service: &str, resource: &str) -> String {
     format!(
@@ -381,11 +400,13 @@ pub fn authorize(
     access: &Access,
     keys: &[(String, Vec<String>)],
 ) -> Option<Result<Verdict, AwsError>> {
+    let iam = dispatcher.service("iam")?;
+    if access.resource_tags.is_empty() && access.context.is_empty() {
+        return iam.authorize(principal, access, keys);
+    }
     let mut keys = keys.to_vec();
     keys.extend(resource_keys(access));
-    dispatcher
-        .service("iam")?
-        .authorize(principal, access, &keys)
+    iam.authorize(principal, access, &keys)
 }
 
 /// A denial in the protocol's shape: S3's XML `AccessDenied` (403; "Access Denied" to an

@@ -204,6 +204,11 @@ impl Service for DynamoDb {
         Box::pin(metrics::counted(&self.env, ctx, async move {
             check_request_size(&request)?;
             let input = &request.input;
+            let table = input
+                .str("TableName")
+                .filter(|t| access::table_of(t).is_some());
+            let owner = roto_core::access::in_owner_account(ctx, table);
+            let ctx = owner.as_ref();
             let output = match operation {
                 "CreateTable" => self.create_table(ctx, input)?,
                 "DescribeTable" => self.describe_table(ctx, input)?,
@@ -284,7 +289,7 @@ impl Service for DynamoDb {
         Box::pin(kinesis_destinations::deliver(&self.env, event))
     }
 
-    fn access(&self, ctx: &Context, _: &Principal, op: &str, input: &Value) -> AwsResult<Access> {
-        self.access_of(ctx, op, input)
+    fn access(&self, ctx: &Context, who: &Principal, op: &str, input: &Value) -> AwsResult<Access> {
+        self.access_of(ctx, who, op, input)
     }
 }

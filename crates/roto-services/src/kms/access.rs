@@ -1,10 +1,12 @@
 //! KMS's side of `--enforce-iam`: a call's key ARN (from `KeyId`: an id, an ARN or an
-//! alias; else the key a ciphertext names), the key's policy, its tags and what the key's grants give the caller (`grants.rs`). A key
-//! policy that names the account's root delegates to IAM policies, as AWS reads the
-//! default key policy. A key of another account, which KMS cannot find from the caller's,
-//! is that account's, with no policy the caller could read.
+//! alias; else the key a ciphertext names), the key's policy, its tags and what the key's
+//! grants give the caller (`grants.rs`). A key policy that names the account's root
+//! delegates to IAM policies, as AWS reads the default key policy. A key named by the ARN
+//! of another account's key or alias is that account's: the call acts there (KMS's
+//! cross-account use), and is decided as a cross-account call, its key policy or a grant
+//! to the caller allowing it beside the caller's identity policies.
 
-use roto_core::access::{self, Access, Grant, Principal, ResourcePolicy};
+use roto_core::access::{self, Access, Principal, ResourcePolicy};
 use roto_core::{AwsResult, Context, Value};
 
 use super::{key_arn, Kms};
@@ -19,6 +21,7 @@ impl Kms {
         input: &Value,
     ) -> AwsResult<Access> {
         let mut out = access::generic(&super::SPEC, op, input);
+        let ctx = &*access::in_owner_account(ctx, input.str("KeyId"));
         if op == "RetireGrant" {
             if let Some((key_id, grant)) = self.retire_access(ctx, who, input)? {
                 out.resource = key_arn(&ctx.region, &ctx.account, &key_id);
@@ -50,13 +53,8 @@ impl Kms {
             }
             return Ok(out);
         };
-        let grant = match key.account == ctx.account {
-            true => {
-                out.resource_tags = self.tags_of(ctx, &key)?;
-                self.grant_access(ctx, &key.id, who, op, input)?
-            }
-            false => Grant::None,
-        };
+        out.resource_tags = self.tags_of(ctx, &key)?;
+        let grant = self.grant_access(ctx, &key.id, who, op, input)?;
         out.resource = key.arn.clone();
         out.policy = Some(ResourcePolicy {
             owner: key.account.clone(),

@@ -664,7 +664,9 @@ impl Service for Kms {
             let kms = Kms {
                 env: self.env.clone(),
             };
-            let (ctx, operation) = (ctx.clone(), operation.to_string());
+            let key = request.input.str("KeyId");
+            let ctx = roto_core::access::in_owner_account(ctx, key).into_owned();
+            let operation = operation.to_string();
             let work = move || kms.operate(&ctx, &operation, &request.input);
             Ok(Response::new(crate::blocking::run(work).await?))
         })
