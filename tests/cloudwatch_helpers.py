@@ -1,5 +1,5 @@
 """Helpers the CloudWatch test files share: AWS errors as tuples, minute-aligned times,
-the server clock, and waiting for an alarm's state."""
+the server clock, waiting for an alarm's state, and reading a metric's statistics."""
 
 from __future__ import annotations
 
@@ -35,3 +35,25 @@ def wait_state(cw, name, state, timeout=5.0):
             assert a["StateValue"] == state, a
             return a
         time.sleep(0.05)
+
+
+def stats(cw, server, namespace, name, dims, statistics=("Sum",), unit=None):
+    """The one-hour statistics of a metric around now, summed over its datapoints."""
+    now = server_now(server)
+    kw = {"Unit": unit} if unit else {}
+    points = cw.get_metric_statistics(
+        Namespace=namespace, MetricName=name,
+        Dimensions=[{"Name": k, "Value": v} for k, v in dims.items()],
+        StartTime=now - timedelta(minutes=30), EndTime=now + timedelta(minutes=5),
+        Period=3600, Statistics=list(statistics), **kw)["Datapoints"]
+    return points[0] if points else None
+
+
+def eventually(read, timeout=10.0):
+    """`read()` once it gives something truthy."""
+    deadline = time.time() + timeout
+    while True:
+        value = read()
+        if value or time.time() > deadline:
+            return value
+        time.sleep(0.1)

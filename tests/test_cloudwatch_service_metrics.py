@@ -11,35 +11,13 @@ from datetime import timedelta
 
 import pytest
 
-from cloudwatch_helpers import server_now, wait_state
+from cloudwatch_helpers import eventually, server_now, stats, wait_state
 from lambda_helpers import ROLE, zip_of
 
 
 @pytest.fixture
 def cw(client):
     return client("cloudwatch")
-
-
-def stats(cw, server, namespace, name, dims, statistics=("Sum",), unit=None):
-    """The one-hour statistics of a metric around now, summed over its datapoints."""
-    now = server_now(server)
-    kw = {"Unit": unit} if unit else {}
-    points = cw.get_metric_statistics(
-        Namespace=namespace, MetricName=name,
-        Dimensions=[{"Name": k, "Value": v} for k, v in dims.items()],
-        StartTime=now - timedelta(minutes=30), EndTime=now + timedelta(minutes=5),
-        Period=3600, Statistics=list(statistics), **kw)["Datapoints"]
-    return points[0] if points else None
-
-
-def eventually(read, timeout=10.0):
-    """`read()` once it gives something truthy."""
-    deadline = time.time() + timeout
-    while True:
-        value = read()
-        if value or time.time() > deadline:
-            return value
-        time.sleep(0.1)
 
 
 def function(client, name, body):

@@ -13,6 +13,7 @@
 //! [`FLUSH_AT`] aggregates before they go to the store.
 
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 /// How many aggregates wait before the `on_full` hook runs.
@@ -21,7 +22,7 @@ pub const FLUSH_AT: usize = 1024;
 const MAX_VALUES: usize = 1000;
 
 /// What identifies an aggregate: the metric, its unit and its time bucket.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Key {
     pub account: String,
     pub region: String,
@@ -119,9 +120,127 @@ pub type Hook = Arc<dyn Fn() + Send + Sync>;
 /// The aggregates waiting for CloudWatch, and the gauges it samples.
 #[derive(Default)]
 pub struct Metrics {
-    pending: Mutex<HashMap<Key, Stat>>,
+    pending: Mutex<Pending>,
     samplers: Mutex<Vec<Sampler>>,
     on_full: Mutex<Option<Hook>>,
+}
+
+/// The waiting aggregates, found by the hash of their key's parts so that a datum for an
+/// aggregate that exists is merged without building (allocating) its key.
+#[derive(Default)]
+struct Pending {
+    /// The hash of a key, to the position of its aggregate in `aggs`. Of two keys with one
+    /// hash (rare) only the first is here; the other is found by scanning `aggs`.
+    index: HashMap<u64, usize, BuildHasherDefault<Prehashed>>,
+    aggs: Vec<(Key, Stat)>,
+}
+
+impl Pending {
+    /// Merges a datum whose key hashes to `hash`; tells how many aggregates wait.
+    fn merge(&mut self, hash: u64, place: (&str, &str), d: &Datum<'_>, at: i64) -> usize {
+        let same = |key: &Key| key.matches(place, d, at);
+        let found = match self.index.get(&hash) {
+            Some(&i) if same(&self.aggs[i].0) => Some(i),
+            Some(_) => self.aggs.iter().position(|(key, _)| same(key)),
+            None => None,
+        };
+        match found {
+            Some(i) => self.aggs[i].1.add(d.value, d.count),
+            None => {
+                self.index.entry(hash).or_insert(self.aggs.len());
+                self.aggs
+                    .push((Key::of(place, d, at), Stat::of(d.value, d.count)));
+            }
+        }
+        self.aggs.len()
+    }
+}
+
+impl Key {
+    fn of((account, region): (&str, &str), d: &Datum<'_>, at: i64) -> Key {
+        let mut dims: Vec<(String, String)> = d
+            .dims
+            .iter()
+            .map(|(n, v)| (n.to_string(), v.to_string()))
+            .collect();
+        dims.sort();
+        Key {
+            account: account.to_string(),
+            region: region.to_string(),
+            namespace: d.namespace.to_string(),
+            name: d.name.to_string(),
+            dims,
+            unit: d.unit.to_string(),
+            at,
+            high_res: d.high_res,
+        }
+    }
+
+    /// Whether this is the key of `d` (dimensions in any order) in its bucket at `at`.
+    fn matches(&self, (account, region): (&str, &str), d: &Datum<'_>, at: i64) -> bool {
+        self.at == at
+            && self.high_res == d.high_res
+            && self.name == d.name
+            && self.namespace == d.namespace
+            && self.unit == d.unit
+            && self.account == account
+            && self.region == region
+            && self.dims.len() == d.dims.len()
+            && d.dims.iter().all(|(n, v)| {
+                self.dims
+                    .binary_search_by(|(sn, _)| sn.as_str().cmp(n))
+                    .is_ok_and(|i| self.dims[i].1 == *v)
+            })
+    }
+}
+
+/// The hash of a datum's key: FxHash's multiply-rotate over its parts, without
+/// allocating; the dimensions are combined so that their order does not matter.
+fn hash_key((account, region): (&str, &str), d: &Datum<'_>, at: i64) -> u64 {
+    let mut h = fx_str(0, account);
+    for part in [region, d.namespace, d.name, d.unit] {
+        h = fx_str(h, part);
+    }
+    let dims = d.dims.iter().fold(0u64, |acc, (n, v)| {
+        acc.wrapping_add(fx_str(fx_str(0, n), v))
+    });
+    h = fx(h, dims);
+    h = fx(h, at as u64 ^ u64::from(d.high_res));
+    // The high bits choose the table's control bytes: fold the well-mixed ones down too.
+    h ^ (h >> 29)
+}
+
+fn fx(h: u64, word: u64) -> u64 {
+    (h.rotate_left(5) ^ word).wrapping_mul(0x517c_c1b7_2722_0a95)
+}
+
+fn fx_str(mut h: u64, s: &str) -> u64 {
+    for chunk in s.as_bytes().chunks(8) {
+        let mut word = [0u8; 8];
+        word[..chunk.len()].copy_from_slice(chunk);
+        h = fx(h, u64::from_le_bytes(word));
+    }
+    fx(h, s.len() as u64)
+}
+
+/// A hasher for keys that are hashes already.
+#[derive(Default)]
+struct Prehashed(u64);
+
+impl Hasher for Prehashed {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 << 8) | u64::from(b);
+        }
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n;
+    }
 }
 
 fn locked<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -129,36 +248,15 @@ fn locked<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl Metrics {
-    /// Merges a datum into its bucket's aggregate.
+    /// Merges a datum into its bucket's aggregate. Only the first datum of an aggregate
+    /// allocates (its key); the rest hash the datum's parts and add to the numbers.
     pub fn put(&self, account: &str, region: &str, d: &Datum<'_>) {
         let bucket = if d.high_res { 1000 } else { 60_000 };
-        let mut dims: Vec<(String, String)> = d
-            .dims
-            .iter()
-            .map(|(n, v)| (n.to_string(), v.to_string()))
-            .collect();
-        dims.sort();
-        let key = Key {
-            account: account.to_string(),
-            region: region.to_string(),
-            namespace: d.namespace.to_string(),
-            name: d.name.to_string(),
-            dims,
-            unit: d.unit.to_string(),
-            at: d.at - d.at.rem_euclid(bucket),
-            high_res: d.high_res,
-        };
-        let full = {
-            let mut pending = locked(&self.pending);
-            match pending.get_mut(&key) {
-                Some(stat) => stat.add(d.value, d.count),
-                None => {
-                    pending.insert(key, Stat::of(d.value, d.count));
-                }
-            }
-            pending.len() == FLUSH_AT
-        };
-        if full {
+        let at = d.at - d.at.rem_euclid(bucket);
+        let place = (account, region);
+        let hash = hash_key(place, d, at);
+        let waiting = locked(&self.pending).merge(hash, place, d, at);
+        if waiting == FLUSH_AT {
             if let Some(hook) = locked(&self.on_full).clone() {
                 hook();
             }
@@ -168,15 +266,13 @@ impl Metrics {
     /// Takes every waiting aggregate.
     pub fn take(&self) -> Vec<(Key, Stat)> {
         let mut pending = locked(&self.pending);
-        if pending.is_empty() {
-            return Vec::new();
-        }
-        std::mem::take(&mut *pending).into_iter().collect()
+        pending.index.clear();
+        std::mem::take(&mut pending.aggs)
     }
 
     /// Drops every waiting aggregate (the server's reset).
     pub fn clear(&self) {
-        locked(&self.pending).clear();
+        *locked(&self.pending) = Pending::default();
     }
 
     /// Sets what runs when [`FLUSH_AT`] aggregates wait.
@@ -240,6 +336,24 @@ mod tests {
         m.put("1", "r", &datum(&[("b", "2"), ("a", "1")], 1.0, 0));
         m.put("1", "r", &datum(&[("a", "1"), ("b", "2")], 1.0, 0));
         assert_eq!(m.take().len(), 1);
+    }
+
+    #[test]
+    fn keys_of_one_hash_keep_their_own_aggregates() {
+        let mut pending = Pending::default();
+        let (a, b) = (
+            datum(&[("QueueName", "a")], 1.0, 0),
+            datum(&[("QueueName", "b")], 2.0, 0),
+        );
+        for d in [&a, &b, &a, &b, &b] {
+            pending.merge(7, ("1", "r"), d, 0);
+        }
+        let counts: Vec<(String, f64)> = pending
+            .aggs
+            .iter()
+            .map(|(k, s)| (k.dims[0].1.clone(), s.count))
+            .collect();
+        assert_eq!(counts, [("a".to_string(), 2.0), ("b".to_string(), 3.0)]);
     }
 
     #[test]

@@ -19,6 +19,7 @@
 //! - [`store`]: the documents both keep (one table, created on the first call).
 //! - [`throttle`]: token buckets, and the account-level throttle both apply.
 //! - [`access_log`]: stages' access logs in CloudWatch Logs, written for both.
+//! - [`metrics`]: the metrics both publish in `AWS/ApiGateway`.
 //! - [`fuzz`]: the fuzzer's way in to REST APIs' OpenAPI reader.
 //! - [`v2`]: HTTP APIs, a service of their own over the same store; the entry asks its
 //!   `serve` for ids no REST API has.
@@ -28,6 +29,7 @@ pub mod fuzz;
 mod iam;
 pub mod invoke;
 pub mod lambda_proxy;
+mod metrics;
 mod patch;
 mod policy;
 mod rest;

@@ -18,7 +18,7 @@ use super::attr::{item_to_value, Attr, Item};
 use super::expr::{eval, Placeholders, Update};
 use super::items::{
     check_expression_maps, check_key_untouched, check_storable, not_found_unless, only_deletions,
-    selected_paths, Guard,
+    selected_paths, Guard, Tally,
 };
 use super::key::EncodedKey;
 use super::projection::{project, Path};
@@ -221,7 +221,7 @@ impl DynamoDb {
                 });
             }
         }
-        self.env.store.transaction(|tx| {
+        let tally = self.env.store.transaction(|tx| {
             let mut seen = BTreeSet::new();
             let mut planned = Vec::new();
             for write in &writes {
@@ -232,14 +232,18 @@ impl DynamoDb {
                 }
                 planned.push((table, key));
             }
+            let mut tally = Tally::default();
             for (write, (table, key)) in writes.iter().zip(&planned) {
                 let old = read_item(tx, ctx, &table.name, key)?;
                 let new = write.result(table, old.as_ref())?;
                 store(tx, ctx, table, key, old.as_ref(), new.as_ref())?;
+                tally.write(table, old.as_ref(), new.as_ref(), 1.0);
             }
-            Ok::<_, AwsError>(())
+            Ok::<_, AwsError>(tally)
         })?;
-        Ok(Value::map().with("UnprocessedItems", Value::map()))
+        Ok(Value::map()
+            .with("UnprocessedItems", Value::map())
+            .with_opt("ConsumedCapacity", self.tallied(ctx, input, tally, true)))
     }
 
     pub(super) fn batch_get_item(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
@@ -274,11 +278,13 @@ impl DynamoDb {
                 .iter()
                 .map(Attr::item)
                 .collect::<AwsResult<Vec<Item>>>()?;
-            plans.push((table.clone(), keys, paths));
+            let consistent = request.bool("ConsistentRead") == Some(true);
+            plans.push((table.clone(), keys, paths, consistent));
         }
-        let responses = self.env.store.read(|conn| {
+        let (responses, tally) = self.env.store.read(|conn| {
             let mut out = Value::map();
-            for (name, keys, paths) in &plans {
+            let mut tally = Tally::default();
+            for (name, keys, paths, consistent) in &plans {
                 let table = table_of(conn, ctx, name)?;
                 let mut seen = BTreeSet::new();
                 let mut items = Vec::new();
@@ -287,7 +293,9 @@ impl DynamoDb {
                     if !seen.insert(encoded.clone()) {
                         return Err(duplicates());
                     }
-                    if let Some(item) = read_item(conn, ctx, name, &encoded)? {
+                    let found = read_item(conn, ctx, name, &encoded)?;
+                    tally.read(name, found.as_ref(), *consistent, 1.0);
+                    if let Some(item) = found {
                         let shown = match paths {
                             Some(p) => project(&item, p),
                             None => item,
@@ -297,11 +305,12 @@ impl DynamoDb {
                 }
                 out.insert(name.clone(), Value::List(items));
             }
-            Ok::<_, AwsError>(out)
+            Ok::<_, AwsError>((out, tally))
         })?;
         Ok(Value::map()
             .with("Responses", responses)
-            .with("UnprocessedKeys", Value::map()))
+            .with("UnprocessedKeys", Value::map())
+            .with_opt("ConsumedCapacity", self.tallied(ctx, input, tally, false)))
     }
 
     pub(super) fn transact_write_items(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
@@ -324,10 +333,11 @@ impl DynamoDb {
         }
         let token = input.str("ClientRequestToken");
         let digest = digest(input);
-        self.env.store.transaction(|tx| {
+        let tally = self.env.store.transaction(|tx| {
+            let mut tally = Tally::default();
             if let Some(token) = token {
                 if seen_token(tx, ctx, token, &digest)? {
-                    return Ok(());
+                    return Ok(tally);
                 }
             }
             let mut seen = BTreeSet::new();
@@ -388,13 +398,16 @@ impl DynamoDb {
                 .with_field("CancellationReasons", Value::List(reasons)));
             }
             for ((write, (table, key, old)), new) in writes.iter().zip(&planned).zip(results) {
-                if !matches!(write.change, Change::Check) {
+                if matches!(write.change, Change::Check) {
+                    tally.write(table, old.as_ref(), old.as_ref(), 2.0);
+                } else {
                     store(tx, ctx, table, key, old.as_ref(), new.as_ref())?;
+                    tally.write(table, old.as_ref(), new.as_ref(), 2.0);
                 }
             }
-            Ok(())
+            Ok(tally)
         })?;
-        Ok(Value::map())
+        Ok(Value::map().with_opt("ConsumedCapacity", self.tallied(ctx, input, tally, true)))
     }
 
     pub(super) fn transact_get_items(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
@@ -416,9 +429,10 @@ impl DynamoDb {
                 paths,
             ));
         }
-        let responses = self.env.store.read(|conn| {
+        let (responses, tally) = self.env.store.read(|conn| {
             let mut seen = BTreeSet::new();
             let mut out = Vec::new();
+            let mut tally = Tally::default();
             for (name, key, paths) in &gets {
                 let table = table_of(conn, ctx, name)?;
                 let encoded = table.schema.encode_key(key)?;
@@ -427,7 +441,9 @@ impl DynamoDb {
                         "Transaction request cannot include multiple operations on one item",
                     ));
                 }
-                let response = match read_item(conn, ctx, name, &encoded)? {
+                let found = read_item(conn, ctx, name, &encoded)?;
+                tally.read(name, found.as_ref(), true, 2.0);
+                let response = match found {
                     Some(item) => {
                         let shown = match paths {
                             Some(p) => project(&item, p),
@@ -439,8 +455,10 @@ impl DynamoDb {
                 };
                 out.push(response);
             }
-            Ok::<_, AwsError>(out)
+            Ok::<_, AwsError>((out, tally))
         })?;
-        Ok(Value::map().with("Responses", Value::List(responses)))
+        Ok(Value::map()
+            .with("Responses", Value::List(responses))
+            .with_opt("ConsumedCapacity", self.tallied(ctx, input, tally, false)))
     }
 }

@@ -126,7 +126,77 @@ pub(super) fn consumed(
     }
 }
 
+/// The capacity a batch or a transaction consumed, per table (in the order first used).
+#[derive(Default)]
+pub(super) struct Tally {
+    tables: Vec<TableUnits>,
+}
+
+/// The units consumed on one table and on each of its global secondary indexes.
+struct TableUnits {
+    table: String,
+    units: f64,
+    indexes: Vec<(String, f64)>,
+}
+
+impl Tally {
+    fn table(&mut self, name: &str) -> &mut TableUnits {
+        let at = match self.tables.iter().position(|t| t.table == name) {
+            Some(at) => at,
+            None => {
+                self.tables.push(TableUnits {
+                    table: name.to_string(),
+                    units: 0.0,
+                    indexes: Vec::new(),
+                });
+                self.tables.len() - 1
+            }
+        };
+        &mut self.tables[at]
+    }
+
+    /// A read of `item` (absent or not), `times` over (2 in a transaction).
+    pub fn read(&mut self, table: &str, item: Option<&Item>, consistent: bool, times: f64) {
+        self.table(table).units += times * read_units(item.map_or(0, item_size), consistent);
+    }
+
+    /// A write that replaced `old` with `new` (on the table and its indexes), `times`
+    /// over (2 in a transaction).
+    pub fn write(&mut self, table: &Table, old: Option<&Item>, new: Option<&Item>, times: f64) {
+        let size = |item: Option<&Item>| item.map_or(0, item_size);
+        let indexes = index_units(table, old, new);
+        let entry = self.table(&table.name);
+        entry.units += times * write_units(size(old).max(size(new)));
+        for (index, units) in indexes {
+            match entry.indexes.iter_mut().find(|(i, _)| *i == index) {
+                Some((_, total)) => *total += times * units,
+                None => entry.indexes.push((index, times * units)),
+            }
+        }
+    }
+}
+
 impl DynamoDb {
+    /// Publishes what a batch or transaction consumed, and gives its `ConsumedCapacity`
+    /// list (one per table) if asked for.
+    pub(super) fn tallied(
+        &self,
+        ctx: &Context,
+        input: &Value,
+        tally: Tally,
+        write: bool,
+    ) -> Option<Value> {
+        let listed: Vec<Value> = tally
+            .tables
+            .iter()
+            .filter_map(|t| self.capacity(ctx, input, &t.table, (t.units, &t.indexes), write))
+            .collect();
+        input
+            .str("ReturnConsumedCapacity")
+            .is_some_and(|r| r != "NONE")
+            .then_some(Value::List(listed))
+    }
+
     /// Publishes the capacity an operation consumed (on the table and its indexes), and
     /// gives its `ConsumedCapacity` member if asked for.
     pub(super) fn capacity(

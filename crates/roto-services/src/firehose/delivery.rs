@@ -155,7 +155,10 @@ fn joined(records: &[&Record]) -> Vec<u8> {
 /// Delivers a batch to an S3 destination described by `s3`.
 async fn to_s3(inner: &Inner, batch: &Batch, s3: &Json) -> Result<(), DeliveryError> {
     let (ok, failed) = super::transform::process(inner, batch, s3).await?;
-    write_objects(inner, batch, s3, &ok).await?;
+    let written = write_objects(inner, batch, s3, &ok).await;
+    let env = &inner.env;
+    super::metrics::delivered_to_s3(env, &batch.ctx, &batch.stream, &ok, written.is_ok());
+    written?;
     write_failed(inner, batch, s3, &failed).await
 }
 

@@ -18,6 +18,7 @@
 //! - [`streams`]: create, describe, list, delete, update the destination, tags, encryption.
 //! - [`destinations`]: a destination's configuration as AWS describes it, and its updates.
 //! - [`records`]: PutRecord(Batch) and the buffer.
+//! - [`metrics`]: the stream's metrics in `AWS/Firehose`.
 //! - [`flusher`]: the background task that flushes due buffers and reads Kinesis sources.
 //! - [`delivery`]: one batch delivered to its destination.
 //! - [`endpoint`]: HTTP endpoint destinations, and the S3 backup of failed deliveries.
@@ -43,6 +44,7 @@ mod delivery;
 mod destinations;
 mod endpoint;
 mod flusher;
+mod metrics;
 pub mod partition;
 pub mod prefix;
 mod records;

@@ -4,11 +4,14 @@
 //! batch is at most 500 records (likewise) and 4 MiB in all. Records go to the stream's
 //! buffer in one transaction and the flusher is woken to see whether a batch is due.
 
+use std::time::Instant;
+
 use base64::Engine;
 use roto_core::timestamp::now_millis;
 use roto_core::{AwsResult, Context, Value};
 use rusqlite::params;
 
+use super::metrics;
 use super::{invalid_argument, DeliveryStream, Inner};
 
 /// The most a PutRecordBatch may carry, in bytes of record data.
@@ -60,6 +63,7 @@ fn data_of(record: Option<&Value>) -> &[u8] {
 
 impl Inner {
     pub(super) fn put_record(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
+        let started = Instant::now();
         let stream = self.stream(ctx, input)?;
         check_direct_put(&stream)?;
         let incoming = Incoming {
@@ -69,13 +73,16 @@ impl Inner {
             metadata: None,
         };
         let id = incoming.id.clone();
+        let counts = (1, incoming.data.len());
         self.append(&ctx.account, &ctx.region, &stream.name, &[incoming])?;
+        metrics::put_records(&self.env, ctx, &stream.name, counts, false, started);
         Ok(Value::map()
             .with("RecordId", id)
             .with("Encrypted", encrypted(&stream)))
     }
 
     pub(super) fn put_record_batch(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
+        let started = Instant::now();
         let stream = self.stream(ctx, input)?;
         check_direct_put(&stream)?;
         let records = input
@@ -99,6 +106,8 @@ impl Inner {
             })
             .collect();
         self.append(&ctx.account, &ctx.region, &stream.name, &incoming)?;
+        let counts = (incoming.len(), total);
+        metrics::put_records(&self.env, ctx, &stream.name, counts, true, started);
         let responses: Vec<Value> = incoming
             .into_iter()
             .map(|r| Value::map().with("RecordId", r.id))

@@ -20,6 +20,7 @@
 //! - [`channels`]: channels, a stream's delivery to S3 or S3 Tables, kept as configuration.
 //! - [`subscribe`]: SubscribeToShard's event streams.
 //! - [`limits`]: the per-shard throughput limits, with `--kinesis-shard-limits`.
+//! - [`metrics`]: the stream's metrics in `AWS/Kinesis`.
 //! - [`seq`]: sequence numbers, hash keys and shard iterators.
 
 use std::collections::HashMap;
@@ -35,6 +36,7 @@ mod attached;
 mod channels;
 mod consumers;
 mod limits;
+mod metrics;
 mod queues;
 mod records;
 mod reshard;

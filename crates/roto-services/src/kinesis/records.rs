@@ -5,6 +5,8 @@
 //! cut-off is found through the arrival index, so a read deep in a shard costs what one at
 //! its tip does. Records past the retention period are deleted as the shard is written.
 
+use std::time::Instant;
+
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
 use roto_core::timestamp::{self, now_millis, TimestampFormat};
@@ -12,6 +14,7 @@ use roto_core::{AwsError, AwsResult, Context, Value};
 use rusqlite::{params, Connection, OptionalExtension};
 
 use super::limits::{self, Limits};
+use super::metrics::StreamMetrics;
 use super::seq::{self, stored_hash, Iterator, ITERATOR_LIFETIME_MS};
 use super::streams::{Shard, SHARD_COLUMNS};
 use super::{invalid_argument, not_found, Kinesis, Stream};
@@ -211,14 +214,28 @@ pub(crate) struct Batch {
 }
 
 impl Kinesis {
+    /// Where a call on `stream` publishes its metrics.
+    fn metrics<'a>(&'a self, ctx: &'a Context, stream: &'a Stream) -> StreamMetrics<'a> {
+        StreamMetrics {
+            env: &self.env,
+            ctx,
+            stream: &stream.name,
+        }
+    }
+
     pub(crate) fn put_record(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
+        let started = Instant::now();
         let stream = self.stream(ctx, input, "StreamARN")?;
         let entry = Entry::of(input);
         let hash = entry.hash("data", &stream)?;
+        let bytes = entry.data.len() + entry.partition_key.len();
         let placed = self
             .store()?
             .transaction(|tx| append(tx, ctx, &stream, &[(entry, hash)], self.limits.as_deref()))?;
         self.appended.notify_waiters();
+        let stored = !matches!(placed.first(), Some(Err(_)));
+        self.metrics(ctx, &stream)
+            .put_record(bytes, stored, started);
         let (shard, counter) = match placed.first().copied() {
             Some(Err(shard)) => return Err(limits::exceeded(ctx, &stream.name, shard)),
             Some(Ok(place)) => place,
@@ -234,6 +251,7 @@ impl Kinesis {
     }
 
     pub(crate) fn put_records(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
+        let started = Instant::now();
         let stream = self.stream(ctx, input, "StreamARN")?;
         let records = input
             .get("Records")
@@ -261,6 +279,14 @@ impl Kinesis {
             .transaction(|tx| append(tx, ctx, &stream, &entries, self.limits.as_deref()))?;
         self.appended.notify_waiters();
         let failed = placed.iter().filter(|p| p.is_err()).count();
+        let stored_bytes = records
+            .iter()
+            .zip(&placed)
+            .filter(|(_, p)| p.is_ok())
+            .map(|(r, _)| Entry::of(r).data.len() + Entry::of(r).partition_key.len())
+            .sum();
+        self.metrics(ctx, &stream)
+            .put_records(placed.len(), failed, stored_bytes, started);
         let results = placed
             .into_iter()
             .map(|place| match place {
@@ -384,6 +410,7 @@ impl Kinesis {
     }
 
     pub(crate) fn get_records(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
+        let started = Instant::now();
         let token = input.str("ShardIterator").unwrap_or_default();
         let iterator = Iterator::decode(token).ok_or_else(invalid_iterator)?;
         let now = now_millis();
@@ -398,14 +425,17 @@ impl Kinesis {
         let limit = input.int("Limit").unwrap_or(DEFAULT_GET_LIMIT);
         if let Some(limits) = &self.limits {
             if !limits.admit_read((ctx, &stream.name, shard.index), now) {
+                self.metrics(ctx, &stream).read_throttled();
                 return Err(limits::exceeded(ctx, &stream.name, shard.index));
             }
         }
         let batch = self.read_batch(ctx, &stream, &shard, iterator.position, limit)?;
+        let bytes = batch.records.iter().map(record_bytes).sum();
         if let Some(limits) = &self.limits {
-            let bytes = batch.records.iter().map(record_bytes).sum();
             limits.charge_read((ctx, &stream.name, shard.index), bytes, now);
         }
+        self.metrics(ctx, &stream)
+            .get_records(&batch.records, bytes, started, now);
         let next = (!batch.at_closed_end).then(|| {
             Iterator {
                 position: batch.next_position,

@@ -147,12 +147,17 @@ impl Runner {
         invocation: Invocation,
     ) -> AwsResult<Outcome> {
         let key = format!("{}/{}/{}", ctx.account, ctx.region, function.name);
+        let invoked_arn = invocation.invoked_arn.clone();
+        let invoked = metrics::Invoked {
+            function,
+            arn: &invoked_arn,
+        };
         let (_slot, concurrency) = {
             let mut inflight = self.inflight.lock().unwrap_or_else(|p| p.into_inner());
             let n = inflight.entry(key.clone()).or_insert(0);
             if function.reserved.is_some_and(|r| *n >= r) {
                 drop(inflight);
-                metrics::throttled(&self.env, ctx, &function.name);
+                metrics::throttled(&self.env, ctx, &invoked);
                 return Err(throttled());
             }
             *n += 1;
@@ -167,7 +172,7 @@ impl Runner {
         let request_id = invocation.request_id.clone();
         let started = roto_core::timestamp::now_millis();
         let outcome = self.executor.invoke(spec.clone(), invocation).await;
-        metrics::invoked(&self.env, ctx, &function.name, &outcome, concurrency);
+        metrics::invoked(&self.env, ctx, &invoked, &outcome, concurrency);
         let outcome = outcome?;
         let mut lines = Vec::with_capacity(outcome.lines.len() + 3);
         lines.push((

@@ -28,8 +28,8 @@ use super::history::{self, payload_details};
 use super::interpreter::{Engine, Lane, Outcome, Resume, Run};
 use super::keyset::Keyset;
 use super::machines::{describe_for_execution, no_machine, Runnable};
-use super::status_events;
 use super::{bad_token, page_size, StepFunctions};
+use super::{metrics, status_events};
 use crate::paging::page;
 
 pub(super) const SCHEMA: &str = "
@@ -219,10 +219,16 @@ pub(super) fn read_execution(env: &Env, arn: &str) -> AwsResult<Option<Execution
     })
 }
 
-/// Announces a recorded execution's status as it now stands.
+/// Announces a recorded execution's status as it now stands, and publishes its metrics
+/// if it closed.
 fn announce_current(env: &Env, arn: &str) {
     match read_execution(env, arn) {
-        Ok(Some(e)) => status_events::announce(env, &e),
+        Ok(Some(e)) => {
+            status_events::announce(env, &e);
+            if let Some(stopped) = e.stopped.filter(|_| e.status != "RUNNING") {
+                metrics::closed(env, &e, &e.status, stopped);
+            }
+        }
         Ok(None) => {}
         Err(e) => tracing::warn!(error = %e.message, "Step Functions could not read an execution"),
     }
@@ -306,6 +312,7 @@ pub(super) fn begin(
     machine_name: &str,
     record: bool,
 ) -> Arc<Run> {
+    metrics::started(&engine.env, e);
     let run = Run::new(
         engine.clone(),
         ctx.clone(),
@@ -447,6 +454,7 @@ impl StepFunctions {
         );
         let engine = self.engine.clone();
         let arn = execution.arn.clone();
+        let unrecorded = express.then(|| execution.clone());
         tokio::spawn(async move {
             let outcome = run
                 .execute(
@@ -459,6 +467,9 @@ impl StepFunctions {
                 )
                 .await;
             finish(&engine, &arn, &outcome);
+            if let Some(e) = unrecorded {
+                metrics::closed(&engine.env, &e, outcome.status(), now_millis());
+            }
         });
         Ok(Value::map()
             .with("executionArn", execution.arn)
@@ -503,6 +514,7 @@ impl StepFunctions {
             Outcome::TimedOut(f) => ("TIMED_OUT", None, Some(f.clone())),
             Outcome::Aborted => ("FAILED", None, None),
         };
+        metrics::closed(&self.env, &execution, status, now_millis());
         Ok(Value::map()
             .with("executionArn", execution.arn)
             .with("stateMachineArn", execution.machine_arn)

@@ -17,6 +17,7 @@
 //!   UpdateMapRun).
 //! - [`keyset`]: the paging of the lists that grow without bound.
 //! - [`status_events`]: execution status changes as EventBridge events.
+//! - [`metrics`]: the executions' metrics in `AWS/States`.
 //! - [`test_state`]: TestState, one state run in the request; [`mock`] its mocks.
 //! - [`interpreter`]: what runs an execution; [`intrinsics`] are its `States.*`
 //!   functions, [`paths`] the checks of the paths a definition holds.
@@ -40,6 +41,7 @@ mod intrinsics;
 mod keyset;
 mod machines;
 mod map_runs;
+mod metrics;
 mod mock;
 mod paths;
 mod status_events;

@@ -17,6 +17,7 @@ use serde_json::{json, Value as Json};
 use super::super::iam::{self, IamRefusal};
 use super::super::invoke::{ApiRequest, ApiResponse};
 use super::super::lambda_proxy::{self, PayloadFormat};
+use super::super::metrics::{self, Api};
 use super::super::store::Scope;
 use super::super::ApiGateway;
 use super::access_log::Observed;
@@ -243,6 +244,7 @@ impl ApiGateway {
             request_id: req.request_id.clone(),
             host: req.host.clone(),
         };
+        let started = Instant::now();
         let mut observed = Observed::new(stage.get("accessLogSettings"));
         let answer = self
             .serve_stage(&ctx, req, &stage, &snapshot, &rest, &mut observed)
@@ -253,6 +255,15 @@ impl ApiGateway {
             }
             gateway_response(Some(&snapshot), &refusal)
         });
+        let served = metrics::Served {
+            api: Api::Rest(snapshot.api["name"].as_str().unwrap_or_default()),
+            stage: &stage_name,
+            status: response.status,
+            latency_ms: started.elapsed().as_secs_f64() * 1000.0,
+            integration_ms: observed.integration.map(|(_, ms)| ms),
+            bytes: req.body.len() + response.body.len(),
+        };
+        metrics::served(&self.env, &ctx, &served);
         if observed.wanted {
             self.write_access_log(&ctx, req, &stage, &rest, observed, &response);
         }

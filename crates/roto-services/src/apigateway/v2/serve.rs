@@ -21,6 +21,7 @@ use roto_core::{AwsResult, Context, Value};
 use super::super::invoke::ApiRequest;
 use super::super::invoke::ApiResponse;
 use super::super::lambda_proxy::{self, PayloadFormat};
+use super::super::metrics::{self, Api};
 use super::event::Target;
 use super::mapping::{map_request, map_response, Outgoing};
 use super::routing::{self, Matched};
@@ -188,6 +189,17 @@ impl ApiGatewayV2 {
             .push(("apigw-requestid".into(), req.request_id.clone()));
         let elapsed = started.elapsed().as_secs_f64() * 1000.0;
         self.trace(&ctx, req, &outcome, response.status, elapsed);
+        if !outcome.stage.is_empty() {
+            let served = metrics::Served {
+                api: Api::Http(&req.api_id),
+                stage: &outcome.stage,
+                status: response.status,
+                latency_ms: elapsed,
+                integration_ms: outcome.integration_latency_ms,
+                bytes: req.body.len() + response.body.len(),
+            };
+            metrics::served(&self.env, &ctx, &served);
+        }
         if let Some(settings) = outcome.access_log.take() {
             self.write_access_log(&ctx, req, &outcome, &response, elapsed, &settings);
         }

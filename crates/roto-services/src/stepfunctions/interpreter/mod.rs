@@ -172,6 +172,18 @@ pub(crate) enum Outcome {
     Aborted,
 }
 
+impl Outcome {
+    /// The execution's status, as the API names it.
+    pub fn status(&self) -> &'static str {
+        match self {
+            Outcome::Succeeded(_) => "SUCCEEDED",
+            Outcome::Failed(_) => "FAILED",
+            Outcome::TimedOut(_) => "TIMED_OUT",
+            Outcome::Aborted => "ABORTED",
+        }
+    }
+}
+
 /// One execution while it runs.
 pub(crate) struct Run {
     /// The engine.
