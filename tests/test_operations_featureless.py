@@ -20,6 +20,28 @@ def test_dynamodb_global_tables_and_bulk_operations(client):
     assert code_of(e) == ("GlobalTableNotFoundException", 400)
 
 
+def test_dynamodb_creates_no_legacy_global_table(client):
+    ddb = client("dynamodb")
+    schema = dict(
+        BillingMode="PAY_PER_REQUEST",
+        AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
+        KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
+        StreamSpecification={"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"},
+    )
+    ddb.create_table(TableName="orders", **schema)
+    client("dynamodb", region_name="us-west-2").create_table(TableName="orders", **schema)
+    with pytest.raises(ClientError) as e:
+        ddb.create_global_table(GlobalTableName="orders", ReplicationGroup=[
+            {"RegionName": "us-east-1"}, {"RegionName": "us-west-2"}])
+    assert code_of(e) == ("ValidationException", 400)
+    assert "2017.11.29 is not supported" in e.value.response["Error"]["Message"]
+    assert ddb.list_global_tables()["GlobalTables"] == []
+    with pytest.raises(ClientError) as e:
+        ddb.update_global_table(GlobalTableName="orders", ReplicaUpdates=[
+            {"Create": {"RegionName": "eu-west-1"}}])
+    assert code_of(e) == ("GlobalTableNotFoundException", 400)
+
+
 def test_dynamodb_replica_auto_scaling_of_a_table_without_replicas(client):
     ddb = client("dynamodb")
     ddb.create_table(
@@ -52,6 +74,19 @@ def test_logs_ssm_iam_sns_s3_lists_are_empty(client):
     assert client("iam").list_delegation_requests()["DelegationRequests"] == []
     assert client("sns").list_sms_sandbox_phone_numbers()["PhoneNumbers"] == []
     assert client("s3").list_directory_buckets()["Buckets"] == []
+
+
+def test_iam_delegation_requests_need_an_onboarded_partner(client):
+    iam = client("iam")
+    template = "arn:aws:iam::aws:delegation-template/partner/deploy"
+    with pytest.raises(ClientError) as e:
+        iam.create_delegation_request(
+            Description="deploy the stack", Permissions={"PolicyTemplateArn": template},
+            RequestorWorkflowId="workflow-1", NotificationChannel="arn:aws:sns:us-east-1:000000000000:t",
+            SessionDuration=3600)
+    assert code_of(e) == ("InvalidInput", 400)
+    assert template in e.value.response["Error"]["Message"]
+    assert iam.list_delegation_requests()["DelegationRequests"] == []
 
 
 def test_outbound_web_identity_federation_is_disabled(client):

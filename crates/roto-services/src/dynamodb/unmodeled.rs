@@ -2,13 +2,20 @@
 //! auto scaling, vector indexes), answered as DynamoDB answers for tables without them:
 //! empty lists, a table's auto scaling description without replicas (which an update of
 //! its replicas' auto scaling leaves as it is), and the not-found errors for a named
-//! global table or vector index.
+//! global table or vector index. DynamoDB no longer creates global tables of version
+//! 2017.11.29: CreateGlobalTable is a `ValidationException` pointing at version 2019.11.21,
+//! so no account has one to describe, list or update.
 
 use roto_core::featureless::Featureless;
 use roto_core::{AwsError, Value};
 
 /// Operations answered as for an account without the feature.
 pub(super) const FEATURELESS: &[Featureless] = &[
+    Featureless::error("CreateGlobalTable", |_| {
+        AwsError::validation(
+            "DynamoDB global tables version 2017.11.29 is not supported. We recommend using DynamoDB global tables version 2019.11.21, instead of version 2017.11.29 (Legacy).",
+        )
+    }),
     Featureless::empty("ListGlobalTables"),
     Featureless::error("DescribeGlobalTable", global_table_not_found),
     Featureless::error("DescribeGlobalTableSettings", global_table_not_found),

@@ -1,7 +1,9 @@
 //! The IAM features Roto does not model (delegation requests, role templates,
 //! Organizations), answered as IAM answers an account that does not use them: empty lists,
 //! `OrganizationNotFoundException` for an account in no organization, and `NoSuchEntity`
-//! for any job, request or template id.
+//! for any job, request or template id. Delegation requests are for partners AWS has
+//! onboarded, whose policy templates it registered; Roto registers none, so
+//! CreateDelegationRequest refuses every template as `InvalidInputException`.
 
 use roto_core::featureless::Featureless;
 use roto_core::{AwsError, Value};
@@ -24,6 +26,7 @@ pub(super) const FEATURELESS: &[Featureless] = &[
     Featureless::error("GetOrganizationsAccessReport", |input| {
         no_such_entity(input, "JobId", "Organizations access report job")
     }),
+    Featureless::error("CreateDelegationRequest", no_policy_template),
     Featureless::error("GetDelegationRequest", no_delegation_request),
     Featureless::error("AcceptDelegationRequest", no_delegation_request),
     Featureless::error("AssociateDelegationRequest", no_delegation_request),
@@ -44,6 +47,15 @@ fn no_organization(_: &Value) -> AwsError {
         "The request failed because no organization is associated with your account.",
     )
     .with_status(400)
+}
+
+/// No policy template is registered for the caller, who is no onboarded partner.
+fn no_policy_template(input: &Value) -> AwsError {
+    let template = input
+        .get("Permissions")
+        .and_then(|p| p.str("PolicyTemplateArn"))
+        .unwrap_or_default();
+    super::invalid_input(format!("Policy template {template} is not registered for this account: delegation requests are available only to onboarded partners."))
 }
 
 fn no_delegation_request(input: &Value) -> AwsError {
