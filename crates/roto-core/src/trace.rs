@@ -4,6 +4,7 @@
 //! until an entry matching their filter appears. The ring keeps the last `--trace-limit`
 //! entries; each has a sequence number so readers can ask for what came after one they saw.
 
+use std::borrow::Cow;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
@@ -38,10 +39,12 @@ pub struct TraceEntry {
     pub account: String,
     /// The region.
     pub region: String,
-    /// The service that served the request, or that emitted the delivery.
-    pub service: String,
-    /// The operation, or the delivery's event type.
-    pub operation: String,
+    /// The service that served the request, or that emitted the delivery (borrowed from the
+    /// service's spec on the HTTP path, so that tracing a request copies no name).
+    pub service: Cow<'static, str>,
+    /// The operation, or the delivery's event type (borrowed from the model on the HTTP
+    /// path).
+    pub operation: Cow<'static, str>,
     /// HTTP status of a request.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub status: Option<u16>,
@@ -76,8 +79,8 @@ impl TraceEntry {
             kind: TraceKind::Request,
             account: account.to_string(),
             region: region.to_string(),
-            service: service.to_string(),
-            operation: operation.to_string(),
+            service: Cow::Owned(service.to_string()),
+            operation: Cow::Owned(operation.to_string()),
             status: None,
             error_code: None,
             duration_ms: 0.0,

@@ -161,7 +161,10 @@ async fn serve_call(
     };
     let spec = route.service.spec();
     let (protocol, model) = codec(route.service.as_ref(), &parts);
-    let mut entry = TraceEntry::request(&route.account, &route.region, spec.name, "");
+    // The entry borrows the service's and the operation's names and takes the route's
+    // account and region once it is done with them: tracing a request copies no string.
+    let mut entry = TraceEntry::request("", "", "", "");
+    entry.service = spec.name.into();
     let head = parts.method == Method::HEAD;
     let caught = CatchPanic::new(run(
         app,
@@ -212,6 +215,8 @@ async fn serve_call(
     }
     entry.status = Some(wire.response.status.as_u16());
     entry.duration_ms = started.elapsed().as_secs_f64() * 1000.0;
+    entry.account = route.account;
+    entry.region = route.region;
     app.dispatcher.env.trace.record(entry);
     into_hyper(wire, head)
 }
@@ -397,7 +402,7 @@ async fn run(
         body: &empty,
     };
     if let Some(operation) = raw {
-        entry.operation = operation.to_string();
+        entry.operation = operation.into();
         let body = read_body(pending, buffered).await?;
         let input = roto_core::Value::map()
             .with("Method", parts.method.as_str())
@@ -457,7 +462,7 @@ async fn run(
         _ => protocol.resolve(model, &wire_req)?,
     };
     let op = resolved.operation;
-    entry.operation = op.name.clone();
+    entry.operation = op.name.as_str().into();
     if app.verify_signatures {
         let signed = crate::signature::Signed {
             parts,
