@@ -517,3 +517,127 @@ def test_streams_and_delivery_streams_update_in_place(cfn, client):
     assert "Service: kinesis" in reason
     cfn.delete_stack(StackName="streams")
     assert settle(cfn, stack["StackId"])["StackStatus"] == "DELETE_COMPLETE"
+
+
+def test_log_streams_filters_archives_rotation_schedules_and_secret_policies(cfn, client):
+    template = {"Resources": {
+        "Group": {"Type": "AWS::Logs::LogGroup", "Properties": {"LogGroupName": "/app/web"}},
+        "Stream": {"Type": "AWS::Logs::LogStream", "Properties": {"LogGroupName": {"Ref": "Group"}}},
+        "Errors": {"Type": "AWS::Logs::MetricFilter", "Properties": {
+            "LogGroupName": {"Ref": "Group"}, "FilterPattern": "ERROR",
+            "MetricTransformations": [{"MetricName": "Errors", "MetricNamespace": "App", "MetricValue": "1",
+                                       "Dimensions": [{"Key": "Service", "Value": "$.service"}]}]}},
+        "Feed": {"Type": "AWS::Kinesis::Stream", "Properties": {"ShardCount": 1}},
+        "Ship": {"Type": "AWS::Logs::SubscriptionFilter", "Properties": {
+            "LogGroupName": {"Ref": "Group"}, "FilterName": "ship", "FilterPattern": "",
+            "DestinationArn": {"Fn::GetAtt": ["Feed", "Arn"]}}},
+        "Keep": {"Type": "AWS::Events::Archive", "Properties": {
+            "SourceArn": {"Fn::Sub": "arn:aws:events:${AWS::Region}:${AWS::AccountId}:event-bus/default"},
+            "EventPattern": {"source": ["shop"]}, "RetentionDays": 7}},
+        "Rotator": function("def handler(event, context):\n    return None\n"),
+        "Secret": {"Type": "AWS::SecretsManager::Secret", "Properties": {"SecretString": "s3cret"}},
+        "Rotation": {"Type": "AWS::SecretsManager::RotationSchedule", "Properties": {
+            "SecretId": {"Ref": "Secret"}, "RotationLambdaARN": {"Fn::GetAtt": ["Rotator", "Arn"]},
+            "RotationRules": {"AutomaticallyAfterDays": 30}, "RotateImmediatelyOnUpdate": False}},
+        "Policy": {"Type": "AWS::SecretsManager::ResourcePolicy", "Properties": {
+            "SecretId": {"Ref": "Secret"}, "ResourcePolicy": {"Version": "2012-10-17", "Statement": [
+                {"Effect": "Deny", "Principal": {"AWS": "arn:aws:iam::111122223333:root"},
+                 "Action": "secretsmanager:GetSecretValue", "Resource": "*"}]}}},
+    }, "Outputs": {
+        "Stream": {"Value": {"Ref": "Stream"}}, "Errors": {"Value": {"Ref": "Errors"}},
+        "Ship": {"Value": {"Ref": "Ship"}}, "Keep": {"Value": {"Ref": "Keep"}},
+        "KeepArn": {"Value": {"Fn::GetAtt": ["Keep", "Arn"]}}, "Secret": {"Value": {"Ref": "Secret"}},
+        "Rotation": {"Value": {"Ref": "Rotation"}}, "Policy": {"Value": {"Ref": "Policy"}}}}
+    stack, out = deploy(cfn, "extras", template)
+    logs = client("logs")
+    streams = logs.describe_log_streams(logGroupName="/app/web")["logStreams"]
+    assert [s["logStreamName"] for s in streams] == [out["Stream"]] and out["Stream"].startswith("extras-Stream-")
+    [metric] = logs.describe_metric_filters(logGroupName="/app/web")["metricFilters"]
+    assert (metric["filterName"], metric["filterPattern"]) == (out["Errors"], "ERROR")
+    assert metric["metricTransformations"][0]["dimensions"] == {"Service": "$.service"}
+    [ship] = logs.describe_subscription_filters(logGroupName="/app/web")["subscriptionFilters"]
+    assert (ship["filterName"], out["Ship"]) == ("ship", "ship")
+    archive = client("events").describe_archive(ArchiveName=out["Keep"])
+    assert (archive["ArchiveArn"], archive["RetentionDays"]) == (out["KeepArn"], 7)
+    assert json.loads(archive["EventPattern"]) == {"source": ["shop"]}
+    sm = client("secretsmanager")
+    described = sm.describe_secret(SecretId=out["Secret"])
+    assert described["RotationEnabled"] and described["RotationRules"]["AutomaticallyAfterDays"] == 30
+    assert out["Rotation"] == out["Policy"] == out["Secret"]
+    assert "111122223333" in sm.get_resource_policy(SecretId=out["Secret"])["ResourcePolicy"]
+
+    template["Resources"]["Errors"]["Properties"]["FilterPattern"] = "FATAL"
+    template["Resources"]["Keep"]["Properties"]["RetentionDays"] = 14
+    template["Resources"]["Rotation"]["Properties"]["RotationRules"] = {"AutomaticallyAfterDays": 10}
+    update(cfn, "extras", template)
+    assert logs.describe_metric_filters(logGroupName="/app/web")["metricFilters"][0]["filterPattern"] == "FATAL"
+    assert client("events").describe_archive(ArchiveName=out["Keep"])["RetentionDays"] == 14
+    assert sm.describe_secret(SecretId=out["Secret"])["RotationRules"]["AutomaticallyAfterDays"] == 10
+
+    del template["Resources"]["Policy"], template["Resources"]["Rotation"], template["Outputs"]["Policy"]
+    del template["Outputs"]["Rotation"]
+    update(cfn, "extras", template)
+    assert not sm.describe_secret(SecretId=out["Secret"]).get("RotationEnabled")
+    assert "ResourcePolicy" not in sm.get_resource_policy(SecretId=out["Secret"])
+    cfn.delete_stack(StackName="extras")
+    assert settle(cfn, stack["StackId"])["StackStatus"] == "DELETE_COMPLETE"
+    assert logs.describe_log_groups()["logGroups"] == []
+    assert client("events").list_archives()["Archives"] == []
+
+
+def test_a_rotation_schedule_of_a_hosted_function_fails_clearly(cfn):
+    template = {"Resources": {
+        "Secret": {"Type": "AWS::SecretsManager::Secret", "Properties": {"SecretString": "x"}},
+        "Rotation": {"Type": "AWS::SecretsManager::RotationSchedule", "Properties": {
+            "SecretId": {"Ref": "Secret"}, "HostedRotationLambda": {"RotationType": "PostgreSQLSingleUser"}}}}}
+    cfn.create_stack(StackName="hosted", TemplateBody=json.dumps(template))
+    assert failure(cfn, "hosted", "Rotation") == "Roto does not support HostedRotationLambda: give RotationLambdaARN"
+
+
+def test_inline_policies_of_one_principal_queue_or_topic_and_group_additions(cfn, client):
+    doc = {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "s3:ListBucket", "Resource": "*"}]}
+    template = {"Resources": {
+        "Role": {"Type": "AWS::IAM::Role", "Properties": {"RoleName": "inline-role", "AssumeRolePolicyDocument": {
+            "Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Principal": {"Service": "lambda.amazonaws.com"},
+                                                    "Action": "sts:AssumeRole"}]}}},
+        "Ann": {"Type": "AWS::IAM::User", "Properties": {"UserName": "ann"}},
+        "Bob": {"Type": "AWS::IAM::User", "Properties": {"UserName": "bob"}},
+        "Team": {"Type": "AWS::IAM::Group", "Properties": {"GroupName": "team"}},
+        "RoleDoc": {"Type": "AWS::IAM::RolePolicy", "Properties": {
+            "RoleName": {"Ref": "Role"}, "PolicyName": "list", "PolicyDocument": doc}},
+        "UserDoc": {"Type": "AWS::IAM::UserPolicy", "Properties": {
+            "UserName": {"Ref": "Ann"}, "PolicyName": "list", "PolicyDocument": doc}},
+        "GroupDoc": {"Type": "AWS::IAM::GroupPolicy", "Properties": {
+            "GroupName": {"Ref": "Team"}, "PolicyName": "list", "PolicyDocument": doc}},
+        "Members": {"Type": "AWS::IAM::UserToGroupAddition", "Properties": {
+            "GroupName": {"Ref": "Team"}, "Users": [{"Ref": "Ann"}, {"Ref": "Bob"}]}},
+        "Q": {"Type": "AWS::SQS::Queue", "Properties": {"QueueName": "inline-q"}},
+        "QDoc": {"Type": "AWS::SQS::QueueInlinePolicy", "Properties": {"Queue": {"Ref": "Q"}, "PolicyDocument": {
+            "Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Principal": "*", "Action": "sqs:SendMessage",
+                                                    "Resource": {"Fn::GetAtt": ["Q", "Arn"]}}]}}},
+        "T": {"Type": "AWS::SNS::Topic", "Properties": {"TopicName": "inline-t"}},
+        "TDoc": {"Type": "AWS::SNS::TopicInlinePolicy", "Properties": {"TopicArn": {"Ref": "T"}, "PolicyDocument": {
+            "Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Principal": "*", "Action": "sns:Publish",
+                                                    "Resource": {"Ref": "T"}}]}}},
+    }}
+    stack, _ = deploy(cfn, "inline", template)
+    iam = client("iam")
+    assert iam.get_role_policy(RoleName="inline-role", PolicyName="list")["PolicyDocument"] == doc
+    assert iam.get_user_policy(UserName="ann", PolicyName="list")["PolicyDocument"] == doc
+    assert iam.get_group_policy(GroupName="team", PolicyName="list")["PolicyDocument"] == doc
+    assert sorted(u["UserName"] for u in iam.get_group(GroupName="team")["Users"]) == ["ann", "bob"]
+    sqs = client("sqs")
+    url = sqs.get_queue_url(QueueName="inline-q")["QueueUrl"]
+    assert "sqs:SendMessage" in sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["Policy"])["Attributes"]["Policy"]
+    topic = client("sns").create_topic(Name="inline-t")["TopicArn"]
+    assert "sns:Publish" in client("sns").get_topic_attributes(TopicArn=topic)["Attributes"]["Policy"]
+
+    template["Resources"]["Members"]["Properties"]["Users"] = [{"Ref": "Bob"}]
+    del template["Resources"]["RoleDoc"], template["Resources"]["QDoc"]
+    update(cfn, "inline", template)
+    assert [u["UserName"] for u in iam.get_group(GroupName="team")["Users"]] == ["bob"]
+    assert iam.list_role_policies(RoleName="inline-role")["PolicyNames"] == []
+    assert "Policy" not in sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["Policy"]).get("Attributes", {})
+    cfn.delete_stack(StackName="inline")
+    assert settle(cfn, stack["StackId"])["StackStatus"] == "DELETE_COMPLETE"
+    assert iam.list_users()["Users"] == [] and iam.list_groups()["Groups"] == []

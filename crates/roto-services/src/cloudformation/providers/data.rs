@@ -1,7 +1,8 @@
 //! Providers of storage and configuration types: S3 buckets (with their notifications) and
 //! bucket policies, DynamoDB
-//! tables, SSM parameters, Secrets Manager secrets, KMS keys and aliases, Logs groups,
-//! Kinesis streams and Firehose delivery streams.
+//! tables, SSM parameters, Secrets Manager secrets (with their rotation schedules and
+//! resource policies), KMS keys and aliases, Logs groups, Kinesis streams and Firehose
+//! delivery streams.
 
 use serde_json::{json, Map, Value as Json};
 
@@ -833,4 +834,58 @@ async fn delivery_stream_update(c: &Call) -> Outcome {
         c.api("firehose", "TagDeliveryStream", input).await?;
     }
     Ok(c.previous.clone())
+}
+
+pub(crate) const ROTATION_SCHEDULE: Provider = Provider {
+    kind: "AWS::SecretsManager::RotationSchedule",
+    replaces: &["SecretId"],
+    create: |c| Box::pin(rotation_put(c)),
+    update: Some(|c| Box::pin(rotation_put(c))),
+    delete: |c| {
+        Box::pin(async move {
+            let input = json!({"SecretId": c.physical()});
+            gone_ok(c.api("secretsmanager", "CancelRotateSecret", input).await)
+        })
+    },
+};
+
+/// RotateSecret with the schedule's function and rules, rotating at once unless
+/// `RotateImmediatelyOnUpdate` is false; `Ref` the secret's ARN. Hosted rotation functions
+/// (which AWS deploys from the Serverless Application Repository) are not supported.
+async fn rotation_put(c: &Call) -> Outcome {
+    if c.prop("HostedRotationLambda").is_some() {
+        return Err("Roto does not support HostedRotationLambda: give RotationLambdaARN".into());
+    }
+    let mut input = pick(
+        &c.props,
+        &["SecretId", "RotationLambdaARN", "RotationRules"],
+    );
+    let immediately = c
+        .prop("RotateImmediatelyOnUpdate")
+        .cloned()
+        .unwrap_or(json!(true));
+    input = with(input, "RotateImmediately", immediately);
+    let out = c.api("secretsmanager", "RotateSecret", input).await?;
+    Ok(resolved(out["ARN"].as_str().unwrap_or_default(), json!({})))
+}
+
+pub(crate) const SECRET_POLICY: Provider = Provider {
+    kind: "AWS::SecretsManager::ResourcePolicy",
+    replaces: &["SecretId"],
+    create: |c| Box::pin(secret_policy_put(c)),
+    update: Some(|c| Box::pin(secret_policy_put(c))),
+    delete: |c| {
+        Box::pin(async move {
+            let input = json!({"SecretId": c.physical()});
+            gone_ok(c.api("secretsmanager", "DeleteResourcePolicy", input).await)
+        })
+    },
+};
+
+/// PutResourcePolicy with the policy as a document string; `Ref` the secret's ARN.
+async fn secret_policy_put(c: &Call) -> Outcome {
+    let mut input = pick(&c.props, &["SecretId", "BlockPublicPolicy"]);
+    input = with(input, "ResourcePolicy", json!(c.document("ResourcePolicy")));
+    let out = c.api("secretsmanager", "PutResourcePolicy", input).await?;
+    Ok(resolved(out["ARN"].as_str().unwrap_or_default(), json!({})))
 }

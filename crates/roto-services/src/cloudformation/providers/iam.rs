@@ -170,6 +170,14 @@ fn members(props: &Json, property: &str) -> Vec<String> {
         .collect()
 }
 
+/// The principals an inline policy names: the list `property` (`AWS::IAM::Policy`), or
+/// the one `member` (`RolePolicy`, `UserPolicy`, `GroupPolicy`).
+fn principals(props: &Json, property: &str, member: &str) -> Vec<String> {
+    let mut found = members(props, property);
+    found.extend(props[member].as_str().map(str::to_string));
+    found
+}
+
 pub(crate) const POLICY: Provider = Provider {
     kind: "AWS::IAM::Policy",
     replaces: &[],
@@ -178,12 +186,66 @@ pub(crate) const POLICY: Provider = Provider {
     delete: |c| Box::pin(inline_remove(c, true)),
 };
 
+/// An inline policy of one role, user or group: the same work as `AWS::IAM::Policy`'s.
+const fn inline_policy(kind: &'static str, replaces: &'static [&'static str]) -> Provider {
+    Provider {
+        kind,
+        replaces,
+        create: |c| Box::pin(inline_put(c)),
+        update: Some(|c| Box::pin(inline_put(c))),
+        delete: |c| Box::pin(inline_remove(c, true)),
+    }
+}
+
+pub(crate) const ROLE_POLICY: Provider =
+    inline_policy("AWS::IAM::RolePolicy", &["PolicyName", "RoleName"]);
+pub(crate) const USER_POLICY: Provider =
+    inline_policy("AWS::IAM::UserPolicy", &["PolicyName", "UserName"]);
+pub(crate) const GROUP_POLICY: Provider =
+    inline_policy("AWS::IAM::GroupPolicy", &["PolicyName", "GroupName"]);
+
+pub(crate) const USER_TO_GROUP_ADDITION: Provider = Provider {
+    kind: "AWS::IAM::UserToGroupAddition",
+    replaces: &["GroupName"],
+    create: |c| Box::pin(group_members(c, false)),
+    update: Some(|c| Box::pin(group_members(c, false))),
+    delete: |c| Box::pin(async move { group_members(c, true).await.map(|_| ()) }),
+};
+
+/// Adds the `Users` to the group (those the old properties named and the new ones do not
+/// are removed), or removes them all at deletion; `Ref` a generated name.
+async fn group_members(c: &Call, deleting: bool) -> Outcome {
+    let group = c.props["GroupName"].clone();
+    let users = members(&c.props, "Users");
+    let (added, removed) = match deleting {
+        true => (Vec::new(), users),
+        false => {
+            let old = members(&c.old_props, "Users");
+            let gone = old.into_iter().filter(|u| !users.contains(u)).collect();
+            (users, gone)
+        }
+    };
+    for user in removed {
+        let input = json!({"GroupName": group, "UserName": user});
+        gone_ok(c.api("iam", "RemoveUserFromGroup", input).await)?;
+    }
+    for user in added {
+        let input = json!({"GroupName": group, "UserName": user});
+        c.api("iam", "AddUserToGroup", input).await?;
+    }
+    let id = match c.physical_id.as_deref() {
+        Some(id) => id.to_string(),
+        None => super::generated_name(&c.stack_name, &c.logical_id, 64),
+    };
+    Ok(resolved(id, json!({})))
+}
+
 async fn inline_put(c: &Call) -> Outcome {
     inline_remove(c, false).await?;
     let name = c.str("PolicyName").unwrap_or_default();
     let document = c.document("PolicyDocument").unwrap_or_default();
     for (property, member, suffix) in PRINCIPALS {
-        for principal in members(&c.props, property) {
+        for principal in principals(&c.props, property, member) {
             let input = json!({member: principal, "PolicyName": name, "PolicyDocument": document});
             c.api("iam", &format!("Put{suffix}Policy"), input).await?;
         }
@@ -203,7 +265,7 @@ async fn inline_remove(c: &Call, deleting: bool) -> Result<(), String> {
         return Ok(());
     };
     for (property, member, suffix) in PRINCIPALS {
-        for principal in members(props, property) {
+        for principal in principals(props, property, member) {
             let input = json!({member: principal, "PolicyName": name});
             gone_ok(c.api("iam", &format!("Delete{suffix}Policy"), input).await)?;
         }

@@ -1,5 +1,6 @@
 //! Providers of messaging types: SQS queues and queue policies, SNS topics,
-//! subscriptions and topic policies, EventBridge rules and buses.
+//! subscriptions and topic policies (and the inline policy of one queue or topic),
+//! EventBridge rules, buses and archives.
 
 use serde_json::{json, Map, Value as Json};
 
@@ -99,7 +100,13 @@ async fn queue_policy(c: &Call, removing: bool) -> Outcome {
     } else {
         c.document("PolicyDocument").unwrap_or_default()
     };
-    for url in c.props["Queues"].as_array().into_iter().flatten() {
+    let single = c.props.get("Queue");
+    for url in c.props["Queues"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .chain(single)
+    {
         let input = json!({"QueueUrl": url, "Attributes": {"Policy": policy}});
         let result = c.api("sqs", "SetQueueAttributes", input).await;
         if removing {
@@ -243,6 +250,20 @@ async fn subscription_create(c: &Call) -> Outcome {
     Ok(resolved(arn, json!({"Arn": arn})))
 }
 
+/// One queue's policy (`Queue`), the same work as `QueuePolicy`'s.
+pub(crate) const QUEUE_INLINE_POLICY: Provider = Provider {
+    kind: "AWS::SQS::QueueInlinePolicy",
+    replaces: &["Queue"],
+    ..QUEUE_POLICY
+};
+
+/// One topic's policy (`TopicArn`), the same work as `TopicPolicy`'s.
+pub(crate) const TOPIC_INLINE_POLICY: Provider = Provider {
+    kind: "AWS::SNS::TopicInlinePolicy",
+    replaces: &["TopicArn"],
+    ..TOPIC_POLICY
+};
+
 pub(crate) const TOPIC_POLICY: Provider = Provider {
     kind: "AWS::SNS::TopicPolicy",
     replaces: &[],
@@ -253,7 +274,13 @@ pub(crate) const TOPIC_POLICY: Provider = Provider {
 
 async fn topic_policy(c: &Call) -> Outcome {
     let policy = c.document("PolicyDocument").unwrap_or_default();
-    for arn in c.props["Topics"].as_array().into_iter().flatten() {
+    let single = c.props.get("TopicArn");
+    for arn in c.props["Topics"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .chain(single)
+    {
         let input = json!({"TopicArn": arn, "AttributeName": "Policy", "AttributeValue": policy});
         c.api("sns", "SetTopicAttributes", input).await?;
     }
@@ -387,3 +414,39 @@ pub(crate) const EVENT_BUS: Provider = Provider {
         })
     },
 };
+
+pub(crate) const EVENT_ARCHIVE: Provider = Provider {
+    kind: "AWS::Events::Archive",
+    replaces: &["ArchiveName", "SourceArn"],
+    create: |c| Box::pin(archive_put(c, "CreateArchive")),
+    update: Some(|c| Box::pin(archive_put(c, "UpdateArchive"))),
+    delete: |c| {
+        Box::pin(async move {
+            let input = json!({"ArchiveName": c.physical()});
+            gone_ok(c.api("events", "DeleteArchive", input).await)
+        })
+    },
+};
+
+/// CreateArchive or UpdateArchive: the source is `SourceArn` in templates, the pattern an
+/// object there and a string in the API. `Ref` the name, `Arn` its ARN.
+async fn archive_put(c: &Call, operation: &str) -> Outcome {
+    let name = c.name("ArchiveName", 48);
+    let mut input = pick(
+        &c.props,
+        &["Description", "RetentionDays", "KmsKeyIdentifier"],
+    );
+    input = with(input, "ArchiveName", json!(name));
+    if operation == "CreateArchive" {
+        input = with(input, "EventSourceArn", c.props["SourceArn"].clone());
+    }
+    if let Some(pattern) = c.document("EventPattern") {
+        input = with(input, "EventPattern", json!(pattern));
+    }
+    let out = c.api("events", operation, input).await?;
+    let arn = out["ArchiveArn"]
+        .as_str()
+        .map(str::to_string)
+        .unwrap_or_else(|| c.arn("events", &format!("archive/{name}")));
+    Ok(resolved(name, json!({"Arn": arn})))
+}

@@ -1,7 +1,8 @@
-//! Providers of the types that watch and fire: CloudWatch metric alarms, and EventBridge
-//! Scheduler schedules and schedule groups.
+//! Providers of the types that watch and fire: CloudWatch metric alarms, EventBridge
+//! Scheduler schedules and schedule groups, and CloudWatch Logs' streams, metric filters and
+//! subscription filters.
 
-use serde_json::json;
+use serde_json::{json, Map, Value as Json};
 
 use super::{gone_ok, pick, resolved, with, Call, Outcome, Provider};
 
@@ -89,3 +90,83 @@ pub(crate) const SCHEDULE_GROUP: Provider = Provider {
         })
     },
 };
+
+pub(crate) const LOG_STREAM: Provider = Provider {
+    kind: "AWS::Logs::LogStream",
+    replaces: &["LogGroupName", "LogStreamName"],
+    create: |c| {
+        Box::pin(async move {
+            let name = c.name("LogStreamName", 512);
+            let input = json!({"logGroupName": c.props["LogGroupName"], "logStreamName": name});
+            c.api("logs", "CreateLogStream", input).await?;
+            Ok(resolved(name, json!({})))
+        })
+    },
+    update: None,
+    delete: |c| {
+        Box::pin(async move {
+            let input =
+                json!({"logGroupName": c.props["LogGroupName"], "logStreamName": c.physical()});
+            gone_ok(c.api("logs", "DeleteLogStream", input).await)
+        })
+    },
+};
+
+pub(crate) const METRIC_FILTER: Provider = Provider {
+    kind: "AWS::Logs::MetricFilter",
+    replaces: &["LogGroupName", "FilterName"],
+    create: |c| Box::pin(metric_filter_put(c)),
+    update: Some(|c| Box::pin(metric_filter_put(c))),
+    delete: |c| Box::pin(filter_delete(c, "DeleteMetricFilter")),
+};
+
+/// PutMetricFilter, each transformation's `Dimensions` (a `[{Key, Value}]` list in
+/// templates) as the map the API takes.
+async fn metric_filter_put(c: &Call) -> Outcome {
+    let name = c.name("FilterName", 512);
+    let mut input = pick(
+        &c.props,
+        &["LogGroupName", "FilterPattern", "ApplyOnTransformedLogs"],
+    );
+    input = with(input, "filterName", json!(name));
+    let transformations: Vec<Json> = c.props["MetricTransformations"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|t| {
+            let mut t = t.clone();
+            if let Some(dimensions) = t.get("Dimensions").and_then(Json::as_array) {
+                let map: Map<String, Json> = dimensions
+                    .iter()
+                    .filter_map(|d| Some((d["Key"].as_str()?.to_string(), d["Value"].clone())))
+                    .collect();
+                t["Dimensions"] = Json::Object(map);
+            }
+            t
+        })
+        .collect();
+    input = with(input, "metricTransformations", Json::Array(transformations));
+    c.api("logs", "PutMetricFilter", input).await?;
+    Ok(resolved(name, json!({})))
+}
+
+pub(crate) const SUBSCRIPTION_FILTER: Provider = Provider {
+    kind: "AWS::Logs::SubscriptionFilter",
+    replaces: &["LogGroupName", "FilterName"],
+    create: |c| Box::pin(subscription_filter_put(c)),
+    update: Some(|c| Box::pin(subscription_filter_put(c))),
+    delete: |c| Box::pin(filter_delete(c, "DeleteSubscriptionFilter")),
+};
+
+async fn subscription_filter_put(c: &Call) -> Outcome {
+    let name = c.name("FilterName", 512);
+    let input = with(c.props.clone(), "FilterName", json!(name));
+    c.api("logs", "PutSubscriptionFilter", input).await?;
+    Ok(resolved(name, json!({})))
+}
+
+/// Deletes a log group's metric or subscription filter (`operation`).
+async fn filter_delete(c: &Call, operation: &str) -> Result<(), String> {
+    let input = json!({"logGroupName": c.props["LogGroupName"], "filterName": c.physical()});
+    gone_ok(c.api("logs", operation, input).await)
+}
