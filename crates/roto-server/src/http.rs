@@ -435,9 +435,11 @@ async fn run(
     }
     let is_rest = matches!(protocol, Protocol::RestXml | Protocol::RestJson);
     let mut stream = None;
-    let body = if is_rest {
+    // A REST operation is resolved from the method, path, query and headers alone, once,
+    // before its body is read: whether its input streams decides how the body is read.
+    let (body, rest_resolved) = if is_rest {
         let resolved = protocol.resolve(model, &probe)?;
-        if streams_input(model, resolved.operation) {
+        let body = if streams_input(model, resolved.operation) {
             stream = match pending.take() {
                 Some(body) => Some(body.boxed()),
                 None => buffered.clone().map(full),
@@ -445,21 +447,24 @@ async fn run(
             empty.clone()
         } else {
             read_body(pending, buffered).await?
-        }
+        };
+        (body, Some(resolved))
     } else {
-        inflate_request(parts, read_body(pending, buffered).await?)?
+        let body = inflate_request(parts, read_body(pending, buffered).await?)?;
+        (body, None)
     };
     let wire_req = WireRequest {
         body: &body,
         ..probe
     };
     let dialect = cbor_dialect(protocol, model, parts);
-    let resolved = match dialect {
-        Some(cbor::Dialect::Seconds) => Resolved {
+    let resolved = match (dialect, rest_resolved) {
+        (Some(cbor::Dialect::Seconds), _) => Resolved {
             operation: cbor::rpc_v2_operation(model, parts.uri.path())?,
             labels: Vec::new(),
         },
-        _ => protocol.resolve(model, &wire_req)?,
+        (_, Some(resolved)) => resolved,
+        (_, None) => protocol.resolve(model, &wire_req)?,
     };
     let op = resolved.operation;
     entry.operation = op.name.as_str().into();
