@@ -16,6 +16,7 @@
 //!   CloudWatch.
 //! - [`destinations`]: subscription destinations and their access policies.
 //! - [`resource_policies`]: account- and log-group-scoped resource policies.
+//! - [`transformer`]: transformers' processors, run by TestTransformer.
 //! - [`settings`]: data protection policies, transformers, field index policies, bearer
 //!   token authentication, syslog configurations, account policies and the storage tier,
 //!   stored and read back whole (`logs_items`).
@@ -48,6 +49,7 @@ mod queries;
 mod resource_policies;
 mod settings;
 mod subscriptions;
+mod transformer;
 mod unmodeled;
 
 use std::io;
@@ -287,6 +289,7 @@ impl Service for Logs {
                 "DescribeMetricFilters" => self.describe_metric_filters(ctx, input)?,
                 "DeleteMetricFilter" => self.delete_metric_filter(ctx, input)?,
                 "TestMetricFilter" => test_metric_filter(input)?,
+                "TestTransformer" => transformer::test_transformer(input)?,
                 "PutDestination" => self.put_destination(ctx, input)?,
                 "PutDestinationPolicy" => self.put_destination_policy(ctx, input)?,
                 "DescribeDestinations" => self.describe_destinations(ctx, input)?,

@@ -147,6 +147,9 @@ impl Logs {
 
     pub(super) fn put_transformer(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
         let (group, stored) = self.group_setting(ctx, input, TRANSFORMER)?;
+        super::transformer::Transformer::parse(
+            input.get("transformerConfig").unwrap_or(&Value::Null),
+        )?;
         let now = self.now();
         let created = stored
             .as_ref()
