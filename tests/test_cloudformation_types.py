@@ -641,3 +641,55 @@ def test_inline_policies_of_one_principal_queue_or_topic_and_group_additions(cfn
     cfn.delete_stack(StackName="inline")
     assert settle(cfn, stack["StackId"])["StackStatus"] == "DELETE_COMPLETE"
     assert iam.list_users()["Users"] == [] and iam.list_groups()["Groups"] == []
+
+
+def test_consumers_composite_alarms_dashboards_invoke_configs_and_machine_versions(cfn, client):
+    machine = {"Type": "AWS::StepFunctions::StateMachine", "Properties": {
+        "RoleArn": ROLE, "Definition": {"StartAt": "A", "States": {"A": {"Type": "Pass", "End": True}}}}}
+    template = {"Resources": {
+        "Feed": {"Type": "AWS::Kinesis::Stream", "Properties": {"ShardCount": 1}},
+        "Reader": {"Type": "AWS::Kinesis::StreamConsumer", "Properties": {
+            "StreamARN": {"Fn::GetAtt": ["Feed", "Arn"]}, "ConsumerName": "reader"}},
+        "Base": {"Type": "AWS::CloudWatch::Alarm", "Properties": {
+            "AlarmName": "base", "MetricName": "Errors", "Namespace": "App", "Statistic": "Sum", "Period": 60,
+            "EvaluationPeriods": 1, "Threshold": 1, "ComparisonOperator": "GreaterThanOrEqualToThreshold"}},
+        "Both": {"Type": "AWS::CloudWatch::CompositeAlarm", "Properties": {
+            "AlarmName": "both", "AlarmRule": {"Fn::Sub": "ALARM(${Base})"}}},
+        "Board": {"Type": "AWS::CloudWatch::Dashboard", "Properties": {
+            "DashboardName": "ops", "DashboardBody": json.dumps({"widgets": []})}},
+        "Fn": function(),
+        "Async": {"Type": "AWS::Lambda::EventInvokeConfig", "Properties": {
+            "FunctionName": {"Ref": "Fn"}, "Qualifier": "$LATEST", "MaximumRetryAttempts": 1}},
+        "Flow": machine,
+        "V1": {"Type": "AWS::StepFunctions::StateMachineVersion", "Properties": {
+            "StateMachineArn": {"Ref": "Flow"}, "Description": "first"}},
+        "Live": {"Type": "AWS::StepFunctions::StateMachineAlias", "Properties": {
+            "Name": "live", "RoutingConfiguration": [{"StateMachineVersionArn": {"Ref": "V1"}, "Weight": 100}]}},
+    }, "Outputs": {
+        "Reader": {"Value": {"Ref": "Reader"}}, "ReaderStatus": {"Value": {"Fn::GetAtt": ["Reader", "ConsumerStatus"]}},
+        "Both": {"Value": {"Ref": "Both"}}, "BothArn": {"Value": {"Fn::GetAtt": ["Both", "Arn"]}},
+        "Board": {"Value": {"Ref": "Board"}}, "Fn": {"Value": {"Ref": "Fn"}},
+        "V1": {"Value": {"Ref": "V1"}}, "Live": {"Value": {"Ref": "Live"}}}}
+    stack, out = deploy(cfn, "more", template)
+    consumer = client("kinesis").describe_stream_consumer(ConsumerARN=out["Reader"])["ConsumerDescription"]
+    assert consumer["ConsumerName"] == "reader" and out["ReaderStatus"] in ("CREATING", "ACTIVE")
+    cw = client("cloudwatch")
+    [composite] = cw.describe_alarms(AlarmNames=["both"], AlarmTypes=["CompositeAlarm"])["CompositeAlarms"]
+    assert (out["Both"], composite["AlarmArn"], composite["AlarmRule"]) == ("both", out["BothArn"], "ALARM(base)")
+    assert cw.get_dashboard(DashboardName="ops")["DashboardBody"] == json.dumps({"widgets": []})
+    lam = client("lambda")
+    assert lam.get_function_event_invoke_config(FunctionName=out["Fn"])["MaximumRetryAttempts"] == 1
+    sfn = client("stepfunctions")
+    assert sfn.describe_state_machine(stateMachineArn=out["V1"])["description"] == "first"
+    alias = sfn.describe_state_machine_alias(stateMachineAliasArn=out["Live"])
+    assert alias["routingConfiguration"] == [{"stateMachineVersionArn": out["V1"], "weight": 100}]
+
+    template["Resources"]["Async"]["Properties"]["MaximumRetryAttempts"] = 0
+    template["Resources"]["Live"]["Properties"]["Description"] = "serving"
+    update(cfn, "more", template)
+    assert lam.get_function_event_invoke_config(FunctionName=out["Fn"])["MaximumRetryAttempts"] == 0
+    assert sfn.describe_state_machine_alias(stateMachineAliasArn=out["Live"])["description"] == "serving"
+    cfn.delete_stack(StackName="more")
+    assert settle(cfn, stack["StackId"])["StackStatus"] == "DELETE_COMPLETE", events(cfn, "more")
+    assert cw.list_dashboards()["DashboardEntries"] == []
+    assert cw.describe_alarms()["CompositeAlarms"] == [] == cw.describe_alarms()["MetricAlarms"]

@@ -1,6 +1,7 @@
 //! Providers of compute types: Lambda functions (inline `ZipFile` or S3 code), versions,
-//! aliases, layer versions, permissions, event source mappings and URLs, and Step
-//! Functions state machines and activities.
+//! aliases, layer versions, permissions, event source mappings, URLs and asynchronous
+//! invocation settings, and Step Functions state machines (with their versions and
+//! aliases) and activities.
 
 use roto_core::Value;
 use serde_json::{json, Value as Json};
@@ -479,4 +480,109 @@ fn lower_tags(c: &Call) -> Vec<Json> {
         .flatten()
         .map(|t| json!({"key": t["Key"], "value": t["Value"]}))
         .collect()
+}
+
+pub(crate) const EVENT_INVOKE_CONFIG: Provider = Provider {
+    kind: "AWS::Lambda::EventInvokeConfig",
+    replaces: &["FunctionName", "Qualifier"],
+    create: |c| Box::pin(invoke_config_put(c)),
+    update: Some(|c| Box::pin(invoke_config_put(c))),
+    delete: |c| {
+        Box::pin(async move {
+            let input = pick(&c.props, &["FunctionName", "Qualifier"]);
+            gone_ok(
+                c.api("lambda", "DeleteFunctionEventInvokeConfig", input)
+                    .await,
+            )
+        })
+    },
+};
+
+/// PutFunctionEventInvokeConfig with the template's properties; `Ref` a generated id.
+async fn invoke_config_put(c: &Call) -> Outcome {
+    c.api("lambda", "PutFunctionEventInvokeConfig", c.props.clone())
+        .await?;
+    let id = match c.physical_id.as_deref() {
+        Some(id) => id.to_string(),
+        None => super::generated_name(&c.stack_name, &c.logical_id, 64),
+    };
+    Ok(resolved(id, json!({})))
+}
+
+pub(crate) const STATE_MACHINE_VERSION: Provider = Provider {
+    kind: "AWS::StepFunctions::StateMachineVersion",
+    replaces: &["StateMachineArn", "StateMachineRevisionId", "Description"],
+    create: |c| {
+        Box::pin(async move {
+            let mut input = json!({"stateMachineArn": c.props["StateMachineArn"]});
+            input = with(
+                input,
+                "revisionId",
+                c.props["StateMachineRevisionId"].clone(),
+            );
+            input = with(input, "description", c.props["Description"].clone());
+            let out = c
+                .api("stepfunctions", "PublishStateMachineVersion", input)
+                .await?;
+            let arn = out["StateMachineVersionArn"].as_str().unwrap_or_default();
+            Ok(resolved(arn, json!({"Arn": arn})))
+        })
+    },
+    update: None,
+    delete: |c| {
+        Box::pin(async move {
+            let input = json!({"stateMachineVersionArn": c.physical()});
+            gone_ok(
+                c.api("stepfunctions", "DeleteStateMachineVersion", input)
+                    .await,
+            )
+        })
+    },
+};
+
+pub(crate) const STATE_MACHINE_ALIAS: Provider = Provider {
+    kind: "AWS::StepFunctions::StateMachineAlias",
+    replaces: &["Name"],
+    create: |c| Box::pin(machine_alias_put(c)),
+    update: Some(|c| Box::pin(machine_alias_put(c))),
+    delete: |c| {
+        Box::pin(async move {
+            let input = json!({"stateMachineAliasArn": c.physical()});
+            gone_ok(
+                c.api("stepfunctions", "DeleteStateMachineAlias", input)
+                    .await,
+            )
+        })
+    },
+};
+
+/// CreateStateMachineAlias, or UpdateStateMachineAlias once it exists, routing as
+/// `RoutingConfiguration` says or, with a `DeploymentPreference`, all traffic to its
+/// `StateMachineVersionArn` at once; `Ref` the alias's ARN.
+async fn machine_alias_put(c: &Call) -> Outcome {
+    let routing = match c.prop("DeploymentPreference") {
+        Some(p) => json!([{"stateMachineVersionArn": p["StateMachineVersionArn"], "weight": 100}]),
+        None => c.props["RoutingConfiguration"].clone(),
+    };
+    let mut input = json!({"routingConfiguration": routing});
+    input = with(input, "description", c.props["Description"].clone());
+    let arn = match &c.physical_id {
+        Some(arn) => {
+            input = with(input, "stateMachineAliasArn", json!(arn));
+            c.api("stepfunctions", "UpdateStateMachineAlias", input)
+                .await?;
+            arn.clone()
+        }
+        None => {
+            input = with(input, "name", json!(c.name("Name", 80)));
+            let out = c
+                .api("stepfunctions", "CreateStateMachineAlias", input)
+                .await?;
+            out["StateMachineAliasArn"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string()
+        }
+    };
+    Ok(resolved(arn.as_str(), json!({"Arn": arn})))
 }

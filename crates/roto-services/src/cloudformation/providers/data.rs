@@ -1,8 +1,8 @@
 //! Providers of storage and configuration types: S3 buckets (with their notifications) and
 //! bucket policies, DynamoDB
 //! tables, SSM parameters, Secrets Manager secrets (with their rotation schedules and
-//! resource policies), KMS keys and aliases, Logs groups, Kinesis streams and Firehose
-//! delivery streams.
+//! resource policies), KMS keys and aliases, Logs groups, Kinesis streams (and their
+//! enhanced fan-out consumers) and Firehose delivery streams.
 
 use serde_json::{json, Map, Value as Json};
 
@@ -889,3 +889,36 @@ async fn secret_policy_put(c: &Call) -> Outcome {
     let out = c.api("secretsmanager", "PutResourcePolicy", input).await?;
     Ok(resolved(out["ARN"].as_str().unwrap_or_default(), json!({})))
 }
+
+pub(crate) const STREAM_CONSUMER: Provider = Provider {
+    kind: "AWS::Kinesis::StreamConsumer",
+    replaces: &["ConsumerName", "StreamARN"],
+    create: |c| {
+        Box::pin(async move {
+            let mut input = pick(&c.props, &["StreamARN", "ConsumerName"]);
+            if c.prop("Tags").is_some() {
+                input = with(input, "Tags", tag_map(c.prop("Tags")));
+            }
+            let out = c.api("kinesis", "RegisterStreamConsumer", input).await?;
+            let consumer = &out["Consumer"];
+            let arn = consumer["ConsumerARN"].as_str().unwrap_or_default();
+            Ok(resolved(
+                arn,
+                json!({
+                    "ConsumerARN": arn,
+                    "ConsumerName": consumer["ConsumerName"],
+                    "ConsumerStatus": consumer["ConsumerStatus"],
+                    "ConsumerCreationTimestamp": consumer["ConsumerCreationTimestamp"],
+                    "StreamARN": c.props["StreamARN"],
+                }),
+            ))
+        })
+    },
+    update: None,
+    delete: |c| {
+        Box::pin(async move {
+            let input = json!({"ConsumerARN": c.physical()});
+            gone_ok(c.api("kinesis", "DeregisterStreamConsumer", input).await)
+        })
+    },
+};

@@ -1,6 +1,6 @@
-//! Providers of the types that watch and fire: CloudWatch metric alarms, EventBridge
-//! Scheduler schedules and schedule groups, and CloudWatch Logs' streams, metric filters and
-//! subscription filters.
+//! Providers of the types that watch and fire: CloudWatch metric and composite alarms and
+//! dashboards, EventBridge Scheduler schedules and schedule groups, and CloudWatch Logs'
+//! streams, metric filters and subscription filters.
 
 use serde_json::{json, Map, Value as Json};
 
@@ -19,14 +19,43 @@ pub(crate) const ALARM: Provider = Provider {
     },
 };
 
-/// PutMetricAlarm takes the template's properties under their own names, and replaces
-/// an alarm whole.
+/// PutMetricAlarm (PutCompositeAlarm for a composite alarm) takes the template's
+/// properties under their own names, and replaces an alarm whole.
 async fn alarm_put(c: &Call) -> Outcome {
     let name = c.name("AlarmName", 255);
     let input = with(c.props.clone(), "AlarmName", json!(name));
-    c.api("cloudwatch", "PutMetricAlarm", input).await?;
+    let operation = match c.kind.as_str() {
+        "AWS::CloudWatch::CompositeAlarm" => "PutCompositeAlarm",
+        _ => "PutMetricAlarm",
+    };
+    c.api("cloudwatch", operation, input).await?;
     let arn = c.arn("cloudwatch", &format!("alarm:{name}"));
     Ok(resolved(name, json!({"Arn": arn})))
+}
+
+pub(crate) const COMPOSITE_ALARM: Provider = Provider {
+    kind: "AWS::CloudWatch::CompositeAlarm",
+    ..ALARM
+};
+
+pub(crate) const DASHBOARD: Provider = Provider {
+    kind: "AWS::CloudWatch::Dashboard",
+    replaces: &["DashboardName"],
+    create: |c| Box::pin(dashboard_put(c)),
+    update: Some(|c| Box::pin(dashboard_put(c))),
+    delete: |c| {
+        Box::pin(async move {
+            let input = json!({"DashboardNames": [c.physical()]});
+            gone_ok(c.api("cloudwatch", "DeleteDashboards", input).await)
+        })
+    },
+};
+
+async fn dashboard_put(c: &Call) -> Outcome {
+    let name = c.name("DashboardName", 255);
+    let input = with(c.props.clone(), "DashboardName", json!(name));
+    c.api("cloudwatch", "PutDashboard", input).await?;
+    Ok(resolved(name, json!({})))
 }
 
 /// A schedule's properties, as CreateSchedule and UpdateSchedule take them.
