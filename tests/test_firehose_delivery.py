@@ -235,11 +235,11 @@ def test_metadata_extraction_partitions_by_query(server, firehose, s3):
     assert json.loads(errors[0])["errorCode"] == "DynamicPartitioning.MetadataExtractionFailed"
 
 
-def partitioned(query):
+def partitioned(query, prefix="kind=!{partitionKeyFromQuery:kind}/"):
     return {
         "RoleARN": ROLE, "BucketARN": BUCKET_ARN,
         "BufferingHints": {"IntervalInSeconds": 0, "SizeInMBs": 64},
-        "Prefix": "kind=!{partitionKeyFromQuery:kind}/",
+        "Prefix": prefix,
         "ErrorOutputPrefix": "errors/!{firehose:error-output-type}/",
         "DynamicPartitioningConfiguration": {"Enabled": True},
         "ProcessingConfiguration": {"Enabled": True, "Processors": [
@@ -251,27 +251,86 @@ def partitioned(query):
     }
 
 
-def test_alternatives_and_literals_partition_and_other_jq_is_refused(server, firehose, s3):
-    for query, reason in (('{kind: .kind | ascii_downcase}', "expected , or } but found |"),
-                          ('{kind: if .a then .b else .c end}', "expected . but found i"),
-                          ('.kind', "expected { but found .")):
+def partition_by(server, firehose, s3, query, prefix, docs):
+    """Creates a stream partitioning by `query` into `prefix`, puts `docs` and answers the
+    objects delivered, by key."""
+    firehose.create_delivery_stream(
+        DeliveryStreamName="jq", ExtendedS3DestinationConfiguration=partitioned(query, prefix))
+    firehose.put_record_batch(DeliveryStreamName="jq", Records=[{"Data": json.dumps(d).encode()} for d in docs])
+    server.wait_for_delivery(service="firehose", target=BUCKET_ARN, outcome="delivered")
+    return objects(s3)
+
+
+def test_invalid_and_unbounded_queries_are_refused(firehose, s3):
+    for query, reason in (('{kind: .kind | nosuchfunction}', "filter nosuchfunction is not defined"),
+                          ('{kind: .kind', "expected "),
+                          ('{kind: [repeat(1)]}', "repeat is not available in partitioning queries"),
+                          ('{home: env.HOME}', "env is not available in partitioning queries"),
+                          ('def f: f; {k: f}', "def is not available in partitioning queries"),
+                          ("{k: " + "[" * 40 + "." + "]" * 40 + "}", "it nests deeper than 32 levels")):
         with pytest.raises(firehose.exceptions.InvalidArgumentException) as e:
             firehose.create_delivery_stream(DeliveryStreamName="bad", ExtendedS3DestinationConfiguration=partitioned(query))
-        assert e.value.response["Error"]["Message"].startswith(
-            f"MetadataExtractionQuery {query} is not supported: {reason}.")
+        message = e.value.response["Error"]["Message"]
+        assert message.startswith(f"MetadataExtractionQuery {query} is not a valid partitioning query: {reason}"), message
     firehose.create_delivery_stream(DeliveryStreamName="alt",
-                                    ExtendedS3DestinationConfiguration=partitioned('{kind: .type // .legacy.type // "other"}'))
+                                    ExtendedS3DestinationConfiguration=partitioned('{kind: .type // "other"}'))
     described = firehose.describe_delivery_stream(DeliveryStreamName="alt")["DeliveryStreamDescription"]
     with pytest.raises(firehose.exceptions.InvalidArgumentException):
         firehose.update_destination(
             DeliveryStreamName="alt", CurrentDeliveryStreamVersionId=described["VersionId"],
             DestinationId="destinationId-000000000001",
-            ExtendedS3DestinationUpdate={"ProcessingConfiguration": partitioned("{kind: .a + 1}")["ProcessingConfiguration"]})
+            ExtendedS3DestinationUpdate={"ProcessingConfiguration": partitioned("{kind: .a +}")["ProcessingConfiguration"]})
+
+
+def test_alternatives_and_literals_partition(server, firehose, s3):
     docs = [{"type": "a"}, {"legacy": {"type": "b"}}, {"type": None}]
-    firehose.put_record_batch(DeliveryStreamName="alt", Records=[{"Data": json.dumps(d).encode()} for d in docs])
-    server.wait_for_delivery(service="firehose", target=BUCKET_ARN, outcome="delivered")
-    found = objects(s3)
+    found = partition_by(server, firehose, s3, '{kind: .type // .legacy.type // "other"}',
+                         "kind=!{partitionKeyFromQuery:kind}/", docs)
     assert sorted(k.split("/")[0] for k in found) == ["kind=a", "kind=b", "kind=other"]
+
+
+def test_aws_documented_queries_partition_by_nested_fields(server, firehose, s3):
+    # The queries of AWS's dynamic partitioning guide: top-level and nested fields.
+    docs = [
+        {"customer_id": "c1", "event": {"type": "click", "device": {"os": "ios"}}},
+        {"customer_id": "c2", "event": {"type": "view", "device": {"os": "android"}}},
+        {"customer_id": "c1", "event": {"type": "click", "device": {"os": "ios"}}},
+    ]
+    found = partition_by(
+        server, firehose, s3,
+        "{customer_id: .customer_id, type: .event.type, os: .event.device.os}",
+        "customer_id=!{partitionKeyFromQuery:customer_id}/type=!{partitionKeyFromQuery:type}/"
+        "os=!{partitionKeyFromQuery:os}/",
+        docs)
+    prefixes = sorted("/".join(k.split("/")[:3]) for k in found)
+    assert prefixes == ["customer_id=c1/type=click/os=ios", "customer_id=c2/type=view/os=android"]
+    [c1] = [v for k, v in found.items() if k.startswith("customer_id=c1/")]
+    assert c1.count(b'"c1"') == 2
+
+
+def test_jq_functions_shape_keys(server, firehose, s3):
+    # tostring, string functions, and time formatting as jq 1.6 has them.
+    docs = [{"id": 42, "name": "Alice", "ts": 1796230800},
+            {"id": 7, "name": "bob", "ts": "2026-12-03T10:00:00Z"}]
+    query = ('{id: .id | tostring, who: .name | ascii_downcase, '
+             'day: (if (.ts | type) == "number" then .ts else .ts | fromdateiso8601 end) | strftime("%Y-%m-%d")}')
+    found = partition_by(server, firehose, s3, query,
+                         "day=!{partitionKeyFromQuery:day}/who=!{partitionKeyFromQuery:who}/id=!{partitionKeyFromQuery:id}/",
+                         docs)
+    prefixes = sorted("/".join(k.split("/")[:3]) for k in found)
+    assert prefixes == ["day=2026-12-02/who=alice/id=42", "day=2026-12-03/who=bob/id=7"]
+
+
+def test_records_the_query_cannot_key_fail_as_aws_reports(server, firehose, s3):
+    docs = [{"event": {"type": "ok"}}, {"event": "flat"}, {"event": {"type": {"nested": 1}}}, {"other": 1}]
+    found = partition_by(server, firehose, s3, "{type: .event.type}",
+                         "type=!{partitionKeyFromQuery:type}/", docs)
+    assert [k.split("/")[0] for k in found if k.startswith("type=")] == ["type=ok"]
+    errors = [json.loads(line) for k, v in found.items() if k.startswith("errors/partitioning-failed/")
+              for line in v.splitlines()]
+    assert len(errors) == 3
+    assert {e["errorCode"] for e in errors} == {"DynamicPartitioning.MetadataExtractionFailed"}
+    assert sorted(json.loads(base64.b64decode(e["rawData"])).get("event", {}) != {} for e in errors) == [False, True, True]
 
 
 def test_kinesis_stream_as_source(server, firehose, s3, client):

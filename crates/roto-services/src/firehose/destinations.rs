@@ -213,8 +213,8 @@ pub(super) fn check_prefixes(config: &Json) -> AwsResult<()> {
     Ok(())
 }
 
-/// InvalidArgumentException for a metadata extraction query outside the jq Roto serves
-/// (see [`partition`](super::partition)).
+/// InvalidArgumentException for a metadata extraction query that jq cannot run or that
+/// [`partition`](super::partition) refuses.
 fn check_queries(config: &Json) -> AwsResult<()> {
     let processors = config["ProcessingConfiguration"]["Processors"].as_array();
     for processor in processors.into_iter().flatten() {
@@ -225,7 +225,7 @@ fn check_queries(config: &Json) -> AwsResult<()> {
         if let Some(query) = query {
             super::partition::Query::parse(query).map_err(|reason| {
                 invalid_argument(format!(
-                    "MetadataExtractionQuery {query} is not supported: {reason}. Roto serves an object of paths, string literals and their // alternatives ({{key: .a.b // \"default\"}})."
+                    "MetadataExtractionQuery {query} is not a valid partitioning query: {reason}."
                 ))
             })?;
         }
