@@ -44,7 +44,9 @@ Method (see scripts/BENCHMARK.md for the full definitions)
   ``--cloudformation`` (the server-side time from CreateStack to CREATE_COMPLETE of a
   50-resource template, from the stack's CreationTime and its CREATE_COMPLETE event) and
   ``--apigateway`` (the overhead of a REST and an HTTP API over a direct Invoke of the same
-  warm Lambda function).
+  warm Lambda function) and ``--kinesis`` (PutRecords throughput with 500 records of 1 KiB
+  a call, GetRecords p50 at the tip and 100,000 records behind, put-to-Lambda latency
+  through an event source mapping and Firehose put-to-S3 latency with a zero interval).
 
 Run ``python3 scripts/benchmark.py --help`` for the options.
 """
@@ -1540,7 +1542,7 @@ def parse_peer(value):
 SECTIONS = {"concurrency": "concurrency", "sqs": "sqs", "sns": "sns", "s3-scale": "s3_scale",
             "dynamodb-scale": "dynamodb_scale", "lambda": "lambda_run",
             "stepfunctions": "stepfunctions", "cloudformation": "cloudformation",
-            "apigateway": "apigateway"}
+            "apigateway": "apigateway", "kinesis": "kinesis"}
 
 
 def build_parser():
@@ -1650,6 +1652,13 @@ def build_parser():
                              "(off by default)")
     parser.add_argument("--apigateway-requests", type=int, default=500, metavar="N",
                         help="measured requests per path for --apigateway")
+    parser.add_argument("--kinesis", action="store_true",
+                        help="also measure Kinesis PutRecords throughput, GetRecords at the tip "
+                             "and far behind it, put-to-Lambda through an event source mapping "
+                             "and Firehose put-to-S3 latency (off by default)")
+    parser.add_argument("--kinesis-behind", type=int, default=100_000, metavar="N",
+                        help="records put for --kinesis (the throughput run), which the "
+                             "far-behind GetRecords reads from the start of")
     return parser
 
 
@@ -1671,6 +1680,8 @@ def validate_args(parser, args):
         parser.error("--cloudformation-stacks must be at least 1")
     if args.apigateway_requests < 1:
         parser.error("--apigateway-requests must be at least 1")
+    if args.kinesis_behind < KINESIS_BATCH:
+        parser.error("--kinesis-behind must be at least {}".format(KINESIS_BATCH))
     if not re.fullmatch(r"\d{12}", args.account_id):
         parser.error("--account-id must be 12 digits")
     names = [name for name, _ in args.peer]
@@ -3244,6 +3255,220 @@ def print_apigateway_report(results):
 
 
 # --------------------------------------------------------------------------------------
+# Kinesis and Firehose (--kinesis): off by default
+# --------------------------------------------------------------------------------------
+
+KINESIS_BATCH = 500
+KINESIS_RECORD_BYTES = 1024
+KINESIS_READ_LIMIT = 100
+KINESIS_READS = 200
+KINESIS_DELIVERIES = 20
+KINESIS_TARGET = "Kinesis_20131202."
+
+
+def json11_call(client, service, target, payload):
+    """One json 1.1 call (`target` is the X-Amz-Target); returns the decoded answer or raises
+    ValidationError."""
+    headers = aws_headers(service, {"Content-Type": "application/x-amz-json-1.1",
+                                    "X-Amz-Target": target})
+    status, _, data = client.request("POST", "/", json.dumps(payload).encode(), headers)
+    if status != 200:
+        raise ValidationError("{} {}: {}".format(service, target, describe_response(status, data)))
+    return json.loads(data or b"{}")
+
+
+def kinesis_call(client, operation, payload):
+    """One Kinesis call."""
+    return json11_call(client, "kinesis", KINESIS_TARGET + operation, payload)
+
+
+def kinesis_stream(client, name, account):
+    """Creates a one-shard stream; returns its ARN."""
+    kinesis_call(client, "CreateStream", {"StreamName": name, "ShardCount": 1})
+    return "arn:aws:kinesis:{}:{}:stream/{}".format(REGION, account, name)
+
+
+def kinesis_put_batch(client, stream, records):
+    """One PutRecords call; returns (elapsed ns, the last record's sequence number)."""
+    start = time.perf_counter_ns()
+    answer = kinesis_call(client, "PutRecords", {"StreamName": stream, "Records": records})
+    elapsed = time.perf_counter_ns() - start
+    if answer.get("FailedRecordCount") or len(answer.get("Records", [])) != len(records):
+        raise ValidationError("PutRecords failed records: {!r}".format(answer)[:400])
+    return elapsed, answer["Records"]
+
+
+def kinesis_batch():
+    """500 records of 1 KiB of data each, partition keys spread."""
+    import base64
+    data = base64.b64encode(b"k" * KINESIS_RECORD_BYTES).decode()
+    return [{"Data": data, "PartitionKey": "key-{}".format(i)} for i in range(KINESIS_BATCH)]
+
+
+def kinesis_read_latency(client, stream, iterator_args):
+    """p50/p90 of GetRecords (Limit 100) from a fresh iterator of `iterator_args`."""
+    samples = []
+    for _ in range(KINESIS_READS):
+        iterator = kinesis_call(client, "GetShardIterator", dict(
+            {"StreamName": stream, "ShardId": "shardId-000000000000"}, **iterator_args))
+        start = time.perf_counter_ns()
+        answer = kinesis_call(client, "GetRecords", {"ShardIterator": iterator["ShardIterator"],
+                                                     "Limit": KINESIS_READ_LIMIT})
+        samples.append(time.perf_counter_ns() - start)
+        if len(answer.get("Records", [])) != KINESIS_READ_LIMIT:
+            raise ValidationError("GetRecords returned {} records".format(
+                len(answer.get("Records", []))))
+    return latency_summary(samples)
+
+
+def trace_wait(client, filters, after):
+    """Blocks (up to 10 s) for a trace entry after `after` matching `filters`; returns the
+    greatest sequence number seen."""
+    import urllib.parse
+    query = urllib.parse.urlencode(dict(filters, after=after, wait=10))
+    status, _, data = client.request("GET", "/_roto/traces?" + query, None, {})
+    entries = json.loads(data or b"[]") if status == 200 else []
+    if isinstance(entries, dict):
+        entries = entries.get("traces") or entries.get("entries") or []
+    if not entries:
+        raise ValidationError("no trace entry matched {} after {}: {}".format(
+            filters, after, describe_response(status, data)))
+    return max(e["seq"] for e in entries)
+
+
+def trace_tip(client):
+    """The sequence number of the latest trace entry (0 when the trace is empty)."""
+    status, _, data = client.request("GET", "/_roto/traces?limit=1", None, {})
+    entries = json.loads(data or b"[]") if status == 200 else []
+    if isinstance(entries, dict):
+        entries = entries.get("traces") or entries.get("entries") or []
+    return max((e["seq"] for e in entries), default=0)
+
+
+def delivery_latency(client, trace, put, filters):
+    """p50/p90 of the time from calling `put(n)` to the delivery `filters` describes showing
+    in the trace, over KINESIS_DELIVERIES puts, one at a time."""
+    samples = []
+    after = trace_tip(trace)
+    for n in range(KINESIS_DELIVERIES):
+        start = time.perf_counter_ns()
+        put(n)
+        after = trace_wait(trace, filters, after)
+        samples.append(time.perf_counter_ns() - start)
+    return latency_summary(samples)
+
+
+def kinesis_lambda_latency(args, client, trace):
+    """Put-to-Lambda latency through an event source mapping (batch size 1) from a stream."""
+    stream = "to-lambda"
+    arn = kinesis_stream(client, stream, args.account_id)
+    lambda_create(client, "from-kinesis", "python", args.account_id)
+    function_arn = "arn:aws:lambda:{}:{}:function:from-kinesis".format(REGION, args.account_id)
+    _, data = lambda_call(client, "POST", "/2015-03-31/event-source-mappings", {
+        "EventSourceArn": arn, "FunctionName": "from-kinesis", "StartingPosition": "LATEST",
+        "BatchSize": 1}, 202)
+    uuid = json.loads(data)["UUID"]
+    for _ in range(100):
+        _, data = lambda_call(client, "GET", "/2015-03-31/event-source-mappings/" + uuid, None, 200)
+        if json.loads(data).get("State") == "Enabled":
+            break
+        time.sleep(0.05)
+
+    def put(n):
+        kinesis_call(client, "PutRecord", {"StreamName": stream, "Data": "e30=",
+                                           "PartitionKey": "k{}".format(n)})
+    return delivery_latency(client, trace, put, {"kind": "delivery", "target": function_arn,
+                                                 "outcome": "delivered"})
+
+
+def firehose_s3_latency(client, trace, account):
+    """Put-to-S3 latency through a DirectPut delivery stream with a zero buffering interval."""
+    bucket = "roto-bench-firehose"
+    status, _, data = client.request("PUT", "/" + bucket, b"", aws_headers("s3"))
+    if status != 200:
+        raise ValidationError("CreateBucket: " + describe_response(status, data))
+    bucket_arn = "arn:aws:s3:::" + bucket
+    json11_call(client, "firehose", "Firehose_20150804.CreateDeliveryStream", {
+        "DeliveryStreamName": "to-s3", "DeliveryStreamType": "DirectPut",
+        "ExtendedS3DestinationConfiguration": {
+            "RoleARN": "arn:aws:iam::{}:role/roto-benchmark".format(account),
+            "BucketARN": bucket_arn,
+            "BufferingHints": {"IntervalInSeconds": 0, "SizeInMBs": 1}}})
+
+    def put(n):
+        json11_call(client, "firehose", "Firehose_20150804.PutRecord", {
+            "DeliveryStreamName": "to-s3", "Record": {"Data": "e30K"}})
+    return delivery_latency(client, trace, put, {"kind": "delivery", "service": "firehose",
+                                                 "target": bucket_arn, "outcome": "delivered"})
+
+
+def kinesis_benchmark(args):
+    """PutRecords throughput, GetRecords at the tip and far behind it, and put-to-Lambda and
+    put-to-S3 latency, on one fresh ephemeral server."""
+    with tempfile.TemporaryDirectory(prefix="roto-bench-kinesis-") as tmpdir:
+        server, port = start_roto_server(args, args.binary, tmpdir, ["--ephemeral"], "kinesis")
+        client, trace = Client(args.host, port), Client(args.host, port)
+        try:
+            results = {"records_per_call": KINESIS_BATCH, "record_bytes": KINESIS_RECORD_BYTES}
+            stream = "bench"
+            kinesis_stream(client, stream, args.account_id)
+            batch = kinesis_batch()
+            calls = max(1, args.kinesis_behind // KINESIS_BATCH)
+            log("Kinesis: putting {} records of 1 KiB ...".format(calls * KINESIS_BATCH))
+            gc.collect()
+            elapsed, last = 0, []
+            for _ in range(calls):
+                took, last = kinesis_put_batch(client, stream, batch)
+                elapsed += took
+            results["put_records"] = {
+                "calls": calls, "records": calls * KINESIS_BATCH,
+                "records_per_second": rounded(calls * KINESIS_BATCH / (elapsed / 1e9), 1),
+                "call_p50_ms": rounded(ns_to_ms(elapsed / calls))}
+            log("Kinesis: timing GetRecords ...")
+            tip = last[-KINESIS_READ_LIMIT]["SequenceNumber"]
+            results["get_records_tip"] = kinesis_read_latency(client, stream, {
+                "ShardIteratorType": "AT_SEQUENCE_NUMBER", "StartingSequenceNumber": tip})
+            results["get_records_behind"] = kinesis_read_latency(client, stream, {
+                "ShardIteratorType": "TRIM_HORIZON"})
+            results["get_records_behind"]["records_behind"] = calls * KINESIS_BATCH
+            if shutil.which("python3"):
+                log("Kinesis: timing put-to-Lambda through an event source mapping ...")
+                results["put_to_lambda"] = kinesis_lambda_latency(args, client, trace)
+            else:
+                results["put_to_lambda"] = {"skipped": "python3 not on PATH"}
+            log("Firehose: timing put-to-S3 with a zero buffering interval ...")
+            results["firehose_put_to_s3"] = firehose_s3_latency(client, trace, args.account_id)
+        finally:
+            client.close()
+            trace.close()
+            server.stop()
+    return results
+
+
+def print_kinesis_report(results):
+    """Prints the Kinesis and Firehose figures."""
+    put = results["put_records"]
+    print("Kinesis: PutRecords {:.0f} records/s ({} calls of {} records of {} B, one client; "
+          "{:.2f} ms a call)".format(put["records_per_second"], put["calls"],
+                                      results["records_per_call"], results["record_bytes"],
+                                      put["call_p50_ms"]))
+    for key, label in (("get_records_tip", "at the tip"),
+                       ("get_records_behind", "{} records behind".format(
+                           results["get_records_behind"].get("records_behind")))):
+        row = results[key]
+        print("Kinesis: GetRecords Limit 100 {:<22} p50 {:.3f} ms, p90 {:.3f} ms".format(
+            label, row["p50_ms"], row["p90_ms"]))
+    for key, label in (("put_to_lambda", "Kinesis put -> Lambda (mapping)"),
+                       ("firehose_put_to_s3", "Firehose put -> S3 (interval 0)")):
+        row = results[key]
+        if row.get("skipped"):
+            print("{}: skipped ({})".format(label, row["skipped"]))
+        else:
+            print("{}: p50 {:.2f} ms, p90 {:.2f} ms ({} puts)".format(
+                label, row["p50_ms"], row["p90_ms"], row["count"]))
+
+
+# --------------------------------------------------------------------------------------
 # CloudFormation (--cloudformation): off by default
 # --------------------------------------------------------------------------------------
 
@@ -3368,6 +3593,9 @@ def main(argv=None):
         if args.apigateway:
             results["apigateway"] = apigateway_benchmark(args)
             print_apigateway_report(results["apigateway"])
+        if args.kinesis:
+            results["kinesis"] = kinesis_benchmark(args)
+            print_kinesis_report(results["kinesis"])
         write_json(args.output, results)
         log("raw results written to " + args.output)
         return 0
