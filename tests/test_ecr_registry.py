@@ -204,3 +204,24 @@ def test_operations_on_one_image_or_layer_answer_as_for_an_empty_repository(ecr)
     with pytest.raises(ClientError) as e:
         ecr.describe_replication_backfill_results(replicationBackfillId="12345678-1234-1234-1234-123456789012")
     assert error(e)[0] == "ReplicationBackfillNotFoundException"
+
+
+def test_replication_backfills_need_a_configured_destination(ecr):
+    destination = {"region": "us-west-2", "registryId": "000000000000"}
+    with pytest.raises(ClientError) as e:
+        ecr.start_replication_backfill(destination=destination)
+    assert error(e)[0] == "ValidationException"
+    ecr.put_replication_configuration(replicationConfiguration={
+        "rules": [{"destinations": [destination]}]})
+    started = ecr.start_replication_backfill(destination=destination)
+    backfill_id = started["replicationBackfillId"]
+    assert started["destination"] == destination and started["status"] == "COMPLETE"
+    listed = ecr.list_replication_backfills()["backfills"]
+    assert [b["replicationBackfillId"] for b in listed] == [backfill_id]
+    assert listed[0]["progress"]["totalReplicationCount"] == 0
+    described = ecr.describe_replication_backfill_results(replicationBackfillId=backfill_id)
+    assert described["status"] == "COMPLETE" and described["results"] == []
+    assert "startedAt" in described and "endedAt" in described
+    with pytest.raises(ClientError) as e:
+        ecr.stop_replication_backfill(replicationBackfillId=backfill_id)
+    assert error(e)[0] == "ReplicationBackfillInvalidStatusException"

@@ -1,7 +1,6 @@
 //! Images: PutImage, and what a registry client reads back (DescribeImages, ListImages,
 //! BatchGetImage, BatchDeleteImage), the operations on one image (its scan, replication,
-//! signing and storage class), its referrers, replication backfills, and
-//! GetAuthorizationToken.
+//! signing and storage class), its referrers, and GetAuthorizationToken.
 //!
 //! An image is a row of `ecr_images` keyed by its manifest's digest, keeping the manifest
 //! as pushed, its media types, its size (the sum of its layers') and the digests it refers
@@ -631,25 +630,6 @@ impl Inner {
                 |r| r.get(0),
             )
         })?)
-    }
-
-    /// ListReplicationBackfills: none was started.
-    pub(super) fn list_backfills(&self, ctx: &Context) -> Value {
-        Value::map()
-            .with("registryId", ctx.account.as_str())
-            .with("backfills", Value::List(Vec::new()))
-    }
-
-    /// DescribeReplicationBackfillResults and StopReplicationBackfill: no backfill exists.
-    pub(super) fn backfill_not_found(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
-        Err(error(
-            "ReplicationBackfillNotFoundException",
-            format!(
-                "The replication backfill with id '{}' does not exist in the registry with id '{}'",
-                input.str("replicationBackfillId").unwrap_or_default(),
-                ctx.account
-            ),
-        ))
     }
 
     /// GetAuthorizationToken: one token for the caller's registry at Roto's address.

@@ -19,7 +19,8 @@
 //! - [`images`]: PutImage, the image operations over what was pushed, and
 //!   GetAuthorizationToken.
 //! - [`registry`]: account settings, scanning, replication and signing configurations,
-//!   pull through cache rules, repository creation templates, pull-time exclusions.
+//!   pull through cache rules, repository creation templates, pull-time exclusions,
+//!   replication backfills.
 //!
 //! ECR checks its input itself and reports every violation as `InvalidParameterException`
 //! ("Invalid parameter at 'repositoryName' failed to satisfy constraint: ..."), so the
@@ -212,9 +213,10 @@ impl Inner {
             "ListImageReferrers" => self.list_referrers(ctx, input),
             "BatchCheckLayerAvailability" => self.check_layers(ctx, input),
             "GetDownloadUrlForLayer" => self.layer_url(ctx, input),
-            "ListReplicationBackfills" => Ok(self.list_backfills(ctx)),
+            "StartReplicationBackfill" => self.start_backfill(ctx, input),
+            "ListReplicationBackfills" => self.list_backfills(ctx, input),
             "DescribeReplicationBackfillResults" | "StopReplicationBackfill" => {
-                self.backfill_not_found(ctx, input)
+                self.one_backfill(ctx, operation, input)
             }
             "GetAccountSetting" => self.get_account_setting(ctx, input),
             "PutAccountSetting" => self.put_account_setting(ctx, input),

@@ -1,12 +1,13 @@
 //! The registry's own settings: account settings, the scanning configuration (and each
 //! repository's view of it), replication and signing configurations, pull through cache
-//! rules, repository creation templates and pull-time update exclusions.
+//! rules, repository creation templates, pull-time update exclusions and replication
+//! backfills.
 //!
 //! Each is a row of `ecr_registry_items` keyed by its kind and its name within the kind
 //! (a rule's repository prefix, a template's prefix, an exclusion's principal; the empty
 //! name for a registry-wide configuration), its body the JSON ECR returns less the
-//! timestamps, which are columns. Nothing here acts: no image is scanned, replicated,
-//! signed or pulled through, since no repository holds images.
+//! timestamps, which are columns. Nothing here acts on images: none is replicated, signed
+//! or pulled through, and a replication backfill completes at once having replicated none.
 
 use roto_core::store::Cached;
 use roto_core::timestamp::now_millis;
@@ -17,7 +18,7 @@ use super::{
     check_repository_name, error, invalid_parameter, max_results, registry_of, repository_arn,
     Inner,
 };
-use crate::paging;
+use crate::{ids, paging};
 
 /// The account settings ECR knows, each with its values (the first the default).
 const ACCOUNT_SETTINGS: &[(&str, &[&str])] = &[
@@ -694,6 +695,118 @@ fn check_prefix(member: &str, prefix: &str, min: usize, max: usize) -> AwsResult
         ));
     }
     Ok(())
+}
+
+/// A backfill's answer from its stored body: the start and end as timestamps.
+fn backfill(ctx: &Context, body: &Value) -> Value {
+    let at = |member| body.int(member).map(Value::Timestamp);
+    Value::map()
+        .with("registryId", ctx.account.as_str())
+        .with_opt("replicationBackfillId", body.str("replicationBackfillId"))
+        .with_opt("destination", body.get("destination").cloned())
+        .with_opt("status", body.str("status"))
+        .with_opt("progress", body.get("progress").cloned())
+        .with_opt("startedAt", at("startedAt"))
+        .with_opt("endedAt", at("endedAt"))
+}
+
+impl Inner {
+    /// StartReplicationBackfill: for a destination the replication configuration names, a
+    /// backfill that completes at once; Roto replicates no image, so it counts none.
+    pub(super) fn start_backfill(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
+        let destination = input.get("destination").cloned().unwrap_or_else(Value::map);
+        let configured = self
+            .replication(ctx)?
+            .get("rules")
+            .and_then(Value::as_list)
+            .unwrap_or_default()
+            .iter()
+            .filter_map(|r| r.get("destinations").and_then(Value::as_list))
+            .flatten()
+            .any(|d| {
+                d.str("region") == destination.str("region")
+                    && d.str("registryId") == destination.str("registryId")
+            });
+        if !configured {
+            return Err(error(
+                "ValidationException",
+                format!(
+                    "The destination with region '{}' and registry id '{}' is not configured in the replication configuration of the registry with id '{}'",
+                    destination.str("region").unwrap_or_default(),
+                    destination.str("registryId").unwrap_or_default(),
+                    ctx.account
+                ),
+            ));
+        }
+        let id = ids::uuid();
+        let now = now_millis();
+        let progress = Value::map()
+            .with("totalReplicationCount", Value::Integer(0))
+            .with("completedReplicationCount", Value::Integer(0))
+            .with("failedReplicationCount", Value::Integer(0))
+            .with("failureCodes", Value::List(Vec::new()));
+        let body = Value::map()
+            .with("replicationBackfillId", id.as_str())
+            .with("destination", destination)
+            .with("status", "COMPLETE")
+            .with("progress", progress)
+            .with("startedAt", Value::Integer(now))
+            .with("endedAt", Value::Integer(now));
+        self.put_item(ctx, "backfill", &id, &body, false)?;
+        let mut answer = backfill(ctx, &body);
+        for member in ["progress", "endedAt"] {
+            answer.remove(member);
+        }
+        Ok(answer)
+    }
+
+    /// ListReplicationBackfills: the backfills started, a page at a time (50 by default).
+    pub(super) fn list_backfills(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
+        let all = self
+            .items(ctx, "backfill")?
+            .iter()
+            .map(|(_, item)| backfill(ctx, &item.body))
+            .collect();
+        let limit = input
+            .int("maxResults")
+            .map_or(50, |n| n.clamp(1, 50) as usize);
+        let (page, next) = paging::page(all, limit, input.str("nextToken"), || {
+            invalid_parameter("nextToken", "Invalid NextToken")
+        })?;
+        Ok(Value::map()
+            .with("registryId", ctx.account.as_str())
+            .with("backfills", Value::List(page))
+            .with_opt("nextToken", next))
+    }
+
+    /// DescribeReplicationBackfillResults and StopReplicationBackfill: the backfill named,
+    /// or `ReplicationBackfillNotFoundException`; a completed one cannot be stopped.
+    pub(super) fn one_backfill(
+        &self,
+        ctx: &Context,
+        operation: &str,
+        input: &Value,
+    ) -> AwsResult<Value> {
+        let id = input.str("replicationBackfillId").unwrap_or_default();
+        let Some(item) = self.item(ctx, "backfill", id)? else {
+            return Err(error(
+                "ReplicationBackfillNotFoundException",
+                format!(
+                    "The replication backfill with id '{id}' does not exist in the registry with id '{}'",
+                    ctx.account
+                ),
+            ));
+        };
+        if operation == "StopReplicationBackfill" {
+            return Err(error(
+                "ReplicationBackfillInvalidStatusException",
+                format!(
+                    "The replication backfill with id '{id}' is COMPLETE and cannot be stopped"
+                ),
+            ));
+        }
+        Ok(backfill(ctx, &item.body).with("results", Value::List(Vec::new())))
+    }
 }
 
 #[cfg(test)]
