@@ -61,7 +61,10 @@ def test_sigv2_presigned_url(client, bucket, s3):
     code, _, body = fetch(url)
     assert code == 200 and body == b"old client"
     expired = re.sub(r"Expires=\d+", "Expires=1000", url)
-    assert fetch(expired)[0] == 403
+    code, _, body = fetch(expired)
+    assert code == 403 and b"<Code>AccessDenied</Code>" in body
+    assert b"<Message>Request has expired</Message>" in body
+    assert b"<Expires>1970-01-01T00:16:40Z</Expires>" in body and b"<ServerTime>" in body
 
 
 def multipart_body(fields: dict, filename: str, content: bytes) -> tuple[bytes, str]:

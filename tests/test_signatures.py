@@ -8,6 +8,7 @@ InvalidClientTokenId and MissingAuthenticationToken."""
 from __future__ import annotations
 
 import datetime
+import re
 import json
 import urllib.parse
 
@@ -159,6 +160,18 @@ def test_presigned_urls_are_verified(server, version):
     tampered = url.replace("/pre/k?", "/pre/up?")
     code, _, body = fetch(tampered)
     assert code == 403 and b"<Code>SignatureDoesNotMatch</Code>" in body
+
+
+def test_a_sigv2_presigned_urls_expiry_is_signed(server):
+    client(server, "s3").create_bucket(Bucket="pre2")
+    client(server, "s3").put_object(Bucket="pre2", Key="k", Body=b"v2")
+    url = client(server, "s3", signature_version="s3").generate_presigned_url(
+        "get_object", Params={"Bucket": "pre2", "Key": "k"}, ExpiresIn=300)
+    assert fetch(url)[2] == b"v2"
+    later = int(re.search(r"Expires=(\d+)", url).group(1)) + 3600
+    code, _, body = fetch(re.sub(r"Expires=\d+", f"Expires={later}", url))
+    assert code == 403 and b"<Code>SignatureDoesNotMatch</Code>" in body
+    assert f"<StringToSign>GET\n\n\n{later}\n/pre2/k</StringToSign>".encode() in body
 
 
 def skewed(monkeypatch, minutes):

@@ -12,11 +12,15 @@ fn query_error(message: &str) -> AwsError {
     AwsError::new("AuthorizationQueryParametersError", message).with_status(400)
 }
 
+/// S3's `AccessDenied` for an expired URL, its times in whole seconds as S3 writes them.
 fn expired(expires_at: i64, now: i64) -> AwsError {
+    let seconds = |millis: i64| {
+        format(millis.div_euclid(1000) * 1000, TimestampFormat::Iso8601).replace(".000Z", "Z")
+    };
     AwsError::new("AccessDenied", "Request has expired")
         .with_status(403)
-        .with_field("Expires", format(expires_at, TimestampFormat::Iso8601))
-        .with_field("ServerTime", format(now, TimestampFormat::Iso8601))
+        .with_field("Expires", seconds(expires_at))
+        .with_field("ServerTime", seconds(now))
 }
 
 /// `20260101T000000Z` as epoch millis; anything but digits around the `T` and `Z` is not one.
@@ -100,6 +104,7 @@ mod tests {
         let e = check_query(q, SIGNED + 61_000).unwrap_err();
         assert_eq!((e.code.as_ref(), e.status), ("AccessDenied", Some(403)));
         assert_eq!(e.message, "Request has expired");
+        assert_eq!(e.fields.str("Expires"), Some("2026-01-01T00:01:00Z"));
         let week = "X-Amz-Date=20260101T000000Z&X-Amz-Expires=604801";
         assert_eq!(
             check_query(week, SIGNED).unwrap_err().code,

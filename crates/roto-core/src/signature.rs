@@ -60,6 +60,22 @@ pub struct V4Claim {
     pub date: String,
     /// Whether it came in the query string.
     pub presigned: bool,
+    /// Whether it is SigV4a (`AWS4-ECDSA-P256-SHA256`: an ECDSA signature by a key derived
+    /// from the secret, over a scope without a region; `X-Amz-Region-Set` says where).
+    pub ecdsa: bool,
+}
+
+/// SigV4a's algorithm name.
+pub const ECDSA_ALGORITHM: &str = "AWS4-ECDSA-P256-SHA256";
+
+impl V4Claim {
+    /// The algorithm its string to sign names.
+    pub fn algorithm(&self) -> &'static str {
+        match self.ecdsa {
+            true => ECDSA_ALGORITHM,
+            false => "AWS4-HMAC-SHA256",
+        }
+    }
 }
 
 /// A SigV2 claim.
@@ -87,8 +103,7 @@ fn header<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
     headers.get(name).and_then(|v| v.to_str().ok())
 }
 
-/// Reads a request's claim; `Ok(None)` when it is unsigned (or signed with SigV4a, which
-/// is not verified).
+/// Reads a request's claim; `Ok(None)` when it is unsigned.
 pub fn claim(headers: &HeaderMap, query: &str) -> Result<Option<Claim>, Malformed> {
     if let Some(auth) = header(headers, "authorization") {
         return header_claim(auth, headers);
@@ -111,8 +126,10 @@ fn header_claim(auth: &str, headers: &HeaderMap) -> Result<Option<Claim>, Malfor
             expires: None,
         })));
     }
-    let Some(fields) = auth.strip_prefix("AWS4-HMAC-SHA256 ") else {
-        return Ok(None);
+    let (fields, ecdsa) = match auth.split_once(' ') {
+        Some(("AWS4-HMAC-SHA256", fields)) => (fields, false),
+        Some((ECDSA_ALGORITHM, fields)) => (fields, true),
+        _ => return Ok(None),
     };
     let field = |name: &str| {
         fields.split(',').find_map(|f| {
@@ -141,6 +158,7 @@ fn header_claim(auth: &str, headers: &HeaderMap) -> Result<Option<Claim>, Malfor
         signature: signature.to_string(),
         date: date.to_string(),
         presigned: false,
+        ecdsa,
     })))
 }
 
@@ -166,14 +184,15 @@ fn query_claim(query: &str) -> Result<Option<Claim>, Malformed> {
         message: message.to_string(),
     };
     if let Some(algorithm) = params.get("X-Amz-Algorithm") {
-        if algorithm != "AWS4-HMAC-SHA256" {
-            return match algorithm.as_str() {
-                "AWS4-ECDSA-P256-SHA256" => Ok(None),
-                _ => Err(malformed(
+        let ecdsa = match algorithm.as_str() {
+            "AWS4-HMAC-SHA256" => false,
+            ECDSA_ALGORITHM => true,
+            _ => {
+                return Err(malformed(
                     "X-Amz-Algorithm only supports \"AWS4-HMAC-SHA256\"",
-                )),
-            };
-        }
+                ))
+            }
+        };
         let mut get = |name: &str| {
             params.remove(name).ok_or_else(|| {
                 malformed(
@@ -200,6 +219,7 @@ fn query_claim(query: &str) -> Result<Option<Claim>, Malformed> {
             signature,
             date,
             presigned: true,
+            ecdsa,
         })));
     }
     match (params.remove("AWSAccessKeyId"), params.remove("Signature")) {
@@ -404,12 +424,51 @@ pub fn canonical_request(req: &V4Request<'_>, signed_headers: &[String]) -> Stri
     out
 }
 
-/// The SigV4 string to sign.
-pub fn string_to_sign(date: &str, scope: &str, canonical_request: &str) -> String {
+/// The SigV4 (or SigV4a: `algorithm`) string to sign.
+pub fn string_to_sign(algorithm: &str, date: &str, scope: &str, canonical_request: &str) -> String {
     format!(
-        "AWS4-HMAC-SHA256\n{date}\n{scope}\n{}",
+        "{algorithm}\n{date}\n{scope}\n{}",
         hex::encode(Sha256::digest(canonical_request.as_bytes()))
     )
+}
+
+/// The SigV4a key pair AWS derives from an access key and its secret: the NIST SP 800-108
+/// counter-mode KDF with HMAC-SHA256 keyed by `AWS4A<secret>`, over the algorithm name, the
+/// access key id and a counter, whose 256-bit output `k` gives the private scalar `k + 1`
+/// once `k` is at most the curve's order minus 2 (else the counter moves on).
+fn ecdsa_key(access_key: &str, secret: &str) -> Option<p256::ecdsa::VerifyingKey> {
+    use p256::elliptic_curve::bigint::{Encoding, U256};
+    use p256::elliptic_curve::Curve;
+    let key = format!("AWS4A{secret}");
+    let limit = p256::NistP256::ORDER.wrapping_sub(&U256::from_u8(2));
+    for counter in 1..=254u8 {
+        let mut input = 1u32.to_be_bytes().to_vec();
+        input.extend_from_slice(ECDSA_ALGORITHM.as_bytes());
+        input.push(0);
+        input.extend_from_slice(access_key.as_bytes());
+        input.push(counter);
+        input.extend_from_slice(&256u32.to_be_bytes());
+        let k = U256::from_be_slice(&hmac_sha256(key.as_bytes(), &input));
+        if k <= limit {
+            let d = k.wrapping_add(&U256::ONE).to_be_bytes();
+            let signing = p256::ecdsa::SigningKey::from_bytes(&d.into()).ok()?;
+            return Some(*signing.verifying_key());
+        }
+    }
+    None
+}
+
+/// Whether `signature` (hex DER) is the SigV4a signature of `string_to_sign` by the key
+/// derived from `access_key` and `secret`.
+pub fn verify_v4a(access_key: &str, secret: &str, string_to_sign: &str, signature: &str) -> bool {
+    use p256::ecdsa::signature::Verifier;
+    let Some(key) = ecdsa_key(access_key, secret) else {
+        return false;
+    };
+    let signature = hex::decode(signature)
+        .ok()
+        .and_then(|der| p256::ecdsa::Signature::from_der(&der).ok());
+    signature.is_some_and(|sig| key.verify(string_to_sign.as_bytes(), &sig).is_ok())
 }
 
 fn hmac_sha256(key: &[u8], data: &[u8]) -> Vec<u8> {
@@ -686,7 +745,7 @@ mod tests {
             "f536975d06c0309214f805bb90ccff089219ecd68b2577efef23edd43b7e1a59"
         );
         let scope = "20150830/us-east-1/iam/aws4_request";
-        let sts = string_to_sign("20150830T123600Z", scope, &canonical);
+        let sts = string_to_sign("AWS4-HMAC-SHA256", "20150830T123600Z", scope, &canonical);
         assert_eq!(
             sign_v4("wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY", scope, &sts),
             "5d672d79c15b13162d9279b0855cfba6789a8edb4c82c400e06b5924a6f2b5d7"
@@ -791,6 +850,7 @@ mod tests {
             signature: "4f232c4386841ef735655705268965c44a0e4690baa4adea153f7db9fa80a0a9".into(),
             date: "20130524T000000Z".into(),
             presigned: false,
+            ecdsa: false,
         };
         let mut chain = ChunkChain::new("wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", &claim);
         let first = chain.chunk(&Sha256::digest(vec![b'a'; 65536]));

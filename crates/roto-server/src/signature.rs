@@ -72,7 +72,13 @@ pub fn verify(dispatcher: &Dispatcher, req: &Signed<'_>) -> Result<Option<Proof>
             ))
         }
     };
-    if !signature::same(&expected.signature, claim.signature()) {
+    let holds = match &claim {
+        Claim::V4(v4) if v4.ecdsa => {
+            signature::verify_v4a(key, &secret, &expected.to_sign, &v4.signature)
+        }
+        _ => signature::same(&expected.signature, claim.signature()),
+    };
+    if !holds {
         return Err(mismatch(req, key, claim.signature(), &expected));
     }
     match &claim {
@@ -173,6 +179,8 @@ fn body_proof(req: &Signed<'_>, claim: &V4Claim, secret: &str) -> Result<Option<
 
 /// What the server computes for a claim.
 struct Expected {
+    /// The signature expected (none for SigV4a, whose ECDSA signatures are verified, not
+    /// recomputed).
     signature: String,
     to_sign: String,
     /// SigV4's canonical request.
@@ -246,9 +254,13 @@ fn expect_v4(req: &Signed<'_>, claim: &V4Claim, secret: &str) -> Result<Expected
         },
         &claim.signed_headers,
     );
-    let to_sign = signature::string_to_sign(&claim.date, &claim.scope, &canonical);
+    let to_sign =
+        signature::string_to_sign(claim.algorithm(), &claim.date, &claim.scope, &canonical);
     Ok(Expected {
-        signature: signature::sign_v4(secret, &claim.scope, &to_sign),
+        signature: match claim.ecdsa {
+            true => String::new(),
+            false => signature::sign_v4(secret, &claim.scope, &to_sign),
+        },
         to_sign,
         canonical: Some(canonical),
     })
