@@ -44,3 +44,18 @@ def enforcing_server(*flags):
             yield s
 
     return server
+
+
+def doc(*statements):
+    """A policy document of `statements`."""
+    return json.dumps({"Version": "2012-10-17", "Statement": list(statements)})
+
+
+def allow(action, resource="*", **extra):
+    """An Allow statement (`extra`: more members, such as a Condition)."""
+    return {"Effect": "Allow", "Action": action, "Resource": resource, **extra}
+
+
+def session_client(server, service, creds):
+    """A client signed with an STS response's `Credentials`."""
+    return client(server, service, creds["AccessKeyId"], creds["SecretAccessKey"], creds["SessionToken"])

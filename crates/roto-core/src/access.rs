@@ -70,6 +70,8 @@ pub struct Principal {
     /// A session policy passed to `AssumeRole` or `GetFederationToken`, which limits the
     /// session further.
     pub session_policy: Option<String>,
+    /// The managed policies passed as session policies (`PolicyArns`), which IAM keeps.
+    pub session_policy_arns: Vec<String>,
     /// A session's tags (`aws:PrincipalTag/<key>`, over its role's tags).
     pub session_tags: Vec<(String, String)>,
 }
@@ -84,6 +86,7 @@ impl Principal {
             user_id: account.to_string(),
             name: None,
             session_policy: None,
+            session_policy_arns: Vec::new(),
             session_tags: Vec::new(),
         }
     }
@@ -97,6 +100,7 @@ impl Principal {
             user_id: "anonymous".into(),
             name: None,
             session_policy: None,
+            session_policy_arns: Vec::new(),
             session_tags: Vec::new(),
         }
     }

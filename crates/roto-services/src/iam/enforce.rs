@@ -104,6 +104,7 @@ impl Iam {
                 user_id: entity.id.clone(),
                 name: Some(entity.name.clone()),
                 session_policy: None,
+                session_policy_arns: Vec::new(),
                 session_tags: Vec::new(),
                 account,
             }))
@@ -185,6 +186,27 @@ impl Iam {
         Ok(role.and_then(|r| r.attr("AssumeRolePolicyDocument").map(str::to_string)))
     }
 
+    /// A session's policies: the one passed inline and the managed ones passed by ARN, any
+    /// of which may allow (none for a federated user without any: it has no permission).
+    fn session_policies(&self, principal: &Principal) -> AwsResult<Option<Vec<Policy>>> {
+        let inline = principal.session_policy.as_deref();
+        if inline.is_none() && principal.session_policy_arns.is_empty() {
+            return Ok((principal.kind == PrincipalKind::Federated).then(Vec::new));
+        }
+        let mut policies: Vec<Policy> = inline
+            .and_then(|text| self.cache.document(text, "SessionPolicy", "session"))
+            .into_iter()
+            .collect();
+        for arn in &principal.session_policy_arns {
+            let text = self
+                .env
+                .store
+                .with(|c| self.managed_document(c, &principal.account, arn))?;
+            policies.extend(text.and_then(|text| self.cache.document(&text, arn, "session")));
+        }
+        Ok(Some(policies))
+    }
+
     /// Decides a call: explicit denies first, then the allows each party must give.
     pub(super) fn decide(
         &self,
@@ -203,16 +225,7 @@ impl Iam {
             (PrincipalKind::Root, _) | (PrincipalKind::Federated, None) => root_policy().to_vec(),
             _ => compiled.identity.clone(),
         };
-        let session = match (principal.kind, &principal.session_policy) {
-            (_, Some(text)) => Some(
-                self.cache
-                    .document(text, "SessionPolicy", "session")
-                    .into_iter()
-                    .collect(),
-            ),
-            (PrincipalKind::Federated, None) => Some(Vec::new()),
-            (_, None) => None,
-        };
+        let session = self.session_policies(principal)?;
         let context = with_principal_tags(context, &compiled.tags, &principal.session_tags);
         let context = context.as_ref();
         let mut set = PolicySet {

@@ -39,6 +39,7 @@ pub(super) fn principal(identity: Identity) -> Principal {
         user_id: identity.user_id,
         name,
         session_policy: identity.policy,
+        session_policy_arns: identity.policy_arns,
         session_tags: identity.tags,
     }
 }
@@ -77,10 +78,7 @@ pub(super) fn access_of(operation: &str, input: &Value) -> Access {
     access.policy = Some(trust.clone());
     let tagged = match operation {
         "AssumeRoleWithWebIdentity" => web_identity(&mut access, &account, input),
-        "AssumeRoleWithSAML" => {
-            saml(&mut access, &account, input);
-            false
-        }
+        "AssumeRoleWithSAML" => saml(&mut access, &account, input),
         _ => input
             .get("Tags")
             .is_some_and(|tags| !access::tag_pairs(tags).is_empty()),
@@ -132,8 +130,8 @@ fn web_identity(access: &mut Access, account: &str, input: &Value) -> bool {
 }
 
 /// A SAML sign-in: its provider (`PrincipalArn`), and the assertion's `saml:sub`,
-/// `saml:sub_type`, `saml:iss` and `saml:aud`.
-fn saml(access: &mut Access, account: &str, input: &Value) {
+/// `saml:sub_type`, `saml:iss` and `saml:aud`; whether the assertion carries session tags.
+fn saml(access: &mut Access, account: &str, input: &Value) -> bool {
     let assertion = federation::saml(input.str("SAMLAssertion").unwrap_or_default());
     let assertion = assertion.unwrap_or_default();
     for (key, value) in [
@@ -148,4 +146,5 @@ fn saml(access: &mut Access, account: &str, input: &Value) {
     }
     let arn = input.str("PrincipalArn").unwrap_or_default().to_string();
     access.caller = Some(provider(account, arn, assertion.subject));
+    !assertion.tags.is_empty()
 }

@@ -62,6 +62,10 @@ pub(super) struct SamlAssertion {
     pub subject_type: Option<String>,
     pub issuer: Option<String>,
     pub audience: Option<String>,
+    /// The session tags of its `PrincipalTag:<key>` attributes.
+    pub tags: Vec<(String, String)>,
+    /// The keys its `TransitiveTagKeys` attribute makes transitive.
+    pub transitive: Vec<String>,
 }
 
 const ATTRIBUTES: &str = "https://aws.amazon.com/SAML/Attributes/";
@@ -88,7 +92,40 @@ pub(super) fn saml(encoded: &str) -> Option<SamlAssertion> {
         subject_type,
         issuer: element(&xml, "Issuer").map(|(_, text)| text),
         audience: element(&xml, "Audience").map(|(_, text)| text),
+        tags: principal_tags(&xml),
+        transitive: attribute_values(&xml, "TransitiveTagKeys"),
     })
+}
+
+/// The `PrincipalTag:<key>` attributes' keys and first values.
+fn principal_tags(xml: &str) -> Vec<(String, String)> {
+    let marker = format!("{ATTRIBUTES}PrincipalTag:");
+    xml.match_indices(&marker)
+        .filter_map(|(at, _)| {
+            let rest = &xml[at + marker.len()..];
+            let key = rest.split(['"', '\'']).next()?;
+            let (_, value) = element(rest, "AttributeValue")?;
+            Some((key.to_string(), value))
+        })
+        .collect()
+}
+
+/// Every `AttributeValue` of the AWS SAML attribute `name`.
+fn attribute_values(xml: &str, name: &str) -> Vec<String> {
+    let marker = format!("{ATTRIBUTES}{name}");
+    let Some(at) = xml.find(&marker) else {
+        return Vec::new();
+    };
+    let rest = &xml[at..];
+    let body = &rest[..rest.find("Attribute>").unwrap_or(rest.len())];
+    body.split('<')
+        .filter_map(|segment| {
+            let (tag, text) = segment.split_once('>')?;
+            let name = tag.split([' ', '\t', '\r', '\n']).next()?;
+            let value = !name.starts_with('/') && name.rsplit(':').next() == Some("AttributeValue");
+            value.then(|| text.trim().to_string())
+        })
+        .collect()
 }
 
 /// The first element named `local` (any namespace prefix): its attributes and text.

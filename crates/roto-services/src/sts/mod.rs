@@ -61,7 +61,9 @@ const SCHEMA: &str = "CREATE TABLE IF NOT EXISTS sts_sessions (
     secret TEXT,
     token TEXT,
     tags TEXT,
-    parent TEXT
+    parent TEXT,
+    policy_arns TEXT,
+    transitive TEXT
 );";
 
 /// The identity behind a set of credentials.
@@ -75,6 +77,10 @@ struct Identity {
     tags: Vec<(String, String)>,
     /// Whose federated user a `GetFederationToken` session is (the caller's ARN).
     parent: Option<String>,
+    /// The managed policies passed as session policies (`PolicyArns`).
+    policy_arns: Vec<String>,
+    /// The keys of its tags that pass on to the sessions it assumes (role chaining).
+    transitive: Vec<String>,
 }
 
 impl Identity {
@@ -87,13 +93,21 @@ impl Identity {
             policy: None,
             tags: Vec::new(),
             parent: None,
+            policy_arns: Vec::new(),
+            transitive: Vec::new(),
         }
     }
 }
 
-/// Tags as the sessions table keeps them (JSON pairs).
-fn tags_json(tags: &[(String, String)]) -> String {
-    serde_json::to_string(tags).unwrap_or_else(|_| "[]".into())
+/// A JSON list column.
+fn json_list<T: serde::de::DeserializeOwned>(text: Option<String>) -> Vec<T> {
+    text.and_then(|t| serde_json::from_str(&t).ok())
+        .unwrap_or_default()
+}
+
+/// A list as its JSON column keeps it.
+fn to_json<T: serde::Serialize>(items: &[T]) -> String {
+    serde_json::to_string(items).unwrap_or_else(|_| "[]".into())
 }
 
 /// STS.
@@ -123,20 +137,20 @@ impl Sts {
         }
         self.env.store.with(|c| {
             c.prepare_cached(
-                "SELECT account, arn, user_id, policy, expiration, tags, parent
+                "SELECT account, arn, user_id, policy, expiration, tags, parent, policy_arns,
+                        transitive
                  FROM sts_sessions WHERE access_key = ?1",
             )?
             .query_row([access_key], |r| {
-                let tags: Option<String> = r.get(5)?;
                 let identity = Identity {
                     account: r.get(0)?,
                     arn: r.get(1)?,
                     user_id: r.get(2)?,
                     policy: r.get(3)?,
-                    tags: tags
-                        .and_then(|t| serde_json::from_str(&t).ok())
-                        .unwrap_or_default(),
+                    tags: json_list(r.get(5)?),
                     parent: r.get(6)?,
+                    policy_arns: json_list(r.get(7)?),
+                    transitive: json_list(r.get(8)?),
                 };
                 Ok((identity, r.get(4)?))
             })
@@ -216,8 +230,8 @@ impl Sts {
             c.execute_cached(
                 "INSERT INTO sts_sessions
                    (access_key, account, arn, user_id, expiration, policy, secret, token, tags,
-                    parent)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+                    parent, policy_arns, transitive)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
                 rusqlite::params![
                     access_key,
                     identity.account,
@@ -227,8 +241,10 @@ impl Sts {
                     identity.policy,
                     secret,
                     token,
-                    tags_json(&identity.tags),
+                    to_json(&identity.tags),
                     identity.parent,
+                    to_json(&identity.policy_arns),
+                    to_json(&identity.transitive),
                 ],
             )
             .map_err(AwsError::from)
@@ -290,6 +306,7 @@ impl Sts {
             name: input.str("RoleSessionName").unwrap_or_default(),
             duration: input.int("DurationSeconds").unwrap_or(3600),
             tags: input.get("Tags").map(access::tag_pairs).unwrap_or_default(),
+            transitive: input.strings("TransitiveTagKeys"),
         };
         let mut out = self.assume(ctx, input, session, "AssumeRole").await?;
         if let Some(source) = input.str("SourceIdentity") {
@@ -310,7 +327,8 @@ impl Sts {
         let Session {
             name: session_name,
             duration,
-            tags,
+            mut tags,
+            mut transitive,
         } = session;
         let role_arn = input.str("RoleArn").unwrap_or_default();
         let (account, role_name) = parse_role_arn(role_arn).ok_or_else(|| {
@@ -329,6 +347,11 @@ impl Sts {
             Some((id, _)) => id,
             None => format!("AROA{}", random_upper(17)),
         };
+        if let Some(key) = &ctx.access_key {
+            if let Some(caller) = self.session(key)? {
+                inherit_transitive(&caller, &mut tags, &mut transitive);
+            }
+        }
         let user_id = format!("{role_id}:{session_name}");
         let identity = Identity {
             arn: format!("arn:aws:sts::{account}:assumed-role/{role_name}/{session_name}"),
@@ -337,6 +360,8 @@ impl Sts {
             policy: input.str("Policy").map(str::to_string),
             tags,
             parent: None,
+            policy_arns: policy_arns(input),
+            transitive,
         };
         let credentials = self.issue(&identity, duration)?;
         let mut out = Value::map().with("Credentials", credentials).with(
@@ -362,6 +387,7 @@ impl Sts {
             name: input.str("RoleSessionName").unwrap_or_default(),
             duration: input.int("DurationSeconds").unwrap_or(3600),
             tags: claims.tags.clone(),
+            transitive: Vec::new(),
         };
         let mut out = self
             .assume(ctx, input, session, "AssumeRoleWithWebIdentity")
@@ -405,7 +431,8 @@ impl Sts {
         let session = Session {
             name: &session_name,
             duration,
-            tags: Vec::new(),
+            tags: assertion.tags.clone(),
+            transitive: assertion.transitive.clone(),
         };
         let mut out = self
             .assume(ctx, input, session, "AssumeRoleWithSAML")
@@ -469,6 +496,8 @@ impl Sts {
             policy: input.str("Policy").map(str::to_string),
             tags: input.get("Tags").map(access::tag_pairs).unwrap_or_default(),
             parent: Some(caller.arn),
+            policy_arns: policy_arns(input),
+            transitive: Vec::new(),
         };
         let credentials = self.issue(&identity, duration)?;
         let mut out = Value::map().with("Credentials", credentials).with(
@@ -484,11 +513,46 @@ impl Sts {
     }
 }
 
-/// A role session asked for: its name, duration in seconds and tags.
+/// A role session asked for: its name, duration in seconds, tags and the keys of those
+/// that pass on to the sessions it assumes.
 struct Session<'a> {
     name: &'a str,
     duration: i64,
     tags: Vec<(String, String)>,
+    transitive: Vec<String>,
+}
+
+/// Role chaining: the caller's transitive tags pass on to the session it assumes, and stay
+/// transitive there.
+fn inherit_transitive(
+    caller: &Identity,
+    tags: &mut Vec<(String, String)>,
+    transitive: &mut Vec<String>,
+) {
+    for key in &caller.transitive {
+        let inherited = caller
+            .tags
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(key));
+        if let Some(tag) = inherited {
+            tags.retain(|(k, _)| !k.eq_ignore_ascii_case(key));
+            tags.push(tag.clone());
+        }
+        if !transitive.iter().any(|k| k.eq_ignore_ascii_case(key)) {
+            transitive.push(key.clone());
+        }
+    }
+}
+
+/// The managed policies a call passes as session policies (`PolicyArns[].arn`).
+fn policy_arns(input: &Value) -> Vec<String> {
+    input
+        .get("PolicyArns")
+        .and_then(Value::as_list)
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|p| p.str("arn").map(str::to_string))
+        .collect()
 }
 
 /// The `[\w+=,.@-]*` pattern STS's names (role session names, federated user names) obey,
