@@ -34,7 +34,10 @@ def test_dynamodb_creates_no_legacy_global_table(client):
         ddb.create_global_table(GlobalTableName="orders", ReplicationGroup=[
             {"RegionName": "us-east-1"}, {"RegionName": "us-west-2"}])
     assert code_of(e) == ("ValidationException", 400)
-    assert "2017.11.29 is not supported" in e.value.response["Error"]["Message"]
+    assert e.value.response["Error"]["Message"] == (
+        "One or more parameter values were invalid: DynamoDB global tables version 2017.11.29 is not "
+        "supported. We recommend using DynamoDB global tables version 2019.11.21, instead of version "
+        "2017.11.29 (Legacy).")
     assert ddb.list_global_tables()["GlobalTables"] == []
     with pytest.raises(ClientError) as e:
         ddb.update_global_table(GlobalTableName="orders", ReplicaUpdates=[

@@ -13,7 +13,7 @@ use roto_core::{AwsError, Value};
 pub(super) const FEATURELESS: &[Featureless] = &[
     Featureless::error("CreateGlobalTable", |_| {
         AwsError::validation(
-            "DynamoDB global tables version 2017.11.29 is not supported. We recommend using DynamoDB global tables version 2019.11.21, instead of version 2017.11.29 (Legacy).",
+            "One or more parameter values were invalid: DynamoDB global tables version 2017.11.29 is not supported. We recommend using DynamoDB global tables version 2019.11.21, instead of version 2017.11.29 (Legacy).",
         )
     }),
     Featureless::empty("ListGlobalTables"),
