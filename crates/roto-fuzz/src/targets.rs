@@ -92,6 +92,11 @@ pub const TARGETS: &[Target] = &[
         grammar: INSIGHTS,
     },
     Target {
+        name: "s3-select",
+        run: s3_select,
+        grammar: S3_SELECT,
+    },
+    Target {
         name: "event-pattern",
         run: event_pattern,
         grammar: JSON,
@@ -764,6 +769,47 @@ const INTRINSIC: Grammar = Grammar {
         ("'", "'"),
     ],
 };
+const S3_SELECT: Grammar = Grammar {
+    dictionary: &[
+        "SELECT ",
+        " FROM S3Object s",
+        "S3Object[*].",
+        " WHERE ",
+        " LIMIT 1",
+        " AND ",
+        " OR ",
+        "NOT ",
+        " LIKE '%a_'",
+        " ESCAPE '!'",
+        " BETWEEN 1 AND 2",
+        " IN (1, 'a')",
+        " IS NOT MISSING",
+        " IS NULL",
+        "CAST(",
+        " AS INT)",
+        "TRIM(LEADING 'x' FROM ",
+        "SUBSTRING(",
+        " FOR 2)",
+        "COUNT(*)",
+        "SUM(",
+        "s._1",
+        "s.name",
+        "\"",
+        "'",
+        "[0]",
+        "[*]",
+        " || ",
+        "-",
+        "9223372036854775807",
+    ],
+    nesting: &[
+        ("(", ")"),
+        ("NOT ", ""),
+        ("-", ""),
+        ("LOWER(", ")"),
+        ("[", "]"),
+    ],
+};
 const INSIGHTS: Grammar = Grammar {
     dictionary: &[
         "fields ",
@@ -1043,6 +1089,10 @@ fn apigatewayv2_openapi(input: &[u8]) {
 /// REST APIs' OpenAPI and Swagger import, and the export of what it imports.
 fn apigateway_openapi(input: &[u8]) {
     roto_services::apigateway::fuzz::fuzz_rest_openapi(&text(input));
+}
+
+fn s3_select(input: &[u8]) {
+    roto_services::s3::fuzz::fuzz_select(&text(input));
 }
 
 fn logs_filter(input: &[u8]) {

@@ -436,3 +436,10 @@ fn concat_blocking(
         per_piece,
     ))
 }
+
+/// A response body of bytes held in memory (a torrent file, an annotation's payload).
+pub(crate) fn memory_body(bytes: Vec<u8>) -> Body {
+    http_body_util::Full::new(Bytes::from(bytes))
+        .map_err(|never| match never {})
+        .boxed()
+}

@@ -506,7 +506,7 @@ impl S3 {
         Ok(())
     }
 
-    fn remove_config(&self, bucket: &str, kind: &str) -> AwsResult<()> {
+    pub(crate) fn remove_config(&self, bucket: &str, kind: &str) -> AwsResult<()> {
         self.env.store.with(|c| {
             c.execute_cached(
                 "DELETE FROM s3_bucket_config WHERE bucket = ?1 AND kind = ?2",

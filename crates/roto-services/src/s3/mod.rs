@@ -1,6 +1,7 @@
 //! S3: buckets and objects over the rest-xml codec.
 //!
-//! One file per operation family, as in Garage: `buckets.rs` (Create/Head/List/Delete
+//! One file per operation family, as in Garage: `annotations.rs` (object annotations),
+//! `buckets.rs` (Create/Head/List/Delete
 //! bucket, location, versioning), `config.rs` (the stored bucket configurations: policy,
 //! CORS, lifecycle, tagging, encryption, ...), `acl.rs` (ACLs, Object Ownership and Block
 //! Public Access), `access.rs` (what each call asks of `--enforce-iam`: its action,
@@ -8,10 +9,12 @@
 //! and lifecycle operations over them), `lifecycle.rs` (lifecycle rules checked as S3
 //! checks them), `objects.rs` (Put/Get/Head/Delete object,
 //! DeleteObjects, GetObjectAttributes), `conditions.rs` (conditional requests and ranges),
-//! `copy.rs` (CopyObject), `sse.rs` (server-side encryption), `tagging.rs` (object tags), `multipart.rs` (multipart uploads),
+//! `copy.rs` (CopyObject), `sse.rs` (server-side encryption), `reencrypt.rs`
+//! (UpdateObjectEncryption), `torrent.rs` (GetObjectTorrent's metainfo files), `tagging.rs` (object tags), `multipart.rs` (multipart uploads),
 //! `versions.rs` (the version chain every write goes through), `lock.rs` (Object Lock:
 //! retention, legal holds, and the deletions they refuse), `restore.rs` (archived objects
-//! and RestoreObject), `list.rs` (ListObjects v1 and v2, ListObjectVersions), `body.rs`
+//! and RestoreObject), `select/` (SelectObjectContent: S3 Select's SQL over CSV and JSON
+//! objects, answered as an event stream), `list.rs` (ListObjects v1 and v2, ListObjectVersions), `body.rs`
 //! (request bodies streamed into blob files, `aws-chunked` decoding, digests; response
 //! bodies streamed from them), `errors.rs` (the AWS errors). Bucket names are global
 //! across accounts, as in AWS; everything else is reached through its bucket. Object
@@ -20,6 +23,7 @@
 
 mod access;
 mod acl;
+mod annotations;
 mod body;
 mod buckets;
 mod conditions;
@@ -31,15 +35,21 @@ mod legacy;
 mod lifecycle;
 mod list;
 mod lock;
+mod metadata;
 mod multipart;
 mod notifications;
 mod objects;
 mod post;
 mod public;
+mod reencrypt;
 mod restore;
+mod select;
 mod sse;
 mod tagging;
+mod torrent;
 mod versions;
+
+pub use select::fuzz;
 
 use std::io;
 use std::sync::atomic::{AtomicI64, Ordering};
@@ -54,23 +64,36 @@ use roto_core::{
 use rusqlite::OptionalExtension;
 
 /// The S3 features Roto does not model, answered as S3 answers an account without them:
-/// directory buckets (S3 Express One Zone), of which an account here has none, and S3
-/// Metadata, which no bucket here has configured (once the bucket is found).
+/// directory buckets (S3 Express One Zone), of which an account here has none, so that
+/// their operations on a general purpose bucket are refused; and S3 Object Lambda, whose
+/// routes no request here was given.
 const FEATURELESS: &[Featureless] = &[
     Featureless::empty("ListDirectoryBuckets"),
-    Featureless::error("GetBucketMetadataConfiguration", no_metadata),
-    Featureless::error("DeleteBucketMetadataConfiguration", no_metadata),
-    Featureless::error("GetBucketMetadataTableConfiguration", no_metadata),
-    Featureless::error("DeleteBucketMetadataTableConfiguration", no_metadata),
+    Featureless::error("CreateSession", directory_only),
+    Featureless::error("RenameObject", directory_only),
+    Featureless::error("WriteGetObjectResponse", no_object_lambda_route),
 ];
 
-/// `MetadataConfigurationNotFound`, S3's answer for a bucket without S3 Metadata.
-fn no_metadata(_: &Value) -> AwsError {
+/// The refusal of a directory bucket's operation (S3 Express One Zone) on a general
+/// purpose bucket.
+fn directory_only(_: &Value) -> AwsError {
     AwsError::new(
-        "MetadataConfigurationNotFound",
-        "The metadata table configuration does not exist.",
+        "InvalidRequest",
+        "This operation is only supported for directory buckets.",
     )
-    .with_status(404)
+    .with_status(400)
+}
+
+/// The answer to an Object Lambda response for a route and token no request was given.
+fn no_object_lambda_route(input: &Value) -> AwsError {
+    AwsError::new(
+        "InvalidRequest",
+        format!(
+            "The request route {} and token do not belong to a pending Object Lambda request.",
+            input.str("RequestRoute").unwrap_or_default()
+        ),
+    )
+    .with_status(400)
 }
 
 static SPEC: ServiceSpec = ServiceSpec {
@@ -196,6 +219,7 @@ impl S3 {
     /// Creates the service's tables.
     pub fn new(env: Arc<Env>) -> io::Result<S3> {
         env.store.migrate(SCHEMA)?;
+        env.store.migrate(annotations::SCHEMA)?;
         for table in ["s3_objects", "s3_versions", "s3_parts"] {
             env.store.register_blob_column(table, "blob");
         }
@@ -348,6 +372,13 @@ impl S3 {
             "DeleteObjects" => self.delete_objects(ctx, &request)?,
             "CopyObject" => self.copy_object(ctx, input).await?,
             "GetObjectAttributes" => self.get_object_attributes(input)?,
+            "SelectObjectContent" => return self.select_object_content(input).await,
+            "GetObjectTorrent" => return self.get_object_torrent(input).await,
+            "UpdateObjectEncryption" => self.update_object_encryption(ctx, input).await?,
+            "PutObjectAnnotation" => self.put_object_annotation(request).await?,
+            "GetObjectAnnotation" => return self.get_object_annotation(input),
+            "ListObjectAnnotations" => self.list_object_annotations(input)?,
+            "DeleteObjectAnnotation" => self.delete_object_annotation(input)?,
             "GetObjectTagging" => self.get_object_tagging(input)?,
             "PutObjectTagging" => self.put_object_tagging(input)?,
             "DeleteObjectTagging" => self.delete_object_tagging(input)?,
@@ -375,17 +406,22 @@ impl S3 {
                 let out = self.bucket_config(operation, input)?;
                 return Ok(Response::new(out.unwrap_or_else(Value::map)).with_status(204));
             }
-            other => match self.bucket_config(other, input)? {
+            other => match self.metadata(other, input)? {
                 Some(out) => out,
-                None => {
-                    if let Some(bucket) = input.str("Bucket") {
-                        self.bucket(bucket)?;
-                    }
-                    return featureless::answer(SPEC.model(), FEATURELESS, operation, input)
-                        .map(Response::new);
-                }
+                None => self.configuration(other, input)?,
             },
         };
         Ok(Response::new(output))
+    }
+
+    /// A bucket configuration operation, or the featureless answer of another.
+    fn configuration(&self, operation: &str, input: &Value) -> AwsResult<Value> {
+        if let Some(out) = self.bucket_config(operation, input)? {
+            return Ok(out);
+        }
+        if let Some(bucket) = input.str("Bucket") {
+            self.bucket(bucket)?;
+        }
+        featureless::answer(SPEC.model(), FEATURELESS, operation, input)
     }
 }

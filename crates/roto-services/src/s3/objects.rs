@@ -339,7 +339,7 @@ impl S3 {
     }
 
     /// Finds a key's version and, unless `head`, opens its blob under the same lock.
-    fn open_version(
+    pub(crate) fn open_version(
         &self,
         bucket: &str,
         key: &str,

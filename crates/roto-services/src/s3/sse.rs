@@ -294,7 +294,7 @@ impl S3 {
     /// Asks KMS for a data key under `key_id` (the account's `aws/s3` key by default) for
     /// the object, as S3 does for every SSE-KMS write; answers the key's ARN, or KMS's
     /// error as S3 relays it.
-    async fn kms_data_key(
+    pub(crate) async fn kms_data_key(
         &self,
         ctx: &Context,
         bucket: &Bucket,
