@@ -693,3 +693,40 @@ def test_consumers_composite_alarms_dashboards_invoke_configs_and_machine_versio
     assert settle(cfn, stack["StackId"])["StackStatus"] == "DELETE_COMPLETE", events(cfn, "more")
     assert cw.list_dashboards()["DashboardEntries"] == []
     assert cw.describe_alarms()["CompositeAlarms"] == [] == cw.describe_alarms()["MetricAlarms"]
+
+
+def test_request_validators_models_and_gateway_responses(cfn, client):
+    template = {"Resources": {
+        "Api": {"Type": "AWS::ApiGateway::RestApi", "Properties": {"Name": "shapes"}},
+        "Check": {"Type": "AWS::ApiGateway::RequestValidator", "Properties": {
+            "RestApiId": {"Ref": "Api"}, "Name": "body", "ValidateRequestBody": True}},
+        "Order": {"Type": "AWS::ApiGateway::Model", "Properties": {
+            "RestApiId": {"Ref": "Api"}, "Name": "Order", "ContentType": "application/json",
+            "Schema": {"type": "object", "required": ["id"]}}},
+        "Missing": {"Type": "AWS::ApiGateway::GatewayResponse", "Properties": {
+            "RestApiId": {"Ref": "Api"}, "ResponseType": "MISSING_AUTHENTICATION_TOKEN", "StatusCode": "404",
+            "ResponseTemplates": {"application/json": '{"message": "no such route"}'}}},
+    }, "Outputs": {"Api": {"Value": {"Ref": "Api"}}, "Check": {"Value": {"Ref": "Check"}},
+                   "CheckId": {"Value": {"Fn::GetAtt": ["Check", "RequestValidatorId"]}},
+                   "Order": {"Value": {"Ref": "Order"}}}}
+    stack, out = deploy(cfn, "shapes", template)
+    apigw = client("apigateway")
+    validator = apigw.get_request_validator(restApiId=out["Api"], requestValidatorId=out["Check"])
+    assert (validator["name"], validator["validateRequestBody"], out["CheckId"]) == ("body", True, out["Check"])
+    model = apigw.get_model(restApiId=out["Api"], modelName=out["Order"])
+    assert out["Order"] == "Order" and json.loads(model["schema"]) == {"type": "object", "required": ["id"]}
+    response = apigw.get_gateway_response(restApiId=out["Api"], responseType="MISSING_AUTHENTICATION_TOKEN")
+    assert response["statusCode"] == "404"
+
+    template["Resources"]["Check"]["Properties"]["ValidateRequestParameters"] = True
+    template["Resources"]["Order"]["Properties"]["Schema"] = {"type": "object"}
+    template["Resources"]["Missing"]["Properties"]["StatusCode"] = "410"
+    update(cfn, "shapes", template)
+    validator = apigw.get_request_validator(restApiId=out["Api"], requestValidatorId=out["Check"])
+    assert validator["validateRequestParameters"] is True
+    assert json.loads(apigw.get_model(restApiId=out["Api"], modelName="Order")["schema"]) == {"type": "object"}
+    response = apigw.get_gateway_response(restApiId=out["Api"], responseType="MISSING_AUTHENTICATION_TOKEN")
+    assert response["statusCode"] == "410"
+    cfn.delete_stack(StackName="shapes")
+    assert settle(cfn, stack["StackId"])["StackStatus"] == "DELETE_COMPLETE", events(cfn, "shapes")
+    assert apigw.get_rest_apis()["items"] == []

@@ -1,6 +1,7 @@
 //! Providers of API Gateway's REST API types (`AWS::ApiGateway::*`): APIs (from properties
 //! or an OpenAPI `Body`/`BodyS3Location`), resources, methods with their integration and
-//! responses, deployments, stages, authorizers, API keys, usage plans and their keys.
+//! responses, deployments, stages, authorizers, API keys, usage plans and their keys,
+//! request validators, models and gateway responses.
 //!
 //! The REST API's operations name members in lower camel case and the templates' properties
 //! in upper camel case; the dispatcher's input matching ignores the case of the first
@@ -600,3 +601,109 @@ pub(crate) const USAGE_PLAN_KEY: Provider = Provider {
         })
     },
 };
+
+pub(crate) const REQUEST_VALIDATOR: Provider = Provider {
+    kind: "AWS::ApiGateway::RequestValidator",
+    replaces: &["RestApiId"],
+    create: |c| {
+        Box::pin(async move {
+            let mut input = pick(
+                &c.props,
+                &[
+                    "RestApiId",
+                    "ValidateRequestBody",
+                    "ValidateRequestParameters",
+                ],
+            );
+            input = with(input, "name", json!(c.name("Name", 128)));
+            let out = c.api(SERVICE, "CreateRequestValidator", input).await?;
+            let id = out["Id"].as_str().unwrap_or_default();
+            Ok(resolved(id, json!({"RequestValidatorId": id})))
+        })
+    },
+    update: Some(|c| {
+        Box::pin(async move {
+            let patches = changes(c, &VALIDATOR_MEMBERS);
+            let input = json!({"restApiId": c.props["RestApiId"], "requestValidatorId": c.physical(), "patchOperations": patches});
+            c.api(SERVICE, "UpdateRequestValidator", input).await?;
+            Ok(c.previous.clone())
+        })
+    }),
+    delete: |c| {
+        Box::pin(async move {
+            let input =
+                json!({"restApiId": c.props["RestApiId"], "requestValidatorId": c.physical()});
+            gone_ok(c.api(SERVICE, "DeleteRequestValidator", input).await)
+        })
+    },
+};
+
+/// A request validator's properties and their patch paths.
+const VALIDATOR_MEMBERS: [(&str, &str); 3] = [
+    ("Name", "/name"),
+    ("ValidateRequestBody", "/validateRequestBody"),
+    ("ValidateRequestParameters", "/validateRequestParameters"),
+];
+
+pub(crate) const MODEL: Provider = Provider {
+    kind: "AWS::ApiGateway::Model",
+    replaces: &["RestApiId", "Name", "ContentType"],
+    create: |c| {
+        Box::pin(async move {
+            let name = c.name("Name", 64).replace('-', "");
+            let mut input = pick(&c.props, &["RestApiId", "Description", "ContentType"]);
+            input = with(input, "name", json!(name));
+            input = with(input, "schema", json!(c.document("Schema")));
+            input = with(
+                input,
+                "contentType",
+                json!(c.str("ContentType").unwrap_or("application/json")),
+            );
+            c.api(SERVICE, "CreateModel", input).await?;
+            Ok(resolved(name, json!({})))
+        })
+    },
+    update: Some(|c| {
+        Box::pin(async move {
+            let mut patches = changes(c, &[("Description", "/description")]);
+            if c.prop("Schema") != c.old_props.get("Schema") {
+                patches.push(
+                    json!({"op": "replace", "path": "/schema", "value": c.document("Schema")}),
+                );
+            }
+            let input = json!({"restApiId": c.props["RestApiId"], "modelName": c.physical(), "patchOperations": patches});
+            c.api(SERVICE, "UpdateModel", input).await?;
+            Ok(c.previous.clone())
+        })
+    }),
+    delete: |c| {
+        Box::pin(async move {
+            let input = json!({"restApiId": c.props["RestApiId"], "modelName": c.physical()});
+            gone_ok(c.api(SERVICE, "DeleteModel", input).await)
+        })
+    },
+};
+
+pub(crate) const GATEWAY_RESPONSE: Provider = Provider {
+    kind: "AWS::ApiGateway::GatewayResponse",
+    replaces: &["RestApiId", "ResponseType"],
+    create: |c| Box::pin(gateway_response_put(c)),
+    update: Some(|c| Box::pin(gateway_response_put(c))),
+    delete: |c| {
+        Box::pin(async move {
+            let input = pick(&c.props, &["RestApiId", "ResponseType"]);
+            gone_ok(c.api(SERVICE, "DeleteGatewayResponse", input).await)
+        })
+    },
+};
+
+/// PutGatewayResponse with the template's properties; `Ref` a generated id.
+async fn gateway_response_put(c: &Call) -> Outcome {
+    c.api(SERVICE, "PutGatewayResponse", c.props.clone())
+        .await?;
+    let id = match c.physical_id.as_deref() {
+        Some(id) => id.to_string(),
+        None => super::generated_name(&c.stack_name, &c.logical_id, 64),
+    };
+    Ok(resolved(id, json!({})))
+}
