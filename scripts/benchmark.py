@@ -1542,7 +1542,7 @@ def parse_peer(value):
 SECTIONS = {"concurrency": "concurrency", "sqs": "sqs", "sns": "sns", "s3-scale": "s3_scale",
             "dynamodb-scale": "dynamodb_scale", "lambda": "lambda_run",
             "stepfunctions": "stepfunctions", "cloudformation": "cloudformation",
-            "apigateway": "apigateway", "kinesis": "kinesis"}
+            "apigateway": "apigateway", "kinesis": "kinesis", "cloudwatch": "cloudwatch"}
 
 
 def build_parser():
@@ -1659,6 +1659,14 @@ def build_parser():
     parser.add_argument("--kinesis-behind", type=int, default=100_000, metavar="N",
                         help="records put for --kinesis (the throughput run), which the "
                              "far-behind GetRecords reads from the start of")
+    parser.add_argument("--cloudwatch", action="store_true",
+                        help="also measure CloudWatch: PutMetricData throughput, GetMetricData "
+                             "p50 over a day of minutes for 10 metrics, and the lag from a "
+                             "threshold-crossing datapoint to the alarm's SNS delivery")
+    parser.add_argument("--cloudwatch-puts", type=int, default=50, metavar="N",
+                        help="PutMetricData calls of 1,000 datapoints each for --cloudwatch")
+    parser.add_argument("--cloudwatch-alarms", type=int, default=10, metavar="N",
+                        help="alarm lag trials for --cloudwatch")
     return parser
 
 
@@ -1682,6 +1690,8 @@ def validate_args(parser, args):
         parser.error("--apigateway-requests must be at least 1")
     if args.kinesis_behind < KINESIS_BATCH:
         parser.error("--kinesis-behind must be at least {}".format(KINESIS_BATCH))
+    if args.cloudwatch_puts < 1 or args.cloudwatch_alarms < 1:
+        parser.error("--cloudwatch-puts and --cloudwatch-alarms must be at least 1")
     if not re.fullmatch(r"\d{12}", args.account_id):
         parser.error("--account-id must be 12 digits")
     names = [name for name, _ in args.peer]
@@ -1930,13 +1940,19 @@ SNS_FORM_HEADERS = aws_headers("sns", {
 })
 
 
-def sqs_call(client, action, payload):
-    """One SQS JSON-protocol call; returns the decoded answer or raises ValidationError."""
-    headers = dict(SQS_JSON_HEADERS, **{"X-Amz-Target": "AmazonSQS." + action})
+def json_call(client, headers, target, payload, what):
+    """One JSON-protocol call with `X-Amz-Target: target`; returns the decoded answer or
+    raises ValidationError naming `what`."""
+    headers = dict(headers, **{"X-Amz-Target": target})
     status, _, body = client.request("POST", "/", json.dumps(payload).encode(), headers)
     if status != 200:
-        raise ValidationError("SQS {}: {}".format(action, describe_response(status, body)))
+        raise ValidationError("{}: {}".format(what, describe_response(status, body)))
     return json.loads(body or b"{}")
+
+
+def sqs_call(client, action, payload):
+    """One SQS JSON-protocol call; returns the decoded answer or raises ValidationError."""
+    return json_call(client, SQS_JSON_HEADERS, "AmazonSQS." + action, payload, "SQS " + action)
 
 
 def sns_call(client, params):
@@ -2992,11 +3008,8 @@ SFN_POLL_S = 0.002
 
 def sfn_call(client, action, payload):
     """One Step Functions call; returns the decoded answer or raises ValidationError."""
-    headers = dict(SFN_HEADERS, **{"X-Amz-Target": "AWSStepFunctions." + action})
-    status, _, body = client.request("POST", "/", json.dumps(payload).encode(), headers)
-    if status != 200:
-        raise ValidationError("Step Functions {}: {}".format(action, describe_response(status, body)))
-    return json.loads(body or b"{}")
+    return json_call(client, SFN_HEADERS, "AWSStepFunctions." + action, payload,
+                     "Step Functions " + action)
 
 
 def sfn_machine(client, args, name, states):
@@ -3555,6 +3568,138 @@ def print_cloudformation_report(cfn):
               cfn["resources"], cfn["median_seconds"], cfn["max_seconds"], cfn["stacks"]))
 
 
+# --------------------------------------------------------------------------------------
+# CloudWatch (--cloudwatch): off by default
+# --------------------------------------------------------------------------------------
+
+CW_HEADERS = aws_headers("monitoring", {"Content-Type": "application/x-amz-json-1.0"})
+CW_METRICS = 10
+CW_DAY_MINUTES = 24 * 60
+CW_GET_CALLS = 20
+
+
+def cw_call(client, action, payload):
+    """One CloudWatch JSON-protocol call; returns the decoded answer or raises ValidationError."""
+    return json_call(client, CW_HEADERS, "GraniteServiceVersion20100801." + action, payload,
+                     "CloudWatch " + action)
+
+
+def server_clock_s(client):
+    """The server clock, in epoch seconds."""
+    status, _, body = client.request("GET", "/_roto/clock", None, {})
+    if status != 200:
+        raise ValidationError("GET /_roto/clock: " + describe_response(status, body))
+    return json.loads(body)["now_millis"] / 1000
+
+
+def cw_put_throughput(client, calls):
+    """Datapoints per second of `calls` PutMetricData calls of 1,000 datapoints each (10
+    metrics, 100 values each), one client, one connection."""
+    started = time.perf_counter_ns()
+    for call in range(calls):
+        cw_call(client, "PutMetricData", {"Namespace": "Bench/Put", "MetricData": [
+            {"MetricName": "m%d" % m, "Value": float(call * 1000 + m * 100 + i), "Unit": "Count"}
+            for m in range(CW_METRICS) for i in range(100)]})
+    elapsed = time.perf_counter_ns() - started
+    return {"calls": calls, "datapoints": calls * 1000,
+            "datapoints_per_second": rounded(calls * 1000 / (elapsed / 1e9), 1)}
+
+
+def cw_day_queries(client):
+    """GetMetricData p50 for 10 metrics over a day of one-minute datapoints (seeded first,
+    1,000 datapoints a call), each query answering 1,440 values."""
+    now = int(server_clock_s(client)) // 60 * 60
+    start = now - CW_DAY_MINUTES * 60
+    data = [{"MetricName": "m%d" % m, "Timestamp": start + minute * 60, "Value": float(minute)}
+            for m in range(CW_METRICS) for minute in range(CW_DAY_MINUTES)]
+    for at in range(0, len(data), 1000):
+        cw_call(client, "PutMetricData", {"Namespace": "Bench/Day", "MetricData": data[at:at + 1000]})
+    queries = [{"Id": "m%d" % m, "MetricStat": {
+        "Metric": {"Namespace": "Bench/Day", "MetricName": "m%d" % m},
+        "Period": 60, "Stat": "Average"}} for m in range(CW_METRICS)]
+    request = {"MetricDataQueries": queries, "StartTime": start, "EndTime": now,
+               "MaxDatapoints": 100_800}
+    samples = []
+    for _ in range(CW_GET_CALLS):
+        began = time.perf_counter_ns()
+        answer = cw_call(client, "GetMetricData", request)
+        samples.append(time.perf_counter_ns() - began)
+        counts = {len(r["Values"]) for r in answer["MetricDataResults"]}
+        if counts != {CW_DAY_MINUTES} or "NextToken" in answer:
+            raise ValidationError("GetMetricData answered {} values per metric".format(counts))
+    return dict(latency_summary(samples), metrics=CW_METRICS, values_per_metric=CW_DAY_MINUTES)
+
+
+def cw_alarm_lag(client, trials):
+    """The lag from moving the server clock past a period that holds a threshold-crossing
+    datapoint to the alarm's notification arriving in an SQS queue subscribed (raw) to the
+    alarm's SNS topic: one fresh alarm and metric per trial."""
+    url = sqs_call(client, "CreateQueue", {"QueueName": "bench-alarms"})["QueueUrl"]
+    queue_arn = sqs_call(client, "GetQueueAttributes", {
+        "QueueUrl": url, "AttributeNames": ["QueueArn"]})["Attributes"]["QueueArn"]
+    xml = sns_call(client, {"Action": "CreateTopic", "Name": "bench-alarms"})
+    topic = re.search(rb"<TopicArn>([^<]+)</TopicArn>", xml).group(1).decode()
+    sns_call(client, {"Action": "Subscribe", "TopicArn": topic, "Protocol": "sqs",
+                      "Endpoint": queue_arn, "Attributes.entry.1.key": "RawMessageDelivery",
+                      "Attributes.entry.1.value": "true"})
+    samples = []
+    for trial in range(trials):
+        name = "lag-%d" % trial
+        cw_call(client, "PutMetricAlarm", {
+            "AlarmName": name, "Namespace": "Bench/Lag", "MetricName": name, "Statistic": "Maximum",
+            "Period": 60, "EvaluationPeriods": 1, "Threshold": 1.0,
+            "ComparisonOperator": "GreaterThanThreshold", "AlarmActions": [topic]})
+        cw_call(client, "PutMetricData", {"Namespace": "Bench/Lag", "MetricData": [
+            {"MetricName": name, "Value": 5.0, "Timestamp": server_clock_s(client)}]})
+        began = time.perf_counter_ns()
+        status, _, body = client.request("POST", "/_roto/clock?advance=60", None, {})
+        if status != 200:
+            raise ValidationError("advancing the clock: " + describe_response(status, body))
+        messages = []
+        while not messages:
+            messages = sqs_call(client, "ReceiveMessage", {
+                "QueueUrl": url, "WaitTimeSeconds": 5}).get("Messages", [])
+        samples.append(time.perf_counter_ns() - began)
+        note = json.loads(messages[0]["Body"])
+        if note.get("AlarmName") != name or note.get("NewStateValue") != "ALARM":
+            raise ValidationError("alarm notification {!r}, expected {} in ALARM".format(note, name))
+        sqs_call(client, "DeleteMessage", {
+            "QueueUrl": url, "ReceiptHandle": messages[0]["ReceiptHandle"]})
+    return latency_summary(samples)
+
+
+def cloudwatch_benchmark(args):
+    """The issue's CloudWatch figures on one fresh ephemeral server, one client."""
+    with tempfile.TemporaryDirectory(prefix="roto-bench-cloudwatch-") as tmpdir:
+        server, port = start_roto_server(args, args.binary, tmpdir, ["--ephemeral"], "cloudwatch")
+        client = Client(args.host, port)
+        try:
+            log("CloudWatch: {} PutMetricData calls ...".format(args.cloudwatch_puts))
+            put = cw_put_throughput(client, args.cloudwatch_puts)
+            log("CloudWatch: a day of minutes for {} metrics, {} GetMetricData calls ...".format(
+                CW_METRICS, CW_GET_CALLS))
+            day = cw_day_queries(client)
+            log("CloudWatch: {} alarm lag trials ...".format(args.cloudwatch_alarms))
+            lag = cw_alarm_lag(client, args.cloudwatch_alarms)
+        finally:
+            client.close()
+            server.stop()
+    return {"put_metric_data": put, "get_metric_data_day": day, "alarm_to_sns_lag": lag}
+
+
+def print_cloudwatch_report(cloudwatch):
+    """Prints the CloudWatch figures."""
+    put = cloudwatch["put_metric_data"]
+    print("CloudWatch PutMetricData: {:,.0f} datapoints/s ({} calls of 1,000)".format(
+        put["datapoints_per_second"], put["calls"]))
+    day = cloudwatch["get_metric_data_day"]
+    print("CloudWatch GetMetricData, {} metrics x {} minutes: p50 {:.3f} ms, p95 {:.3f} ms".format(
+        day["metrics"], day["values_per_metric"], day["p50_ms"], day["p95_ms"]))
+    lag = cloudwatch["alarm_to_sns_lag"]
+    print("CloudWatch alarm: clock past the period -> SNS delivery in SQS: p50 {:.3f} ms, "
+          "max {:.3f} ms ({} alarms)".format(lag["p50_ms"], lag["max_ms"], lag["count"]))
+
+
 def main(argv=None):
     """Entry point: parse options, run, report, write JSON; return the exit status."""
     parser = build_parser()
@@ -3596,6 +3741,9 @@ def main(argv=None):
         if args.kinesis:
             results["kinesis"] = kinesis_benchmark(args)
             print_kinesis_report(results["kinesis"])
+        if args.cloudwatch:
+            results["cloudwatch"] = cloudwatch_benchmark(args)
+            print_cloudwatch_report(results["cloudwatch"])
         write_json(args.output, results)
         log("raw results written to " + args.output)
         return 0

@@ -214,13 +214,18 @@ fn fx(h: u64, word: u64) -> u64 {
     (h.rotate_left(5) ^ word).wrapping_mul(0x517c_c1b7_2722_0a95)
 }
 
+/// FxHash of a string: eight bytes a word, the rest in one more, then the length.
 fn fx_str(mut h: u64, s: &str) -> u64 {
-    for chunk in s.as_bytes().chunks(8) {
-        let mut word = [0u8; 8];
-        word[..chunk.len()].copy_from_slice(chunk);
-        h = fx(h, u64::from_le_bytes(word));
+    let mut words = s.as_bytes().chunks_exact(8);
+    for word in &mut words {
+        h = fx(h, <[u8; 8]>::try_from(word).map_or(0, u64::from_le_bytes));
     }
-    fx(h, s.len() as u64)
+    let rest = words
+        .remainder()
+        .iter()
+        .rev()
+        .fold(0u64, |w, &b| (w << 8) | u64::from(b));
+    fx(fx(h, rest), s.len() as u64)
 }
 
 /// A hasher for keys that are hashes already.

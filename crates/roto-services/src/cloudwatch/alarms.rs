@@ -30,6 +30,7 @@ pub(super) const COLUMNS: &str = "account, region, name, kind, config, state, re
 /// The kinds of alarm, as `AlarmType` names them.
 pub(super) const METRIC_ALARM: &str = "MetricAlarm";
 pub(super) const COMPOSITE_ALARM: &str = "CompositeAlarm";
+pub(super) const LOG_ALARM: &str = "LogAlarm";
 
 const STATES: &[&str] = &["OK", "ALARM", "INSUFFICIENT_DATA"];
 const MAX_ACTIONS: usize = 5;
@@ -119,7 +120,7 @@ impl Alarm {
 }
 
 /// A new alarm, before its first evaluation.
-fn new_alarm(ctx: &Context, name: &str, kind: &str, input: &Value, now: i64) -> Alarm {
+pub(super) fn new_alarm(ctx: &Context, name: &str, kind: &str, input: &Value, now: i64) -> Alarm {
     Alarm {
         account: ctx.account.clone(),
         region: ctx.region.clone(),
@@ -149,6 +150,27 @@ pub(super) fn alarm_arn(account: &str, region: &str, name: &str) -> String {
     format!("arn:aws:cloudwatch:{region}:{account}:alarm:{name}")
 }
 
+/// The `AlarmName` of a Put*Alarm, checked: 1 to 255 characters.
+pub(super) fn check_alarm_name(input: &Value) -> AwsResult<&str> {
+    let name = required_str(input, "AlarmName", "AlarmName")?;
+    if name.is_empty() || name.chars().count() > 255 {
+        return Err(invalid_value(format!(
+            "The value {name} for parameter AlarmName is invalid."
+        )));
+    }
+    Ok(name)
+}
+
+/// The tags of a Put*Alarm, checked: at most fifty.
+pub(super) fn check_tags(input: &Value) -> AwsResult<()> {
+    if tags_of(input).len() > MAX_TAGS {
+        return Err(validation(format!(
+            "The collection Tags must not have a size greater than {MAX_TAGS}."
+        )));
+    }
+    Ok(())
+}
+
 /// A positive integer member, or InvalidParameterValue naming it.
 fn positive(input: &Value, member: &str) -> AwsResult<Option<i64>> {
     match input.get(member).and_then(number) {
@@ -161,7 +183,7 @@ fn positive(input: &Value, member: &str) -> AwsResult<Option<i64>> {
 }
 
 /// The actions of one state, checked: at most five, each an ARN.
-fn check_actions(input: &Value, member: &str) -> AwsResult<()> {
+pub(super) fn check_actions(input: &Value, member: &str) -> AwsResult<()> {
     let actions = list(input, member);
     if actions.len() > MAX_ACTIONS {
         return Err(validation(format!(
@@ -416,12 +438,7 @@ impl Inner {
     }
 
     pub(super) fn put_metric_alarm(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
-        let name = required_str(input, "AlarmName", "AlarmName")?;
-        if name.is_empty() || name.chars().count() > 255 {
-            return Err(invalid_value(format!(
-                "The value {name} for parameter AlarmName is invalid."
-            )));
-        }
+        let name = check_alarm_name(input)?;
         if input.get("Metrics").is_some() {
             check_metric_queries(input)?;
         } else {
@@ -432,11 +449,7 @@ impl Inner {
         for member in ["OKActions", "AlarmActions", "InsufficientDataActions"] {
             check_actions(input, member)?;
         }
-        if tags_of(input).len() > MAX_TAGS {
-            return Err(validation(format!(
-                "The collection Tags must not have a size greater than {MAX_TAGS}."
-            )));
-        }
+        check_tags(input)?;
         let mut config = input.clone();
         config.remove("Tags");
         if let Some(dims) = input.get("Dimensions").and_then(Value::as_list) {
@@ -462,12 +475,7 @@ impl Inner {
     }
 
     pub(super) fn put_composite_alarm(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
-        let name = required_str(input, "AlarmName", "AlarmName")?;
-        if name.is_empty() || name.chars().count() > 255 {
-            return Err(invalid_value(format!(
-                "The value {name} for parameter AlarmName is invalid."
-            )));
-        }
+        let name = check_alarm_name(input)?;
         let text = required_str(input, "AlarmRule", "AlarmRule")?;
         let rule =
             rule::parse(text).map_err(|e| validation(format!("Error in alarm rule: {e}.")))?;
@@ -513,7 +521,11 @@ impl Inner {
     }
 
     /// A ConfigurationUpdate history item: created, or updated from `original`.
-    fn record_configuration(&self, alarm: &Alarm, original: Option<Value>) -> AwsResult<()> {
+    pub(super) fn record_configuration(
+        &self,
+        alarm: &Alarm,
+        original: Option<Value>,
+    ) -> AwsResult<()> {
         let updated = history_config(&alarm.describe());
         let (summary, data) = match original {
             None => (
@@ -586,8 +598,7 @@ impl Inner {
         let max = max_records(input, 50)?;
         let action_prefix = input.str("ActionPrefix");
         let related = self.related_alarms(ctx, input)?;
-        let mut metric = Vec::new();
-        let mut composite = Vec::new();
+        let mut by_kind = [Vec::new(), Vec::new(), Vec::new()];
         for alarm in self.all_alarms(ctx)? {
             let wanted = (names.is_empty() || names.contains(&alarm.name.as_str()))
                 && prefix.is_none_or(|p| alarm.name.starts_with(p))
@@ -598,22 +609,33 @@ impl Inner {
             if !wanted {
                 continue;
             }
-            if alarm.kind == METRIC_ALARM {
-                metric.push(alarm.describe());
-            } else {
-                composite.push(alarm.describe());
-            }
+            let at = [METRIC_ALARM, COMPOSITE_ALARM, LOG_ALARM]
+                .iter()
+                .position(|k| *k == alarm.kind)
+                .unwrap_or(0);
+            by_kind[at].push(alarm.describe());
         }
-        let all: Vec<Value> = metric.into_iter().chain(composite).collect();
+        let all: Vec<Value> = by_kind.into_iter().flatten().collect();
         let (shown, next) = page(all, max, input.str("NextToken"), || {
             AwsError::new("InvalidNextToken", "The service cannot find the NextToken.")
         })?;
-        let (metric, composite): (Vec<Value>, Vec<Value>) = shown
-            .into_iter()
-            .partition(|a| a.get("AlarmRule").is_none());
+        let mut lists = [Vec::new(), Vec::new(), Vec::new()];
+        for alarm in shown {
+            let at = match (
+                alarm.get("AlarmRule"),
+                alarm.get("ScheduledQueryConfiguration"),
+            ) {
+                (Some(_), _) => 1,
+                (None, Some(_)) => 2,
+                (None, None) => 0,
+            };
+            lists[at].push(alarm);
+        }
+        let [metric, composite, log] = lists;
         Ok(Value::map()
             .with("MetricAlarms", Value::List(metric))
             .with("CompositeAlarms", Value::List(composite))
+            .with("LogAlarms", Value::List(log))
             .with_opt("NextToken", next))
     }
 
@@ -918,7 +940,7 @@ fn alarm_types(input: &Value) -> AwsResult<Vec<&str>> {
         .filter_map(Value::as_str)
         .collect();
     for t in &types {
-        if *t != METRIC_ALARM && *t != COMPOSITE_ALARM {
+        if ![METRIC_ALARM, COMPOSITE_ALARM, LOG_ALARM].contains(t) {
             return Err(invalid_value(format!(
                 "The value {t} for parameter AlarmTypes is invalid."
             )));

@@ -345,7 +345,9 @@ impl Inner {
     }
 
     /// Stores data: each datum merged into its minute row and, at high resolution, its
-    /// second row; rows past retention of the metrics written are dropped on the way.
+    /// second row; rows past retention of the metrics written are dropped on the way. The
+    /// data of one row are merged in memory first, so a row is read and written once per
+    /// call however many of the call's data it takes.
     pub(super) fn record(
         &self,
         ctx: &Context,
@@ -354,6 +356,7 @@ impl Inner {
     ) -> AwsResult<()> {
         self.store()?.transaction(|c| {
             let mut ids: BTreeMap<(String, String, String), i64> = BTreeMap::new();
+            let mut rows: BTreeMap<(i64, i64, i64, &str), Agg> = BTreeMap::new();
             for d in data {
                 let key = (
                     d.key.namespace.clone(),
@@ -369,10 +372,15 @@ impl Inner {
                         id
                     }
                 };
-                merge_row(c, id, 60, d.at - d.at.rem_euclid(60_000), d.unit, d.agg)?;
+                let minute = (id, 60, d.at - d.at.rem_euclid(60_000), d.unit);
+                rows.entry(minute).or_insert_with(Agg::empty).merge(d.agg);
                 if d.high_res {
-                    merge_row(c, id, 1, d.at - d.at.rem_euclid(1000), d.unit, d.agg)?;
+                    let second = (id, 1, d.at - d.at.rem_euclid(1000), d.unit);
+                    rows.entry(second).or_insert_with(Agg::empty).merge(d.agg);
                 }
+            }
+            for ((id, res, ts, unit), agg) in &rows {
+                merge_row(c, *id, *res, *ts, unit, agg)?;
             }
             Ok::<_, AwsError>(())
         })

@@ -19,6 +19,8 @@
 //! - [`data`]: GetMetricData's queries, their evaluation and paging; math alarms' values.
 //! - [`math`]: the metric math language, parsed and evaluated.
 //! - [`alarms`]: PutMetricAlarm, DescribeAlarms and the other calls on stored alarms.
+//! - [`log_alarms`]: PutLogAlarm, alarms over a Logs scheduled query's results (stored,
+//!   not evaluated).
 //! - [`published`]: the metrics Roto's services publish (`AWS/Lambda`, `AWS/SQS`...), taken
 //!   into the store off their request paths.
 //! - [`configs`]: metric streams, anomaly detectors, insight rules, query definitions, mute
@@ -54,6 +56,7 @@ mod dashboards;
 mod data;
 mod evaluate;
 pub mod fuzz;
+mod log_alarms;
 mod math;
 mod metrics;
 mod published;
@@ -245,6 +248,7 @@ impl Inner {
             "GetMetricData" => self.get_metric_data(ctx, input),
             "PutMetricAlarm" => self.put_metric_alarm(ctx, input),
             "PutCompositeAlarm" => self.put_composite_alarm(ctx, input),
+            "PutLogAlarm" => self.put_log_alarm(ctx, input),
             "DescribeAlarms" => self.describe_alarms(ctx, input),
             "DescribeAlarmsForMetric" => self.describe_alarms_for_metric(ctx, input),
             "DeleteAlarms" => self.delete_alarms(ctx, input),
