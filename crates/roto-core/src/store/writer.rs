@@ -18,8 +18,9 @@
 //! writers share one fsync instead of queueing for 16. While the disk's fsyncs take under a
 //! millisecond they run on the worker (a hand-off would cost more); slower ones, and waits
 //! for them, leave it through `block_in_place`. Checkpoints run on a thread of their own
-//! ([`checkpoints`](super::checkpoints)), never on this connection, and sync the WAL and
-//! the database file, so frames a checkpoint moves stay durable.
+//! ([`checkpoints`](super::checkpoints)), on this connection only when that thread falls
+//! behind, and sync the WAL and the database file, so frames a checkpoint moves stay
+//! durable.
 //!
 //! A call that runs under [`Store::acknowledging`](super::Store::acknowledging) (every
 //! service call the dispatcher makes) does not wait for its commits where it writes them:
