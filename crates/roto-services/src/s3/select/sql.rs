@@ -595,10 +595,7 @@ impl Parser {
     fn expr(&mut self) -> Result<Expr, AwsError> {
         self.depth += 1;
         if self.depth > MAX_DEPTH {
-            return Err(error(
-                "ParseUnsupportedSyntax",
-                "The SQL expression nests too deeply.",
-            ));
+            return Err(too_deep());
         }
         let result = self.or();
         self.depth -= 1;
@@ -606,8 +603,20 @@ impl Parser {
     }
 
     /// One left-associative level of binary operators (symbols or keywords) over
-    /// `operand`, the next level up in precedence.
+    /// `operand`, the next level up in precedence. Each operator of a chain deepens the tree
+    /// the evaluator walks, so it counts against [`MAX_DEPTH`] like a nesting level.
     fn level(
+        &mut self,
+        ops: &[(&str, BinaryOp)],
+        operand: fn(&mut Parser) -> Result<Expr, AwsError>,
+    ) -> Result<Expr, AwsError> {
+        let outer = self.depth;
+        let result = self.chain(ops, operand);
+        self.depth = outer;
+        result
+    }
+
+    fn chain(
         &mut self,
         ops: &[(&str, BinaryOp)],
         operand: fn(&mut Parser) -> Result<Expr, AwsError>,
@@ -622,6 +631,10 @@ impl Parser {
             let Some(&(_, op)) = found else {
                 return Ok(left);
             };
+            self.depth += 1;
+            if self.depth > MAX_DEPTH {
+                return Err(too_deep());
+            }
             self.next();
             left = Expr::Binary(op, Box::new(left), Box::new(operand(self)?));
         }
@@ -647,10 +660,7 @@ impl Parser {
     fn nested(&mut self, f: fn(&mut Parser) -> Result<Expr, AwsError>) -> Result<Expr, AwsError> {
         self.depth += 1;
         if self.depth > MAX_DEPTH {
-            return Err(error(
-                "ParseUnsupportedSyntax",
-                "The SQL expression nests too deeply.",
-            ));
+            return Err(too_deep());
         }
         let result = f(self);
         self.depth -= 1;
@@ -964,6 +974,14 @@ impl Parser {
     }
 }
 
+/// The error for an expression past [`MAX_DEPTH`].
+fn too_deep() -> AwsError {
+    error(
+        "ParseUnsupportedSyntax",
+        "The SQL expression nests too deeply.",
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1084,6 +1102,18 @@ mod tests {
         assert_eq!(parse(&sql).unwrap_err().code, "ParseUnsupportedSyntax");
         let sql = format!("SELECT * FROM S3Object WHERE a = {}1", "-".repeat(10_000));
         assert_eq!(parse(&sql).unwrap_err().code, "ParseUnsupportedSyntax");
+        let sql = format!(
+            "SELECT * FROM S3Object WHERE a > 1{}",
+            " AND 0".repeat(10_000)
+        );
+        assert_eq!(parse(&sql).unwrap_err().code, "ParseUnsupportedSyntax");
+        let sql = format!("SELECT * FROM S3Object WHERE a{}", " + 1".repeat(10_000));
+        assert_eq!(parse(&sql).unwrap_err().code, "ParseUnsupportedSyntax");
+        let sql = format!(
+            "SELECT * FROM S3Object WHERE a > 1{}",
+            " AND b = 2".repeat(40)
+        );
+        assert!(parse(&sql).is_ok());
     }
 
     #[test]
