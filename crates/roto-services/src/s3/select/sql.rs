@@ -593,13 +593,7 @@ impl Parser {
     }
 
     fn expr(&mut self) -> Result<Expr, AwsError> {
-        self.depth += 1;
-        if self.depth > MAX_DEPTH {
-            return Err(too_deep());
-        }
-        let result = self.or();
-        self.depth -= 1;
-        result
+        self.nested(Parser::or)
     }
 
     /// One left-associative level of binary operators (symbols or keywords) over
@@ -656,7 +650,8 @@ impl Parser {
         self.comparison()
     }
 
-    /// Runs `f` one level deeper, so that chains of prefix operators are bounded too.
+    /// Runs `f` one level deeper: every parenthesised or nested expression and every prefix
+    /// operator passes here, so all of them are bounded.
     fn nested(&mut self, f: fn(&mut Parser) -> Result<Expr, AwsError>) -> Result<Expr, AwsError> {
         self.depth += 1;
         if self.depth > MAX_DEPTH {
