@@ -421,6 +421,8 @@ impl ApiGateway {
                 )
                 .into();
                 doc["regionalHostedZoneId"] = "Z1UJRXOUMOOFQ8".into();
+                doc["domainNameArn"] =
+                    format!("arn:aws:apigateway:{}::/domainnames/{name}", ctx.region).into();
                 doc["distributionDomainName"] =
                     format!("d{}.cloudfront.net", &hashed[..hashed.len().min(13)]).into();
                 doc["distributionHostedZoneId"] = "Z2FDTNDATAQYW2".into();
