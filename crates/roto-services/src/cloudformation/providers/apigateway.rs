@@ -1,7 +1,8 @@
 //! Providers of API Gateway's REST API types (`AWS::ApiGateway::*`): APIs (from properties
 //! or an OpenAPI `Body`/`BodyS3Location`), resources, methods with their integration and
 //! responses, deployments, stages, authorizers, API keys, usage plans and their keys,
-//! request validators, models and gateway responses.
+//! request validators, models, gateway responses, and custom domain names with their base
+//! path mappings.
 //!
 //! The REST API's operations name members in lower camel case and the templates' properties
 //! in upper camel case; the dispatcher's input matching ignores the case of the first
@@ -10,7 +11,7 @@
 
 use serde_json::{json, Map, Value as Json};
 
-use super::{gone_ok, pick, resolved, tag_changes, tag_map, with, Call, Outcome, Provider};
+use super::{gone_ok, pick, resolved, tag_map, with, Call, Outcome, Provider, Tags};
 use crate::cloudformation::template::scalar_text;
 
 const SERVICE: &str = "apigateway";
@@ -561,21 +562,16 @@ async fn usage_plan_update(c: &Call) -> Outcome {
         let input = json!({"usagePlanId": c.physical(), "patchOperations": patches});
         c.api(SERVICE, "UpdateUsagePlan", input).await?;
     }
-    let arn = format!(
-        "arn:aws:apigateway:{}::/usageplans/{}",
-        c.ctx.region,
-        c.physical()
-    );
-    let (tags, removed) = tag_changes(c);
-    if !removed.is_empty() {
-        let input = json!({"resourceArn": arn, "tagKeys": removed});
-        c.api(SERVICE, "UntagResource", input).await?;
-    }
-    if !tags.is_empty() {
-        let input = json!({"resourceArn": arn, "tags": tags});
-        c.api(SERVICE, "TagResource", input).await?;
-    }
+    retag(c, &format!("/usageplans/{}", c.physical())).await?;
     Ok(c.previous.clone())
+}
+
+/// Tags and untags the resource at `path` (`/usageplans/<id>`) as its `Tags` changed.
+async fn retag(c: &Call, path: &str) -> Result<(), String> {
+    let arn = format!("arn:aws:apigateway:{}::{path}", c.ctx.region);
+    let target = json!({"resourceArn": arn});
+    let operations = ("UntagResource", "TagResource");
+    super::retag(c, SERVICE, operations, &target, Tags::Map).await
 }
 
 pub(crate) const USAGE_PLAN_KEY: Provider = Provider {
@@ -706,4 +702,121 @@ async fn gateway_response_put(c: &Call) -> Outcome {
         None => super::generated_name(&c.stack_name, &c.logical_id, 64),
     };
     Ok(resolved(id, json!({})))
+}
+
+/// The settings of a custom domain name CreateDomainName takes as they are.
+const DOMAIN_SETTINGS: [&str; 8] = [
+    "CertificateArn",
+    "RegionalCertificateArn",
+    "EndpointConfiguration",
+    "SecurityPolicy",
+    "EndpointAccessMode",
+    "MutualTlsAuthentication",
+    "OwnershipVerificationCertificateArn",
+    "RoutingMode",
+];
+
+/// A custom domain name: `Ref` the name; its regional and edge names and zones, and its
+/// ARN, as attributes. Certificates, endpoint types, the security policy, the routing
+/// mode and tags are patched in place.
+pub(crate) const DOMAIN_NAME: Provider = Provider {
+    kind: "AWS::ApiGateway::DomainName",
+    replaces: &["DomainName"],
+    create: |c| Box::pin(domain_create(c)),
+    update: Some(|c| Box::pin(domain_update(c))),
+    delete: |c| {
+        Box::pin(async move {
+            let input = json!({"domainName": c.physical()});
+            gone_ok(c.api(SERVICE, "DeleteDomainName", input).await)
+        })
+    },
+};
+
+async fn domain_create(c: &Call) -> Outcome {
+    let mut input = pick(&c.props, &DOMAIN_SETTINGS);
+    input = with(input, "domainName", c.props["DomainName"].clone());
+    if c.prop("Tags").is_some() {
+        input = with(input, "tags", tag_map(c.prop("Tags")));
+    }
+    let out = c.api(SERVICE, "CreateDomainName", input).await?;
+    let name = out["DomainName"].as_str().unwrap_or_default();
+    Ok(resolved(
+        name,
+        json!({
+            "DistributionDomainName": out["DistributionDomainName"],
+            "DistributionHostedZoneId": out["DistributionHostedZoneId"],
+            "RegionalDomainName": out["RegionalDomainName"],
+            "RegionalHostedZoneId": out["RegionalHostedZoneId"],
+            "DomainNameArn": out["DomainNameArn"],
+        }),
+    ))
+}
+
+async fn domain_update(c: &Call) -> Outcome {
+    let types = |props: &Json| props["EndpointConfiguration"]["Types"].clone();
+    let typed = Call {
+        props: with(c.props.clone(), "EndpointTypes", types(&c.props)),
+        old_props: with(c.old_props.clone(), "EndpointTypes", types(&c.old_props)),
+        ..c.clone()
+    };
+    let patches = changes(
+        &typed,
+        &[
+            ("CertificateArn", "/certificateArn"),
+            ("RegionalCertificateArn", "/regionalCertificateArn"),
+            ("SecurityPolicy", "/securityPolicy"),
+            ("EndpointAccessMode", "/endpointAccessMode"),
+            (
+                "OwnershipVerificationCertificateArn",
+                "/ownershipVerificationCertificateArn",
+            ),
+            ("RoutingMode", "/routingMode"),
+            ("EndpointTypes", "/endpointConfiguration/types"),
+        ],
+    );
+    if !patches.is_empty() {
+        let input = json!({"domainName": c.physical(), "patchOperations": patches});
+        c.api(SERVICE, "UpdateDomainName", input).await?;
+    }
+    retag(c, &format!("/domainnames/{}", c.physical())).await?;
+    Ok(c.previous.clone())
+}
+
+/// A base path of a custom domain name mapped to a REST API's stage: `Ref`
+/// `<domain>|<base path>` (its identifiers); the API and stage patched in place.
+pub(crate) const BASE_PATH_MAPPING: Provider = Provider {
+    kind: "AWS::ApiGateway::BasePathMapping",
+    replaces: &["DomainName", "BasePath"],
+    create: |c| {
+        Box::pin(async move {
+            let input = pick(&c.props, &["DomainName", "BasePath", "RestApiId", "Stage"]);
+            let out = c.api(SERVICE, "CreateBasePathMapping", input).await?;
+            let domain = c.str("DomainName").unwrap_or_default();
+            let base = out["BasePath"].as_str().unwrap_or_default();
+            Ok(resolved(format!("{domain}|{base}"), json!({})))
+        })
+    },
+    update: Some(|c| {
+        Box::pin(async move {
+            let patches = changes(c, &[("RestApiId", "/restApiId"), ("Stage", "/stage")]);
+            if !patches.is_empty() {
+                let input = json!({"domainName": c.props["DomainName"], "basePath": mapped_base(c), "patchOperations": patches});
+                c.api(SERVICE, "UpdateBasePathMapping", input).await?;
+            }
+            Ok(c.previous.clone())
+        })
+    }),
+    delete: |c| {
+        Box::pin(async move {
+            let input = json!({"domainName": c.props["DomainName"], "basePath": mapped_base(c)});
+            gone_ok(c.api(SERVICE, "DeleteBasePathMapping", input).await)
+        })
+    },
+};
+
+/// The base path a mapping's id (`<domain>|<base path>`) names.
+fn mapped_base(c: &Call) -> &str {
+    c.physical()
+        .rsplit_once('|')
+        .map_or("(none)", |(_, base)| base)
 }

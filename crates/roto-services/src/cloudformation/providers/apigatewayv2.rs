@@ -1,7 +1,8 @@
 //! Providers of API Gateway v2 types (`AWS::ApiGatewayV2::*`): HTTP and WebSocket APIs
 //! (from properties, quick-create `Target`/`RouteKey`, or an OpenAPI
-//! `Body`/`BodyS3Location`), and their routes, integrations, authorizers, deployments and
-//! stages.
+//! `Body`/`BodyS3Location`), and their routes, integrations, authorizers, deployments,
+//! stages, models, route and integration responses; custom domain names and their API
+//! mappings.
 //!
 //! The v2 API names its members as the templates name their properties, so an API child
 //! is one table row: its operations, the member its id travels in, and the properties its
@@ -9,7 +10,7 @@
 
 use serde_json::{json, Value as Json};
 
-use super::{gone_ok, pick, resolved, with, Call, Outcome, Provider};
+use super::{gone_ok, pick, resolved, retag, with, Call, Outcome, Provider, Tags};
 
 const SERVICE: &str = "apigatewayv2";
 
@@ -119,6 +120,8 @@ struct Child {
     noun: &'static str,
     /// The member its id travels in, and the attribute (and `Ref`) that gives it.
     id: &'static str,
+    /// The members naming what it belongs to, which every operation on it takes.
+    parents: &'static [&'static str],
     /// The properties Create and Update take.
     settings: &'static [&'static str],
 }
@@ -126,6 +129,7 @@ struct Child {
 const ROUTE: Child = Child {
     noun: "Route",
     id: "RouteId",
+    parents: &["ApiId"],
     settings: &[
         "ApiKeyRequired",
         "AuthorizationScopes",
@@ -144,6 +148,7 @@ const ROUTE: Child = Child {
 const INTEGRATION: Child = Child {
     noun: "Integration",
     id: "IntegrationId",
+    parents: &["ApiId"],
     settings: &[
         "ConnectionId",
         "ConnectionType",
@@ -167,6 +172,7 @@ const INTEGRATION: Child = Child {
 const AUTHORIZER: Child = Child {
     noun: "Authorizer",
     id: "AuthorizerId",
+    parents: &["ApiId"],
     settings: &[
         "AuthorizerCredentialsArn",
         "AuthorizerPayloadFormatVersion",
@@ -184,6 +190,7 @@ const AUTHORIZER: Child = Child {
 const DEPLOYMENT: Child = Child {
     noun: "Deployment",
     id: "DeploymentId",
+    parents: &["ApiId"],
     settings: &["Description", "StageName"],
 };
 
@@ -191,6 +198,7 @@ const DEPLOYMENT: Child = Child {
 const STAGE: Child = Child {
     noun: "Stage",
     id: "StageName",
+    parents: &["ApiId"],
     settings: &[
         "AccessLogSettings",
         "AutoDeploy",
@@ -203,6 +211,47 @@ const STAGE: Child = Child {
     ],
 };
 
+/// A model's schema is an object in templates and text in the API.
+const MODEL: Child = Child {
+    noun: "Model",
+    id: "ModelId",
+    parents: &["ApiId"],
+    settings: &["ContentType", "Description", "Name", "Schema"],
+};
+
+const ROUTE_RESPONSE: Child = Child {
+    noun: "RouteResponse",
+    id: "RouteResponseId",
+    parents: &["ApiId", "RouteId"],
+    settings: &[
+        "ModelSelectionExpression",
+        "ResponseModels",
+        "ResponseParameters",
+        "RouteResponseKey",
+    ],
+};
+
+const INTEGRATION_RESPONSE: Child = Child {
+    noun: "IntegrationResponse",
+    id: "IntegrationResponseId",
+    parents: &["ApiId", "IntegrationId"],
+    settings: &[
+        "ContentHandlingStrategy",
+        "IntegrationResponseKey",
+        "ResponseParameters",
+        "ResponseTemplates",
+        "TemplateSelectionExpression",
+    ],
+};
+
+/// An API mapping belongs to its custom domain name; the API and stage it maps to may change.
+const API_MAPPING: Child = Child {
+    noun: "ApiMapping",
+    id: "ApiMappingId",
+    parents: &["DomainName"],
+    settings: &["ApiId", "ApiMappingKey", "Stage"],
+};
+
 /// Which [`Child`] a provider's type is.
 fn child(c: &Call) -> &'static Child {
     match c.kind.rsplit("::").next() {
@@ -210,17 +259,30 @@ fn child(c: &Call) -> &'static Child {
         Some("Integration") => &INTEGRATION,
         Some("Authorizer") => &AUTHORIZER,
         Some("Deployment") => &DEPLOYMENT,
+        Some("Model") => &MODEL,
+        Some("RouteResponse") => &ROUTE_RESPONSE,
+        Some("IntegrationResponse") => &INTEGRATION_RESPONSE,
+        Some("ApiMapping") => &API_MAPPING,
         _ => &STAGE,
     }
 }
 
+/// The child's settings and the members naming its parents, as its create and update
+/// take them.
+fn child_input(c: &Call, kind: &Child) -> Json {
+    let mut input = pick(&c.props, kind.settings);
+    for parent in kind.parents {
+        input = with(input, parent, c.props[*parent].clone());
+    }
+    if let Some(schema) = c.document("Schema") {
+        input = with(input, "Schema", json!(schema));
+    }
+    input
+}
+
 async fn child_create(c: &Call) -> Outcome {
     let kind = child(c);
-    let mut input = with(
-        pick(&c.props, kind.settings),
-        "ApiId",
-        c.props["ApiId"].clone(),
-    );
+    let mut input = child_input(c, kind);
     if kind.id == "StageName" {
         input = with(input, "StageName", c.props["StageName"].clone());
         input = with(input, "Tags", c.props["Tags"].clone());
@@ -234,12 +296,7 @@ async fn child_create(c: &Call) -> Outcome {
 
 async fn child_update(c: &Call) -> Outcome {
     let kind = child(c);
-    let mut input = with(
-        pick(&c.props, kind.settings),
-        "ApiId",
-        c.props["ApiId"].clone(),
-    );
-    input = with(input, kind.id, json!(c.physical()));
+    let input = with(child_input(c, kind), kind.id, json!(c.physical()));
     c.api(SERVICE, &format!("Update{}", kind.noun), input)
         .await?;
     Ok(c.previous.clone())
@@ -247,7 +304,10 @@ async fn child_update(c: &Call) -> Outcome {
 
 async fn child_delete(c: &Call) -> Result<(), String> {
     let kind = child(c);
-    let input = json!({"ApiId": c.props["ApiId"], kind.id: c.physical()});
+    let mut input = json!({kind.id: c.physical()});
+    for parent in kind.parents {
+        input = with(input, parent, c.props[*parent].clone());
+    }
     gone_ok(c.api(SERVICE, &format!("Delete{}", kind.noun), input).await)
 }
 
@@ -271,3 +331,67 @@ pub(crate) const DEPLOYMENTS: Provider =
     child_provider("AWS::ApiGatewayV2::Deployment", &["ApiId"]);
 pub(crate) const STAGES: Provider =
     child_provider("AWS::ApiGatewayV2::Stage", &["ApiId", "StageName"]);
+pub(crate) const MODELS: Provider = child_provider("AWS::ApiGatewayV2::Model", &["ApiId"]);
+pub(crate) const ROUTE_RESPONSES: Provider =
+    child_provider("AWS::ApiGatewayV2::RouteResponse", &["ApiId", "RouteId"]);
+pub(crate) const INTEGRATION_RESPONSES: Provider = child_provider(
+    "AWS::ApiGatewayV2::IntegrationResponse",
+    &["ApiId", "IntegrationId"],
+);
+pub(crate) const API_MAPPINGS: Provider =
+    child_provider("AWS::ApiGatewayV2::ApiMapping", &["DomainName"]);
+
+/// A custom domain name: `Ref` the name; `RegionalDomainName` and `RegionalHostedZoneId`
+/// (its first configuration's) and `DomainNameArn`. Configurations, mutual TLS, routing
+/// mode and tags change in place.
+pub(crate) const DOMAIN_NAME: Provider = Provider {
+    kind: "AWS::ApiGatewayV2::DomainName",
+    replaces: &["DomainName"],
+    create: |c| Box::pin(domain_put(c, "CreateDomainName")),
+    update: Some(|c| Box::pin(domain_put(c, "UpdateDomainName"))),
+    delete: |c| {
+        Box::pin(async move {
+            let input = json!({"DomainName": c.physical()});
+            gone_ok(c.api(SERVICE, "DeleteDomainName", input).await)
+        })
+    },
+};
+
+async fn domain_put(c: &Call, operation: &str) -> Outcome {
+    let settings = [
+        "DomainName",
+        "DomainNameConfigurations",
+        "MutualTlsAuthentication",
+        "RoutingMode",
+    ];
+    let mut input = pick(&c.props, &settings);
+    let creating = operation == "CreateDomainName";
+    if creating {
+        input = with(input, "Tags", c.props["Tags"].clone());
+    }
+    let out = c.api(SERVICE, operation, input).await?;
+    let arn = out["DomainNameArn"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    if !creating {
+        let operations = ("UntagResource", "TagResource");
+        retag(
+            c,
+            SERVICE,
+            operations,
+            &json!({"ResourceArn": arn}),
+            Tags::Map,
+        )
+        .await?;
+    }
+    let first = &out["DomainNameConfigurations"][0];
+    Ok(resolved(
+        c.str("DomainName").unwrap_or_default(),
+        json!({
+            "RegionalDomainName": first["ApiGatewayDomainName"],
+            "RegionalHostedZoneId": first["HostedZoneId"],
+            "DomainNameArn": arn,
+        }),
+    ))
+}

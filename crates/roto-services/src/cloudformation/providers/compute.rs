@@ -1,5 +1,5 @@
 //! Providers of compute types: Lambda functions (inline `ZipFile` or S3 code), versions,
-//! aliases, layer versions, permissions, event source mappings, URLs and asynchronous
+//! aliases, layer versions and their permissions, permissions, event source mappings, URLs and asynchronous
 //! invocation settings, and Step Functions state machines (with their versions and
 //! aliases) and activities.
 
@@ -149,15 +149,63 @@ async fn layer_create(c: &Call) -> Outcome {
     Ok(resolved(arn, json!({"LayerVersionArn": arn})))
 }
 
-/// Deletes the version its ARN (`arn:aws:lambda:<region>:<account>:layer:<name>:<n>`) names.
-async fn layer_delete(c: &Call) -> Result<(), String> {
-    let mut parts = c.physical().rsplitn(3, ':');
+/// The layer name and version number a layer version's ARN
+/// (`arn:aws:lambda:<region>:<account>:layer:<name>:<n>`) names.
+fn layer_version(arn: &str) -> Option<(&str, i64)> {
+    let mut parts = arn.rsplitn(3, ':');
     let (Some(version), Some(name)) = (parts.next(), parts.next()) else {
+        return None;
+    };
+    Some((name, version.parse().ok()?))
+}
+
+/// Deletes the version its ARN names.
+async fn layer_delete(c: &Call) -> Result<(), String> {
+    let Some((name, version)) = layer_version(c.physical()) else {
         return Ok(());
     };
-    let version: i64 = version.parse().unwrap_or_default();
     let input = json!({"LayerName": name, "VersionNumber": version});
     gone_ok(c.api("lambda", "DeleteLayerVersion", input).await)
+}
+
+/// A statement of a layer version's policy: `Ref` `<LayerVersionArn>#<statement id>`, as
+/// AWS's id, which names everything its delete needs.
+pub(crate) const LAYER_VERSION_PERMISSION: Provider = Provider {
+    kind: "AWS::Lambda::LayerVersionPermission",
+    replaces: &["Action", "LayerVersionArn", "OrganizationId", "Principal"],
+    create: |c| Box::pin(layer_permission_create(c)),
+    update: None,
+    delete: |c| {
+        Box::pin(async move {
+            let Some((arn, statement)) = c.physical().split_once('#') else {
+                return Ok(());
+            };
+            let Some((name, version)) = layer_version(arn) else {
+                return Ok(());
+            };
+            let input =
+                json!({"LayerName": name, "VersionNumber": version, "StatementId": statement});
+            gone_ok(c.api("lambda", "RemoveLayerVersionPermission", input).await)
+        })
+    },
+};
+
+async fn layer_permission_create(c: &Call) -> Outcome {
+    let arn = c.str("LayerVersionArn").unwrap_or_default();
+    let Some((name, version)) = layer_version(arn) else {
+        return Err(format!(
+            "Properties validation failed for resource {}: LayerVersionArn '{arn}' is not a layer version's ARN",
+            c.logical_id
+        ));
+    };
+    let statement = super::generated_name(&c.stack_name, &c.logical_id, 100);
+    let mut input = pick(&c.props, &["Action", "Principal", "OrganizationId"]);
+    input = with(input, "LayerName", json!(name));
+    input = with(input, "VersionNumber", json!(version));
+    input = with(input, "StatementId", json!(statement));
+    c.api("lambda", "AddLayerVersionPermission", input).await?;
+    let id = format!("{arn}#{statement}");
+    Ok(resolved(id.as_str(), json!({"Id": id})))
 }
 
 pub(crate) const PERMISSION: Provider = Provider {

@@ -6,7 +6,7 @@
 
 use serde_json::{json, Map, Value as Json};
 
-use super::{empty, gone_ok, pick, resolved, tag_changes, tag_map, with, Call, Outcome, Provider};
+use super::{empty, gone_ok, pick, resolved, retag, tag_map, with, Call, Outcome, Provider, Tags};
 
 pub(crate) const S3_BUCKET: Provider = Provider {
     kind: "AWS::S3::Bucket",
@@ -744,15 +744,9 @@ async fn stream_update(c: &Call) -> Outcome {
         let input = json!({"StreamName": name, "RetentionPeriodHours": new});
         c.api("kinesis", operation, input).await?;
     }
-    let (tags, removed) = tag_changes(c);
-    if !removed.is_empty() {
-        let input = json!({"StreamName": name, "TagKeys": removed});
-        c.api("kinesis", "RemoveTagsFromStream", input).await?;
-    }
-    if !tags.is_empty() {
-        let input = json!({"StreamName": name, "Tags": tags});
-        c.api("kinesis", "AddTagsToStream", input).await?;
-    }
+    let operations = ("RemoveTagsFromStream", "AddTagsToStream");
+    let target = json!({"StreamName": name});
+    retag(c, "kinesis", operations, &target, Tags::Map).await?;
     Ok(c.previous.clone())
 }
 
@@ -820,19 +814,9 @@ async fn delivery_stream_update(c: &Call) -> Outcome {
         };
         c.api("firehose", input.0, input.1).await?;
     }
-    let (tags, removed) = tag_changes(c);
-    if !removed.is_empty() {
-        let input = json!({"DeliveryStreamName": name, "TagKeys": removed});
-        c.api("firehose", "UntagDeliveryStream", input).await?;
-    }
-    if !tags.is_empty() {
-        let list: Vec<Json> = tags
-            .into_iter()
-            .map(|(k, v)| json!({"Key": k, "Value": v}))
-            .collect();
-        let input = json!({"DeliveryStreamName": name, "Tags": list});
-        c.api("firehose", "TagDeliveryStream", input).await?;
-    }
+    let operations = ("UntagDeliveryStream", "TagDeliveryStream");
+    let target = json!({"DeliveryStreamName": name});
+    retag(c, "firehose", operations, &target, Tags::List).await?;
     Ok(c.previous.clone())
 }
 

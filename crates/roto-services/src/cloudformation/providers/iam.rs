@@ -1,6 +1,7 @@
 //! Providers of IAM types: roles, users and groups (each with its inline and managed
 //! policies; users with their groups and login profile), inline policies attached to
-//! them, managed policies, instance profiles and access keys.
+//! them, managed policies, instance profiles, access keys, OpenID Connect providers and
+//! service-linked roles.
 
 use serde_json::{json, Value as Json};
 
@@ -580,3 +581,83 @@ async fn key_status(c: &Call) -> Result<(), String> {
         json!({"UserName": c.props["UserName"], "AccessKeyId": c.physical(), "Status": status});
     c.api("iam", "UpdateAccessKey", input).await.map(|_| ())
 }
+
+/// An OpenID Connect provider: `Ref` and `Arn` its ARN; client ids, thumbprints and tags
+/// changed in place.
+pub(crate) const OIDC_PROVIDER: Provider = Provider {
+    kind: "AWS::IAM::OIDCProvider",
+    replaces: &["Url"],
+    create: |c| {
+        Box::pin(async move {
+            let mut input = pick(&c.props, &["Url", "ThumbprintList", "Tags"]);
+            input = with(input, "ClientIDList", c.props["ClientIdList"].clone());
+            let out = c.api("iam", "CreateOpenIDConnectProvider", input).await?;
+            let arn = out["OpenIDConnectProviderArn"].as_str().unwrap_or_default();
+            Ok(resolved(arn, json!({"Arn": arn})))
+        })
+    },
+    update: Some(|c| Box::pin(oidc_update(c))),
+    delete: |c| {
+        Box::pin(async move {
+            let input = json!({"OpenIDConnectProviderArn": c.physical()});
+            gone_ok(c.api("iam", "DeleteOpenIDConnectProvider", input).await)
+        })
+    },
+};
+
+async fn oidc_update(c: &Call) -> Outcome {
+    let arn = json!(c.physical());
+    let (new, old) = (
+        members(&c.props, "ClientIdList"),
+        members(&c.old_props, "ClientIdList"),
+    );
+    for id in old.iter().filter(|id| !new.contains(id)) {
+        let input = json!({"OpenIDConnectProviderArn": arn, "ClientID": id});
+        c.api("iam", "RemoveClientIDFromOpenIDConnectProvider", input)
+            .await?;
+    }
+    for id in new.iter().filter(|id| !old.contains(id)) {
+        let input = json!({"OpenIDConnectProviderArn": arn, "ClientID": id});
+        c.api("iam", "AddClientIDToOpenIDConnectProvider", input)
+            .await?;
+    }
+    if c.props.get("ThumbprintList") != c.old_props.get("ThumbprintList") {
+        let input =
+            json!({"OpenIDConnectProviderArn": arn, "ThumbprintList": c.props["ThumbprintList"]});
+        c.api("iam", "UpdateOpenIDConnectProviderThumbprint", input)
+            .await?;
+    }
+    let operations = ("UntagOpenIDConnectProvider", "TagOpenIDConnectProvider");
+    let target = json!({"OpenIDConnectProviderArn": arn});
+    super::retag(c, "iam", operations, &target, super::Tags::List).await?;
+    Ok(c.previous.clone())
+}
+
+/// A service-linked role: `Ref` and `RoleName` the name IAM gives it; its description
+/// changed in place.
+pub(crate) const SERVICE_LINKED_ROLE: Provider = Provider {
+    kind: "AWS::IAM::ServiceLinkedRole",
+    replaces: &["AWSServiceName", "CustomSuffix"],
+    create: |c| {
+        Box::pin(async move {
+            let input = pick(&c.props, &["AWSServiceName", "CustomSuffix", "Description"]);
+            let out = c.api("iam", "CreateServiceLinkedRole", input).await?;
+            let name = out["Role"]["RoleName"].as_str().unwrap_or_default();
+            Ok(resolved(name, json!({"RoleName": name})))
+        })
+    },
+    update: Some(|c| {
+        Box::pin(async move {
+            let description = c.str("Description").unwrap_or_default();
+            let input = json!({"RoleName": c.physical(), "Description": description});
+            c.api("iam", "UpdateRoleDescription", input).await?;
+            Ok(c.previous.clone())
+        })
+    }),
+    delete: |c| {
+        Box::pin(async move {
+            let input = json!({"RoleName": c.physical()});
+            gone_ok(c.api("iam", "DeleteServiceLinkedRole", input).await)
+        })
+    },
+};

@@ -2,8 +2,8 @@
 //! Lambda or SNS, wait condition handles and wait conditions), of the CDK's `AWS::CDK::Metadata` (which every
 //! CDK stack carries and which creates nothing), of ECR repositories (CDK's bootstrap
 //! template declares one) with their lifecycle policy, policy and settings, and of the
-//! CodeDeploy application and deployment group SAM's `DeploymentPreference` generates
-//! (kept as configuration).
+//! CodeDeploy application and deployment group SAM's `DeploymentPreference` generates,
+//! and deployment configurations (kept as configuration).
 //!
 //! Custom resources and wait conditions answer through a URL Roto serves: an object in the
 //! S3 bucket `cfn-responses-<account>-<region>`, which the function (or the signaller) PUTs
@@ -117,6 +117,18 @@ pub(crate) const CODEDEPLOY_DEPLOYMENT_GROUP: Provider = Provider {
         Box::pin(async move { Ok(resolved(c.name("DeploymentGroupName", 100), json!({}))) })
     },
     update: Some(|c| Box::pin(async move { Ok(c.previous.clone()) })),
+    delete: |_| Box::pin(async { Ok(()) }),
+};
+
+/// A CodeDeploy deployment configuration, kept as configuration: `Ref` its name (every
+/// property replaces it, as AWS's do).
+pub(crate) const CODEDEPLOY_DEPLOYMENT_CONFIG: Provider = Provider {
+    kind: "AWS::CodeDeploy::DeploymentConfig",
+    replaces: &[],
+    create: |c| {
+        Box::pin(async move { Ok(resolved(c.name("DeploymentConfigName", 100), json!({}))) })
+    },
+    update: None,
     delete: |_| Box::pin(async { Ok(()) }),
 };
 

@@ -21,10 +21,12 @@ mod apigateway;
 mod apigatewayv2;
 mod compute;
 mod data;
+mod events;
 mod iam;
 mod messaging;
 mod misc;
 mod monitoring;
+mod ssm;
 
 /// A provider's answer: what the resource now offers, or why it failed.
 pub(crate) type Outcome = Result<Resolved, String>;
@@ -70,10 +72,13 @@ pub(crate) const PROVIDERS: &[Provider] = &[
     iam::GROUP,
     iam::INSTANCE_PROFILE,
     iam::ACCESS_KEY,
+    iam::OIDC_PROVIDER,
+    iam::SERVICE_LINKED_ROLE,
     compute::FUNCTION,
     compute::VERSION,
     compute::ALIAS,
     compute::LAYER_VERSION,
+    compute::LAYER_VERSION_PERMISSION,
     compute::PERMISSION,
     compute::EVENT_SOURCE_MAPPING,
     compute::URL,
@@ -94,12 +99,19 @@ pub(crate) const PROVIDERS: &[Provider] = &[
     apigateway::REQUEST_VALIDATOR,
     apigateway::MODEL,
     apigateway::GATEWAY_RESPONSE,
+    apigateway::DOMAIN_NAME,
+    apigateway::BASE_PATH_MAPPING,
     apigatewayv2::API,
     apigatewayv2::ROUTES,
     apigatewayv2::INTEGRATIONS,
     apigatewayv2::AUTHORIZERS,
     apigatewayv2::DEPLOYMENTS,
     apigatewayv2::STAGES,
+    apigatewayv2::MODELS,
+    apigatewayv2::ROUTE_RESPONSES,
+    apigatewayv2::INTEGRATION_RESPONSES,
+    apigatewayv2::DOMAIN_NAME,
+    apigatewayv2::API_MAPPINGS,
     monitoring::ALARM,
     monitoring::COMPOSITE_ALARM,
     monitoring::DASHBOARD,
@@ -118,10 +130,15 @@ pub(crate) const PROVIDERS: &[Provider] = &[
     messaging::RULE,
     messaging::EVENT_BUS,
     messaging::EVENT_ARCHIVE,
+    events::EVENT_BUS_POLICY,
+    events::CONNECTION,
+    events::API_DESTINATION,
+    ssm::DOCUMENT,
     misc::ECR_REPOSITORY,
     misc::CDK_METADATA,
     misc::CODEDEPLOY_APPLICATION,
     misc::CODEDEPLOY_DEPLOYMENT_GROUP,
+    misc::CODEDEPLOY_DEPLOYMENT_CONFIG,
     misc::NESTED_STACK,
     misc::WAIT_CONDITION_HANDLE,
     misc::WAIT_CONDITION,
@@ -386,8 +403,12 @@ pub(crate) fn resolved(reference: impl Into<String>, attributes: Json) -> Resolv
     }
 }
 
-/// CloudFormation's tag list (`[{Key, Value}]`) as a map.
+/// CloudFormation's tag list (`[{Key, Value}]`) as a map (a map, as some types take their
+/// tags, as it is).
 pub(crate) fn tag_map(tags: Option<&Json>) -> Json {
+    if let Some(Json::Object(map)) = tags {
+        return Json::Object(map.clone());
+    }
     let mut map = Map::new();
     for t in tags.and_then(Json::as_array).into_iter().flatten() {
         if let (Some(k), Some(v)) = (t["Key"].as_str(), t.get("Value")) {
@@ -415,6 +436,42 @@ pub(crate) fn tag_changes(c: &Call) -> (Map<String, Json>, Vec<String>) {
         .filter(|(k, v)| old.get(k) != Some(v))
         .collect();
     (changed, removed)
+}
+
+/// How a service's operations take tags: as a `{Key, Value}` list, or as a map.
+#[derive(Clone, Copy, PartialEq)]
+pub(crate) enum Tags {
+    List,
+    Map,
+}
+
+/// Applies the change of the resource's `Tags` through `service`'s `untag` and `tag`
+/// operations, each given `target`'s members (which name the resource) beside `TagKeys`
+/// or `Tags`.
+pub(crate) async fn retag(
+    c: &Call,
+    service: &str,
+    (untag, tag): (&str, &str),
+    target: &Json,
+    form: Tags,
+) -> Result<(), String> {
+    let (tags, removed) = tag_changes(c);
+    if !removed.is_empty() {
+        let input = with(target.clone(), "TagKeys", json!(removed));
+        c.api(service, untag, input).await?;
+    }
+    if !tags.is_empty() {
+        let tags = match form {
+            Tags::Map => Json::Object(tags),
+            Tags::List => tags
+                .into_iter()
+                .map(|(k, v)| json!({"Key": k, "Value": v}))
+                .collect(),
+        };
+        c.api(service, tag, with(target.clone(), "Tags", tags))
+            .await?;
+    }
+    Ok(())
 }
 
 /// The members of `props` named in `names` that are set, as an object.

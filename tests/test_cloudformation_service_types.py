@@ -1,0 +1,409 @@
+"""CloudFormation's types that map onto operations Roto's services serve beyond the core
+ones, black-box with boto3: Lambda layer version permissions, EventBridge bus policies,
+connections and API destinations, IAM OpenID Connect providers and service-linked roles,
+API Gateway custom domain names with their base path and API mappings, HTTP/WebSocket API
+models and route and integration responses, SSM documents and CodeDeploy deployment
+configurations; each with its Ref and GetAtt values, its updates in place or by
+replacement, its delete, and the owning service's error when it fails."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from lambda_helpers import zip_of
+from test_cloudformation import deleted, events
+from test_cloudformation_types import deploy, failure, update
+
+
+@pytest.fixture
+def cfn(client):
+    return client("cloudformation")
+
+
+def gone(cfn, name):
+    stack_id = cfn.describe_stacks(StackName=name)["Stacks"][0]["StackId"]
+    cfn.delete_stack(StackName=name)
+    assert deleted(cfn, stack_id)["StackStatus"] == "DELETE_COMPLETE", events(cfn, stack_id)
+
+
+def outputs_of(resources, values):
+    return {"Resources": resources,
+            "Outputs": {k: {"Value": v} for k, v in values.items()}}
+
+
+def layer(client):
+    s3 = client("s3")
+    s3.create_bucket(Bucket="layers")
+    s3.put_object(Bucket="layers", Key="l.zip", Body=zip_of({"python/x.py": "X = 1\n"}))
+    return {"Type": "AWS::Lambda::LayerVersion",
+            "Properties": {"LayerName": "shared", "Content": {"S3Bucket": "layers", "S3Key": "l.zip"}}}
+
+
+def layer_permission(principal):
+    return {"Type": "AWS::Lambda::LayerVersionPermission", "Properties": {
+        "LayerVersionArn": {"Ref": "Layer"}, "Action": "lambda:GetLayerVersion",
+        "Principal": principal}}
+
+
+def test_a_layer_version_permission_is_a_statement_of_the_layers_policy(cfn, client):
+    template = outputs_of({"Layer": layer(client), "Share": layer_permission("111122223333")},
+                          {"Id": {"Ref": "Share"}, "Layer": {"Ref": "Layer"},
+                           "GetId": {"Fn::GetAtt": ["Share", "Id"]}})
+    _, out = deploy(cfn, "layers", template)
+    arn, sid = out["Id"].split("#")
+    assert arn == out["Layer"] and out["GetId"] == out["Id"]
+    lam = client("lambda")
+    policy = json.loads(lam.get_layer_version_policy(LayerName="shared", VersionNumber=1)["Policy"])
+    [statement] = policy["Statement"]
+    assert statement["Sid"] == sid
+    assert statement["Principal"] == {"AWS": "arn:aws:iam::111122223333:root"}
+    # A changed principal replaces the statement.
+    template["Resources"]["Share"] = layer_permission("*")
+    out = update(cfn, "layers", template)
+    policy = json.loads(lam.get_layer_version_policy(LayerName="shared", VersionNumber=1)["Policy"])
+    assert [s["Sid"] for s in policy["Statement"]] == [out["Id"].split("#")[1]]
+    assert policy["Statement"][0]["Principal"] == "*"
+    gone(cfn, "layers")
+
+
+def test_a_layer_version_permission_on_no_layer_fails_with_lambdas_error(cfn):
+    arn = "arn:aws:lambda:us-east-1:000000000000:layer:missing:1"
+    template = {"Resources": {"Share": {"Type": "AWS::Lambda::LayerVersionPermission", "Properties": {
+        "LayerVersionArn": arn, "Action": "lambda:GetLayerVersion", "Principal": "*"}}}}
+    cfn.create_stack(StackName="nolayer", TemplateBody=json.dumps(template))
+    assert "ResourceNotFoundException" in failure(cfn, "nolayer", "Share")
+    bad = {"Resources": {"Share": {"Type": "AWS::Lambda::LayerVersionPermission", "Properties": {
+        "LayerVersionArn": "not-an-arn", "Action": "lambda:GetLayerVersion", "Principal": "*"}}}}
+    cfn.create_stack(StackName="badlayer", TemplateBody=json.dumps(bad))
+    assert "is not a layer version's ARN" in failure(cfn, "badlayer", "Share")
+
+
+def test_event_bus_policies_add_statements_from_properties_or_a_statement(cfn, client):
+    statement = {"Effect": "Allow", "Principal": {"AWS": "arn:aws:iam::444455556666:root"},
+                 "Action": "events:PutEvents", "Resource": {"Fn::GetAtt": ["Bus", "Arn"]}}
+    template = outputs_of({
+        "Bus": {"Type": "AWS::Events::EventBus", "Properties": {"Name": "orders"}},
+        "Account": {"Type": "AWS::Events::EventBusPolicy", "Properties": {
+            "EventBusName": {"Ref": "Bus"}, "StatementId": "account", "Action": "events:PutEvents",
+            "Principal": "111122223333"}},
+        "Whole": {"Type": "AWS::Events::EventBusPolicy", "Properties": {
+            "EventBusName": {"Ref": "Bus"}, "StatementId": "whole", "Statement": statement}},
+    }, {"Account": {"Ref": "Account"}, "Whole": {"Ref": "Whole"}})
+    _, out = deploy(cfn, "buspolicy", template)
+    assert out == {"Account": "account", "Whole": "whole"}
+    events_client = client("events")
+
+    def statements():
+        policy = json.loads(events_client.describe_event_bus(Name="orders")["Policy"])
+        return {s["Sid"]: s for s in policy["Statement"]}
+
+    found = statements()
+    assert found["account"]["Principal"] == {"AWS": "arn:aws:iam::111122223333:root"}
+    assert found["whole"]["Principal"] == {"AWS": "arn:aws:iam::444455556666:root"}
+    template["Resources"]["Account"]["Properties"]["Principal"] = "777788889999"
+    update(cfn, "buspolicy", template)
+    assert statements()["account"]["Principal"] == {"AWS": "arn:aws:iam::777788889999:root"}
+    del template["Resources"]["Whole"]
+    del template["Outputs"]["Whole"]
+    update(cfn, "buspolicy", template)
+    assert set(statements()) == {"account"}
+    gone(cfn, "buspolicy")
+
+
+def test_an_event_bus_policy_on_no_bus_fails_with_eventbridges_error(cfn):
+    template = {"Resources": {"P": {"Type": "AWS::Events::EventBusPolicy", "Properties": {
+        "EventBusName": "nope", "StatementId": "s", "Action": "events:PutEvents", "Principal": "*"}}}}
+    cfn.create_stack(StackName="nobus", TemplateBody=json.dumps(template))
+    assert "ResourceNotFoundException" in failure(cfn, "nobus", "P")
+
+
+CONNECTION = {"Type": "AWS::Events::Connection", "Properties": {
+    "AuthorizationType": "API_KEY", "Description": "first",
+    "AuthParameters": {"ApiKeyAuthParameters": {"ApiKeyName": "x-key", "ApiKeyValue": "secret"}}}}
+
+
+def test_connections_and_api_destinations_offer_their_arns(cfn, client):
+    template = outputs_of({
+        "Conn": CONNECTION,
+        "Dest": {"Type": "AWS::Events::ApiDestination", "Properties": {
+            "ConnectionArn": {"Fn::GetAtt": ["Conn", "Arn"]}, "HttpMethod": "POST",
+            "InvocationEndpoint": "https://example.com/hook", "InvocationRateLimitPerSecond": 10}},
+    }, {"Conn": {"Ref": "Conn"}, "ConnArn": {"Fn::GetAtt": ["Conn", "Arn"]},
+        "ConnPolicy": {"Fn::GetAtt": ["Conn", "ArnForPolicy"]},
+        "Secret": {"Fn::GetAtt": ["Conn", "SecretArn"]},
+        "Dest": {"Ref": "Dest"}, "DestArn": {"Fn::GetAtt": ["Dest", "Arn"]},
+        "DestPolicy": {"Fn::GetAtt": ["Dest", "ArnForPolicy"]}})
+    _, out = deploy(cfn, "hooks", template)
+    ev = client("events")
+    conn = ev.describe_connection(Name=out["Conn"])
+    assert out["Conn"].startswith("hooks-Conn-")
+    assert conn["ConnectionArn"] == out["ConnArn"] and conn["SecretArn"] == out["Secret"]
+    assert out["ConnArn"].startswith(out["ConnPolicy"] + "/")
+    assert out["ConnPolicy"].endswith(f":connection/{out['Conn']}")
+    dest = ev.describe_api_destination(Name=out["Dest"])
+    assert dest["ApiDestinationArn"] == out["DestArn"] and dest["InvocationRateLimitPerSecond"] == 10
+    assert out["DestPolicy"].endswith(f":api-destination/{out['Dest']}")
+    template["Resources"]["Conn"]["Properties"]["Description"] = "second"
+    template["Resources"]["Dest"]["Properties"]["HttpMethod"] = "PUT"
+    again = update(cfn, "hooks", template)
+    assert again["Conn"] == out["Conn"] and again["Dest"] == out["Dest"]
+    assert ev.describe_connection(Name=out["Conn"])["Description"] == "second"
+    assert ev.describe_api_destination(Name=out["Dest"])["HttpMethod"] == "PUT"
+    gone(cfn, "hooks")
+    assert ev.list_connections()["Connections"] == []
+    assert ev.list_api_destinations()["ApiDestinations"] == []
+
+
+def test_an_api_destination_on_no_connection_fails_with_eventbridges_error(cfn):
+    template = {"Resources": {"Dest": {"Type": "AWS::Events::ApiDestination", "Properties": {
+        "ConnectionArn": "arn:aws:events:us-east-1:000000000000:connection/none/abc",
+        "HttpMethod": "POST", "InvocationEndpoint": "https://example.com"}}}}
+    cfn.create_stack(StackName="nodest", TemplateBody=json.dumps(template))
+    assert "ResourceNotFoundException" in failure(cfn, "nodest", "Dest")
+
+
+def test_an_oidc_provider_is_referenced_by_its_arn_and_updated_in_place(cfn, client):
+    thumb = "a" * 40
+    template = outputs_of({"Oidc": {"Type": "AWS::IAM::OIDCProvider", "Properties": {
+        "Url": "https://token.example.com", "ClientIdList": ["one", "two"],
+        "ThumbprintList": [thumb], "Tags": [{"Key": "team", "Value": "core"}]}}},
+        {"Ref": {"Ref": "Oidc"}, "Arn": {"Fn::GetAtt": ["Oidc", "Arn"]}})
+    _, out = deploy(cfn, "oidc", template)
+    assert out["Ref"] == out["Arn"] == "arn:aws:iam::000000000000:oidc-provider/token.example.com"
+    iam = client("iam")
+    got = iam.get_open_id_connect_provider(OpenIDConnectProviderArn=out["Arn"])
+    assert sorted(got["ClientIDList"]) == ["one", "two"]
+    props = template["Resources"]["Oidc"]["Properties"]
+    props["ClientIdList"] = ["two", "three"]
+    props["ThumbprintList"] = ["b" * 40]
+    props["Tags"] = [{"Key": "env", "Value": "dev"}]
+    assert update(cfn, "oidc", template)["Arn"] == out["Arn"]
+    got = iam.get_open_id_connect_provider(OpenIDConnectProviderArn=out["Arn"])
+    assert sorted(got["ClientIDList"]) == ["three", "two"]
+    assert got["ThumbprintList"] == ["b" * 40]
+    assert got["Tags"] == [{"Key": "env", "Value": "dev"}]
+    gone(cfn, "oidc")
+    assert iam.list_open_id_connect_providers()["OpenIDConnectProviderList"] == []
+
+
+def test_an_oidc_provider_with_a_bad_url_fails_with_iams_error(cfn):
+    template = {"Resources": {"Oidc": {"Type": "AWS::IAM::OIDCProvider", "Properties": {
+        "Url": "http://plain.example.com", "ThumbprintList": ["a" * 40]}}}}
+    cfn.create_stack(StackName="badoidc", TemplateBody=json.dumps(template), Capabilities=["CAPABILITY_IAM"])
+    assert "HandlerErrorCode" in failure(cfn, "badoidc", "Oidc")
+
+
+def test_a_service_linked_role_is_named_by_iam(cfn, client):
+    template = outputs_of({"Slr": {"Type": "AWS::IAM::ServiceLinkedRole", "Properties": {
+        "AWSServiceName": "autoscaling.amazonaws.com", "CustomSuffix": "app", "Description": "first"}}},
+        {"Ref": {"Ref": "Slr"}, "Name": {"Fn::GetAtt": ["Slr", "RoleName"]}})
+    _, out = deploy(cfn, "slr", template)
+    assert out["Ref"] == out["Name"] == "AWSServiceRoleForAutoScaling_app"
+    iam = client("iam")
+    role = iam.get_role(RoleName=out["Name"])["Role"]
+    assert role["Path"] == "/aws-service-role/autoscaling.amazonaws.com/"
+    template["Resources"]["Slr"]["Properties"]["Description"] = "second"
+    update(cfn, "slr", template)
+    assert iam.get_role(RoleName=out["Name"])["Role"]["Description"] == "second"
+    gone(cfn, "slr")
+    assert not [r for r in iam.list_roles()["Roles"] if r["RoleName"] == out["Name"]]
+
+
+CERT = "arn:aws:acm:us-east-1:000000000000:certificate/abc"
+
+
+def rest_api():
+    return {
+        "Api": {"Type": "AWS::ApiGateway::RestApi", "Properties": {"Name": "shop"}},
+        "Method": {"Type": "AWS::ApiGateway::Method", "Properties": {
+            "RestApiId": {"Ref": "Api"}, "ResourceId": {"Fn::GetAtt": ["Api", "RootResourceId"]},
+            "HttpMethod": "GET", "AuthorizationType": "NONE", "Integration": {"Type": "MOCK"}}},
+        "Deployment": {"Type": "AWS::ApiGateway::Deployment", "DependsOn": "Method",
+                       "Properties": {"RestApiId": {"Ref": "Api"}, "StageName": "prod"}},
+        "Dev": {"Type": "AWS::ApiGateway::Stage", "Properties": {
+            "RestApiId": {"Ref": "Api"}, "DeploymentId": {"Ref": "Deployment"}, "StageName": "dev"}},
+    }
+
+
+def test_a_custom_domain_name_maps_base_paths_to_a_rest_apis_stages(cfn, client):
+    resources = rest_api()
+    resources["Domain"] = {"Type": "AWS::ApiGateway::DomainName", "Properties": {
+        "DomainName": "api.example.com", "RegionalCertificateArn": CERT,
+        "EndpointConfiguration": {"Types": ["REGIONAL"]}, "SecurityPolicy": "TLS_1_2",
+        "Tags": [{"Key": "team", "Value": "core"}]}}
+    resources["Mapping"] = {"Type": "AWS::ApiGateway::BasePathMapping", "DependsOn": "Deployment",
+                            "Properties": {"DomainName": {"Ref": "Domain"}, "BasePath": "v1",
+                                           "RestApiId": {"Ref": "Api"}, "Stage": "prod"}}
+    template = outputs_of(resources, {
+        "Domain": {"Ref": "Domain"}, "Mapping": {"Ref": "Mapping"},
+        "Regional": {"Fn::GetAtt": ["Domain", "RegionalDomainName"]},
+        "Zone": {"Fn::GetAtt": ["Domain", "RegionalHostedZoneId"]},
+        "Edge": {"Fn::GetAtt": ["Domain", "DistributionDomainName"]},
+        "EdgeZone": {"Fn::GetAtt": ["Domain", "DistributionHostedZoneId"]},
+        "Arn": {"Fn::GetAtt": ["Domain", "DomainNameArn"]}})
+    _, out = deploy(cfn, "domain", template)
+    apigw = client("apigateway")
+    domain = apigw.get_domain_name(domainName="api.example.com")
+    assert out["Domain"] == "api.example.com" and out["Mapping"] == "api.example.com|v1"
+    assert out["Regional"] == domain["regionalDomainName"] and out["Zone"] == domain["regionalHostedZoneId"]
+    assert out["Edge"] == domain["distributionDomainName"] and out["EdgeZone"] == domain["distributionHostedZoneId"]
+    assert out["Arn"] == domain["domainNameArn"]
+    assert domain["endpointConfiguration"]["types"] == ["REGIONAL"]
+    mapping = apigw.get_base_path_mapping(domainName="api.example.com", basePath="v1")
+    assert mapping["stage"] == "prod"
+    # The stage and the security policy change in place; the mapping keeps its id.
+    template["Resources"]["Mapping"]["Properties"]["Stage"] = "dev"
+    template["Resources"]["Mapping"]["DependsOn"] = "Dev"
+    template["Resources"]["Domain"]["Properties"]["SecurityPolicy"] = "TLS_1_0"
+    template["Resources"]["Domain"]["Properties"]["Tags"] = [{"Key": "env", "Value": "dev"}]
+    again = update(cfn, "domain", template)
+    assert again["Mapping"] == out["Mapping"]
+    assert apigw.get_base_path_mapping(domainName="api.example.com", basePath="v1")["stage"] == "dev"
+    domain = apigw.get_domain_name(domainName="api.example.com")
+    assert domain["securityPolicy"] == "TLS_1_0" and domain["tags"] == {"env": "dev"}
+    gone(cfn, "domain")
+    assert apigw.get_domain_names()["items"] == []
+
+
+def test_a_base_path_mapping_to_no_domain_fails_with_api_gateways_error(cfn):
+    resources = rest_api()
+    resources["Mapping"] = {"Type": "AWS::ApiGateway::BasePathMapping", "DependsOn": "Deployment",
+                            "Properties": {"DomainName": "none.example.com", "RestApiId": {"Ref": "Api"},
+                                           "Stage": "prod"}}
+    cfn.create_stack(StackName="nodomain", TemplateBody=json.dumps({"Resources": resources}))
+    assert "NotFoundException" in failure(cfn, "nodomain", "Mapping")
+
+
+def test_http_api_domain_names_mappings_and_websocket_responses(cfn, client):
+    template = outputs_of({
+        "Http": {"Type": "AWS::ApiGatewayV2::Api", "Properties": {"Name": "http", "ProtocolType": "HTTP"}},
+        "Stage": {"Type": "AWS::ApiGatewayV2::Stage", "Properties": {
+            "ApiId": {"Ref": "Http"}, "StageName": "live", "AutoDeploy": True}},
+        "Domain": {"Type": "AWS::ApiGatewayV2::DomainName", "Properties": {
+            "DomainName": "http.example.com",
+            "DomainNameConfigurations": [{"CertificateArn": CERT, "EndpointType": "REGIONAL"}],
+            "Tags": {"team": "core"}}},
+        "Mapping": {"Type": "AWS::ApiGatewayV2::ApiMapping", "DependsOn": "Stage", "Properties": {
+            "DomainName": {"Ref": "Domain"}, "ApiId": {"Ref": "Http"}, "Stage": "live",
+            "ApiMappingKey": "v1"}},
+        "Ws": {"Type": "AWS::ApiGatewayV2::Api", "Properties": {
+            "Name": "ws", "ProtocolType": "WEBSOCKET", "RouteSelectionExpression": "$request.body.action"}},
+        "Model": {"Type": "AWS::ApiGatewayV2::Model", "Properties": {
+            "ApiId": {"Ref": "Ws"}, "Name": "Order", "ContentType": "application/json",
+            "Schema": {"type": "object", "properties": {"id": {"type": "string"}}}}},
+        "Integration": {"Type": "AWS::ApiGatewayV2::Integration", "Properties": {
+            "ApiId": {"Ref": "Ws"}, "IntegrationType": "MOCK"}},
+        "Route": {"Type": "AWS::ApiGatewayV2::Route", "Properties": {
+            "ApiId": {"Ref": "Ws"}, "RouteKey": "order",
+            "Target": {"Fn::Sub": "integrations/${Integration}"}}},
+        "RouteResponse": {"Type": "AWS::ApiGatewayV2::RouteResponse", "Properties": {
+            "ApiId": {"Ref": "Ws"}, "RouteId": {"Ref": "Route"}, "RouteResponseKey": "$default"}},
+        "IntegrationResponse": {"Type": "AWS::ApiGatewayV2::IntegrationResponse", "Properties": {
+            "ApiId": {"Ref": "Ws"}, "IntegrationId": {"Ref": "Integration"},
+            "IntegrationResponseKey": "$default"}},
+    }, {"Domain": {"Ref": "Domain"}, "Regional": {"Fn::GetAtt": ["Domain", "RegionalDomainName"]},
+        "Zone": {"Fn::GetAtt": ["Domain", "RegionalHostedZoneId"]},
+        "DomainArn": {"Fn::GetAtt": ["Domain", "DomainNameArn"]},
+        "Mapping": {"Ref": "Mapping"}, "MappingId": {"Fn::GetAtt": ["Mapping", "ApiMappingId"]},
+        "Model": {"Ref": "Model"}, "ModelId": {"Fn::GetAtt": ["Model", "ModelId"]},
+        "Ws": {"Ref": "Ws"}, "Route": {"Ref": "Route"}, "Integration": {"Ref": "Integration"},
+        "RouteResponse": {"Ref": "RouteResponse"},
+        "IntegrationResponse": {"Fn::GetAtt": ["IntegrationResponse", "IntegrationResponseId"]}})
+    _, out = deploy(cfn, "v2", template)
+    v2 = client("apigatewayv2")
+    domain = v2.get_domain_name(DomainName="http.example.com")
+    assert out["Domain"] == "http.example.com" and out["DomainArn"] == domain["DomainNameArn"]
+    assert out["Regional"] == domain["DomainNameConfigurations"][0]["ApiGatewayDomainName"]
+    assert out["Zone"] == domain["DomainNameConfigurations"][0]["HostedZoneId"]
+    assert out["Mapping"] == out["MappingId"]
+    mapping = v2.get_api_mapping(DomainName="http.example.com", ApiMappingId=out["Mapping"])
+    assert mapping["ApiMappingKey"] == "v1" and mapping["Stage"] == "live"
+    model = v2.get_model(ApiId=out["Ws"], ModelId=out["Model"])
+    assert out["Model"] == out["ModelId"]
+    assert json.loads(model["Schema"])["properties"]["id"] == {"type": "string"}
+    assert v2.get_route_response(ApiId=out["Ws"], RouteId=out["Route"],
+                                 RouteResponseId=out["RouteResponse"])["RouteResponseKey"] == "$default"
+    assert v2.get_integration_response(ApiId=out["Ws"], IntegrationId=out["Integration"],
+                                       IntegrationResponseId=out["IntegrationResponse"])[
+        "IntegrationResponseKey"] == "$default"
+    res = template["Resources"]
+    res["Mapping"]["Properties"]["ApiMappingKey"] = "v2"
+    res["Model"]["Properties"]["Description"] = "orders"
+    res["RouteResponse"]["Properties"]["ModelSelectionExpression"] = "$request.body.kind"
+    res["IntegrationResponse"]["Properties"]["TemplateSelectionExpression"] = "\\$default"
+    res["Domain"]["Properties"]["Tags"] = {"env": "dev"}
+    again = update(cfn, "v2", template)
+    assert again["Mapping"] == out["Mapping"] and again["Model"] == out["Model"]
+    assert v2.get_api_mapping(DomainName="http.example.com", ApiMappingId=out["Mapping"])["ApiMappingKey"] == "v2"
+    assert v2.get_model(ApiId=out["Ws"], ModelId=out["Model"])["Description"] == "orders"
+    assert v2.get_route_response(ApiId=out["Ws"], RouteId=out["Route"], RouteResponseId=out["RouteResponse"])[
+        "ModelSelectionExpression"] == "$request.body.kind"
+    assert v2.get_domain_name(DomainName="http.example.com")["Tags"] == {"env": "dev"}
+    gone(cfn, "v2")
+    assert v2.get_domain_names()["Items"] == []
+
+
+def test_an_api_mapping_to_no_domain_fails_with_api_gateways_error(cfn):
+    template = {"Resources": {
+        "Http": {"Type": "AWS::ApiGatewayV2::Api", "Properties": {"Name": "http", "ProtocolType": "HTTP"}},
+        "Mapping": {"Type": "AWS::ApiGatewayV2::ApiMapping", "Properties": {
+            "DomainName": "none.example.com", "ApiId": {"Ref": "Http"}, "Stage": "$default"}}}}
+    cfn.create_stack(StackName="nomapping", TemplateBody=json.dumps(template))
+    assert "NotFoundException" in failure(cfn, "nomapping", "Mapping")
+
+
+def command_document(text):
+    return {"schemaVersion": "2.2", "description": text, "mainSteps": [{
+        "action": "aws:runShellScript", "name": "run", "inputs": {"runCommand": [f"echo {text}"]}}]}
+
+
+def test_an_ssm_document_gets_new_default_versions_as_its_content_changes(cfn, client):
+    template = outputs_of({"Doc": {"Type": "AWS::SSM::Document", "Properties": {
+        "Content": command_document("one"), "DocumentType": "Command",
+        "Tags": [{"Key": "team", "Value": "core"}]}}}, {"Name": {"Ref": "Doc"}})
+    _, out = deploy(cfn, "docs", template)
+    assert out["Name"].startswith("docs-Doc-")
+    ssm = client("ssm")
+    doc = ssm.describe_document(Name=out["Name"])["Document"]
+    assert doc["DocumentType"] == "Command" and doc["DefaultVersion"] == "1"
+    template["Resources"]["Doc"]["Properties"]["Content"] = command_document("two")
+    template["Resources"]["Doc"]["Properties"]["Tags"] = [{"Key": "env", "Value": "dev"}]
+    assert update(cfn, "docs", template)["Name"] == out["Name"]
+    doc = ssm.describe_document(Name=out["Name"])["Document"]
+    assert doc["DefaultVersion"] == "2" and doc["Tags"] == [{"Key": "env", "Value": "dev"}]
+    content = json.loads(ssm.get_document(Name=out["Name"])["Content"])
+    assert content["description"] == "two"
+    # A changed type replaces it under a new generated name.
+    template["Resources"]["Doc"]["Properties"]["DocumentType"] = "Automation"
+    template["Resources"]["Doc"]["Properties"]["Content"] = {
+        "schemaVersion": "0.3", "mainSteps": [{"name": "wait", "action": "aws:sleep",
+                                                "inputs": {"Duration": "PT1S"}}]}
+    replaced = update(cfn, "docs", template)["Name"]
+    assert replaced != out["Name"]
+    assert ssm.describe_document(Name=replaced)["Document"]["DocumentType"] == "Automation"
+    gone(cfn, "docs")
+    assert [d["Name"] for d in ssm.list_documents(Filters=[{"Key": "Owner", "Values": ["Self"]}])[
+        "DocumentIdentifiers"]] == []
+
+
+def test_an_ssm_document_with_bad_content_fails_with_ssms_error(cfn):
+    template = {"Resources": {"Doc": {"Type": "AWS::SSM::Document", "Properties": {
+        "Content": "not a document", "DocumentType": "Command"}}}}
+    cfn.create_stack(StackName="baddoc", TemplateBody=json.dumps(template))
+    assert "InvalidDocumentContent" in failure(cfn, "baddoc", "Doc")
+
+
+def test_a_codedeploy_deployment_config_is_kept_as_configuration(cfn):
+    template = outputs_of({
+        "Named": {"Type": "AWS::CodeDeploy::DeploymentConfig", "Properties": {
+            "DeploymentConfigName": "Canary", "ComputePlatform": "Lambda",
+            "TrafficRoutingConfig": {"Type": "TimeBasedCanary",
+                                     "TimeBasedCanary": {"CanaryPercentage": 10, "CanaryInterval": 5}}}},
+        "Generated": {"Type": "AWS::CodeDeploy::DeploymentConfig", "Properties": {
+            "MinimumHealthyHosts": {"Type": "HOST_COUNT", "Value": 1}}},
+    }, {"Named": {"Ref": "Named"}, "Generated": {"Ref": "Generated"}})
+    _, out = deploy(cfn, "configs", template)
+    assert out["Named"] == "Canary" and out["Generated"].startswith("configs-Generated-")
+    gone(cfn, "configs")
