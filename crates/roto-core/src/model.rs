@@ -10,7 +10,7 @@
 
 use std::sync::OnceLock;
 
-use serde::de::{DeserializeOwned, MapAccess, Visitor};
+use serde::de::{MapAccess, Visitor};
 use serde::{Deserialize, Deserializer};
 use serde_json::value::RawValue;
 
@@ -53,7 +53,7 @@ pub struct Metadata {
 #[derive(Debug, Deserialize)]
 pub struct Operation {
     /// The operation's name.
-    pub name: String,
+    pub name: &'static str,
     /// Its HTTP binding.
     pub http: HttpBinding,
     /// The input shape.
@@ -74,9 +74,9 @@ pub struct Operation {
 #[serde(rename_all = "camelCase")]
 pub struct HttpBinding {
     /// `GET`, `PUT`, ...
-    pub method: String,
+    pub method: &'static str,
     /// The URI template (`/{Bucket}/{Key+}?tagging`).
-    pub request_uri: String,
+    pub request_uri: &'static str,
     /// The success status where it is not 200.
     pub response_code: Option<u16>,
 }
@@ -86,13 +86,13 @@ pub struct HttpBinding {
 #[serde(rename_all = "camelCase")]
 pub struct ShapeRef {
     /// The referenced shape's name.
-    pub shape: String,
+    pub shape: &'static str,
     /// `header`, `headers`, `uri`, `querystring` or `statusCode`.
-    pub location: Option<String>,
+    pub location: Option<&'static str>,
     /// The wire name (header name, XML element, query key).
-    pub location_name: Option<String>,
+    pub location_name: Option<&'static str>,
     /// The query protocol's result wrapper element on output refs.
-    pub result_wrapper: Option<String>,
+    pub result_wrapper: Option<&'static str>,
     /// A flattened list or map in XML.
     #[serde(default)]
     pub flattened: bool,
@@ -100,9 +100,9 @@ pub struct ShapeRef {
     #[serde(default)]
     pub xml_attribute: bool,
     /// An XML namespace declared on this member's element.
-    pub xml_namespace: Option<XmlNamespace>,
+    pub xml_namespace: Option<Box<XmlNamespace>>,
     /// `iso8601`, `rfc822` or `unixTimestamp`.
-    pub timestamp_format: Option<String>,
+    pub timestamp_format: Option<&'static str>,
     /// The member is the streaming payload.
     #[serde(default)]
     pub streaming: bool,
@@ -113,9 +113,9 @@ pub struct ShapeRef {
     #[serde(default)]
     pub host_label: bool,
     /// The rest-json wire name where it differs from the member name.
-    pub json_name: Option<String>,
+    pub json_name: Option<&'static str>,
     /// The query protocol's name where it differs.
-    pub query_name: Option<String>,
+    pub query_name: Option<&'static str>,
     /// Where the referenced shape sits in its model's table, found on the first resolve.
     #[serde(skip)]
     pub(crate) at: OnceLock<usize>,
@@ -125,9 +125,9 @@ pub struct ShapeRef {
 #[derive(Debug, Deserialize)]
 pub struct XmlNamespace {
     /// The namespace URI.
-    pub uri: String,
+    pub uri: &'static str,
     /// The prefix, when not the default namespace.
-    pub prefix: Option<String>,
+    pub prefix: Option<&'static str>,
 }
 
 /// A shape's type.
@@ -163,7 +163,7 @@ pub enum ShapeKind {
 #[serde(rename_all = "camelCase")]
 pub struct ErrorTrait {
     /// The code on the wire where it differs from the shape name.
-    pub code: Option<String>,
+    pub code: Option<&'static str>,
     /// The HTTP status.
     pub http_status_code: Option<u16>,
     /// Whether the caller is at fault.
@@ -183,7 +183,7 @@ pub struct Shape {
     pub members: Members,
     /// Required member names.
     #[serde(default)]
-    pub required: Vec<String>,
+    pub required: Vec<&'static str>,
     /// The member of a list.
     pub member: Option<Box<ShapeRef>>,
     /// The key of a map.
@@ -194,17 +194,17 @@ pub struct Shape {
     #[serde(default)]
     pub flattened: bool,
     /// The member that is the HTTP payload of a REST structure.
-    pub payload: Option<String>,
+    pub payload: Option<&'static str>,
     /// The error trait of an exception.
     pub error: Option<ErrorTrait>,
     /// Whether this is an exception shape.
     #[serde(default)]
     pub exception: bool,
     /// The default timestamp format of a timestamp shape.
-    pub timestamp_format: Option<String>,
+    pub timestamp_format: Option<&'static str>,
     /// Allowed values of an enum string.
     #[serde(default, rename = "enum")]
-    pub enum_values: Vec<String>,
+    pub enum_values: Vec<&'static str>,
     /// Minimum length, size or value.
     pub min: Option<f64>,
     /// Maximum length, size or value.
@@ -216,9 +216,9 @@ pub struct Shape {
     #[serde(default)]
     pub document: bool,
     /// The element name of a top-level XML payload structure.
-    pub location_name: Option<String>,
+    pub location_name: Option<&'static str>,
     /// The namespace of a top-level XML payload structure.
-    pub xml_namespace: Option<XmlNamespace>,
+    pub xml_namespace: Option<Box<XmlNamespace>>,
     /// A union: exactly one member set.
     #[serde(default)]
     pub union: bool,
@@ -226,31 +226,31 @@ pub struct Shape {
 
 /// Structure members, kept in model order (the order AWS serialises them in).
 #[derive(Debug, Default)]
-pub struct Members(pub Vec<(String, ShapeRef)>);
+pub struct Members(pub Vec<(&'static str, ShapeRef)>);
 
 impl Members {
     /// The member named `name`.
     pub fn get(&self, name: &str) -> Option<&ShapeRef> {
-        self.0.iter().find(|(n, _)| n == name).map(|(_, r)| r)
+        self.0.iter().find(|(n, _)| *n == name).map(|(_, r)| r)
     }
 
     /// Members in model order.
     pub fn iter(&self) -> impl Iterator<Item = (&str, &ShapeRef)> {
-        self.0.iter().map(|(n, r)| (n.as_str(), r))
+        self.0.iter().map(|(n, r)| (*n, r))
     }
 }
 
-impl<'de> Deserialize<'de> for Members {
+impl<'de: 'static> Deserialize<'de> for Members {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Members, D::Error> {
         struct MembersVisitor;
-        impl<'de> Visitor<'de> for MembersVisitor {
+        impl<'de: 'static> Visitor<'de> for MembersVisitor {
             type Value = Members;
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str("a map of members")
             }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Members, A::Error> {
                 let mut members = Vec::new();
-                while let Some((name, member)) = map.next_entry::<String, ShapeRef>()? {
+                while let Some((name, member)) = map.next_entry::<&'de str, ShapeRef>()? {
                     members.push((name, member));
                 }
                 Ok(Members(members))
@@ -273,7 +273,7 @@ struct Entry<T> {
     parsed: OnceLock<Box<T>>,
 }
 
-impl<T: DeserializeOwned> Table<T> {
+impl<T: Deserialize<'static>> Table<T> {
     fn new(mut index: Vec<(&'static str, &'static RawValue)>) -> Table<T> {
         index.sort_unstable_by_key(|(name, _)| *name);
         let entries = index
@@ -371,13 +371,26 @@ impl Model {
         }
     }
 
+    /// A plain reference to the shape named `name` (no member traits), for shaping a value
+    /// by a shape found by name; every name asked for by the code is in its model.
+    pub fn shape_ref(&self, name: &str) -> ShapeRef {
+        match self.shapes.position(name) {
+            Some(at) => ShapeRef {
+                shape: self.shapes.entries[at].name,
+                at: OnceLock::from(at),
+                ..Default::default()
+            },
+            None => panic!("model references unknown shape {name}"),
+        }
+    }
+
     /// The shape a reference points at. The reference remembers where its shape sits, so
     /// the codecs' many resolves per request do not search the table each time.
     pub fn resolve(&self, r: &ShapeRef) -> &Shape {
-        if let Some(shape) = r.at.get().and_then(|&at| self.shapes.at(at, &r.shape)) {
+        if let Some(shape) = r.at.get().and_then(|&at| self.shapes.at(at, r.shape)) {
             return shape;
         }
-        match self.shapes.position(&r.shape) {
+        match self.shapes.position(r.shape) {
             Some(at) => {
                 let _ = r.at.set(at);
                 self.shapes.parsed(&self.shapes.entries[at])
@@ -520,7 +533,7 @@ mod tests {
         let names: Vec<_> = m.operation_names().collect();
         assert!(names.windows(2).all(|w| w[0] < w[1]));
         assert!(names.contains(&"SendMessage"));
-        let parsed: Vec<_> = m.operations().map(|op| op.name.as_str()).collect();
+        let parsed: Vec<_> = m.operations().map(|op| op.name).collect();
         assert_eq!(names, parsed);
     }
 

@@ -72,7 +72,7 @@ fn check_structure(
         match value.get(name) {
             None => {
                 // A streaming payload arrives as the request's body, never in the value.
-                if shape.required.iter().any(|r| r == name) && !model.resolve(member).streaming {
+                if shape.required.contains(&name) && !model.resolve(member).streaming {
                     out.push(format!(
                         "Value null at '{member_path}' failed to satisfy constraint: Member must not be null"
                     ));
@@ -198,7 +198,7 @@ mod tests {
     fn reports_missing_required_members_and_length_violations_in_aws_words() {
         let m = model("dynamodb");
         let shape = m.shape(
-            &m.operation("DescribeTable")
+            m.operation("DescribeTable")
                 .unwrap()
                 .input
                 .as_ref()

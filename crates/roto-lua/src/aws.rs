@@ -206,7 +206,7 @@ async fn attach_body(
         .map(|s| s.spec().model())
         .and_then(|m| {
             let op = m.operation(operation)?;
-            m.resolve(op.output.as_ref()?).payload.clone()
+            m.resolve(op.output.as_ref()?).payload
         });
     let (Some(member), Ok(collected)) = (payload, body.collect().await) else {
         return;

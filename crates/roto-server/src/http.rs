@@ -350,7 +350,7 @@ fn fill_query_code(query_model: Option<&'static str>, error: &mut AwsError) {
     let code = model(qm)
         .error_shape(&error.code)
         .and_then(|s| s.error.as_ref())
-        .and_then(|e| e.code.clone());
+        .and_then(|e| e.code);
     error.query_code = Some(code.map_or_else(|| error.code.clone(), Into::into));
 }
 
@@ -467,13 +467,13 @@ async fn run(
         (_, None) => protocol.resolve(model, &wire_req)?,
     };
     let op = resolved.operation;
-    entry.operation = op.name.as_str().into();
+    entry.operation = op.name.into();
     if app.verify_signatures {
         let signed = crate::signature::Signed {
             parts,
             route,
             protocol,
-            operation: &op.name,
+            operation: op.name,
             body: stream.is_none().then_some(&body[..]),
         };
         if let Some(proof) = crate::signature::verify(&app.dispatcher, &signed)? {
@@ -491,7 +491,7 @@ async fn run(
             parts,
             ctx: &ctx,
             protocol,
-            operation: &op.name,
+            operation: op.name,
             input: &input,
         };
         crate::access::check(&app.dispatcher, call, entry)?;
@@ -503,7 +503,7 @@ async fn run(
     };
     let response = app
         .dispatcher
-        .invoke(route.service.as_ref(), &ctx, &op.name, request)
+        .invoke(route.service.as_ref(), &ctx, op.name, request)
         .await?;
     let mut encoded = match dialect {
         Some(dialect) => cbor::encode(model, op, &response.output, request_id, dialect),

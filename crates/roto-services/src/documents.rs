@@ -273,7 +273,6 @@ pub fn shaped(
     shape: &str,
     doc: &Json,
 ) -> AwsResult<roto_core::Value> {
-    let mut r = roto_core::model::ShapeRef::default();
-    r.shape = shape.to_string();
+    let r = model.shape_ref(shape);
     roto_core::protocol::json::decode_value(model, &r, model.shape(shape), doc, "")
 }

@@ -51,7 +51,7 @@ fn minimal(model: &Model, shape: &Shape, depth: usize) -> Value {
             let mut value = Value::map();
             for name in &shape.required {
                 if let (Some(member), true) = (shape.members.get(name), depth < 8) {
-                    value.insert(name, minimal(model, model.resolve(member), depth + 1));
+                    value.insert(*name, minimal(model, model.resolve(member), depth + 1));
                 }
             }
             value
@@ -65,7 +65,7 @@ fn minimal(model: &Model, shape: &Shape, depth: usize) -> Value {
         },
         ShapeKind::Map => Value::map(),
         ShapeKind::String => match shape.enum_values.first() {
-            Some(first) => Value::String(first.clone()),
+            Some(first) => Value::String(first.to_string()),
             None => Value::String("a".repeat(min)),
         },
         ShapeKind::Integer | ShapeKind::Long => Value::Integer(shape.min.unwrap_or(1.0) as i64),

@@ -426,11 +426,7 @@ fn plain(item: &Cbor) -> Value {
 
 /// A member's name on the wire.
 fn wire_name<'a>(name: &'a str, member: &'a ShapeRef) -> &'a str {
-    member
-        .json_name
-        .as_deref()
-        .or(member.location_name.as_deref())
-        .unwrap_or(name)
+    member.json_name.or(member.location_name).unwrap_or(name)
 }
 
 /// Writes an initial byte with its argument, in the shortest form.

@@ -74,11 +74,7 @@ pub fn decode_value(
         (ShapeKind::Structure, Json::Object(obj)) => {
             let mut out = BTreeMap::new();
             for (name, member) in shape.members.iter() {
-                let wire = member
-                    .json_name
-                    .as_deref()
-                    .or(member.location_name.as_deref())
-                    .unwrap_or(name);
+                let wire = member.json_name.or(member.location_name).unwrap_or(name);
                 if member.location.is_some() {
                     continue;
                 }
@@ -179,11 +175,7 @@ pub fn encode_value(model: &Model, r: &ShapeRef, shape: &Shape, value: &Value) -
                     continue;
                 }
                 if let Some(v) = m.get(name) {
-                    let wire = member
-                        .json_name
-                        .as_deref()
-                        .or(member.location_name.as_deref())
-                        .unwrap_or(name);
+                    let wire = member.json_name.or(member.location_name).unwrap_or(name);
                     obj.insert(
                         wire.to_string(),
                         encode_value(model, member, model.resolve(member), v),

@@ -192,6 +192,6 @@ pub fn query_error_code<'a>(model: &'a Model, error: &'a AwsError) -> &'a str {
     model
         .error_shape(&error.code)
         .and_then(|s| s.error.as_ref())
-        .and_then(|e| e.code.as_deref())
+        .and_then(|e| e.code)
         .unwrap_or(&error.code)
 }

@@ -98,11 +98,7 @@ fn decode_structure(
 ) -> AwsResult<Option<Value>> {
     let mut out = BTreeMap::new();
     for (name, member) in shape.members.iter() {
-        let wire = member
-            .query_name
-            .as_deref()
-            .or(member.location_name.as_deref())
-            .unwrap_or(name);
+        let wire = member.query_name.or(member.location_name).unwrap_or(name);
         let key = join(prefix, wire);
         if let Some(v) = decode_member(model, member, &key, params)? {
             out.insert(name.to_string(), v);
@@ -136,15 +132,12 @@ fn decode_member(
                 match &member.location_name {
                     Some(n) => match key.rsplit_once('.') {
                         Some((parent, _)) => format!("{parent}.{n}"),
-                        None => n.clone(),
+                        None => n.to_string(),
                     },
                     None => key.to_string(),
                 }
             } else {
-                format!(
-                    "{key}.{}",
-                    member.location_name.as_deref().unwrap_or("member")
-                )
+                format!("{key}.{}", member.location_name.unwrap_or("member"))
             };
             if !present(params, key) && !present(params, &list_prefix) {
                 return Ok(None);
@@ -165,8 +158,8 @@ fn decode_member(
             }
             let key_ref = shape.key.as_deref().expect("map shape has a key");
             let val_ref = shape.value.as_deref().expect("map shape has a value");
-            let key_name = key_ref.location_name.as_deref().unwrap_or("key");
-            let val_name = val_ref.location_name.as_deref().unwrap_or("value");
+            let key_name = key_ref.location_name.unwrap_or("key");
+            let val_name = val_ref.location_name.unwrap_or("value");
             let base = if flattened {
                 key.to_string()
             } else {
@@ -217,7 +210,7 @@ pub fn encode(model: &Model, op: &Operation, output: &Value, request_id: &str) -
     if let Some(out) = &op.output {
         let wrapper = out
             .result_wrapper
-            .clone()
+            .map(str::to_string)
             .unwrap_or_else(|| format!("{}Result", op.name));
         w.start(&wrapper, &[]);
         w.members(model, model.resolve(out), output);

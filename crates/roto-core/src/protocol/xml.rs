@@ -78,7 +78,7 @@ impl XmlWriter {
                 let member_shape = model.resolve(member);
                 self.value(
                     model,
-                    &element_name(member, member_shape, name),
+                    element_name(member, member_shape, name),
                     member,
                     member_shape,
                     v,
@@ -100,7 +100,7 @@ impl XmlWriter {
                         self.value(model, name, member, member_shape, item);
                     }
                 } else {
-                    let item_name = member.location_name.as_deref().unwrap_or("member");
+                    let item_name = member.location_name.unwrap_or("member");
                     self.start(name, &namespace_attrs(r));
                     for item in items {
                         self.value(model, item_name, member, member_shape, item);
@@ -111,8 +111,8 @@ impl XmlWriter {
             (ShapeKind::Map, Value::Map(entries)) => {
                 let key = shape.key.as_deref().expect("map shape has a key");
                 let val = shape.value.as_deref().expect("map shape has a value");
-                let key_name = key.location_name.as_deref().unwrap_or("key");
-                let val_name = val.location_name.as_deref().unwrap_or("value");
+                let key_name = key.location_name.unwrap_or("key");
+                let val_name = val.location_name.unwrap_or("value");
                 let (key_shape, val_shape) = (model.resolve(key), model.resolve(val));
                 if !flattened {
                     self.start(name, &namespace_attrs(r));
@@ -131,8 +131,8 @@ impl XmlWriter {
                 let mut attrs = namespace_attrs(r);
                 // A structure whose own shape declares the `xsi` prefix (S3's `Grantee`).
                 if let Some(ns) = shape.xml_namespace.as_ref().filter(|_| attrs.is_empty()) {
-                    if ns.prefix.as_deref() == Some("xsi") {
-                        attrs.push(("xmlns:xsi", ns.uri.as_str()));
+                    if ns.prefix == Some("xsi") {
+                        attrs.push(("xmlns:xsi", ns.uri));
                     }
                 }
                 let attr_values: Vec<(String, String)> = shape
@@ -141,10 +141,7 @@ impl XmlWriter {
                     .filter(|(_, m)| m.xml_attribute)
                     .filter_map(|(n, m)| {
                         let text = scalar_text(model.resolve(m), m, value.get(n)?)?;
-                        Some((
-                            m.location_name.clone().unwrap_or_else(|| n.to_string()),
-                            text,
-                        ))
+                        Some((m.location_name.unwrap_or(n).to_string(), text))
                     })
                     .collect();
                 attrs.extend(attr_values.iter().map(|(k, v)| (k.as_str(), v.as_str())));
@@ -165,30 +162,23 @@ impl XmlWriter {
 
 fn namespace_attrs(r: &ShapeRef) -> Vec<(&str, &str)> {
     match &r.xml_namespace {
-        Some(ns) => match &ns.prefix {
-            Some(p) if p == "xsi" => vec![("xmlns:xsi", ns.uri.as_str())],
+        Some(ns) => match ns.prefix {
+            Some("xsi") => vec![("xmlns:xsi", ns.uri)],
             Some(_) => vec![],
-            None => vec![("xmlns", ns.uri.as_str())],
+            None => vec![("xmlns", ns.uri)],
         },
         None => vec![],
     }
 }
 
 /// The element name of structure member `name`, as botocore's parser looks for it.
-pub fn element_name(member: &ShapeRef, member_shape: &Shape, name: &str) -> String {
+pub fn element_name<'a>(member: &ShapeRef, member_shape: &Shape, name: &'a str) -> &'a str {
     if member_shape.kind == ShapeKind::List && (member.flattened || member_shape.flattened) {
-        if let Some(n) = member_shape
-            .member
-            .as_ref()
-            .and_then(|m| m.location_name.as_ref())
-        {
-            return n.clone();
+        if let Some(n) = member_shape.member.as_ref().and_then(|m| m.location_name) {
+            return n;
         }
     }
-    member
-        .location_name
-        .clone()
-        .unwrap_or_else(|| name.to_string())
+    member.location_name.unwrap_or(name)
 }
 
 /// The text of a scalar value in XML and query form.
@@ -218,8 +208,7 @@ pub fn format_float(f: f64) -> String {
 /// The timestamp format of a member: its own trait, its shape's, else the protocol default.
 pub fn timestamp_format(shape: &Shape, r: &ShapeRef, default: TimestampFormat) -> TimestampFormat {
     r.timestamp_format
-        .as_deref()
-        .or(shape.timestamp_format.as_deref())
+        .or(shape.timestamp_format)
         .and_then(TimestampFormat::from_trait)
         .unwrap_or(default)
 }
@@ -331,7 +320,7 @@ pub fn read_structure(model: &Model, shape: &Shape, el: &Element) -> AwsResult<V
         }
         let member_shape = model.resolve(member);
         if member.xml_attribute {
-            let attr = member.location_name.as_deref().unwrap_or(name);
+            let attr = member.location_name.unwrap_or(name);
             let attr = attr.rsplit(':').next().unwrap_or(attr);
             if let Some((_, v)) = el.attrs.iter().find(|(k, _)| k == attr) {
                 out.insert(name.to_string(), read_scalar(member_shape, member, v)?);
@@ -342,13 +331,13 @@ pub fn read_structure(model: &Model, shape: &Shape, el: &Element) -> AwsResult<V
         let flattened = member.flattened || member_shape.flattened;
         let value = match member_shape.kind {
             ShapeKind::List | ShapeKind::Map if flattened => {
-                let nodes: Vec<&Element> = el.children_named(&xml_name).collect();
+                let nodes: Vec<&Element> = el.children_named(xml_name).collect();
                 if nodes.is_empty() {
                     continue;
                 }
                 read_collection(model, member_shape, &nodes)?
             }
-            _ => match el.child(&xml_name) {
+            _ => match el.child(xml_name) {
                 Some(child) => read_value(model, member, member_shape, child)?,
                 None => continue,
             },
@@ -364,7 +353,7 @@ pub fn read_value(model: &Model, r: &ShapeRef, shape: &Shape, el: &Element) -> A
         ShapeKind::Structure => read_structure(model, shape, el),
         ShapeKind::List => {
             let member = shape.member.as_deref().expect("list shape has a member");
-            let item_name = member.location_name.as_deref().unwrap_or("member");
+            let item_name = member.location_name.unwrap_or("member");
             let nodes: Vec<&Element> = el.children_named(item_name).collect();
             read_collection(model, shape, &nodes)
         }
@@ -389,8 +378,8 @@ fn read_collection(model: &Model, shape: &Shape, nodes: &[&Element]) -> AwsResul
     }
     let key = shape.key.as_deref().expect("map shape has a key");
     let val = shape.value.as_deref().expect("map shape has a value");
-    let key_name = key.location_name.as_deref().unwrap_or("key");
-    let val_name = val.location_name.as_deref().unwrap_or("value");
+    let key_name = key.location_name.unwrap_or("key");
+    let val_name = val.location_name.unwrap_or("value");
     let val_shape = model.resolve(val);
     let mut map = BTreeMap::new();
     for node in nodes {

@@ -651,8 +651,8 @@ impl Sns {
                     let code = model
                         .error_shape(&e.code)
                         .and_then(|s| s.error.as_ref())
-                        .and_then(|s| s.code.clone())
-                        .unwrap_or_else(|| e.code.to_string());
+                        .and_then(|s| s.code)
+                        .map_or_else(|| e.code.to_string(), str::to_string);
                     failed.push(
                         Value::map()
                             .with("Id", id)

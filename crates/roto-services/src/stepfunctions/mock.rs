@@ -167,7 +167,7 @@ fn fits(
                 let key = sdk::capitalise(name);
                 match object.get(&key) {
                     Some(v) => fits(model, model.resolve(member), v, strict, &key)?,
-                    None if strict && shape.required.iter().any(|r| r == name) => {
+                    None if strict && shape.required.contains(&name) => {
                         return Err(format!("Required field '{key}' is missing"))
                     }
                     None => {}
@@ -195,10 +195,7 @@ fn fits(
         }
         ShapeKind::String | ShapeKind::Timestamp | ShapeKind::Blob => match value.as_str() {
             None => wrong("a string"),
-            Some(text)
-                if !shape.enum_values.is_empty()
-                    && !shape.enum_values.iter().any(|e| e == text) =>
-            {
+            Some(text) if !shape.enum_values.is_empty() && !shape.enum_values.contains(&text) => {
                 Err(format!("Field '{field}' is not an expected value"))
             }
             Some(_) if shape.kind == ShapeKind::Timestamp => Ok(()),

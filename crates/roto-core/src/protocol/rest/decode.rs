@@ -38,13 +38,13 @@ pub fn decode(
     let bound_query: Vec<&str> = shape
         .members
         .iter()
-        .filter(|(_, m)| m.location.as_deref() == Some("querystring"))
-        .filter_map(|(_, m)| m.location_name.as_deref())
+        .filter(|(_, m)| m.location == Some("querystring"))
+        .filter_map(|(_, m)| m.location_name)
         .collect();
     for (name, member) in shape.members.iter() {
-        let wire = member.location_name.as_deref().unwrap_or(name);
+        let wire = member.location_name.unwrap_or(name);
         // Members are resolved only when the request carries them: an S3 input has dozens.
-        let value = match member.location.as_deref() {
+        let value = match member.location {
             Some("uri") => match resolved.labels.iter().find(|(l, _)| l == wire) {
                 Some((_, text)) => Some(read_scalar(model.resolve(member), member, text)?),
                 None => None,
@@ -233,7 +233,7 @@ fn body_members(
             _ if blank => None,
             _ if p == Protocol::RestXml => {
                 let el = xml::parse(body).map_err(|_| malformed_xml())?;
-                let root = member.location_name.as_deref().unwrap_or(&member.shape);
+                let root = member.location_name.unwrap_or(member.shape);
                 if el.name != root && el.name != member.shape {
                     return Err(malformed_xml());
                 }
@@ -248,7 +248,7 @@ fn body_members(
             }
         };
         if let Some(v) = value {
-            out.insert(payload, v);
+            out.insert(*payload, v);
         }
         return Ok(out);
     }

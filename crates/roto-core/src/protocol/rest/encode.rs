@@ -54,8 +54,8 @@ pub fn encode(
         let Some(value) = output.get(name) else {
             continue;
         };
-        let wire = member.location_name.as_deref().unwrap_or(name);
-        match member.location.as_deref() {
+        let wire = member.location_name.unwrap_or(name);
+        match member.location {
             Some("statusCode") => {
                 if let Some(code) = value
                     .as_i64()
@@ -88,8 +88,8 @@ pub fn encode(
     let (body, content_type) = body(
         p,
         model,
-        out_ref.location_name.as_deref(),
-        &out_ref.shape,
+        out_ref.location_name,
+        out_ref.shape,
         shape,
         output,
     );
@@ -112,7 +112,7 @@ fn body(
     p: Protocol,
     model: &Model,
     ref_name: Option<&str>,
-    shape_name: &str,
+    shape_name: &'static str,
     shape: &Shape,
     output: &Value,
 ) -> (Vec<u8>, &'static str) {
@@ -133,14 +133,13 @@ fn body(
             (_, Some(value)) if p == Protocol::RestXml => {
                 let root = member
                     .location_name
-                    .as_deref()
-                    .or(member_shape.location_name.as_deref())
-                    .unwrap_or(&member.shape);
+                    .or(member_shape.location_name)
+                    .unwrap_or(member.shape);
                 let ns = member
                     .xml_namespace
                     .as_ref()
                     .or(member_shape.xml_namespace.as_ref())
-                    .map(|n| n.uri.clone())
+                    .map(|n| n.uri.to_string())
                     .unwrap_or_else(|| default_namespace(model));
                 (
                     xml_document(model, root, &ns, member_shape, value),
@@ -161,15 +160,11 @@ fn body(
         return (Vec::new(), "");
     }
     if p == Protocol::RestXml {
-        let root = shape
-            .location_name
-            .as_deref()
-            .or(ref_name)
-            .unwrap_or(shape_name);
+        let root = shape.location_name.or(ref_name).unwrap_or(shape_name);
         let ns = shape
             .xml_namespace
             .as_ref()
-            .map(|n| n.uri.clone())
+            .map(|n| n.uri.to_string())
             .unwrap_or_else(|| default_namespace(model));
         return (
             xml_document(model, root, &ns, shape, output),
@@ -177,7 +172,7 @@ fn body(
         );
     }
     let r = crate::model::ShapeRef {
-        shape: shape_name.to_string(),
+        shape: shape_name,
         ..Default::default()
     };
     let json = json::encode_value(model, &r, shape, output);
@@ -235,7 +230,7 @@ fn xml_error(model: &Model, error: &AwsError, request_id: &str) -> Vec<u8> {
         match shape.and_then(|s| s.members.get(name)) {
             Some(member) => {
                 let member_shape = model.resolve(member);
-                let el = member.location_name.as_deref().unwrap_or(name);
+                let el = member.location_name.unwrap_or(name);
                 w.value(model, el, member, member_shape, value);
             }
             None => {

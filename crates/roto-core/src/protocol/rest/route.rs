@@ -41,7 +41,7 @@ impl Template {
             .http
             .request_uri
             .split_once('?')
-            .unwrap_or((&op.http.request_uri, ""));
+            .unwrap_or((op.http.request_uri, ""));
         let segments = path
             .trim_start_matches('/')
             .split('/')
@@ -69,11 +69,11 @@ impl Template {
         if let Some(input) = &op.input {
             let shape = model.resolve(input);
             for (name, member) in shape.members.iter() {
-                if !shape.required.iter().any(|r| r == name) {
+                if !shape.required.contains(&name) {
                     continue;
                 }
-                let wire = member.location_name.as_deref().unwrap_or(name);
-                match member.location.as_deref() {
+                let wire = member.location_name.unwrap_or(name);
+                match member.location {
                     Some("querystring") => required_query.push(wire.to_string()),
                     Some("header") => required_headers.push(wire.to_ascii_lowercase()),
                     _ => {}
@@ -81,8 +81,8 @@ impl Template {
             }
         }
         Template {
-            operation: op.name.clone(),
-            method: op.http.method.clone(),
+            operation: op.name.to_string(),
+            method: op.http.method.to_string(),
             segments,
             query,
             required_query,
@@ -316,7 +316,7 @@ mod tests {
             headers,
             body: b"",
         };
-        resolve(model(service), &req).map(|r| (r.operation.name.clone(), r.labels))
+        resolve(model(service), &req).map(|r| (r.operation.name.to_string(), r.labels))
     }
 
     fn name(service: &str, method: Method, path: &str, query: &str) -> String {

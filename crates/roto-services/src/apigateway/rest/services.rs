@@ -149,7 +149,7 @@ impl ApiGateway {
                 .invoke(
                     service.as_ref(),
                     &call_ctx,
-                    &resolved.operation.name,
+                    resolved.operation.name,
                     request,
                 )
                 .await?;
