@@ -1,6 +1,6 @@
 """S3 Select (SelectObjectContent) black-box tests: boto3's select_object_content parses the
 event stream (framing and CRCs), so each test reads Records, Stats, Progress and End as an
-SDK user does, over CSV, JSON documents and lines, and gzip-compressed objects."""
+SDK user does, over CSV, JSON documents and lines, and GZIP- and BZIP2-compressed objects."""
 
 from __future__ import annotations
 
@@ -194,3 +194,112 @@ def test_an_error_after_results_began_ends_the_stream_with_an_error_event(s3):
             seen += event.get("Records", {}).get("Payload", b"")
     assert seen.startswith(b"0\n1\n")
     assert "CastFailed" in str(raised.value)
+
+
+EVENTS = (
+    "id,at,level\n"
+    "1,2024-03-01T10:15:00Z,INFO\n"
+    "2,2024-03-31T23:59:59.250+02:00,WARN\n"
+    "3,2023-12-25T08:00Z,ERROR\n"
+)
+
+
+def test_date_functions_over_csv_timestamps(s3):
+    s3.put_object(Bucket="sel", Key="events.csv", Body=EVENTS.encode())
+    records, _ = select(s3, "SELECT s.id FROM S3Object s WHERE TO_TIMESTAMP(s.at) >= `2024-01-01T`",
+                        key="events.csv")
+    assert records == "1\n2\n"
+    records, _ = select(s3, "SELECT EXTRACT(YEAR FROM TO_TIMESTAMP(s.at)), "
+                            "EXTRACT(TIMEZONE_HOUR FROM TO_TIMESTAMP(s.at)), "
+                            "DATE_DIFF(day, `2024-01-01T`, TO_TIMESTAMP(s.at)), "
+                            "DATE_ADD(month, 1, TO_TIMESTAMP(s.at)), "
+                            "TO_STRING(TO_TIMESTAMP(s.at), 'MMMM d, y h:mm a XXX') "
+                            "FROM S3Object s", key="events.csv", output=JSON_OUT)
+    rows = [list(json.loads(line).values()) for line in records.splitlines()]
+    assert rows == [
+        [2024, 0, 60, "2024-04-01T10:15:00Z", "March 1, 2024 10:15 AM Z"],
+        [2024, 2, 90, "2024-04-30T23:59:59.250+02:00", "March 31, 2024 11:59 PM +02:00"],
+        [2023, 0, -6, "2024-01-25T08:00Z", "December 25, 2023 8:00 AM Z"],
+    ]
+    records, _ = select(s3, "SELECT MIN(TO_TIMESTAMP(s.at)), MAX(TO_TIMESTAMP(s.at)) FROM S3Object s",
+                        key="events.csv")
+    assert records == "2023-12-25T08:00Z,2024-03-31T23:59:59.250+02:00\n"
+
+
+def test_documented_date_function_examples(s3):
+    cases = {
+        "DATE_ADD(year, 5, `2010-01-01T`)": "2015-01-01",
+        "DATE_ADD(month, 13, `2010T`)": "2011-02T",
+        "DATE_ADD(hour, 1, `2017T`)": "2017-01-01T01:00-00:00",
+        "DATE_ADD(second, 1, `2017-01-02T03:04:05.006Z`)": "2017-01-02T03:04:06.006Z",
+        "DATE_DIFF(month, `2011T`, `2010T`)": "-12",
+        "EXTRACT(TIMEZONE_MINUTE FROM `2017-01-02T03:04:05+07:08`)": "8",
+        "TO_STRING(`1969-07-20T20:18Z`, 'MMMM d, y')": '"July 20, 1969"',
+        "TO_STRING(`1969-07-20T20:18+08:00`, 'y-MM-dd''T''H:m:ssXXXX')": "1969-07-20T20:18:00+0800",
+        "TO_TIMESTAMP('2007-02-23T12:14:33.079-08:00')": "2007-02-23T12:14:33.079-08:00",
+        "TO_TIMESTAMP('July 20, 1969', 'MMMM d, y')": "1969-07-20",
+        "CAST('2007T' AS TIMESTAMP)": "2007T",
+        "DATE_DIFF(year, `2000T`, UTCNOW()) > 20": "true",
+    }
+    for expr, want in cases.items():
+        records, _ = select(s3, f"SELECT {expr} FROM S3Object LIMIT 1")
+        assert records == f"{want}\n", expr
+
+
+def test_case_searched_and_simple(s3):
+    records, _ = select(s3, "SELECT s.name, CASE WHEN CAST(s.age AS INT) > 40 THEN 'senior' "
+                            "WHEN CAST(s.age AS INT) > 30 THEN 'mid' ELSE 'junior' END FROM S3Object s")
+    assert records == "Alice,mid\nBob,junior\nCarol,senior\n"
+    records, _ = select(s3, "SELECT CASE s.city WHEN 'Oslo' THEN 'NO' WHEN 'Lima' THEN 'PE' END AS c "
+                            "FROM S3Object s", output=JSON_OUT)
+    assert [json.loads(line) for line in records.splitlines()] == [{"c": None}, {"c": "NO"}, {"c": "PE"}]
+    records, _ = select(s3, "SELECT s.name FROM S3Object s WHERE CASE WHEN s.city = 'Oslo' THEN TRUE END")
+    assert records == "Bob\n"
+
+
+@pytest.mark.parametrize("sql,code", [
+    ("SELECT DATE_ADD(week, 1, `2010T`) FROM S3Object", "ParseExpectedDatePart"),
+    ("SELECT DATE_DIFF(year `2010T`, `2011T`) FROM S3Object", "ParseExpectedArgumentDelimiter"),
+    ("SELECT EXTRACT(YEAR `2010T`) FROM S3Object", "ParseExpectedKeyword"),
+    ("SELECT `2010-13-01T` FROM S3Object", "LexerInvalidIONLiteral"),
+    ("SELECT CASE ELSE 1 END FROM S3Object", "ParseExpectedWhenClause"),
+    ("SELECT CASE WHEN TRUE THEN 1 FROM S3Object", "ParseExpectedKeyword"),
+    ("SELECT TO_TIMESTAMP(name) FROM S3Object", "ValueParseFailure"),
+    ("SELECT EXTRACT(YEAR FROM name) FROM S3Object", "IncorrectSqlFunctionArgumentType"),
+    ("SELECT DATE_ADD(day, name, `2010T`) FROM S3Object", "IncorrectSqlFunctionArgumentType"),
+    ("SELECT CAST(name AS TIMESTAMP) FROM S3Object", "CastFailed"),
+    ("SELECT UTCNOW(1) FROM S3Object", "EvaluatorInvalidArguments"),
+    ("SELECT TO_STRING(UTCNOW(), 'yyyy-qq') FROM S3Object", "EvaluatorInvalidTimestampFormatPatternSymbol"),
+    ("SELECT TO_STRING(UTCNOW(), 'yyy') FROM S3Object", "EvaluatorInvalidTimestampFormatPatternToken"),
+    ("SELECT TO_STRING(UTCNOW(), 'y ''T') FROM S3Object", "EvaluatorUnterminatedTimestampFormatPatternToken"),
+    ("SELECT TO_TIMESTAMP('J', 'MMMMM') FROM S3Object", "EvaluatorInvalidTimestampFormatPatternSymbolForParsing"),
+    ("SELECT TO_TIMESTAMP('1 1', 'y y') FROM S3Object", "EvaluatorTimestampFormatPatternDuplicateFields"),
+    ("SELECT TO_TIMESTAMP('2010 8', 'y h') FROM S3Object", "EvaluatorTimestampFormatPatternHourClockAmPmMismatch"),
+    ("SELECT TO_TIMESTAMP('2010 1', 'y d') FROM S3Object", "EvaluatorInvalidTimestampFormatPattern"),
+])
+def test_bad_date_arguments_answer_s3_select_errors(s3, sql, code):
+    fails(lambda: select(s3, sql), code, 400)
+
+
+def test_bzip2_objects_are_read(s3):
+    import bz2
+    s3.put_object(Bucket="sel", Key="people.csv.bz2", Body=bz2.compress(PEOPLE.encode()))
+    bz = {"CSV": {"FileHeaderInfo": "USE"}, "CompressionType": "BZIP2"}
+    records, events = select(s3, "SELECT s.name FROM S3Object s WHERE s.city = 'Lima'",
+                             key="people.csv.bz2", input_serialization=bz)
+    assert records == "Carol\n"
+    stats = events["Stats"][0]["Details"]
+    assert stats["BytesProcessed"] == len(PEOPLE)
+    # Two streams one after the other (as pbzip2 writes them) read as one object.
+    lines = b"".join(bz2.compress(json.dumps({"n": i}).encode() + b"\n") for i in range(3))
+    s3.put_object(Bucket="sel", Key="lines.json.bz2", Body=lines)
+    records, _ = select(s3, "SELECT SUM(s.n) FROM S3Object s", key="lines.json.bz2",
+                        input_serialization={"JSON": {"Type": "LINES"}, "CompressionType": "BZIP2"})
+    assert records == "3\n"
+    fails(lambda: select(s3, "SELECT * FROM S3Object", input_serialization=bz),
+          "InvalidCompressionFormat", 400)
+    fails(lambda: select(s3, "SELECT * FROM S3Object", key="people.csv.bz2",
+                         input_serialization={**bz, "CompressionType": "ZSTD"}),
+          "InvalidCompressionFormat", 400)
+    fails(lambda: select(s3, "SELECT * FROM S3Object", key="people.csv.bz2", input_serialization=bz,
+                         ScanRange={"Start": 1}), "UnsupportedScanRangeInput", 400)

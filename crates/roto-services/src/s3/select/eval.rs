@@ -12,6 +12,7 @@ use roto_core::AwsError;
 
 use super::sql::error;
 use super::sql::{Aggregate, BinaryOp, CastType, Expr, Literal, Step, TrimSide, UnaryOp};
+use super::time::{parse_failure, Timestamp};
 
 /// A value in a record or computed from one.
 #[derive(Debug, Clone, PartialEq)]
@@ -22,6 +23,7 @@ pub enum Datum {
     Int(i64),
     Float(f64),
     Str(String),
+    Timestamp(Timestamp),
     List(Vec<Datum>),
     /// Fields in the document's order.
     Struct(Vec<(String, Datum)>),
@@ -83,6 +85,7 @@ impl Datum {
             Datum::Int(n) => n.to_string(),
             Datum::Float(f) => format_float(*f),
             Datum::Str(s) => s.clone(),
+            Datum::Timestamp(t) => t.text(),
             Datum::List(_) | Datum::Struct(_) => {
                 let mut out = String::new();
                 self.write_json(&mut out);
@@ -99,6 +102,7 @@ impl Datum {
             Datum::Float(f) if f.is_finite() => out.push_str(&self.text()),
             Datum::Float(_) => out.push_str("null"),
             Datum::Str(s) => out.push_str(&serde_json::Value::from(s.as_str()).to_string()),
+            Datum::Timestamp(t) => out.push_str(&serde_json::Value::from(t.text()).to_string()),
             Datum::List(items) => {
                 out.push('[');
                 for (i, item) in items.iter().enumerate() {
@@ -168,6 +172,8 @@ fn parse_number(s: &str) -> Option<Number> {
 pub struct Scope<'a> {
     pub record: &'a Datum,
     pub alias: Option<&'a str>,
+    /// When the query started, in epoch milliseconds (`UTCNOW()`).
+    pub now: i64,
 }
 
 impl Scope<'_> {
@@ -304,8 +310,56 @@ pub fn eval(expr: &Expr, scope: &Scope) -> Result<Datum, AwsError> {
                 .iter()
                 .map(|a| eval(a, scope))
                 .collect::<Result<Vec<_>, _>>()?;
-            call(name, values)?
+            call(name, values, scope.now)?
         }
+        Expr::Case {
+            operand,
+            whens,
+            otherwise,
+        } => {
+            let operand = operand.as_ref().map(|o| eval(o, scope)).transpose()?;
+            for (when, then) in whens {
+                let when = eval(when, scope)?;
+                let hit = match &operand {
+                    Some(operand) => compare(operand, &when) == Some(Ordering::Equal),
+                    None => truth(&when) == Some(true),
+                };
+                if hit {
+                    return eval(then, scope);
+                }
+            }
+            match otherwise {
+                Some(e) => eval(e, scope)?,
+                None => Datum::Null,
+            }
+        }
+        Expr::DateAdd(part, quantity, value) => {
+            let quantity = eval(quantity, scope)?;
+            match timestamp_arg("DATE_ADD", eval(value, scope)?)? {
+                Some(t) if !quantity.is_absent() => {
+                    Datum::Timestamp(t.add(*part, integer_arg("DATE_ADD", &quantity)?)?)
+                }
+                _ => Datum::Null,
+            }
+        }
+        Expr::DateDiff(part, from, to) => {
+            let from = timestamp_arg("DATE_DIFF", eval(from, scope)?)?;
+            match (from, timestamp_arg("DATE_DIFF", eval(to, scope)?)?) {
+                (Some(from), Some(to)) => Datum::Int(from.diff(*part, &to)?),
+                _ => Datum::Null,
+            }
+        }
+        Expr::Extract(part, value) => match timestamp_arg("EXTRACT", eval(value, scope)?)? {
+            Some(t) => {
+                let n = t.extract(*part);
+                if n.fract() == 0.0 {
+                    Datum::Int(n as i64)
+                } else {
+                    Datum::Float(n)
+                }
+            }
+            None => Datum::Null,
+        },
         Expr::Trim { value, chars, side } => {
             let v = eval(value, scope)?;
             let chars = chars.as_ref().map(|c| eval(c, scope)).transpose()?;
@@ -328,6 +382,7 @@ fn literal(l: &Literal) -> Datum {
         Literal::Int(n) => Datum::Int(*n),
         Literal::Float(f) => Datum::Float(*f),
         Literal::Str(s) => Datum::Str(s.clone()),
+        Literal::Timestamp(t) => Datum::Timestamp(t.clone()),
     }
 }
 
@@ -476,6 +531,7 @@ pub fn compare(a: &Datum, b: &Datum) -> Option<Ordering> {
         (Datum::Bool(x), Datum::Bool(y)) => Some(x.cmp(y)),
         (Datum::Bool(x), Datum::Str(_)) => truth(b).map(|y| x.cmp(&y)),
         (Datum::Str(_), Datum::Bool(y)) => truth(a).map(|x| x.cmp(y)),
+        (Datum::Timestamp(x), Datum::Timestamp(y)) => Some(x.cmp_instant(y)),
         _ if a.is_absent() || b.is_absent() => None,
         _ => match (a.number()?, b.number()?) {
             (Number::Int(x), Number::Int(y)) => Some(x.cmp(&y)),
@@ -548,6 +604,11 @@ fn cast(value: Datum, kind: CastType) -> Result<Datum, AwsError> {
     }
     Ok(match kind {
         CastType::String => Datum::Str(value.text()),
+        CastType::Timestamp => match value {
+            Datum::Timestamp(_) => value,
+            Datum::Str(s) => Datum::Timestamp(Timestamp::parse(s.trim()).ok_or_else(cast_failed)?),
+            _ => return Err(cast_failed()),
+        },
         CastType::Bool => match (&value, truth(&value)) {
             (_, Some(b)) => Datum::Bool(b),
             (Datum::Int(n), _) => Datum::Bool(*n != 0),
@@ -592,17 +653,65 @@ fn string_arg(name: &str, value: &Datum) -> Result<Option<String>, AwsError> {
     match value {
         Datum::Missing | Datum::Null => Ok(None),
         Datum::Str(s) => Ok(Some(s.clone())),
-        _ => Err(error(
-            "IncorrectSqlFunctionArgumentType",
-            format!(
-                "Incorrect type of arguments in the function call {name} in the SQL expression."
-            ),
-        )),
+        _ => Err(argument_type(name)),
     }
 }
 
-fn call(name: &str, args: Vec<Datum>) -> Result<Datum, AwsError> {
+fn argument_type(name: &str) -> AwsError {
+    error(
+        "IncorrectSqlFunctionArgumentType",
+        format!("Incorrect type of arguments in the function call {name} in the SQL expression."),
+    )
+}
+
+/// A timestamp argument (`None` for NULL or MISSING).
+fn timestamp_arg(name: &str, value: Datum) -> Result<Option<Timestamp>, AwsError> {
+    match value {
+        Datum::Missing | Datum::Null => Ok(None),
+        Datum::Timestamp(t) => Ok(Some(t)),
+        _ => Err(argument_type(name)),
+    }
+}
+
+/// An integer argument (a numeric string counts).
+fn integer_arg(name: &str, value: &Datum) -> Result<i64, AwsError> {
+    match value.number() {
+        Some(Number::Int(n)) => Ok(n),
+        _ => Err(argument_type(name)),
+    }
+}
+
+fn call(name: &str, args: Vec<Datum>, now: i64) -> Result<Datum, AwsError> {
     match name {
+        "UTCNOW" => {
+            arity(name, &args, 0..=0)?;
+            Ok(Datum::Timestamp(Timestamp::from_millis(now)))
+        }
+        "TO_STRING" => {
+            arity(name, &args, 2..=2)?;
+            let pattern = string_arg(name, &args[1])?;
+            match (timestamp_arg(name, args[0].clone())?, pattern) {
+                (Some(t), Some(pattern)) => Ok(Datum::Str(t.format(&pattern)?)),
+                _ => Ok(Datum::Null),
+            }
+        }
+        "TO_TIMESTAMP" => {
+            arity(name, &args, 1..=2)?;
+            if let Datum::Timestamp(_) = &args[0] {
+                return Ok(args[0].clone());
+            }
+            let Some(text) = string_arg(name, &args[0])? else {
+                return Ok(Datum::Null);
+            };
+            let parsed = match args.get(1) {
+                Some(pattern) => match string_arg(name, pattern)? {
+                    Some(pattern) => Timestamp::parse_with(&text, &pattern)?,
+                    None => return Ok(Datum::Null),
+                },
+                None => Timestamp::parse(text.trim()).ok_or_else(parse_failure)?,
+            };
+            Ok(Datum::Timestamp(parsed))
+        }
         "LOWER" | "UPPER" => {
             arity(name, &args, 1..=1)?;
             Ok(match string_arg(name, &args[0])? {
@@ -776,6 +885,7 @@ mod tests {
             &Scope {
                 record: &r,
                 alias: Some("s"),
+                now: 0,
             },
         )
         .unwrap()
@@ -819,6 +929,7 @@ mod tests {
         let scope = Scope {
             record: &r,
             alias: Some("s"),
+            now: 0,
         };
         eval(&q.items.unwrap()[0].expr, &scope)
     }
@@ -849,6 +960,62 @@ mod tests {
         assert_eq!(f("9223372036854775807 + 1"), "IntegerOverflow");
         assert_eq!(f("s.name * 2"), "InvalidDataType");
         assert_eq!(f("s._0"), "InvalidColumnIndex");
+    }
+
+    #[test]
+    fn case_and_date_functions_evaluate_as_s3_documents() {
+        let f = |sql: &str| item(sql).unwrap();
+        let text = |s: &str| Datum::Str(s.into());
+        assert_eq!(
+            f("CASE WHEN s.age > 30 THEN 'old' ELSE 'young' END"),
+            text("old")
+        );
+        assert_eq!(
+            f("CASE s.name WHEN 'Bob' THEN 1 WHEN 'Alice' THEN 2 END"),
+            Datum::Int(2)
+        );
+        assert_eq!(f("CASE WHEN s.age < 0 THEN 1 END"), Datum::Null);
+        assert_eq!(
+            f("DATE_DIFF(day, `2010-01-01T`, TO_TIMESTAMP('2010-01-31T'))"),
+            Datum::Int(30)
+        );
+        assert_eq!(
+            f("EXTRACT(YEAR FROM DATE_ADD(year, 5, `2010-01-01T`))"),
+            Datum::Int(2015)
+        );
+        assert_eq!(
+            f("TO_STRING(`1969-07-20T20:18Z`, 'MMMM d, y')"),
+            text("July 20, 1969")
+        );
+        assert_eq!(
+            f("CAST('2010-01-01T' AS TIMESTAMP) < `2011T`"),
+            Datum::Bool(true)
+        );
+        assert_eq!(
+            f("UTCNOW() = `1970-01-01T00:00:00.000Z`"),
+            Datum::Bool(true)
+        );
+        assert_eq!(
+            f("CAST(TO_TIMESTAMP('07/20/1969', 'MM/dd/y') AS STRING)"),
+            text("1969-07-20")
+        );
+        assert_eq!(f("EXTRACT(YEAR FROM s.missing)"), Datum::Null);
+        let code = |sql: &str| item(sql).unwrap_err().code;
+        assert_eq!(code("TO_TIMESTAMP('nope')"), "ValueParseFailure");
+        assert_eq!(
+            code("EXTRACT(YEAR FROM s.name)"),
+            "IncorrectSqlFunctionArgumentType"
+        );
+        assert_eq!(
+            code("DATE_ADD(year, 'x', `2010T`)"),
+            "IncorrectSqlFunctionArgumentType"
+        );
+        assert_eq!(code("CAST('x' AS TIMESTAMP)"), "CastFailed");
+        assert_eq!(code("UTCNOW(1)"), "EvaluatorInvalidArguments");
+        assert_eq!(
+            code("TO_STRING(`2010T`, 'q')"),
+            "EvaluatorInvalidTimestampFormatPatternSymbol"
+        );
     }
 
     #[test]

@@ -35,6 +35,7 @@ pub fn fuzz_select(text: &str) {
         let scope = Scope {
             record,
             alias: query.alias.as_deref(),
+            now: 0,
         };
         if let Some(filter) = &query.filter {
             let _ = eval(filter, &scope);

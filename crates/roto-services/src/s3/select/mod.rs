@@ -4,7 +4,7 @@
 //!
 //! `sql.rs` parses the expression, `eval.rs` evaluates it over a record, `input.rs` reads
 //! the records; this file checks the request as S3 does, runs the query on a blocking
-//! thread over the object's blob (streamed, or whole when gzip-compressed) and streams
+//! thread over the object's blob (streamed, or whole when GZIP- or BZIP2-compressed) and streams
 //! the results as they come. An error found before the first result is the HTTP error
 //! S3 answers; one found later ends the stream with an error message, as S3 does.
 
@@ -12,6 +12,7 @@ mod eval;
 pub mod fuzz;
 mod input;
 mod sql;
+mod time;
 
 use std::io::{Cursor, Read, Seek, SeekFrom};
 
@@ -29,14 +30,14 @@ use super::{errors, input_str, restore, sse, S3};
 
 /// How much output one `Records` message carries at most.
 const RECORDS_CHUNK: usize = 64 * 1024;
-/// The largest gzip-compressed object's data read into memory to decompress.
+/// The largest compressed object's data read into memory to decompress.
 const MAX_INFLATED: usize = 1 << 30;
 
 /// What the request asks for, checked.
 struct Plan {
     query: Query,
     format: Format,
-    gzip: bool,
+    compression: Compression,
     output: Output,
     progress: bool,
     range: Option<ScanRange>,
@@ -58,6 +59,41 @@ impl ScanRange {
             Some(ScanRange::Last(n)) => (size.saturating_sub(n), u64::MAX),
         }
     }
+}
+
+/// `CompressionType`.
+#[derive(Clone, Copy, PartialEq)]
+enum Compression {
+    None,
+    Gzip,
+    Bzip2,
+}
+
+impl Compression {
+    /// The object's data decompressed, at most [`MAX_INFLATED`] bytes of it.
+    fn inflate(self, compressed: &[u8]) -> AwsResult<Vec<u8>> {
+        let data = match self {
+            Compression::None => return Ok(compressed.to_vec()),
+            Compression::Gzip => crate::gzip::decompress_within(compressed, MAX_INFLATED).ok(),
+            Compression::Bzip2 => {
+                let mut data = Vec::new();
+                bzip2::read::MultiBzDecoder::new(compressed)
+                    .take(MAX_INFLATED as u64 + 1)
+                    .read_to_end(&mut data)
+                    .ok()
+                    .filter(|_| data.len() <= MAX_INFLATED)
+                    .map(|_| data)
+            }
+        };
+        data.ok_or_else(unsupported_compression)
+    }
+}
+
+fn unsupported_compression() -> AwsError {
+    error(
+        "InvalidCompressionFormat",
+        "The file is not in a supported compression format. Only GZIP and BZIP2 are supported.",
+    )
 }
 
 enum Format {
@@ -101,13 +137,11 @@ fn plan(input: &Value) -> AwsResult<Plan> {
         .into_iter()
         .filter(|f| serialization.and_then(|s| s.get(f)).is_some())
         .collect();
-    let gzip = match serialization.and_then(|s| s.str("CompressionType")) {
-        None | Some("NONE") => false,
-        Some("GZIP") => true,
-        Some(_) => return Err(error(
-            "InvalidCompressionFormat",
-            "The file is not in a supported compression format. Only GZIP and BZIP2 are supported.",
-        )),
+    let compression = match serialization.and_then(|s| s.str("CompressionType")) {
+        None | Some("NONE") => Compression::None,
+        Some("GZIP") => Compression::Gzip,
+        Some("BZIP2") => Compression::Bzip2,
+        Some(_) => return Err(unsupported_compression()),
     };
     let format = match formats.as_slice() {
         ["CSV"] => Format::Csv(csv_input(serialization.and_then(|s| s.get("CSV")))?),
@@ -138,7 +172,8 @@ fn plan(input: &Value) -> AwsResult<Plan> {
     };
     let output = output(input.get("OutputSerialization"))?;
     let range = scan_range(input.get("ScanRange"))?;
-    if range.is_some() && (gzip || matches!(format, Format::JsonDocument)) {
+    let compressed = compression != Compression::None;
+    if range.is_some() && (compressed || matches!(format, Format::JsonDocument)) {
         return Err(error(
             "UnsupportedScanRangeInput",
             "Scan range queries are not supported on this type of object.",
@@ -147,7 +182,7 @@ fn plan(input: &Value) -> AwsResult<Plan> {
     Ok(Plan {
         query,
         format,
-        gzip,
+        compression,
         output,
         progress: input
             .get("RequestProgress")
@@ -434,17 +469,11 @@ fn run(
         BlobReader::Memory(bytes) => Box::new(Cursor::new(bytes)),
     };
     let mut total = size;
-    if plan.gzip {
-        let mut compressed = Vec::new();
-        reader
-            .read_to_end(&mut compressed)
-            .map_err(input::read_error)?;
-        let data = crate::gzip::decompress_within(&compressed, MAX_INFLATED).map_err(|_| {
-            error(
-                "InvalidCompressionFormat",
-                "The file is not in a supported compression format. Only GZIP and BZIP2 are supported.",
-            )
-        })?;
+    let compressed = plan.compression != Compression::None;
+    if compressed {
+        let mut raw = Vec::new();
+        reader.read_to_end(&mut raw).map_err(input::read_error)?;
+        let data = plan.compression.inflate(&raw)?;
         total = data.len() as u64;
         reader = Box::new(Cursor::new(data));
     }
@@ -476,7 +505,7 @@ fn run(
     };
     runner.finish(&mut sink)?;
     sink.counts.processed = read.min(total);
-    sink.counts.scanned = if plan.gzip { size } else { read.min(size) };
+    sink.counts.scanned = if compressed { size } else { read.min(size) };
     sink.finish()
 }
 
@@ -599,6 +628,8 @@ struct Runner<'q> {
     names: Vec<String>,
     aggregates: Option<Vec<(Accumulator, Option<&'q Expr>)>>,
     emitted: u64,
+    /// When the query started (`UTCNOW()`), on the server clock.
+    now: i64,
 }
 
 impl<'q> Runner<'q> {
@@ -633,6 +664,7 @@ impl<'q> Runner<'q> {
             names,
             aggregates,
             emitted: 0,
+            now: roto_core::timestamp::now_millis(),
         })
     }
 
@@ -667,6 +699,7 @@ impl<'q> Runner<'q> {
         let scope = Scope {
             record,
             alias: self.query.alias.as_deref(),
+            now: self.now,
         };
         if let Some(filter) = &self.query.filter {
             if truth(&eval(filter, &scope)?) != Some(true) {

@@ -4,10 +4,13 @@
 //! positional columns and its own error codes), so it is written here. The grammar is
 //! `SELECT list FROM S3Object[path] [[AS] alias] [WHERE expr] [LIMIT n]`, with the
 //! expressions AWS documents: comparisons, AND/OR/NOT, LIKE, BETWEEN, IN, IS [NOT]
-//! NULL/MISSING, arithmetic, `||`, CAST and function calls. Nesting is bounded
+//! NULL/MISSING, arithmetic, `||`, CAST, CASE, backquoted Ion timestamps, the date
+//! functions (whose first argument is a date part) and function calls. Nesting is bounded
 //! ([`MAX_DEPTH`]), so no input can overflow the stack; errors carry S3's codes.
 
 use roto_core::AwsError;
+
+use super::time::{DatePart, Timestamp};
 
 /// The longest expression S3 accepts (256 KB).
 pub const MAX_EXPRESSION: usize = 256 * 1024;
@@ -91,6 +94,19 @@ pub enum Expr {
     },
     /// An aggregate; `None` is `COUNT(*)`.
     Aggregate(Aggregate, Option<Box<Expr>>),
+    /// `CASE [operand] WHEN ... THEN ... [ELSE ...] END`: simple with an operand, else
+    /// searched.
+    Case {
+        operand: Option<Box<Expr>>,
+        whens: Vec<(Expr, Expr)>,
+        otherwise: Option<Box<Expr>>,
+    },
+    /// `DATE_ADD(part, quantity, timestamp)`.
+    DateAdd(DatePart, Box<Expr>, Box<Expr>),
+    /// `DATE_DIFF(part, from, to)`.
+    DateDiff(DatePart, Box<Expr>, Box<Expr>),
+    /// `EXTRACT(part FROM timestamp)`.
+    Extract(DatePart, Box<Expr>),
 }
 
 /// A literal value.
@@ -102,6 +118,8 @@ pub enum Literal {
     Int(i64),
     Float(f64),
     Str(String),
+    /// A backquoted Ion timestamp (`` `2010-01-01T` ``).
+    Timestamp(Timestamp),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -136,6 +154,7 @@ pub enum CastType {
     Decimal,
     String,
     Bool,
+    Timestamp,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -160,8 +179,22 @@ impl Expr {
         match self {
             Expr::Aggregate(..) => true,
             Expr::Literal(_) | Expr::Path { .. } => false,
-            Expr::Unary(_, e) | Expr::Cast(e, _) => e.has_aggregate(),
-            Expr::Binary(_, a, b) => a.has_aggregate() || b.has_aggregate(),
+            Expr::Unary(_, e) | Expr::Cast(e, _) | Expr::Extract(_, e) => e.has_aggregate(),
+            Expr::Binary(_, a, b) | Expr::DateAdd(_, a, b) | Expr::DateDiff(_, a, b) => {
+                a.has_aggregate() || b.has_aggregate()
+            }
+            Expr::Case {
+                operand,
+                whens,
+                otherwise,
+            } => {
+                [operand, otherwise]
+                    .into_iter()
+                    .any(|e| e.as_ref().is_some_and(|e| e.has_aggregate()))
+                    || whens
+                        .iter()
+                        .any(|(w, t)| w.has_aggregate() || t.has_aggregate())
+            }
             Expr::Like {
                 value,
                 pattern,
@@ -195,6 +228,7 @@ enum Token {
     Str(String),
     Int(i64),
     Float(f64),
+    Timestamp(Timestamp),
     Sym(&'static str),
     End,
 }
@@ -229,6 +263,14 @@ fn lex(text: &str) -> Result<Vec<(Token, usize)>, AwsError> {
                 at,
             ));
             i = next;
+        } else if c == '`' {
+            let Some(len) = chars[i + 1..].iter().position(|&c| c == '`') else {
+                return Err(invalid_ion(at));
+            };
+            let text: String = chars[i + 1..i + 1 + len].iter().collect();
+            let ts = Timestamp::parse(text.trim()).ok_or_else(|| invalid_ion(at))?;
+            tokens.push((Token::Timestamp(ts), at));
+            i += len + 2;
         } else if c.is_ascii_digit() {
             let start = i;
             while i < chars.len() && (chars[i].is_ascii_digit() || chars[i] == '.') {
@@ -276,6 +318,14 @@ fn lex(text: &str) -> Result<Vec<(Token, usize)>, AwsError> {
     }
     tokens.push((Token::End, chars.len() + 1));
     Ok(tokens)
+}
+
+/// The error for a backquoted literal that is not an Ion timestamp.
+fn invalid_ion(at: usize) -> AwsError {
+    error(
+        "LexerInvalidIONLiteral",
+        format!("The SQL expression contains an invalid ION literal at line 1, column {at}."),
+    )
 }
 
 /// A quoted string or identifier starting at `start`, with the doubled quote as escape.
@@ -356,6 +406,7 @@ impl Parser {
             Token::Ident(s, _) | Token::Str(s) => s.clone(),
             Token::Int(n) => n.to_string(),
             Token::Float(f) => f.to_string(),
+            Token::Timestamp(t) => format!("`{}`", t.text()),
             Token::Sym(s) => s.to_string(),
         };
         error(
@@ -774,6 +825,7 @@ impl Parser {
             Token::Int(n) => Ok(Expr::Literal(Literal::Int(n))),
             Token::Float(f) => Ok(Expr::Literal(Literal::Float(f))),
             Token::Str(s) => Ok(Expr::Literal(Literal::Str(s))),
+            Token::Timestamp(t) => Ok(Expr::Literal(Literal::Timestamp(t))),
             Token::Sym("(") => {
                 let inner = self.expr()?;
                 self.expect_sym(")")?;
@@ -807,8 +859,9 @@ impl Parser {
             "MISSING" => return Ok(Expr::Literal(Literal::Missing)),
             "TRUE" => return Ok(Expr::Literal(Literal::Bool(true))),
             "FALSE" => return Ok(Expr::Literal(Literal::Bool(false))),
+            "CASE" => return self.case(),
             "SELECT" | "FROM" | "WHERE" | "LIMIT" | "AND" | "OR" | "AS" | "IS" | "IN" | "LIKE"
-            | "BETWEEN" | "ESCAPE" => {
+            | "BETWEEN" | "ESCAPE" | "WHEN" | "THEN" | "ELSE" | "END" => {
                 self.at -= 1;
                 return Err(error(
                     "ParseUnExpectedKeyword",
@@ -831,6 +884,8 @@ impl Parser {
             "CAST" => self.cast(),
             "TRIM" => self.trim(),
             "SUBSTRING" => self.substring(),
+            "DATE_ADD" | "DATE_DIFF" => self.date_function(&upper),
+            "EXTRACT" => self.extract(),
             "COUNT" | "SUM" | "AVG" | "MIN" | "MAX" => self.aggregate(&upper),
             _ => Ok(Expr::Call(upper, self.arguments()?)),
         }
@@ -859,6 +914,95 @@ impl Parser {
         }
     }
 
+    /// `CASE`, after its keyword.
+    fn case(&mut self) -> Result<Expr, AwsError> {
+        let operand = if ["WHEN", "ELSE", "END"].iter().any(|k| self.is_keyword(k)) {
+            None
+        } else {
+            Some(Box::new(self.expr()?))
+        };
+        let mut whens = Vec::new();
+        while self.eat_keyword("WHEN") {
+            let when = self.expr()?;
+            self.expect_keyword("THEN")?;
+            whens.push((when, self.expr()?));
+        }
+        if whens.is_empty() {
+            return Err(error(
+                "ParseExpectedWhenClause",
+                format!(
+                    "Did not find the expected WHEN clause at line 1, column {}.",
+                    self.column()
+                ),
+            ));
+        }
+        let otherwise = if self.eat_keyword("ELSE") {
+            Some(Box::new(self.expr()?))
+        } else {
+            None
+        };
+        self.expect_keyword("END")?;
+        Ok(Expr::Case {
+            operand,
+            whens,
+            otherwise,
+        })
+    }
+
+    /// A date part: `year`, `month`, `day`, `hour`, `minute`, `second`, and where `zone`
+    /// the offset's `timezone_hour` and `timezone_minute`.
+    fn date_part(&mut self, zone: bool) -> Result<DatePart, AwsError> {
+        if let Token::Ident(name, false) = self.peek() {
+            if let Some(part) = DatePart::named(name, zone) {
+                self.next();
+                return Ok(part);
+            }
+        }
+        Err(error(
+            "ParseExpectedDatePart",
+            format!(
+                "Did not find the expected date part at line 1, column {}.",
+                self.column()
+            ),
+        ))
+    }
+
+    /// `DATE_ADD(part, quantity, timestamp)` or `DATE_DIFF(part, from, to)`.
+    fn date_function(&mut self, name: &str) -> Result<Expr, AwsError> {
+        let part = self.date_part(false)?;
+        if !self.eat_sym(",") {
+            return Err(error(
+                "ParseExpectedArgumentDelimiter",
+                format!(
+                    "Did not find the expected argument delimiter at line 1, column {}.",
+                    self.column()
+                ),
+            ));
+        }
+        let [a, b] = <[Expr; 2]>::try_from(self.arguments()?).map_err(|_| {
+            error(
+                "EvaluatorInvalidArguments",
+                format!(
+                    "Incorrect number of arguments in the function call {name} in the SQL expression."
+                ),
+            )
+        })?;
+        let (a, b) = (Box::new(a), Box::new(b));
+        Ok(match name {
+            "DATE_ADD" => Expr::DateAdd(part, a, b),
+            _ => Expr::DateDiff(part, a, b),
+        })
+    }
+
+    /// `EXTRACT(part FROM timestamp)`.
+    fn extract(&mut self) -> Result<Expr, AwsError> {
+        let part = self.date_part(true)?;
+        self.expect_keyword("FROM")?;
+        let value = self.expr()?;
+        self.expect_sym(")")?;
+        Ok(Expr::Extract(part, Box::new(value)))
+    }
+
     fn cast(&mut self) -> Result<Expr, AwsError> {
         let value = self.expr()?;
         self.expect_keyword("AS")?;
@@ -869,6 +1013,7 @@ impl Parser {
                 "DECIMAL" | "NUMERIC" => CastType::Decimal,
                 "STRING" | "VARCHAR" | "CHAR" => CastType::String,
                 "BOOL" | "BOOLEAN" => CastType::Bool,
+                "TIMESTAMP" => CastType::Timestamp,
                 _ => return Err(self.expected_type()),
             },
             _ => return Err(self.expected_type()),
@@ -1079,6 +1224,40 @@ mod tests {
             ("SELECT * FROM Table1", "InvalidDataSource"),
             ("SELECT * FROM S3Object LIMIT -1", "EvaluatorNegativeLimit"),
             ("UPDATE x", "ParseExpectedKeyword"),
+            (
+                "SELECT DATE_ADD(week, 1, `2010T`) FROM S3Object",
+                "ParseExpectedDatePart",
+            ),
+            (
+                "SELECT DATE_DIFF(timezone_hour, `2010T`, `2011T`) FROM S3Object",
+                "ParseExpectedDatePart",
+            ),
+            (
+                "SELECT DATE_DIFF(year `2010T`, `2011T`) FROM S3Object",
+                "ParseExpectedArgumentDelimiter",
+            ),
+            (
+                "SELECT DATE_ADD(year, 1) FROM S3Object",
+                "EvaluatorInvalidArguments",
+            ),
+            (
+                "SELECT EXTRACT(YEAR `2010T`) FROM S3Object",
+                "ParseExpectedKeyword",
+            ),
+            ("SELECT `2010-13T` FROM S3Object", "LexerInvalidIONLiteral"),
+            ("SELECT `2010T FROM S3Object", "LexerInvalidIONLiteral"),
+            (
+                "SELECT CASE ELSE 1 END FROM S3Object",
+                "ParseExpectedWhenClause",
+            ),
+            (
+                "SELECT CASE WHEN a THEN 1 FROM S3Object",
+                "ParseExpectedKeyword",
+            ),
+            (
+                "SELECT CASE WHEN a THEN END FROM S3Object",
+                "ParseUnExpectedKeyword",
+            ),
         ] {
             let err = parse(sql).unwrap_err();
             assert_eq!(err.code, code, "{sql}: {}", err.message);
@@ -1109,6 +1288,20 @@ mod tests {
             " AND b = 2".repeat(40)
         );
         assert!(parse(&sql).is_ok());
+    }
+
+    #[test]
+    fn parses_case_timestamps_and_date_functions() {
+        for sql in [
+            "SELECT CASE WHEN a > 1 THEN 'x' WHEN a < 0 THEN 'y' ELSE 'z' END FROM S3Object",
+            "SELECT CASE a WHEN 1 THEN 'one' END AS n FROM S3Object",
+            "SELECT * FROM S3Object WHERE TO_TIMESTAMP(d) < `2010-01-01T12:00:00.5+01:00`",
+            "SELECT DATE_ADD(DAY, -1, `2017-01-10T`), DATE_DIFF(month, `2010T`, UTCNOW()) FROM S3Object",
+            "SELECT EXTRACT(timezone_minute FROM `2017-01-02T03:04:05+07:08`) FROM S3Object",
+            "SELECT CAST(d AS TIMESTAMP), TO_STRING(UTCNOW(), 'y-MM-dd') FROM S3Object",
+        ] {
+            parse(sql).unwrap_or_else(|e| panic!("{sql}: {e:?}"));
+        }
     }
 
     #[test]
