@@ -82,6 +82,7 @@ pub(crate) async fn create_change_set(
     let doc = prepare(&body)?;
     let values = settle(inner, ctx, &doc, input, &stack.meta.parameters, &stack.name).await?;
     let mut meta = stacks::meta(input, doc, values);
+    meta.rollback = super::watchdog::parse(input)?;
     if input.get("Tags").is_none() {
         meta.tags = stack.meta.tags.clone();
     }
@@ -138,6 +139,7 @@ fn review_stack(inner: &Inner, ctx: &Context, name: &str, input: &Value) -> AwsR
         reason: stack.reason.clone(),
         at: stack.created,
         props: None,
+        token: None,
     };
     store::add_event(inner.store()?, &stack.id, &event)?;
     Ok(stack)
@@ -252,6 +254,7 @@ pub(crate) fn execute_change_set(
         .with_status(400));
     }
     let old = stacks::named(inner, ctx, &cs.stack_id)?;
+    stacks::repeated(&old, "ExecuteChangeSet", input)?;
     let mut new = old.clone();
     new.body = cs.body.clone();
     new.meta = store::Meta {
@@ -259,15 +262,20 @@ pub(crate) fn execute_change_set(
         termination_protection: old.meta.termination_protection,
         change_set_id: Some(cs.id.clone()),
         policy: old.meta.policy.clone(),
+        rollback: cs.meta.rollback.clone().or(old.meta.rollback.clone()),
+        requests: old.meta.requests.clone(),
         ..cs.meta.clone()
     };
+    stacks::record(&mut new.meta, "ExecuteChangeSet", input);
     if cs.kind == "CREATE" {
         new.status = "CREATE_IN_PROGRESS".into();
         store::put_stack(inner.store()?, &new)?;
         let created = new.clone();
-        spawn(inner, ctx, &new, |job| deploy::run_create(job, created))?;
+        spawn(inner, ctx, &new, input, |job| {
+            deploy::run_create(job, created)
+        })?;
     } else {
-        begin_update(inner, ctx, old, new, None)?;
+        begin_update(inner, ctx, old, new, None, input)?;
     }
     for mut other in store::change_sets(inner.store()?, ctx, Some(&cs.stack_id))? {
         if other.id != cs.id {

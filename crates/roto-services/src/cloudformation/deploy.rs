@@ -24,6 +24,7 @@ use super::providers::{provider, Call};
 use super::stack_policy::{Action, StackPolicy};
 use super::store::{self, EventRow, OutputRow, ResourceRow, Stack};
 use super::template::{scalar_text, section};
+use super::watchdog::{self, Rollback};
 use super::{graph, Inner};
 
 /// One stack operation's facts, shared by its resource tasks.
@@ -38,6 +39,10 @@ pub(crate) struct Job {
     pub cancel: Mutex<Option<watch::Receiver<bool>>>,
     /// The resources a continued rollback skips (left as they are, `UPDATE_COMPLETE`).
     pub skip: BTreeSet<String>,
+    /// The operation's `ClientRequestToken`, which its events carry.
+    pub token: Option<String>,
+    /// Why the watchdog stopped the operation (its timeout, a rollback trigger), if it did.
+    pub stopped: Mutex<Option<String>>,
 }
 
 /// The stack status reason of an update CancelUpdateStack cancelled.
@@ -118,6 +123,7 @@ impl Job {
             reason: reason.map(str::to_string),
             at: now_millis(),
             props: props.map(Json::to_string),
+            token: self.token.clone(),
         };
         let _ = store::add_event(store, &self.stack_id, &event);
     }
@@ -155,6 +161,53 @@ impl Job {
             .unwrap_or_else(PoisonError::into_inner)
             .take();
         taken.is_some_and(|rx| *rx.borrow())
+    }
+
+    /// Stops the operation as a cancellation does, for `reason` (see [`watchdog`]).
+    pub(crate) fn stop(&self, reason: &str) {
+        *self.stopped.lock().unwrap_or_else(PoisonError::into_inner) = Some(reason.to_string());
+        self.inner.updates.cancel(&self.stack_id);
+    }
+
+    /// Why the operation failed: the watchdog's reason if it stopped it, else `reason`.
+    fn failure(&self, reason: String) -> String {
+        let stopped = self.stopped.lock().unwrap_or_else(PoisonError::into_inner);
+        stopped.clone().unwrap_or(reason)
+    }
+
+    /// Starts the watchdog over the running operation: `deadline` (a creation's timeout)
+    /// and the stack's rollback triggers. Its task, which the caller aborts once the
+    /// resources are deployed; none when there is nothing to watch.
+    fn watch(
+        self: &Arc<Self>,
+        deadline: Option<i64>,
+        rollback: Option<&Rollback>,
+    ) -> Option<tokio::task::JoinHandle<()>> {
+        let triggers = rollback.map(|r| r.triggers.clone()).unwrap_or_default();
+        if deadline.is_none() && triggers.is_empty() {
+            return None;
+        }
+        let mut cancel = self.cancel.lock().unwrap_or_else(PoisonError::into_inner);
+        if cancel.is_none() {
+            *cancel = Some(self.inner.updates.register(&self.stack_id));
+        }
+        Some(tokio::spawn(watchdog::watch(
+            self.clone(),
+            deadline,
+            triggers,
+        )))
+    }
+
+    /// Calls another service's operation on the stack's behalf (see [`Call::api`]).
+    pub(crate) async fn api(
+        &self,
+        service: &str,
+        operation: &str,
+        input: Json,
+    ) -> Result<Json, String> {
+        let kind = "AWS::CloudFormation::Stack";
+        let call = self.call(&self.stack_name, kind, Json::Null, None);
+        call.api(service, operation, input).await
     }
 
     fn pseudo(&self) -> Pseudo {
@@ -962,11 +1015,15 @@ pub(crate) fn state_of(inner: &Inner, stack_id: &str) -> State {
         .collect()
 }
 
-/// Creates a stack's resources; on failure rolls back (or stops, with rollback disabled).
+/// Creates a stack's resources, watched by its timeout and rollback triggers; on failure
+/// rolls back (or stops, with rollback disabled).
 pub(crate) async fn run_create(job: Arc<Job>, stack: Stack) {
     job.status("CREATE_IN_PROGRESS", Some("User Initiated"));
     let doc = stack.meta.processed.clone();
     let mut state = State::new();
+    let deadline = stack.meta.timeout.map(|m| stack.created + m * 60_000);
+    let rollback = stack.meta.rollback.clone().unwrap_or_default();
+    let watch = job.watch(deadline, Some(&rollback));
     let result = job
         .apply(
             &doc,
@@ -977,13 +1034,21 @@ pub(crate) async fn run_create(job: Arc<Job>, stack: Stack) {
             None,
         )
         .await;
-    let result = result.and_then(|_| finish_outputs(&job, &stack, &doc, &state));
+    if let Some(watch) = watch {
+        watch.abort();
+    }
+    job.end_cancellable();
+    let result = match result {
+        Ok(_) => watchdog::monitor(&job, &rollback, false).await,
+        Err(reason) => Err(job.failure(reason)),
+    };
+    let result = result.and_then(|()| finish_outputs(&job, &stack, &doc, &state));
     let Err(reason) = result else {
         job.status("CREATE_COMPLETE", None);
         return;
     };
     if stack.meta.disable_rollback {
-        job.status("CREATE_FAILED", Some(&reason));
+        job.status("CREATE_FAILED", Some(reason.trim_end()));
         return;
     }
     job.status(
@@ -1011,7 +1076,8 @@ fn finish_outputs(job: &Job, stack: &Stack, doc: &Json, state: &State) -> Result
 }
 
 /// Updates a stack from `old` to `new` (already stored as the stack's template) under
-/// `policy`; on failure rolls back to `old`, keeping the stack policy the update set.
+/// `policy`, watched by its rollback triggers; on failure rolls back to `old`, keeping the
+/// stack policy and the rollback triggers the update set.
 pub(crate) async fn run_update(
     job: Arc<Job>,
     old: Stack,
@@ -1022,6 +1088,8 @@ pub(crate) async fn run_update(
     let doc = new.meta.processed.clone();
     let mut state = state_of(&job.inner, &job.stack_id);
     let mut replaced = Vec::new();
+    let rollback = new.meta.rollback.clone().unwrap_or_default();
+    let watch = job.watch(None, Some(&rollback));
     let result = job
         .apply(
             &doc,
@@ -1032,13 +1100,21 @@ pub(crate) async fn run_update(
             policy,
         )
         .await;
+    if let Some(watch) = watch {
+        watch.abort();
+    }
     let cancelled = job.end_cancellable();
-    let result = result
-        .and_then(|removed| match cancelled {
-            true => Err(CANCELLED.to_string()),
-            false => Ok(removed),
-        })
-        .and_then(|removed| finish_outputs(&job, &new, &doc, &state).map(|()| removed));
+    let result = match result.and_then(|removed| match cancelled {
+        true => Err(CANCELLED.to_string()),
+        false => Ok(removed),
+    }) {
+        Ok(removed) => watchdog::monitor(&job, &rollback, true)
+            .await
+            .map(|()| removed),
+        Err(reason) => Err(job.failure(reason)),
+    };
+    let result =
+        result.and_then(|removed| finish_outputs(&job, &new, &doc, &state).map(|()| removed));
     match result {
         Ok(removed) => {
             job.status("UPDATE_COMPLETE_CLEANUP_IN_PROGRESS", None);
@@ -1049,6 +1125,8 @@ pub(crate) async fn run_update(
             let restored = Stack {
                 meta: store::Meta {
                     policy: new.meta.policy.clone(),
+                    rollback: new.meta.rollback.clone(),
+                    requests: new.meta.requests.clone(),
                     ..old.meta
                 },
                 ..old

@@ -14,6 +14,7 @@
 //! - [`store`]: the tables and their rows.
 //! - [`stacks`]: the stack operations (create, update, delete, describe, list, exports).
 //! - [`deploy`]: the background work: resources reconciled, rolled back, events.
+//! - [`watchdog`]: a running operation's timeout and rollback triggers.
 //! - [`update_control`]: a running update cancelled, a failed rollback continued.
 //! - [`aliases`]: stack aliases, names a stack also answers to.
 //! - [`changesets`]: change sets.
@@ -59,6 +60,7 @@ mod stacksets;
 mod store;
 mod template;
 mod update_control;
+mod watchdog;
 
 /// The document table of what the operations beyond stacks keep ([`families`]).
 static ITEMS_SCHEMA: &[&str] = &[documents_schema!("cloudformation_items")];

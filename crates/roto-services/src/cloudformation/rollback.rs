@@ -24,7 +24,7 @@ pub(crate) fn rollback_stack(inner: &Arc<Inner>, ctx: &Context, input: &Value) -
     let store = inner.store()?;
     let rows = store::resources(store, &stack.id)?;
     store::set_status(store, &stack.id, "ROLLBACK_IN_PROGRESS", Some(REASON))?;
-    super::stacks::spawn(inner, ctx, &stack, move |job| async move {
+    super::stacks::spawn(inner, ctx, &stack, input, move |job| async move {
         job.status("ROLLBACK_IN_PROGRESS", Some(REASON));
         match job.delete(rows, &Json::Null, true).await {
             Ok(()) => job.status("ROLLBACK_COMPLETE", None),

@@ -14,6 +14,7 @@ use super::parameters::{self, ParameterValue};
 use super::stack_policy::StackPolicy;
 use super::store::{self, Meta, Stack};
 use super::template::{self, section};
+use super::watchdog;
 use super::{graph, no_stack, sam, validation, Inner};
 use crate::paging;
 
@@ -274,6 +275,8 @@ pub(crate) fn meta(input: &Value, doc: Json, parameters: Vec<ParameterValue>) ->
         policy: None,
         alias: None,
         processed: doc,
+        rollback: None,
+        requests: Vec::new(),
     }
 }
 
@@ -294,23 +297,30 @@ pub(crate) fn named(inner: &Inner, ctx: &Context, name: &str) -> AwsResult<Stack
         .ok_or_else(|| no_stack(name))
 }
 
-/// Starts a stack operation's background task.
+/// Starts the background task of the stack operation `input` asks for.
 pub(crate) fn spawn<F, Fut>(
     inner: &Arc<Inner>,
     ctx: &Context,
     stack: &Stack,
+    input: &Value,
     run: F,
 ) -> AwsResult<()>
 where
     F: FnOnce(Arc<Job>) -> Fut,
     Fut: std::future::Future<Output = ()> + Send + 'static,
 {
-    start(job(inner, ctx, stack)?, run);
+    start(job(inner, ctx, stack, input)?, run);
     Ok(())
 }
 
-/// A stack operation's job, not cancellable and skipping nothing, not yet started.
-pub(crate) fn job(inner: &Arc<Inner>, ctx: &Context, stack: &Stack) -> AwsResult<Job> {
+/// The job of the stack operation `input` asks for (its events carry the request's
+/// `ClientRequestToken`), not cancellable and skipping nothing, not yet started.
+pub(crate) fn job(
+    inner: &Arc<Inner>,
+    ctx: &Context,
+    stack: &Stack,
+    input: &Value,
+) -> AwsResult<Job> {
     Ok(Job {
         inner: inner.clone(),
         dispatcher: inner.dispatcher()?,
@@ -320,7 +330,41 @@ pub(crate) fn job(inner: &Arc<Inner>, ctx: &Context, stack: &Stack) -> AwsResult
         notification_arns: stack.meta.notification_arns.clone(),
         cancel: Default::default(),
         skip: Default::default(),
+        token: input.str("ClientRequestToken").map(str::to_string),
+        stopped: Default::default(),
     })
+}
+
+/// Whether `input` repeats the stack's latest operation, `operation` with the same
+/// `ClientRequestToken` (a retry, which has nothing more to do); a token an earlier,
+/// different operation used is AWS's TokenAlreadyExistsException.
+pub(crate) fn repeated(stack: &Stack, operation: &str, input: &Value) -> AwsResult<bool> {
+    let Some(token) = input.str("ClientRequestToken") else {
+        return Ok(false);
+    };
+    let requests = &stack.meta.requests;
+    if requests
+        .last()
+        .is_some_and(|(op, t)| op == operation && t == token)
+    {
+        return Ok(true);
+    }
+    if requests.iter().any(|(_, t)| t == token) {
+        return Err(AwsError::new(
+            "TokenAlreadyExistsException",
+            "A client request token already exists.",
+        )
+        .with_status(400));
+    }
+    Ok(false)
+}
+
+/// Records `operation` and its request's `ClientRequestToken` (empty without one) among
+/// the stack's operations.
+pub(crate) fn record(meta: &mut Meta, operation: &str, input: &Value) {
+    let token = input.str("ClientRequestToken").unwrap_or_default();
+    meta.requests
+        .push((operation.to_string(), token.to_string()));
 }
 
 /// Starts a job's background task.
@@ -338,7 +382,10 @@ pub(crate) async fn create_stack(
     input: &Value,
 ) -> AwsResult<Value> {
     let name = input.str("StackName").unwrap_or_default();
-    if store::find_stack(inner.store()?, ctx, name)?.is_some() {
+    if let Some(existing) = store::find_stack(inner.store()?, ctx, name)? {
+        if repeated(&existing, "CreateStack", input)? {
+            return Ok(Value::map().with("StackId", existing.id));
+        }
         return Err(AwsError::new(
             "AlreadyExistsException",
             format!("Stack [{name}] already exists"),
@@ -352,6 +399,8 @@ pub(crate) async fn create_stack(
     let policy = stack_policy(inner, ctx, input, "StackPolicy").await?;
     let mut meta = meta(input, doc, values);
     meta.policy = policy;
+    meta.rollback = watchdog::parse(input)?;
+    record(&mut meta, "CreateStack", input);
     let now = now_millis();
     let stack = Stack {
         id: stack_id(ctx, name),
@@ -368,7 +417,9 @@ pub(crate) async fn create_stack(
     };
     store::put_stack(inner.store()?, &stack)?;
     let created = stack.clone();
-    spawn(inner, ctx, &stack, |job| deploy::run_create(job, created))?;
+    spawn(inner, ctx, &stack, input, |job| {
+        deploy::run_create(job, created)
+    })?;
     Ok(Value::map().with("StackId", stack.id))
 }
 
@@ -379,6 +430,9 @@ pub(crate) async fn update_stack(
 ) -> AwsResult<Value> {
     let name = input.str("StackName").unwrap_or_default();
     let old = named(inner, ctx, name)?;
+    if repeated(&old, "UpdateStack", input)? {
+        return Ok(Value::map().with("StackId", old.id));
+    }
     if !UPDATABLE.contains(&old.status.as_str()) {
         return Err(validation(format!(
             "Stack:{} is in {} state and can not be updated.",
@@ -408,14 +462,19 @@ pub(crate) async fn update_stack(
     if input.get("Tags").is_some() {
         new.meta.tags = tags(input);
     }
+    if let Some(rollback) = watchdog::parse(input)? {
+        new.meta.rollback = Some(rollback);
+    }
     if new.meta.processed == old.meta.processed
         && new.meta.parameters == old.meta.parameters
         && new.meta.tags == old.meta.tags
+        && new.meta.rollback == old.meta.rollback
     {
         return Err(validation("No updates are to be performed."));
     }
     let during = during.map(|text| StackPolicy::parse(&text)).transpose()?;
-    begin_update(inner, ctx, old, new, during)?;
+    record(&mut new.meta, "UpdateStack", input);
+    begin_update(inner, ctx, old, new, during, input)?;
     Ok(Value::map().with("StackId", name_or_id(inner, ctx, name)?))
 }
 
@@ -423,14 +482,15 @@ fn name_or_id(inner: &Inner, ctx: &Context, name: &str) -> AwsResult<String> {
     Ok(named(inner, ctx, name)?.id)
 }
 
-/// Stores the stack's new template and starts its update, under the policy `during`
-/// overrides for this update, else the stack's own.
+/// Stores the stack's new template and starts the update `input` asks for, under the
+/// policy `during` overrides for this update, else the stack's own.
 pub(crate) fn begin_update(
     inner: &Arc<Inner>,
     ctx: &Context,
     old: Stack,
     mut new: Stack,
     during: Option<StackPolicy>,
+    input: &Value,
 ) -> AwsResult<()> {
     let policy = match (during, &old.meta.policy) {
         (Some(during), _) => Some(during),
@@ -440,7 +500,7 @@ pub(crate) fn begin_update(
     new.status = "UPDATE_IN_PROGRESS".into();
     new.updated = Some(now_millis());
     store::put_stack(inner.store()?, &new)?;
-    let mut update = job(inner, ctx, &new)?;
+    let mut update = job(inner, ctx, &new, input)?;
     update.cancel = Mutex::new(Some(inner.updates.register(&new.id)));
     start(update, |job| {
         deploy::run_update(job, old, new, policy.map(Arc::new))
@@ -450,10 +510,14 @@ pub(crate) fn begin_update(
 
 pub(crate) fn delete_stack(inner: &Arc<Inner>, ctx: &Context, input: &Value) -> AwsResult<Value> {
     let name = input.str("StackName").unwrap_or_default();
-    let Some(stack) = store::find_stack(inner.store()?, ctx, name)?.filter(|s| s.deleted.is_none())
+    let Some(mut stack) =
+        store::find_stack(inner.store()?, ctx, name)?.filter(|s| s.deleted.is_none())
     else {
         return Ok(Value::map());
     };
+    if repeated(&stack, "DeleteStack", input)? {
+        return Ok(Value::map());
+    }
     if stack.meta.termination_protection {
         return Err(validation(format!(
             "Stack [{}] cannot be deleted while TerminationProtection is enabled",
@@ -465,8 +529,12 @@ pub(crate) fn delete_stack(inner: &Arc<Inner>, ctx: &Context, input: &Value) -> 
     {
         return Ok(Value::map());
     }
+    record(&mut stack.meta, "DeleteStack", input);
+    store::put_stack(inner.store()?, &stack)?;
     let deleting = stack.clone();
-    spawn(inner, ctx, &stack, |job| deploy::run_delete(job, deleting))?;
+    spawn(inner, ctx, &stack, input, |job| {
+        deploy::run_delete(job, deleting)
+    })?;
     store::set_status(
         inner.store()?,
         &stack.id,
@@ -529,6 +597,10 @@ fn describe(s: &Stack) -> Value {
             ),
         )
         .with_opt("TimeoutInMinutes", m.timeout)
+        .with_opt(
+            "RollbackConfiguration",
+            m.rollback.as_ref().map(watchdog::describe),
+        )
         .with(
             "Capabilities",
             Value::List(
@@ -611,6 +683,7 @@ pub(crate) fn describe_stack_events(
                 .with("ResourceStatus", e.status)
                 .with_opt("ResourceStatusReason", e.reason)
                 .with_opt("ResourceProperties", e.props)
+                .with_opt("ClientRequestToken", e.token)
         })
         .collect();
     let (page, next) = paging::page(items, 100, input.str("NextToken"), || {

@@ -9,6 +9,7 @@ use rusqlite::{params, OptionalExtension};
 
 use super::intrinsics::Resolved;
 use super::parameters::ParameterValue;
+use super::watchdog::Rollback;
 
 pub(crate) const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS cloudformation_stacks (
@@ -52,6 +53,10 @@ CREATE TABLE IF NOT EXISTS cloudformation_events (
     props TEXT
 );
 CREATE INDEX IF NOT EXISTS cloudformation_events_stack ON cloudformation_events (stack_id, seq);
+CREATE TABLE IF NOT EXISTS cloudformation_event_tokens (
+    event_id TEXT PRIMARY KEY,
+    token TEXT NOT NULL
+);
 CREATE TABLE IF NOT EXISTS cloudformation_changesets (
     id TEXT PRIMARY KEY,
     account TEXT NOT NULL,
@@ -105,6 +110,12 @@ pub(crate) struct Meta {
     pub alias: Option<String>,
     /// The template after its transforms, which the engine evaluates.
     pub processed: serde_json::Value,
+    /// The rollback triggers and monitoring time its operations are watched with.
+    pub rollback: Option<Rollback>,
+    /// The operations run on the stack (CreateStack, UpdateStack, ExecuteChangeSet,
+    /// DeleteStack), each with its `ClientRequestToken` (empty without one), oldest first.
+    #[serde(default)]
+    pub requests: Vec<(String, String)>,
 }
 
 /// A stack as stored.
@@ -294,6 +305,8 @@ pub(crate) struct EventRow {
     pub reason: Option<String>,
     pub at: i64,
     pub props: Option<String>,
+    /// The `ClientRequestToken` of the operation that recorded it.
+    pub token: Option<String>,
 }
 
 /// Records an event, at least a millisecond after the stack's previous one: AWS's events
@@ -306,6 +319,12 @@ pub(crate) fn add_event(store: &Store, stack_id: &str, e: &EventRow) -> AwsResul
                  WHERE stack_id = ?1 ORDER BY seq DESC LIMIT 1), ?8)), ?9)",
             params![stack_id, e.event_id, e.logical_id, e.physical_id, e.kind, e.status, e.reason, e.at, e.props],
         )?;
+        if let Some(token) = &e.token {
+            c.execute_cached(
+                "INSERT OR REPLACE INTO cloudformation_event_tokens (event_id, token) VALUES (?1, ?2)",
+                params![e.event_id, token],
+            )?;
+        }
         Ok(())
     })
 }
@@ -314,8 +333,9 @@ pub(crate) fn add_event(store: &Store, stack_id: &str, e: &EventRow) -> AwsResul
 pub(crate) fn events(store: &Store, stack_id: &str) -> AwsResult<Vec<EventRow>> {
     store.read(|c| {
         let mut stmt = c.prepare_cached(
-            "SELECT event_id, logical_id, physical_id, kind, status, reason, at, props
-             FROM cloudformation_events WHERE stack_id = ?1 ORDER BY seq DESC",
+            "SELECT e.event_id, logical_id, physical_id, kind, status, reason, at, props, t.token
+             FROM cloudformation_events e LEFT JOIN cloudformation_event_tokens t USING (event_id)
+             WHERE stack_id = ?1 ORDER BY seq DESC",
         )?;
         let rows = stmt.query_map([stack_id], |r| {
             Ok(EventRow {
@@ -327,6 +347,7 @@ pub(crate) fn events(store: &Store, stack_id: &str) -> AwsResult<Vec<EventRow>> 
                 reason: r.get(5)?,
                 at: r.get(6)?,
                 props: r.get(7)?,
+                token: r.get(8)?,
             })
         })?;
         rows.collect::<Result<Vec<_>, _>>().map_err(AwsError::from)

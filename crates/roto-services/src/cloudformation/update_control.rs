@@ -69,7 +69,7 @@ pub(crate) fn continue_update_rollback(
         named_skips.into_iter().collect()
     };
     store::set_status(store, &stack.id, "UPDATE_ROLLBACK_IN_PROGRESS", None)?;
-    let mut resumed = job(inner, ctx, &stack)?;
+    let mut resumed = job(inner, ctx, &stack, input)?;
     resumed.skip = skip;
     start(resumed, |job| async move {
         job.status("UPDATE_ROLLBACK_IN_PROGRESS", None);
