@@ -137,13 +137,6 @@ def test_an_update_names_at_least_one_change(client):
     assert message.endswith("WarmThroughput or TableClass is required")
 
 
-def test_global_table_members_are_not_implemented(client):
-    db = ddb(client)
-    make_table(db)
-    assert update_error(db, ReplicaUpdates=[{"Create": {"RegionName": "eu-west-1"}}]) == (
-        "NotImplemented", "The ReplicaUpdates parameter of UpdateTable is not implemented by Roto yet")
-
-
 def test_updating_a_missing_table_is_resource_not_found(client):
     db = ddb(client)
     assert update_error(db, TableName="nope", BillingMode="PAY_PER_REQUEST") == (

@@ -15,8 +15,6 @@
 //! [`relay`] moves the outbox, in order, onto the event bus as deliveries to DynamoDB itself,
 //! whose [`deliver`] puts each record on the stream with Kinesis' own PutRecord.
 
-use std::sync::Mutex;
-
 use md5::{Digest, Md5};
 use roto_core::events::{DeliveryError, Event};
 use roto_core::timestamp::now_millis;
@@ -28,7 +26,7 @@ use super::attr::{item_json, item_size, Item};
 use super::key::EncodedKey;
 use super::streams::{event_name, keys_of, Origin};
 use super::tables::{load_table, table_arn, table_name, table_not_found, Table};
-use super::DynamoDb;
+use super::{outbox, DynamoDb};
 
 /// The tables this module writes.
 pub const SCHEMA: &str = "
@@ -418,7 +416,7 @@ fn record(
         Origin::TimeToLive => {
             json!({"type": "Service", "principalId": "dynamodb.amazonaws.com"})
         }
-        Origin::Request => serde_json::Value::Null,
+        Origin::Request | Origin::Replica => serde_json::Value::Null,
     };
     json!({
         "awsRegion": ctx.region,
@@ -432,68 +430,42 @@ fn record(
     })
 }
 
-/// Serialises relays, so that records reach the bus in the order they were written.
-static RELAY: Mutex<()> = Mutex::new(());
-
-/// Moves the outbox onto the event bus, oldest first. An empty outbox (a request that
-/// changed no item) costs one read.
+/// Moves the outbox onto the event bus, oldest first.
 pub fn relay(env: &Env) -> AwsResult<()> {
-    let waiting = env.store.read(|c| {
-        c.prepare_cached("SELECT 1 FROM ddb_kinesis_outbox LIMIT 1")?
-            .query_row([], |_| Ok(()))
-            .optional()
-            .map_err(AwsError::from)
-    })?;
-    if waiting.is_none() {
-        return Ok(());
-    }
-    let _order = RELAY.lock().unwrap_or_else(|p| p.into_inner());
-    let pending = env.store.transaction(|tx| {
-        let rows: Vec<(i64, [String; 6])> = tx
-            .prepare_cached(
-                "SELECT seq, account, region, table_name, stream_arn, partition_key, record
-                 FROM ddb_kinesis_outbox ORDER BY seq",
-            )?
-            .query_map([], |r| {
-                Ok((
-                    r.get(0)?,
-                    [
-                        r.get(1)?,
-                        r.get(2)?,
-                        r.get(3)?,
-                        r.get(4)?,
-                        r.get(5)?,
-                        r.get(6)?,
-                    ],
-                ))
-            })?
-            .collect::<rusqlite::Result<_>>()?;
-        if let Some((last, _)) = rows.last() {
-            tx.prepare_cached("DELETE FROM ddb_kinesis_outbox WHERE seq <= ?1")?
-                .execute([last])?;
-        }
-        Ok::<_, AwsError>(rows)
-    })?;
-    for (_, [account, region, table, stream_arn, partition_key, record]) in pending {
-        let source = Context::internal(&account, &region);
-        let (target_account, target_region) =
-            stream_arn_parts(&stream_arn).unwrap_or((&source.account, &source.region));
-        env.bus.publish(Event {
-            kind: KIND.to_string(),
-            source_service: "dynamodb".to_string(),
-            source: table_arn(&source, &table),
-            target_service: "dynamodb".to_string(),
-            account: target_account.to_string(),
-            region: target_region.to_string(),
-            payload: Value::map()
-                .with("StreamARN", stream_arn.as_str())
-                .with("PartitionKey", partition_key)
-                .with("Data", Value::Blob(record.into_bytes())),
-            target: stream_arn.clone(),
-            max_attempts: ATTEMPTS,
-        });
-    }
-    Ok(())
+    outbox::relay(
+        env,
+        "ddb_kinesis_outbox",
+        "account, region, table_name, stream_arn, partition_key, record",
+        |r| {
+            Ok([
+                r.get::<_, String>(1)?,
+                r.get(2)?,
+                r.get(3)?,
+                r.get(4)?,
+                r.get(5)?,
+                r.get(6)?,
+            ])
+        },
+        |[account, region, table, stream_arn, partition_key, record]| {
+            let source = Context::internal(&account, &region);
+            let (target_account, target_region) =
+                stream_arn_parts(&stream_arn).unwrap_or((&source.account, &source.region));
+            env.bus.publish(Event {
+                kind: KIND.to_string(),
+                source_service: "dynamodb".to_string(),
+                source: table_arn(&source, &table),
+                target_service: "dynamodb".to_string(),
+                account: target_account.to_string(),
+                region: target_region.to_string(),
+                payload: Value::map()
+                    .with("StreamARN", stream_arn.as_str())
+                    .with("PartitionKey", partition_key)
+                    .with("Data", Value::Blob(record.into_bytes())),
+                target: stream_arn.clone(),
+                max_attempts: ATTEMPTS,
+            });
+        },
+    )
 }
 
 /// Puts one record on its stream through Kinesis' PutRecord; a stream that no longer

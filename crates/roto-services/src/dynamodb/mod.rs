@@ -8,6 +8,10 @@
 //!
 //! - [`tables`]: CreateTable, DescribeTable, ListTables, DeleteTable, tags.
 //! - [`table_updates`]: UpdateTable (billing, throughput, indexes, streams, protection).
+//! - [`replicas`]: global tables (version 2019.11.21): UpdateTable's `ReplicaUpdates`, the
+//!   replica tables in other regions, DeleteTable of a member.
+//! - [`replication`]: item changes carried between a global table's members.
+//! - [`replica_scaling`]: DescribeTableReplicaAutoScaling, UpdateTableReplicaAutoScaling.
 //! - [`streams`]: each table's stream of item changes.
 //! - [`streams_service`]: the `dynamodbstreams` service that reads them.
 //! - [`ttl`]: Time to Live and the sweeper that deletes expired items.
@@ -22,6 +26,7 @@
 //! - [`contributor_insights`]: Describe/Update/ListContributorInsights (stored).
 //! - [`kinesis_destinations`]: Kinesis streaming destinations, and the item changes they
 //!   put on their streams.
+//! - [`outbox`]: where item changes wait for their request's commit before the bus.
 //! - [`items`]: PutItem, GetItem, UpdateItem, DeleteItem, conditions, consumed capacity.
 //! - [`metrics`]: the `AWS/DynamoDB` metrics: consumed capacity, user errors.
 //! - [`expr`]: the expression language (conditions, projections, updates).
@@ -65,9 +70,13 @@ mod legacy;
 mod metrics;
 mod number;
 mod on_demand_backups;
+mod outbox;
 mod partiql;
 mod projection;
 mod queries;
+mod replica_scaling;
+mod replicas;
+mod replication;
 mod resource_policies;
 mod restores;
 mod rows;
@@ -121,6 +130,9 @@ pub struct DynamoDb {
     /// Whether a Kinesis streaming destination has been active, so that requests relay
     /// the item changes captured for it.
     kinesis_active: AtomicBool,
+    /// Whether a table has had replicas, so that requests relay the changes captured for
+    /// the other members.
+    replicating: AtomicBool,
 }
 
 impl DynamoDb {
@@ -141,20 +153,37 @@ impl DynamoDb {
             bulk::SCHEMA,
             contributor_insights::SCHEMA,
             kinesis_destinations::SCHEMA,
+            replicas::SCHEMA,
+            replication::SCHEMA,
         ] {
             env.store.migrate(schema)?;
         }
-        let active = env
+        let (active, replicating) = env
             .store
-            .with(kinesis_destinations::any_active)
-            .map_err(|e| io::Error::other(e.message.to_string()))?;
+            .with(|c| Ok((kinesis_destinations::any_active(c)?, replicas::any(c)?)))
+            .map_err(|e: AwsError| io::Error::other(e.message.to_string()))?;
         let service = DynamoDb {
             env,
             sweeper: OnceLock::new(),
             kinesis_active: AtomicBool::new(active),
+            replicating: AtomicBool::new(replicating),
         };
         service.start_sweeper();
         Ok(service)
+    }
+
+    /// Moves the item changes captured for Kinesis destinations and replicas onto the bus.
+    fn relay(&self) {
+        if self.kinesis_active.load(Ordering::Relaxed) {
+            if let Err(e) = kinesis_destinations::relay(&self.env) {
+                tracing::warn!("Kinesis streaming destinations: {}", e.message);
+            }
+        }
+        if self.replicating.load(Ordering::Relaxed) {
+            if let Err(e) = replication::relay(&self.env) {
+                tracing::warn!("global table replication: {}", e.message);
+            }
+        }
     }
 
     fn start_sweeper(&self) {
@@ -272,21 +301,31 @@ impl Service for DynamoDb {
                 "TagResource" => self.tag_resource(ctx, input)?,
                 "UntagResource" => self.untag_resource(ctx, input)?,
                 "ListTagsOfResource" => self.list_tags_of_resource(ctx, input)?,
+                "DescribeTableReplicaAutoScaling" => {
+                    self.describe_table_replica_auto_scaling(ctx, input)?
+                }
+                "UpdateTableReplicaAutoScaling" => {
+                    self.update_table_replica_auto_scaling(ctx, input)?
+                }
                 "DescribeLimits" => self.describe_limits(),
                 "DescribeEndpoints" => self.describe_endpoints(ctx),
                 other => return self.unmodeled(ctx, other, input).map(Response::new),
             };
-            if self.kinesis_active.load(Ordering::Relaxed) {
-                if let Err(e) = kinesis_destinations::relay(&self.env) {
-                    tracing::warn!("Kinesis streaming destinations: {}", e.message);
-                }
-            }
+            self.relay();
             Ok(Response::new(output))
         }))
     }
 
     fn deliver<'a>(&'a self, event: &'a Event) -> BoxFuture<'a, Result<(), DeliveryError>> {
-        Box::pin(kinesis_destinations::deliver(&self.env, event))
+        Box::pin(async move {
+            let result = if event.kind == replication::KIND {
+                replication::deliver(&self.env, event)
+            } else {
+                kinesis_destinations::deliver(&self.env, event).await
+            };
+            self.relay();
+            result
+        })
     }
 
     fn access(&self, ctx: &Context, who: &Principal, op: &str, input: &Value) -> AwsResult<Access> {

@@ -6,8 +6,8 @@
 //! on an index is an ordered range seek like one on the table. [`store`] is the only
 //! writer: it replaces or deletes the item, its index rows, its Time to Live expiry and
 //! the table's live counters, and records the change on the table's stream, for its
-//! Kinesis streaming destination and, while point-in-time recovery is enabled, in its
-//! recovery log, in the caller's transaction.
+//! Kinesis streaming destination, for the other members of its global table and, while
+//! point-in-time recovery is enabled, in its recovery log, in the caller's transaction.
 
 use roto_core::store::Cached;
 use roto_core::timestamp::now_millis;
@@ -18,6 +18,7 @@ use super::attr::{item_size, item_to_json, parse_stored_item, Item};
 use super::backups;
 use super::key::{EncodedKey, KeySchema};
 use super::kinesis_destinations;
+use super::replication;
 use super::streams::{self, Origin};
 use super::tables::Table;
 use super::ttl;
@@ -223,5 +224,6 @@ pub fn write(
     let now = now_millis();
     backups::record(conn, ctx, table, key, old, now)?;
     streams::capture(conn, ctx, table, old, new, origin, now)?;
-    kinesis_destinations::capture(conn, ctx, table, key, old, new, origin, now)
+    kinesis_destinations::capture(conn, ctx, table, key, old, new, origin, now)?;
+    replication::capture(conn, ctx, table, key, old, new, origin, now)
 }

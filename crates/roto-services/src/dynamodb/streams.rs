@@ -56,6 +56,8 @@ pub enum Origin {
     Request,
     /// Time to Live deleting an expired item.
     TimeToLive,
+    /// A change replicated from another member of the table's global table.
+    Replica,
 }
 
 /// The last sequence number given to any record (0 before the first).

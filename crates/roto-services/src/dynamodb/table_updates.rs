@@ -1,5 +1,5 @@
 //! UpdateTable: billing and throughput, global secondary indexes, streams, encryption,
-//! deletion protection and table class.
+//! deletion protection and table class (replicas are [`replicas`]'s).
 //!
 //! DynamoDB checks an UpdateTable in layers (which members may share one request, then the
 //! request against the table as it stands) and refuses the whole request at the first
@@ -15,26 +15,24 @@
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
-use roto_core::store::Cached;
 use roto_core::timestamp::now_millis;
 use roto_core::{AwsError, AwsResult, Context, Value};
 use serde_json::{json, Value as Json};
 
 use super::key::KeySchema;
-use super::rows;
-use super::streams;
 use super::tables::{
     check_key_schema, check_projected_total, check_projection, check_throughput, invalid_parameter,
-    key_names, load_table, projected_count, sse_description, table_arn, table_name,
-    table_not_found, throughput_description, Table, PAY_PER_REQUEST_SINCE,
+    key_names, load_table, projected_count, save_description, sse_description, table_arn,
+    table_name, table_not_found, throughput_description, Table, PAY_PER_REQUEST_SINCE,
 };
 use super::DynamoDb;
+use super::{replicas, rows, streams};
 
 /// The most global secondary indexes a table may have.
 const MAX_GLOBAL_INDEXES: usize = 20;
 
 /// The members that change a table; a request needs at least one.
-const CHANGES: [&str; 15] = [
+pub(super) const CHANGES: [&str; 15] = [
     "ProvisionedThroughput",
     "BillingMode",
     "StreamSpecification",
@@ -52,10 +50,9 @@ const CHANGES: [&str; 15] = [
     "VectorIndexUpdates",
 ];
 
-/// The members whose semantics Roto does not implement (global tables, warm throughput,
-/// vector indexes).
-const UNIMPLEMENTED: [&str; 7] = [
-    "ReplicaUpdates",
+/// The members whose semantics Roto does not implement (multi-Region strong consistency,
+/// warm throughput, vector indexes).
+const UNIMPLEMENTED: [&str; 6] = [
     "MultiRegionConsistency",
     "GlobalTableWitnessUpdates",
     "WarmThroughput",
@@ -330,6 +327,9 @@ struct Plan {
 impl DynamoDb {
     pub(super) fn update_table(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
         let name = table_name(input)?;
+        if input.get("ReplicaUpdates").is_some() {
+            return self.update_replicas(ctx, &name, input);
+        }
         if let Some(member) = UNIMPLEMENTED.iter().find(|m| input.get(m).is_some()) {
             return Err(AwsError::new(
                 "NotImplemented",
@@ -349,10 +349,7 @@ impl DynamoDb {
             let mut table = load_table(tx, ctx, &name)?.ok_or_else(|| table_not_found(&name))?;
             let plan = plan(ctx, &table, input, &updates)?;
             let shown = apply(tx, ctx, &mut table, input, &updates, &plan, now)?;
-            tx.execute_cached(
-                "UPDATE ddb_tables SET description = ?4 WHERE account = ?1 AND region = ?2 AND name = ?3",
-                rusqlite::params![ctx.account, ctx.region, name, table.description.to_string()],
-            )?;
+            save_description(tx, ctx, &name, &table.description)?;
             Ok::<_, AwsError>((table, shown))
         })?;
         let slow = SLOW_CHANGES.iter().any(|m| input.get(m).is_some())
@@ -581,6 +578,11 @@ fn plan(
     }
 
     if let Some(spec) = input.get("StreamSpecification") {
+        if spec.bool("StreamEnabled") == Some(false) && replicas::is_global(description) {
+            return Err(invalid_parameter(
+                "Disabling Stream is not allowed for a Global Table replica.",
+            ));
+        }
         let enabled = description["StreamSpecification"]["StreamEnabled"].as_bool() == Some(true);
         match spec.bool("StreamEnabled") {
             Some(true) if enabled => {

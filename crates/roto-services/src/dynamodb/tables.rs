@@ -19,7 +19,10 @@ use serde_json::{json, Map, Value as Json};
 use super::key::KeySchema;
 use super::streams;
 use super::DynamoDb;
-use super::{backups, contributor_insights, kinesis_destinations, resource_policies, ttl};
+use super::{
+    backups, contributor_insights, kinesis_destinations, replicas, replication, resource_policies,
+    ttl,
+};
 
 /// The longest page ListTables returns.
 const LIST_TABLES_MAX: i64 = 100;
@@ -771,29 +774,51 @@ impl DynamoDb {
                     "Resource cannot be deleted as it is currently protected against deletion. Disable deletion protection first.",
                 ));
             }
-            let params = rusqlite::params![ctx.account, ctx.region, name];
-            tx.execute_cached(
-                "DELETE FROM ddb_items WHERE account = ?1 AND region = ?2 AND table_name = ?3",
-                params,
-            )?;
-            tx.execute_cached(
-                "DELETE FROM ddb_index_items WHERE account = ?1 AND region = ?2 AND table_name = ?3",
-                params,
-            )?;
-            tx.execute_cached(
-                "DELETE FROM ddb_tables WHERE account = ?1 AND region = ?2 AND name = ?3",
-                params,
-            )?;
-            streams::close(tx, ctx, &table.description, now_millis())?;
-            ttl::forget(tx, ctx, &name)?;
-            backups::forget(tx, ctx, &name)?;
-            resource_policies::forget(tx, ctx, &name)?;
-            contributor_insights::forget(tx, ctx, &name)?;
-            kinesis_destinations::forget(tx, ctx, &name)?;
+            replicas::leave(tx, ctx, &table)?;
+            remove_table(tx, ctx, &table)?;
             Ok(table)
         })?;
         Ok(Value::map().with("TableDescription", table.describe("DELETING")))
     }
+}
+
+/// Removes a table with its items, index rows and every setting kept beside it.
+pub(super) fn remove_table(tx: &Connection, ctx: &Context, table: &Table) -> AwsResult<()> {
+    let name = &table.name;
+    let params = rusqlite::params![ctx.account, ctx.region, name];
+    tx.execute_cached(
+        "DELETE FROM ddb_items WHERE account = ?1 AND region = ?2 AND table_name = ?3",
+        params,
+    )?;
+    tx.execute_cached(
+        "DELETE FROM ddb_index_items WHERE account = ?1 AND region = ?2 AND table_name = ?3",
+        params,
+    )?;
+    tx.execute_cached(
+        "DELETE FROM ddb_tables WHERE account = ?1 AND region = ?2 AND name = ?3",
+        params,
+    )?;
+    streams::close(tx, ctx, &table.description, now_millis())?;
+    ttl::forget(tx, ctx, name)?;
+    backups::forget(tx, ctx, name)?;
+    resource_policies::forget(tx, ctx, name)?;
+    contributor_insights::forget(tx, ctx, name)?;
+    kinesis_destinations::forget(tx, ctx, name)?;
+    replication::forget(tx, ctx, name)
+}
+
+/// Stores a table's changed description.
+pub(super) fn save_description(
+    tx: &Connection,
+    ctx: &Context,
+    name: &str,
+    description: &Json,
+) -> AwsResult<()> {
+    tx.execute_cached(
+        "UPDATE ddb_tables SET description = ?4 WHERE account = ?1 AND region = ?2 AND name = ?3",
+        rusqlite::params![ctx.account, ctx.region, name, description.to_string()],
+    )?;
+    Ok(())
 }
 
 impl DynamoDb {

@@ -26,11 +26,11 @@ use tokio::sync::Notify;
 
 use super::attr::{parse_stored_item, Attr, Item};
 use super::key::EncodedKey;
-use super::kinesis_destinations;
 use super::rows::{read_item, write};
 use super::streams::Origin;
 use super::tables::{load_table, table_name, table_not_found, Table};
 use super::DynamoDb;
+use super::{kinesis_destinations, replication};
 
 /// The tables this module writes.
 pub const SCHEMA: &str = "
@@ -166,6 +166,23 @@ pub fn forget(conn: &Connection, ctx: &Context, table: &str) -> AwsResult<()> {
     )?
     .execute(rusqlite::params![ctx.account, ctx.region, table])?;
     drop_index(conn, ctx, table)
+}
+
+/// Gives a new replica its source's setting (Time to Live is a setting of the whole
+/// global table).
+pub fn copy_setting(conn: &Connection, from: &Context, to: &Context, table: &str) -> AwsResult<()> {
+    conn.prepare_cached(
+        "INSERT OR REPLACE INTO ddb_ttl (account, region, table_name, attribute, enabled, changed)
+         SELECT account, ?4, table_name, attribute, enabled, changed FROM ddb_ttl
+         WHERE account = ?1 AND region = ?2 AND table_name = ?3",
+    )?
+    .execute(rusqlite::params![
+        from.account,
+        from.region,
+        table,
+        to.region
+    ])?;
+    Ok(())
 }
 
 /// A table's stored setting: (attribute, enabled, when it last changed).
@@ -362,6 +379,7 @@ fn sweep(env: &Env) -> AwsResult<bool> {
     }
     while sweep_batch(env, now_millis())? {}
     kinesis_destinations::relay(env)?;
+    replication::relay(env)?;
     Ok(true)
 }
 

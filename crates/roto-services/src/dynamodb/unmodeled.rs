@@ -1,8 +1,6 @@
-//! The DynamoDB features Roto does not model (global tables of version 2017.11.29, replica
-//! auto scaling, vector indexes), answered as DynamoDB answers for tables without them:
-//! empty lists, a table's auto scaling description without replicas (which an update of
-//! its replicas' auto scaling leaves as it is), and the not-found errors for a named
-//! global table or vector index. DynamoDB no longer creates global tables of version
+//! The DynamoDB features Roto does not model (global tables of version 2017.11.29, vector
+//! indexes), answered as DynamoDB answers for tables without them: empty lists and the
+//! not-found errors for a named global table or vector index. DynamoDB no longer creates global tables of version
 //! 2017.11.29: CreateGlobalTable is a `ValidationException` pointing at version 2019.11.21,
 //! so no account has one to describe, list or update.
 
@@ -22,25 +20,7 @@ pub(super) const FEATURELESS: &[Featureless] = &[
     Featureless::error("UpdateGlobalTable", global_table_not_found),
     Featureless::error("UpdateGlobalTableSettings", global_table_not_found),
     Featureless::error("SearchVectors", |_| super::tables::resource_not_found()),
-    Featureless::output(
-        "DescribeTableReplicaAutoScaling",
-        auto_scaling_without_replicas,
-    ),
-    Featureless::output(
-        "UpdateTableReplicaAutoScaling",
-        auto_scaling_without_replicas,
-    ),
 ];
-
-fn auto_scaling_without_replicas(input: &Value) -> Value {
-    Value::map().with(
-        "TableAutoScalingDescription",
-        Value::map()
-            .with("TableName", input.str("TableName").unwrap_or_default())
-            .with("TableStatus", "ACTIVE")
-            .with("Replicas", Vec::<Value>::new()),
-    )
-}
 
 fn global_table_not_found(input: &Value) -> AwsError {
     AwsError::new(
