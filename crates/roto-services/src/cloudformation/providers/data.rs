@@ -288,7 +288,8 @@ async fn table_create(c: &Call) -> Outcome {
     Ok(table_resolved(&name, &out["TableDescription"]))
 }
 
-async fn table_ttl(c: &Call, name: &str) -> Result<(), String> {
+/// Sets a table's Time to Live as `TimeToLiveSpecification` says, when it changed.
+pub(super) async fn table_ttl(c: &Call, name: &str) -> Result<(), String> {
     let Some(ttl) = c.prop("TimeToLiveSpecification") else {
         return Ok(());
     };

@@ -22,6 +22,7 @@ mod apigatewayv2;
 mod compute;
 mod data;
 mod events;
+mod global_tables;
 mod iam;
 mod messaging;
 mod misc;
@@ -51,6 +52,7 @@ pub(crate) const PROVIDERS: &[Provider] = &[
     data::S3_BUCKET,
     data::S3_BUCKET_POLICY,
     data::DYNAMODB_TABLE,
+    global_tables::DYNAMODB_GLOBAL_TABLE,
     data::SSM_PARAMETER,
     data::SECRET,
     data::KMS_KEY,
