@@ -380,3 +380,36 @@ def test_replica_auto_scaling_describes_every_member(db, other):
     twice = {"RegionName": HOME, "ReplicaProvisionedReadCapacityAutoScalingUpdate": {"AutoScalingDisabled": True}}
     assert fails(db.update_table_replica_auto_scaling, TableName="orders", ReplicaUpdates=[twice, twice]) == (
         "ValidationException", failed + f" because the regions: \u2018[{HOME}]\u2019 were specified more than once.")
+
+
+def test_index_and_time_to_live_changes_reach_every_member(db, other, server):
+    make_table(db)
+    add_replica(db, OTHER)
+    db.update_table(TableName="orders", AttributeDefinitions=[{"AttributeName": "h", "AttributeType": "S"}],
+                    GlobalSecondaryIndexUpdates=[{"Create": {
+                        "IndexName": "by_h", "KeySchema": [{"AttributeName": "h", "KeyType": "HASH"}],
+                        "Projection": {"ProjectionType": "KEYS_ONLY"}}}])
+    replica = other.describe_table(TableName="orders")["Table"]
+    assert sorted(i["IndexName"] for i in replica["GlobalSecondaryIndexes"]) == ["by_g", "by_h"]
+    assert {"AttributeName": "h", "AttributeType": "S"} in replica["AttributeDefinitions"]
+    assert db.describe_table(TableName="orders")["Table"]["Replicas"][0]["GlobalSecondaryIndexes"] == [
+        {"IndexName": "by_g"}, {"IndexName": "by_h"}]
+    db.put_item(TableName="orders", Item={"pk": {"S": "a"}, "h": {"S": "x"}})
+    wait_replicated(server, OTHER)
+    assert other.query(TableName="orders", IndexName="by_h", KeyConditionExpression="h = :h",
+                       ExpressionAttributeValues={":h": {"S": "x"}})["Count"] == 1
+    # Asked of the replica, a deletion reaches the table it came from.
+    other.update_table(TableName="orders", GlobalSecondaryIndexUpdates=[{"Delete": {"IndexName": "by_g"}}])
+    assert [i["IndexName"] for i in db.describe_table(TableName="orders")["Table"]["GlobalSecondaryIndexes"]] == [
+        "by_h"]
+    assert other.describe_table(TableName="orders")["Table"]["Replicas"][0]["GlobalSecondaryIndexes"] == [
+        {"IndexName": "by_h"}]
+    # Table class too (AWS applies a base table class change to every replica).
+    db.update_table(TableName="orders", TableClass="STANDARD_INFREQUENT_ACCESS")
+    assert other.describe_table(TableName="orders")["Table"]["TableClassSummary"]["TableClass"] == (
+        "STANDARD_INFREQUENT_ACCESS")
+
+    other.update_time_to_live(TableName="orders",
+                              TimeToLiveSpecification={"Enabled": True, "AttributeName": "expires"})
+    assert db.describe_time_to_live(TableName="orders")["TimeToLiveDescription"] == {
+        "TimeToLiveStatus": "ENABLED", "AttributeName": "expires"}

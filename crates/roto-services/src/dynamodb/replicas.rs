@@ -586,6 +586,44 @@ fn forget_member(tx: &Connection, ctx: &Context, table: &Table) -> AwsResult<()>
     Ok(())
 }
 
+/// Lists the global secondary indexes of every member in every member's entries, after an
+/// index was created or deleted in all of them (an entry keeps its overrides of the indexes
+/// that remain).
+pub fn list_indexes(tx: &Connection, ctx: &Context, name: &str) -> AwsResult<()> {
+    let table = load_table(tx, ctx, name)?.ok_or_else(|| table_not_found(name))?;
+    let mut members = regions(&table.description);
+    members.push(&ctx.region);
+    let names: Vec<Json> = table.description["GlobalSecondaryIndexes"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|i| i["IndexName"].clone())
+        .collect();
+    for region in members {
+        let at = Context::internal(&ctx.account, region);
+        let mut description = Json::clone(&member(tx, ctx, region, name)?.description);
+        for entry in description["Replicas"].as_array_mut().into_iter().flatten() {
+            let listed: Vec<Json> = names
+                .iter()
+                .map(|n| {
+                    entry["GlobalSecondaryIndexes"]
+                        .as_array()
+                        .and_then(|l| l.iter().find(|i| &i["IndexName"] == n))
+                        .cloned()
+                        .unwrap_or_else(|| json!({"IndexName": n}))
+                })
+                .collect();
+            if listed.is_empty() {
+                remove(entry, "GlobalSecondaryIndexes");
+            } else {
+                entry["GlobalSecondaryIndexes"] = Json::Array(listed);
+            }
+        }
+        save_description(tx, &at, name, &description)?;
+    }
+    Ok(())
+}
+
 /// Before DeleteTable removes a member of a global table: AWS's refusal for a recent
 /// source, then the member leaves the group (the others stay replicas of each other).
 pub fn leave(tx: &Connection, ctx: &Context, table: &Table) -> AwsResult<()> {

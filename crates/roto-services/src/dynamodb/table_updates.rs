@@ -350,6 +350,7 @@ impl DynamoDb {
             let plan = plan(ctx, &table, input, &updates)?;
             let shown = apply(tx, ctx, &mut table, input, &updates, &plan, now)?;
             save_description(tx, ctx, &name, &table.description)?;
+            update_members(tx, ctx, &table, input, now)?;
             Ok::<_, AwsError>((table, shown))
         })?;
         let slow = SLOW_CHANGES.iter().any(|m| input.get(m).is_some())
@@ -363,6 +364,46 @@ impl DynamoDb {
             response.describe(if slow { "UPDATING" } else { "ACTIVE" }),
         ))
     }
+}
+
+/// The members of an UpdateTable that DynamoDB applies to every member of a global table
+/// (with the attribute definitions a new index needs).
+const GROUP_WIDE: [&str; 3] = [
+    "GlobalSecondaryIndexUpdates",
+    "TableClass",
+    "AttributeDefinitions",
+];
+
+/// Applies a global table's group-wide changes (indexes, table class) to its other
+/// members, as DynamoDB does whichever member is asked.
+fn update_members(
+    tx: &rusqlite::Connection,
+    ctx: &Context,
+    table: &Table,
+    input: &Value,
+    now: i64,
+) -> AwsResult<()> {
+    if !replicas::is_global(&table.description)
+        || !GROUP_WIDE[..2].iter().any(|m| input.get(m).is_some())
+    {
+        return Ok(());
+    }
+    let mut shared = Value::map();
+    for member in GROUP_WIDE {
+        if let Some(value) = input.get(member) {
+            shared.insert(member, value.clone());
+        }
+    }
+    let updates = index_updates(&shared)?;
+    for region in replicas::regions(&table.description) {
+        let there = Context::internal(&ctx.account, region);
+        let mut member = load_table(tx, &there, &table.name)?
+            .ok_or_else(|| AwsError::internal("a replica's table is missing"))?;
+        let plan = plan(&there, &member, &shared, &updates)?;
+        apply(tx, &there, &mut member, &shared, &updates, &plan, now)?;
+        save_description(tx, &there, &table.name, &member.description)?;
+    }
+    replicas::list_indexes(tx, ctx, &table.name)
 }
 
 /// Checks the request against the table as it stands.

@@ -30,7 +30,7 @@ use super::rows::{read_item, write};
 use super::streams::Origin;
 use super::tables::{load_table, table_name, table_not_found, Table};
 use super::DynamoDb;
-use super::{kinesis_destinations, replication};
+use super::{kinesis_destinations, replicas, replication};
 
 /// The tables this module writes.
 pub const SCHEMA: &str = "
@@ -168,6 +168,21 @@ pub fn forget(conn: &Connection, ctx: &Context, table: &str) -> AwsResult<()> {
     drop_index(conn, ctx, table)
 }
 
+/// Indexes a table's items by their expiry when Time to Live is enabled, else drops the index.
+fn index_setting(
+    conn: &Connection,
+    ctx: &Context,
+    table: &str,
+    enable: bool,
+    attribute: &str,
+) -> AwsResult<()> {
+    if enable {
+        fill_index(conn, ctx, table, attribute)
+    } else {
+        drop_index(conn, ctx, table)
+    }
+}
+
 /// Gives a new replica its source's setting (Time to Live is a setting of the whole
 /// global table).
 pub fn copy_setting(conn: &Connection, from: &Context, to: &Context, table: &str) -> AwsResult<()> {
@@ -242,7 +257,7 @@ impl DynamoDb {
         let attribute = spec.str("AttributeName").unwrap_or_default();
         let now = now_millis();
         self.env.store.transaction(|tx| {
-            load_table(tx, ctx, &name)?.ok_or_else(|| table_not_found(&name))?;
+            let table = load_table(tx, ctx, &name)?.ok_or_else(|| table_not_found(&name))?;
             let current = setting(tx, ctx, &name)?;
             check_change(current.as_ref(), enable, attribute, now)?;
             tx.prepare_cached(
@@ -258,11 +273,13 @@ impl DynamoDb {
                 enable,
                 now
             ])?;
-            if enable {
-                fill_index(tx, ctx, &name, attribute)
-            } else {
-                drop_index(tx, ctx, &name)
+            // Time to Live is a setting of the whole global table.
+            for region in replicas::regions(&table.description) {
+                let there = Context::internal(&ctx.account, region);
+                copy_setting(tx, ctx, &there, &name)?;
+                index_setting(tx, &there, &name, enable, attribute)?;
             }
+            index_setting(tx, ctx, &name, enable, attribute)
         })?;
         if enable {
             ENABLED.notify_waiters();
