@@ -187,3 +187,17 @@ def test_domain_name_access_associations_are_stored(client):
     with pytest.raises(ClientError) as e:
         apigw.reject_domain_name_access_association(domainNameAccessAssociationArn=arn, domainNameArn=domain_arn)
     assert code(e) == ("NotFoundException", 404)
+
+
+def test_documentation_versions_are_known_by_their_version(client):
+    apigw = client("apigateway")
+    api = apigw.create_rest_api(name="versions")
+    created = apigw.create_documentation_version(restApiId=api["id"], documentationVersion="v1",
+                                                 description="first")
+    assert created["version"] == "v1" and created["description"] == "first"
+    got = apigw.get_documentation_version(restApiId=api["id"], documentationVersion="v1")
+    assert got["version"] == "v1" and "documentationVersion" not in got
+    assert [v["version"] for v in apigw.get_documentation_versions(restApiId=api["id"])["items"]] == ["v1"]
+    with pytest.raises(ClientError) as e:
+        apigw.create_documentation_version(restApiId=api["id"], documentationVersion="v1")
+    assert e.value.response["Error"]["Code"] == "ConflictException"

@@ -456,6 +456,12 @@ impl ApiGateway {
                 doc["status"] = "AVAILABLE".into();
             }
             "documentationversion" => {
+                if let Some(Json::String(version)) = doc
+                    .as_object_mut()
+                    .and_then(|d| d.remove("documentationVersion"))
+                {
+                    doc["version"] = version.into();
+                }
                 doc["createdDate"] = now.into();
             }
             _ => {
