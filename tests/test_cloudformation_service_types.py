@@ -407,3 +407,163 @@ def test_a_codedeploy_deployment_config_is_kept_as_configuration(cfn):
     _, out = deploy(cfn, "configs", template)
     assert out["Named"] == "Canary" and out["Generated"].startswith("configs-Generated-")
     gone(cfn, "configs")
+
+
+def test_logs_query_definitions_resource_policies_and_destinations(cfn, client):
+    policy = {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Principal": {"Service": "es.amazonaws.com"},
+                                                      "Action": "logs:PutLogEvents", "Resource": "*"}]}
+    access = {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Principal": {"AWS": "111122223333"},
+                                                      "Action": "logs:PutSubscriptionFilter", "Resource": "*"}]}
+    template = outputs_of({
+        "Stream": {"Type": "AWS::Kinesis::Stream", "Properties": {"ShardCount": 1}},
+        "Query": {"Type": "AWS::Logs::QueryDefinition", "Properties": {
+            "Name": "errors", "QueryString": "fields @message | filter @message like /ERROR/",
+            "LogGroupNames": ["/app"]}},
+        "Policy": {"Type": "AWS::Logs::ResourcePolicy", "Properties": {
+            "PolicyName": "search", "PolicyDocument": json.dumps(policy)}},
+        "Destination": {"Type": "AWS::Logs::Destination", "Properties": {
+            "DestinationName": "central", "TargetArn": {"Fn::GetAtt": ["Stream", "Arn"]},
+            "RoleArn": "arn:aws:iam::000000000000:role/logs", "DestinationPolicy": json.dumps(access)}},
+    }, {"Query": {"Ref": "Query"}, "QueryId": {"Fn::GetAtt": ["Query", "QueryDefinitionId"]},
+        "Policy": {"Ref": "Policy"}, "Destination": {"Ref": "Destination"},
+        "DestinationArn": {"Fn::GetAtt": ["Destination", "Arn"]}})
+    _, out = deploy(cfn, "logsx", template)
+    logs = client("logs")
+    [query] = logs.describe_query_definitions()["queryDefinitions"]
+    assert out["Query"] == out["QueryId"] == query["queryDefinitionId"] and query["name"] == "errors"
+    assert out["Policy"] == "search"
+    assert [p["policyName"] for p in logs.describe_resource_policies()["resourcePolicies"]] == ["search"]
+    [dest] = logs.describe_destinations()["destinations"]
+    assert out["Destination"] == "central" and out["DestinationArn"] == dest["arn"]
+    assert json.loads(dest["accessPolicy"]) == access
+    template["Resources"]["Query"]["Properties"]["Name"] = "failures"
+    assert update(cfn, "logsx", template)["Query"] == out["Query"]
+    assert logs.describe_query_definitions()["queryDefinitions"][0]["name"] == "failures"
+    gone(cfn, "logsx")
+    assert logs.describe_query_definitions()["queryDefinitions"] == []
+    assert logs.describe_resource_policies()["resourcePolicies"] == []
+    assert logs.describe_destinations()["destinations"] == []
+
+
+def test_a_kinesis_resource_policy_and_a_registry_policy(cfn, client):
+    def policy(action, resource):
+        return {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Principal": {"AWS": "arn:aws:iam::111122223333:root"},
+                                                        "Action": action, "Resource": resource}]}
+    template = outputs_of({
+        "Stream": {"Type": "AWS::Kinesis::Stream", "Properties": {"ShardCount": 1}},
+        "StreamPolicy": {"Type": "AWS::Kinesis::ResourcePolicy", "Properties": {
+            "ResourceArn": {"Fn::GetAtt": ["Stream", "Arn"]},
+            "ResourcePolicy": policy("kinesis:GetRecords", {"Fn::GetAtt": ["Stream", "Arn"]})}},
+        "Registry": {"Type": "AWS::ECR::RegistryPolicy", "Properties": {
+            "PolicyText": policy(["ecr:ReplicateImage"], "*")}},
+    }, {"StreamPolicy": {"Ref": "StreamPolicy"}, "StreamArn": {"Fn::GetAtt": ["Stream", "Arn"]},
+        "Registry": {"Ref": "Registry"}})
+    _, out = deploy(cfn, "policies", template)
+    assert out["StreamPolicy"] == out["StreamArn"] and out["Registry"] == "000000000000"
+    kinesis = client("kinesis")
+    got = json.loads(kinesis.get_resource_policy(ResourceARN=out["StreamArn"])["Policy"])
+    assert got["Statement"][0]["Action"] == "kinesis:GetRecords"
+    assert json.loads(client("ecr").get_registry_policy()["policyText"])["Statement"][0]["Action"] == ["ecr:ReplicateImage"]
+    gone(cfn, "policies")
+    with pytest.raises(Exception):
+        client("ecr").get_registry_policy()
+
+
+def test_a_code_signing_config_a_metric_stream_and_a_maintenance_window(cfn, client):
+    profile = "arn:aws:signer:us-east-1:000000000000:/signing-profiles/app"
+    template = outputs_of({
+        "Signing": {"Type": "AWS::Lambda::CodeSigningConfig", "Properties": {
+            "Description": "first", "AllowedPublishers": {"SigningProfileVersionArns": [profile]},
+            "CodeSigningPolicies": {"UntrustedArtifactOnDeployment": "Enforce"}}},
+        "Delivery": {"Type": "AWS::KinesisFirehose::DeliveryStream", "Properties": {
+            "DeliveryStreamType": "DirectPut",
+            "S3DestinationConfiguration": {"BucketARN": "arn:aws:s3:::metrics",
+                                           "RoleARN": "arn:aws:iam::000000000000:role/firehose"}}},
+        "Metrics": {"Type": "AWS::CloudWatch::MetricStream", "Properties": {
+            "FirehoseArn": {"Fn::GetAtt": ["Delivery", "Arn"]}, "OutputFormat": "json",
+            "RoleArn": "arn:aws:iam::000000000000:role/streams"}},
+        "Window": {"Type": "AWS::SSM::MaintenanceWindow", "Properties": {
+            "Name": "nightly", "Schedule": "cron(0 2 ? * * *)", "Duration": 2, "Cutoff": 1,
+            "AllowUnassociatedTargets": False}},
+    }, {"Signing": {"Ref": "Signing"}, "SigningId": {"Fn::GetAtt": ["Signing", "CodeSigningConfigId"]},
+        "Metrics": {"Ref": "Metrics"}, "MetricsArn": {"Fn::GetAtt": ["Metrics", "Arn"]},
+        "MetricsState": {"Fn::GetAtt": ["Metrics", "State"]}, "Window": {"Ref": "Window"}})
+    _, out = deploy(cfn, "misc", template)
+    lam = client("lambda")
+    config = lam.get_code_signing_config(CodeSigningConfigArn=out["Signing"])["CodeSigningConfig"]
+    assert config["CodeSigningConfigId"] == out["SigningId"] and config["Description"] == "first"
+    stream = client("cloudwatch").get_metric_stream(Name=out["Metrics"])
+    assert out["Metrics"].startswith("misc-Metrics-") and stream["Arn"] == out["MetricsArn"]
+    assert out["MetricsState"] == stream["State"]
+    ssm = client("ssm")
+    assert out["Window"].startswith("mw-")
+    assert ssm.get_maintenance_window(WindowId=out["Window"])["Duration"] == 2
+    res = template["Resources"]
+    res["Signing"]["Properties"]["Description"] = "second"
+    res["Metrics"]["Properties"]["OutputFormat"] = "opentelemetry1.0"
+    res["Window"]["Properties"]["Duration"] = 3
+    res["Window"]["Properties"]["Tags"] = [{"Key": "team", "Value": "ops"}]
+    again = update(cfn, "misc", template)
+    assert again["Signing"] == out["Signing"] and again["Window"] == out["Window"]
+    assert lam.get_code_signing_config(CodeSigningConfigArn=out["Signing"])["CodeSigningConfig"]["Description"] == "second"
+    assert client("cloudwatch").get_metric_stream(Name=out["Metrics"])["OutputFormat"] == "opentelemetry1.0"
+    assert ssm.get_maintenance_window(WindowId=out["Window"])["Duration"] == 3
+    tags = ssm.list_tags_for_resource(ResourceType="MaintenanceWindow", ResourceId=out["Window"])["TagList"]
+    assert tags == [{"Key": "team", "Value": "ops"}]
+    gone(cfn, "misc")
+    assert lam.list_code_signing_configs()["CodeSigningConfigs"] == []
+    assert client("cloudwatch").list_metric_streams()["Entries"] == []
+    assert ssm.describe_maintenance_windows()["WindowIdentities"] == []
+
+
+def test_api_gateway_certificates_documentation_and_vpc_links(cfn, client):
+    template = outputs_of({
+        "Api": {"Type": "AWS::ApiGateway::RestApi", "Properties": {"Name": "docs"}},
+        "Cert": {"Type": "AWS::ApiGateway::ClientCertificate", "Properties": {"Description": "backend"}},
+        "Part": {"Type": "AWS::ApiGateway::DocumentationPart", "Properties": {
+            "RestApiId": {"Ref": "Api"}, "Location": {"Type": "API"},
+            "Properties": json.dumps({"description": "the docs API"})}},
+        "Version": {"Type": "AWS::ApiGateway::DocumentationVersion", "DependsOn": "Part", "Properties": {
+            "RestApiId": {"Ref": "Api"}, "DocumentationVersion": "v1", "Description": "first"}},
+        "Link": {"Type": "AWS::ApiGateway::VpcLink", "Properties": {
+            "Name": "nlb", "TargetArns": ["arn:aws:elasticloadbalancing:us-east-1:000000000000:loadbalancer/net/a/1"]}},
+        "Http": {"Type": "AWS::ApiGatewayV2::VpcLink", "Properties": {
+            "Name": "private", "SubnetIds": ["subnet-1"], "Tags": {"team": "core"}}},
+    }, {"Api": {"Ref": "Api"}, "Cert": {"Ref": "Cert"}, "Part": {"Ref": "Part"},
+        "PartId": {"Fn::GetAtt": ["Part", "DocumentationPartId"]}, "Version": {"Ref": "Version"},
+        "Link": {"Ref": "Link"}, "Http": {"Ref": "Http"}, "HttpId": {"Fn::GetAtt": ["Http", "VpcLinkId"]}})
+    _, out = deploy(cfn, "apix", template)
+    apigw = client("apigateway")
+    assert apigw.get_client_certificate(clientCertificateId=out["Cert"])["description"] == "backend"
+    assert out["Part"] == out["PartId"]
+    part = apigw.get_documentation_part(restApiId=out["Api"], documentationPartId=out["Part"])
+    assert json.loads(part["properties"]) == {"description": "the docs API"}
+    assert out["Version"] == "v1"
+    assert apigw.get_documentation_version(restApiId=out["Api"], documentationVersion="v1")["description"] == "first"
+    assert apigw.get_vpc_link(vpcLinkId=out["Link"])["name"] == "nlb"
+    v2 = client("apigatewayv2")
+    assert out["Http"] == out["HttpId"] and v2.get_vpc_link(VpcLinkId=out["Http"])["Name"] == "private"
+    res = template["Resources"]
+    res["Cert"]["Properties"]["Description"] = "rotated"
+    res["Part"]["Properties"]["Properties"] = json.dumps({"description": "changed"})
+    res["Version"]["Properties"]["Description"] = "second"
+    res["Link"]["Properties"]["Name"] = "nlb2"
+    res["Http"]["Properties"]["Name"] = "private2"
+    again = update(cfn, "apix", template)
+    assert {k: again[k] for k in ("Cert", "Part", "Link", "Http")} == {k: out[k] for k in ("Cert", "Part", "Link", "Http")}
+    assert apigw.get_client_certificate(clientCertificateId=out["Cert"])["description"] == "rotated"
+    part = apigw.get_documentation_part(restApiId=out["Api"], documentationPartId=out["Part"])
+    assert json.loads(part["properties"]) == {"description": "changed"}
+    assert apigw.get_documentation_version(restApiId=out["Api"], documentationVersion="v1")["description"] == "second"
+    assert apigw.get_vpc_link(vpcLinkId=out["Link"])["name"] == "nlb2"
+    assert v2.get_vpc_link(VpcLinkId=out["Http"])["Name"] == "private2"
+    gone(cfn, "apix")
+    assert apigw.get_client_certificates()["items"] == [] and apigw.get_vpc_links()["items"] == []
+    assert v2.get_vpc_links()["Items"] == []
+
+
+def test_a_destination_whose_target_is_missing_fails_with_logs_error(cfn):
+    template = {"Resources": {"Destination": {"Type": "AWS::Logs::Destination", "Properties": {
+        "DestinationName": "central", "TargetArn": "not-an-arn", "RoleArn": "arn:aws:iam::000000000000:role/logs"}}}}
+    cfn.create_stack(StackName="baddest", TemplateBody=json.dumps(template))
+    assert "HandlerErrorCode" in failure(cfn, "baddest", "Destination")

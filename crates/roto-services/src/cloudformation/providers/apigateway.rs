@@ -1,8 +1,8 @@
 //! Providers of API Gateway's REST API types (`AWS::ApiGateway::*`): APIs (from properties
 //! or an OpenAPI `Body`/`BodyS3Location`), resources, methods with their integration and
 //! responses, deployments, stages, authorizers, API keys, usage plans and their keys,
-//! request validators, models, gateway responses, and custom domain names with their base
-//! path mappings.
+//! request validators, models, gateway responses, custom domain names with their base path
+//! mappings, client certificates, documentation parts and versions, and VPC links.
 //!
 //! The REST API's operations name members in lower camel case and the templates' properties
 //! in upper camel case; the dispatcher's input matching ignores the case of the first
@@ -820,3 +820,139 @@ fn mapped_base(c: &Call) -> &str {
         .rsplit_once('|')
         .map_or("(none)", |(_, base)| base)
 }
+
+/// A client certificate API Gateway generates: `Ref` its id; description and tags change
+/// in place.
+pub(crate) const CLIENT_CERTIFICATE: Provider = Provider {
+    kind: "AWS::ApiGateway::ClientCertificate",
+    replaces: &[],
+    create: |c| {
+        Box::pin(async move {
+            let mut input = pick(&c.props, &["Description"]);
+            if c.prop("Tags").is_some() {
+                input = with(input, "tags", tag_map(c.prop("Tags")));
+            }
+            let out = c.api(SERVICE, "GenerateClientCertificate", input).await?;
+            let id = out["ClientCertificateId"].as_str().unwrap_or_default();
+            Ok(resolved(id, json!({})))
+        })
+    },
+    update: Some(|c| {
+        Box::pin(async move {
+            let id = c.physical();
+            let patches = changes(c, &[("Description", "/description")]);
+            if !patches.is_empty() {
+                let input = json!({"clientCertificateId": id, "patchOperations": patches});
+                c.api(SERVICE, "UpdateClientCertificate", input).await?;
+            }
+            retag(c, &format!("/clientcertificates/{id}")).await?;
+            Ok(c.previous.clone())
+        })
+    }),
+    delete: |c| {
+        Box::pin(async move {
+            let input = json!({"clientCertificateId": c.physical()});
+            gone_ok(c.api(SERVICE, "DeleteClientCertificate", input).await)
+        })
+    },
+};
+
+/// A snapshot of a REST API's documentation: `Ref` the version; its description is
+/// patched in place.
+pub(crate) const DOCUMENTATION_VERSION: Provider = Provider {
+    kind: "AWS::ApiGateway::DocumentationVersion",
+    replaces: &["DocumentationVersion", "RestApiId"],
+    create: |c| {
+        Box::pin(async move {
+            let input = pick(
+                &c.props,
+                &["RestApiId", "DocumentationVersion", "Description"],
+            );
+            c.api(SERVICE, "CreateDocumentationVersion", input).await?;
+            let version = c.str("DocumentationVersion").unwrap_or_default();
+            Ok(resolved(version, json!({})))
+        })
+    },
+    update: Some(|c| {
+        Box::pin(async move {
+            let patches = changes(c, &[("Description", "/description")]);
+            let input = json!({"restApiId": c.props["RestApiId"], "documentationVersion": c.physical(), "patchOperations": patches});
+            c.api(SERVICE, "UpdateDocumentationVersion", input).await?;
+            Ok(c.previous.clone())
+        })
+    }),
+    delete: |c| {
+        Box::pin(async move {
+            let input =
+                json!({"restApiId": c.props["RestApiId"], "documentationVersion": c.physical()});
+            gone_ok(c.api(SERVICE, "DeleteDocumentationVersion", input).await)
+        })
+    },
+};
+
+/// A documentation part of a REST API: `Ref` and `DocumentationPartId` its id; its
+/// properties (an object or JSON text) are patched in place.
+pub(crate) const DOCUMENTATION_PART: Provider = Provider {
+    kind: "AWS::ApiGateway::DocumentationPart",
+    replaces: &["Location", "RestApiId"],
+    create: |c| {
+        Box::pin(async move {
+            let mut input = pick(&c.props, &["RestApiId", "Location"]);
+            input = with(input, "properties", json!(c.document("Properties")));
+            let out = c.api(SERVICE, "CreateDocumentationPart", input).await?;
+            let id = out["Id"].as_str().unwrap_or_default();
+            Ok(resolved(id, json!({"DocumentationPartId": id})))
+        })
+    },
+    update: Some(|c| {
+        Box::pin(async move {
+            let patch =
+                json!({"op": "replace", "path": "/properties", "value": c.document("Properties")});
+            let input = json!({"restApiId": c.props["RestApiId"], "documentationPartId": c.physical(), "patchOperations": [patch]});
+            c.api(SERVICE, "UpdateDocumentationPart", input).await?;
+            Ok(c.previous.clone())
+        })
+    }),
+    delete: |c| {
+        Box::pin(async move {
+            let input =
+                json!({"restApiId": c.props["RestApiId"], "documentationPartId": c.physical()});
+            gone_ok(c.api(SERVICE, "DeleteDocumentationPart", input).await)
+        })
+    },
+};
+
+/// A VPC link to network load balancers (kept as configuration: nothing is reached through
+/// it): `Ref` its id; name, description and tags change in place.
+pub(crate) const VPC_LINK: Provider = Provider {
+    kind: "AWS::ApiGateway::VpcLink",
+    replaces: &["TargetArns"],
+    create: |c| {
+        Box::pin(async move {
+            let mut input = pick(&c.props, &["Name", "Description", "TargetArns"]);
+            if c.prop("Tags").is_some() {
+                input = with(input, "tags", tag_map(c.prop("Tags")));
+            }
+            let out = c.api(SERVICE, "CreateVpcLink", input).await?;
+            Ok(resolved(out["Id"].as_str().unwrap_or_default(), json!({})))
+        })
+    },
+    update: Some(|c| {
+        Box::pin(async move {
+            let id = c.physical();
+            let patches = changes(c, &[("Name", "/name"), ("Description", "/description")]);
+            if !patches.is_empty() {
+                let input = json!({"vpcLinkId": id, "patchOperations": patches});
+                c.api(SERVICE, "UpdateVpcLink", input).await?;
+            }
+            retag(c, &format!("/vpclinks/{id}")).await?;
+            Ok(c.previous.clone())
+        })
+    }),
+    delete: |c| {
+        Box::pin(async move {
+            let input = json!({"vpcLinkId": c.physical()});
+            gone_ok(c.api(SERVICE, "DeleteVpcLink", input).await)
+        })
+    },
+};

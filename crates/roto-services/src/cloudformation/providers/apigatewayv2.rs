@@ -2,7 +2,7 @@
 //! (from properties, quick-create `Target`/`RouteKey`, or an OpenAPI
 //! `Body`/`BodyS3Location`), and their routes, integrations, authorizers, deployments,
 //! stages, models, route and integration responses; custom domain names and their API
-//! mappings.
+//! mappings; VPC links.
 //!
 //! The v2 API names its members as the templates name their properties, so an API child
 //! is one table row: its operations, the member its id travels in, and the properties its
@@ -375,15 +375,7 @@ async fn domain_put(c: &Call, operation: &str) -> Outcome {
         .unwrap_or_default()
         .to_string();
     if !creating {
-        let operations = ("UntagResource", "TagResource");
-        retag(
-            c,
-            SERVICE,
-            operations,
-            &json!({"ResourceArn": arn}),
-            Tags::Map,
-        )
-        .await?;
+        retag_arn(c, &arn).await?;
     }
     let first = &out["DomainNameConfigurations"][0];
     Ok(resolved(
@@ -395,3 +387,50 @@ async fn domain_put(c: &Call, operation: &str) -> Outcome {
         }),
     ))
 }
+
+/// Tags and untags the resource `arn` as its `Tags` changed.
+async fn retag_arn(c: &Call, arn: &str) -> Result<(), String> {
+    let operations = ("UntagResource", "TagResource");
+    retag(
+        c,
+        SERVICE,
+        operations,
+        &json!({"ResourceArn": arn}),
+        Tags::Map,
+    )
+    .await
+}
+
+/// A VPC link for private integrations (kept as configuration: nothing is reached through
+/// it): `Ref` and `VpcLinkId` its id; name and tags change in place.
+pub(crate) const VPC_LINK: Provider = Provider {
+    kind: "AWS::ApiGatewayV2::VpcLink",
+    replaces: &["SecurityGroupIds", "SubnetIds"],
+    create: |c| {
+        Box::pin(async move {
+            let input = pick(&c.props, &["Name", "SecurityGroupIds", "SubnetIds", "Tags"]);
+            let out = c.api(SERVICE, "CreateVpcLink", input).await?;
+            let id = out["VpcLinkId"].as_str().unwrap_or_default();
+            Ok(resolved(id, json!({"VpcLinkId": id})))
+        })
+    },
+    update: Some(|c| {
+        Box::pin(async move {
+            let input = with(pick(&c.props, &["Name"]), "VpcLinkId", json!(c.physical()));
+            let out = c.api(SERVICE, "UpdateVpcLink", input).await?;
+            let arn = format!(
+                "arn:aws:apigateway:{}::/vpclinks/{}",
+                c.ctx.region,
+                out["VpcLinkId"].as_str().unwrap_or_default()
+            );
+            retag_arn(c, &arn).await?;
+            Ok(c.previous.clone())
+        })
+    }),
+    delete: |c| {
+        Box::pin(async move {
+            let input = json!({"VpcLinkId": c.physical()});
+            gone_ok(c.api(SERVICE, "DeleteVpcLink", input).await)
+        })
+    },
+};

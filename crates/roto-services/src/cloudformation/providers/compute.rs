@@ -1,7 +1,7 @@
 //! Providers of compute types: Lambda functions (inline `ZipFile` or S3 code), versions,
-//! aliases, layer versions and their permissions, permissions, event source mappings, URLs and asynchronous
-//! invocation settings, and Step Functions state machines (with their versions and
-//! aliases) and activities.
+//! aliases, layer versions and their permissions, permissions, event source mappings, URLs,
+//! asynchronous invocation settings and code signing configurations, and Step Functions
+//! state machines (with their versions and aliases) and activities.
 
 use roto_core::Value;
 use serde_json::{json, Value as Json};
@@ -634,3 +634,55 @@ async fn machine_alias_put(c: &Call) -> Outcome {
     };
     Ok(resolved(arn.as_str(), json!({"Arn": arn})))
 }
+
+/// A code signing configuration: `Ref` and `CodeSigningConfigArn` its ARN,
+/// `CodeSigningConfigId` its id; publishers, policies, description and tags change in place.
+pub(crate) const CODE_SIGNING_CONFIG: Provider = Provider {
+    kind: "AWS::Lambda::CodeSigningConfig",
+    replaces: &[],
+    create: |c| {
+        Box::pin(async move {
+            let mut input = pick(
+                &c.props,
+                &["Description", "AllowedPublishers", "CodeSigningPolicies"],
+            );
+            if c.prop("Tags").is_some() {
+                input = with(input, "Tags", tag_map(c.prop("Tags")));
+            }
+            let out = c.api("lambda", "CreateCodeSigningConfig", input).await?;
+            let config = &out["CodeSigningConfig"];
+            let arn = config["CodeSigningConfigArn"].as_str().unwrap_or_default();
+            Ok(resolved(
+                arn,
+                json!({"CodeSigningConfigArn": arn, "CodeSigningConfigId": config["CodeSigningConfigId"]}),
+            ))
+        })
+    },
+    update: Some(|c| {
+        Box::pin(async move {
+            let arn = json!(c.physical());
+            let input = pick(
+                &c.props,
+                &["Description", "AllowedPublishers", "CodeSigningPolicies"],
+            );
+            let input = with(input, "CodeSigningConfigArn", arn.clone());
+            c.api("lambda", "UpdateCodeSigningConfig", input).await?;
+            let operations = ("UntagResource", "TagResource");
+            super::retag(
+                c,
+                "lambda",
+                operations,
+                &json!({"Resource": arn}),
+                super::Tags::Map,
+            )
+            .await?;
+            Ok(c.previous.clone())
+        })
+    }),
+    delete: |c| {
+        Box::pin(async move {
+            let input = json!({"CodeSigningConfigArn": c.physical()});
+            gone_ok(c.api("lambda", "DeleteCodeSigningConfig", input).await)
+        })
+    },
+};

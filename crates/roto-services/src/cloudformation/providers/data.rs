@@ -2,7 +2,7 @@
 //! bucket policies, DynamoDB
 //! tables, SSM parameters, Secrets Manager secrets (with their rotation schedules and
 //! resource policies), KMS keys and aliases, Logs groups, Kinesis streams (and their
-//! enhanced fan-out consumers) and Firehose delivery streams.
+//! enhanced fan-out consumers and resource policies) and Firehose delivery streams.
 
 use serde_json::{json, Map, Value as Json};
 
@@ -907,3 +907,25 @@ pub(crate) const STREAM_CONSUMER: Provider = Provider {
         })
     },
 };
+
+/// A data stream's or consumer's resource policy: `Ref` the resource's ARN; the policy
+/// changes in place.
+pub(crate) const KINESIS_RESOURCE_POLICY: Provider = Provider {
+    kind: "AWS::Kinesis::ResourcePolicy",
+    replaces: &["ResourceArn"],
+    create: |c| Box::pin(kinesis_policy_put(c)),
+    update: Some(|c| Box::pin(kinesis_policy_put(c))),
+    delete: |c| {
+        Box::pin(async move {
+            let input = json!({"ResourceARN": c.physical()});
+            gone_ok(c.api("kinesis", "DeleteResourcePolicy", input).await)
+        })
+    },
+};
+
+async fn kinesis_policy_put(c: &Call) -> Outcome {
+    let arn = c.str("ResourceArn").unwrap_or_default();
+    let input = json!({"ResourceARN": arn, "Policy": c.document("ResourcePolicy")});
+    c.api("kinesis", "PutResourcePolicy", input).await?;
+    Ok(resolved(arn, json!({})))
+}

@@ -1,7 +1,8 @@
 //! Providers of CloudFormation's own types (nested stacks, custom resources backed by
 //! Lambda or SNS, wait condition handles and wait conditions), of the CDK's `AWS::CDK::Metadata` (which every
 //! CDK stack carries and which creates nothing), of ECR repositories (CDK's bootstrap
-//! template declares one) with their lifecycle policy, policy and settings, and of the
+//! template declares one) with their lifecycle policy, policy and settings, and the
+//! registry's policy; of the
 //! CodeDeploy application and deployment group SAM's `DeploymentPreference` generates,
 //! and deployment configurations (kept as configuration).
 //!
@@ -88,6 +89,25 @@ async fn repository_settings(c: &Call) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// The registry's permissions policy: `Ref` the registry id (the account); the policy
+/// changes in place.
+pub(crate) const ECR_REGISTRY_POLICY: Provider = Provider {
+    kind: "AWS::ECR::RegistryPolicy",
+    replaces: &[],
+    create: |c| Box::pin(registry_policy_put(c)),
+    update: Some(|c| Box::pin(registry_policy_put(c))),
+    delete: |c| {
+        Box::pin(async move { gone_ok(c.api("ecr", "DeleteRegistryPolicy", json!({})).await) })
+    },
+};
+
+async fn registry_policy_put(c: &Call) -> Outcome {
+    let input = json!({"policyText": c.document("PolicyText")});
+    let out = c.api("ecr", "PutRegistryPolicy", input).await?;
+    let id = out["RegistryId"].as_str().unwrap_or_default();
+    Ok(resolved(id, json!({"RegistryId": id})))
 }
 
 pub(crate) const CDK_METADATA: Provider = Provider {

@@ -24,6 +24,7 @@ mod data;
 mod events;
 mod global_tables;
 mod iam;
+mod logs;
 mod messaging;
 mod misc;
 mod monitoring;
@@ -63,6 +64,7 @@ pub(crate) const PROVIDERS: &[Provider] = &[
     data::KINESIS_STREAM,
     data::DELIVERY_STREAM,
     data::STREAM_CONSUMER,
+    data::KINESIS_RESOURCE_POLICY,
     iam::ROLE,
     iam::POLICY,
     iam::ROLE_POLICY,
@@ -89,6 +91,7 @@ pub(crate) const PROVIDERS: &[Provider] = &[
     compute::STATE_MACHINE_ALIAS,
     compute::EVENT_INVOKE_CONFIG,
     compute::ACTIVITY,
+    compute::CODE_SIGNING_CONFIG,
     apigateway::REST_API,
     apigateway::RESOURCE,
     apigateway::METHOD,
@@ -103,6 +106,10 @@ pub(crate) const PROVIDERS: &[Provider] = &[
     apigateway::GATEWAY_RESPONSE,
     apigateway::DOMAIN_NAME,
     apigateway::BASE_PATH_MAPPING,
+    apigateway::CLIENT_CERTIFICATE,
+    apigateway::DOCUMENTATION_VERSION,
+    apigateway::DOCUMENTATION_PART,
+    apigateway::VPC_LINK,
     apigatewayv2::API,
     apigatewayv2::ROUTES,
     apigatewayv2::INTEGRATIONS,
@@ -114,6 +121,7 @@ pub(crate) const PROVIDERS: &[Provider] = &[
     apigatewayv2::INTEGRATION_RESPONSES,
     apigatewayv2::DOMAIN_NAME,
     apigatewayv2::API_MAPPINGS,
+    apigatewayv2::VPC_LINK,
     monitoring::ALARM,
     monitoring::COMPOSITE_ALARM,
     monitoring::DASHBOARD,
@@ -122,6 +130,10 @@ pub(crate) const PROVIDERS: &[Provider] = &[
     monitoring::LOG_STREAM,
     monitoring::METRIC_FILTER,
     monitoring::SUBSCRIPTION_FILTER,
+    monitoring::METRIC_STREAM,
+    logs::QUERY_DEFINITION,
+    logs::RESOURCE_POLICY,
+    logs::DESTINATION,
     messaging::QUEUE,
     messaging::QUEUE_POLICY,
     messaging::QUEUE_INLINE_POLICY,
@@ -136,7 +148,9 @@ pub(crate) const PROVIDERS: &[Provider] = &[
     events::CONNECTION,
     events::API_DESTINATION,
     ssm::DOCUMENT,
+    ssm::MAINTENANCE_WINDOW,
     misc::ECR_REPOSITORY,
+    misc::ECR_REGISTRY_POLICY,
     misc::CDK_METADATA,
     misc::CODEDEPLOY_APPLICATION,
     misc::CODEDEPLOY_DEPLOYMENT_GROUP,

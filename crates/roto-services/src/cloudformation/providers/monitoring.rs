@@ -1,6 +1,6 @@
 //! Providers of the types that watch and fire: CloudWatch metric and composite alarms and
 //! dashboards, EventBridge Scheduler schedules and schedule groups, and CloudWatch Logs'
-//! streams, metric filters and subscription filters.
+//! streams, metric filters and subscription filters, and CloudWatch metric streams.
 
 use serde_json::{json, Map, Value as Json};
 
@@ -198,4 +198,41 @@ async fn subscription_filter_put(c: &Call) -> Outcome {
 async fn filter_delete(c: &Call, operation: &str) -> Result<(), String> {
     let input = json!({"logGroupName": c.props["LogGroupName"], "filterName": c.physical()});
     gone_ok(c.api("logs", operation, input).await)
+}
+
+/// A metric stream to a Firehose delivery stream: `Ref` its name; `Arn`, `State`,
+/// `CreationDate` and `LastUpdateDate` as GetMetricStream answers them. Everything but the
+/// name changes in place (PutMetricStream again).
+pub(crate) const METRIC_STREAM: Provider = Provider {
+    kind: "AWS::CloudWatch::MetricStream",
+    replaces: &["Name"],
+    create: |c| Box::pin(metric_stream_put(c)),
+    update: Some(|c| Box::pin(metric_stream_put(c))),
+    delete: |c| {
+        Box::pin(async move {
+            let input = json!({"Name": c.physical()});
+            gone_ok(c.api("cloudwatch", "DeleteMetricStream", input).await)
+        })
+    },
+};
+
+async fn metric_stream_put(c: &Call) -> Outcome {
+    let name = c.name("Name", 255);
+    let settings = [
+        "IncludeFilters",
+        "ExcludeFilters",
+        "FirehoseArn",
+        "RoleArn",
+        "OutputFormat",
+        "Tags",
+        "StatisticsConfigurations",
+        "IncludeLinkedAccountsMetrics",
+    ];
+    let input = with(pick(&c.props, &settings), "Name", json!(name));
+    c.api("cloudwatch", "PutMetricStream", input).await?;
+    let out = c
+        .api("cloudwatch", "GetMetricStream", json!({"Name": name}))
+        .await?;
+    let attributes = pick(&out, &["Arn", "State", "CreationDate", "LastUpdateDate"]);
+    Ok(resolved(name, attributes))
 }

@@ -1,4 +1,5 @@
-//! Providers of SSM's types beyond parameters: documents (`AWS::SSM::Document`).
+//! Providers of SSM's types beyond parameters: documents (`AWS::SSM::Document`) and
+//! maintenance windows.
 
 use serde_json::{json, Value as Json};
 
@@ -57,8 +58,69 @@ async fn document_update(c: &Call) -> Outcome {
         let input = json!({"Name": name, "DocumentVersion": version});
         c.api("ssm", "UpdateDocumentDefaultVersion", input).await?;
     }
-    let operations = ("RemoveTagsFromResource", "AddTagsToResource");
-    let target = json!({"ResourceType": "Document", "ResourceId": name});
-    retag(c, "ssm", operations, &target, Tags::List).await?;
+    retag_ssm(c, "Document", name).await?;
     Ok(c.previous.clone())
 }
+
+/// Tags and untags the SSM resource of `kind` (`Document`, `MaintenanceWindow`) and `id`
+/// as its `Tags` changed.
+async fn retag_ssm(c: &Call, kind: &str, id: &str) -> Result<(), String> {
+    let operations = ("RemoveTagsFromResource", "AddTagsToResource");
+    let target = json!({"ResourceType": kind, "ResourceId": id});
+    retag(c, "ssm", operations, &target, Tags::List).await
+}
+
+/// The settings CreateMaintenanceWindow and UpdateMaintenanceWindow take.
+const WINDOW_SETTINGS: [&str; 10] = [
+    "Name",
+    "Description",
+    "StartDate",
+    "EndDate",
+    "Schedule",
+    "ScheduleTimezone",
+    "ScheduleOffset",
+    "Duration",
+    "Cutoff",
+    "AllowUnassociatedTargets",
+];
+
+/// A maintenance window (kept and described; it runs no tasks): `Ref` its id
+/// (`mw-...`); every setting and its tags change in place.
+pub(crate) const MAINTENANCE_WINDOW: Provider = Provider {
+    kind: "AWS::SSM::MaintenanceWindow",
+    replaces: &[],
+    create: |c| {
+        Box::pin(async move {
+            let input = with(
+                pick(&c.props, &WINDOW_SETTINGS),
+                "Tags",
+                c.props["Tags"].clone(),
+            );
+            let out = c.api("ssm", "CreateMaintenanceWindow", input).await?;
+            Ok(resolved(
+                out["WindowId"].as_str().unwrap_or_default(),
+                json!({}),
+            ))
+        })
+    },
+    update: Some(|c| {
+        Box::pin(async move {
+            let id = c.physical();
+            let input = with(pick(&c.props, &WINDOW_SETTINGS), "WindowId", json!(id));
+            c.api(
+                "ssm",
+                "UpdateMaintenanceWindow",
+                with(input, "Replace", json!(true)),
+            )
+            .await?;
+            retag_ssm(c, "MaintenanceWindow", id).await?;
+            Ok(c.previous.clone())
+        })
+    }),
+    delete: |c| {
+        Box::pin(async move {
+            let input = json!({"WindowId": c.physical()});
+            gone_ok(c.api("ssm", "DeleteMaintenanceWindow", input).await)
+        })
+    },
+};
