@@ -413,3 +413,46 @@ def test_index_and_time_to_live_changes_reach_every_member(db, other, server):
                               TimeToLiveSpecification={"Enabled": True, "AttributeName": "expires"})
     assert db.describe_time_to_live(TableName="orders")["TimeToLiveDescription"] == {
         "TimeToLiveStatus": "ENABLED", "AttributeName": "expires"}
+
+
+def test_billing_and_throughput_changes_reach_every_member(db, other):
+    db.create_table(TableName="orders", AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
+                    KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}], BillingMode="PAY_PER_REQUEST")
+    add_replica(db, OTHER)
+    other.update_table(TableName="orders", BillingMode="PROVISIONED",
+                       ProvisionedThroughput={"ReadCapacityUnits": 4, "WriteCapacityUnits": 6})
+    home = db.describe_table(TableName="orders")["Table"]
+    assert home["BillingModeSummary"]["BillingMode"] == "PROVISIONED"
+    assert (home["ProvisionedThroughput"]["ReadCapacityUnits"], home["ProvisionedThroughput"]["WriteCapacityUnits"]) \
+        == (4, 6)
+    db.update_table(TableName="orders", ProvisionedThroughput={"ReadCapacityUnits": 8, "WriteCapacityUnits": 6})
+    assert other.describe_table(TableName="orders")["Table"]["ProvisionedThroughput"]["ReadCapacityUnits"] == 8
+    db.update_table(TableName="orders", BillingMode="PAY_PER_REQUEST")
+    assert other.describe_table(TableName="orders")["Table"]["BillingModeSummary"]["BillingMode"] == "PAY_PER_REQUEST"
+
+
+def test_replica_auto_scaling_of_a_region_outside_the_group(db, other):
+    make_table(db)
+    add_replica(db, OTHER)
+    code, _ = fails(db.update_table_replica_auto_scaling, TableName="orders", ReplicaUpdates=[
+        {"RegionName": THIRD, "ReplicaProvisionedReadCapacityAutoScalingUpdate": {"AutoScalingDisabled": True}}])
+    assert code == "ResourceNotFoundException"
+
+
+def test_a_disassociated_replica_stays_a_regional_table(db, other, server):
+    make_table(db)
+    db.put_item(TableName="orders", Item={"pk": {"S": "kept"}})
+    add_replica(db, OTHER)
+    disassociate = {"Disassociate": {"RegionName": OTHER, "DisassociationMode": "WAIT_FOR_REPLICATION"}}
+    assert fails(db.update_table, TableName="orders", ReplicaUpdates=[disassociate])[0] == "ValidationException"
+    response = other.update_table(TableName="orders", ReplicaUpdates=[disassociate])
+    assert response["TableDescription"]["TableStatus"] == "UPDATING"
+    replica = other.describe_table(TableName="orders")["Table"]
+    assert "Replicas" not in replica and "GlobalTableVersion" not in replica
+    assert replica["ItemCount"] == 1
+    assert "Replicas" not in db.describe_table(TableName="orders")["Table"]
+    # Writes no longer travel.
+    other.put_item(TableName="orders", Item={"pk": {"S": "alone"}})
+    assert "Item" not in db.get_item(TableName="orders", Key={"pk": {"S": "alone"}})
+    assert fails(other.update_table, TableName="orders", ReplicaUpdates=[disassociate]) == (
+        "ValidationException", NOT_PART.format(OTHER))

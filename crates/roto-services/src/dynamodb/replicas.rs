@@ -133,6 +133,8 @@ enum Kind {
     Create,
     Update,
     Delete,
+    /// The local member leaves the group and stays a regional table with its items.
+    Disassociate,
 }
 
 struct Action<'a> {
@@ -157,17 +159,11 @@ fn actions<'a>(ctx: &Context, input: &'a Value) -> AwsResult<Vec<Action<'a>>> {
         .and_then(Value::as_list)
         .unwrap_or_default()
     {
-        if entry.get("Disassociate").is_some() {
-            return Err(AwsError::new(
-                "NotImplemented",
-                "Disassociating a replica of another account is not implemented by Roto",
-            )
-            .with_status(501));
-        }
         let found: Vec<Action<'a>> = [
             ("Create", Kind::Create),
             ("Update", Kind::Update),
             ("Delete", Kind::Delete),
+            ("Disassociate", Kind::Disassociate),
         ]
         .into_iter()
         .filter_map(|(member, kind)| {
@@ -201,6 +197,15 @@ fn actions<'a>(ctx: &Context, input: &'a Value) -> AwsResult<Vec<Action<'a>>> {
         ));
     }
     for action in &actions {
+        if action.kind == Kind::Disassociate {
+            if action.region != ctx.region {
+                return Err(AwsError::validation(format!(
+                    "Only the replica in the region of the request ({}) can be disassociated",
+                    ctx.region
+                )));
+            }
+            continue;
+        }
         if action.region == ctx.region {
             return Err(AwsError::validation(
                 "Cannot add or delete the local region through ReplicaUpdates. Use CreateTable, DeleteTable, or UpdateTable as required.",
@@ -252,6 +257,7 @@ impl DynamoDb {
                     Kind::Create => create(tx, ctx, &table, action.region, action.spec, now)?,
                     Kind::Update => update(tx, ctx, &table, action.region, action.spec)?,
                     Kind::Delete => delete(tx, ctx, &table, action.region, now)?,
+                    Kind::Disassociate => disassociate(tx, ctx, &table, now)?,
                 }
             }
             let after = load_table(tx, ctx, name)?.ok_or_else(|| table_not_found(name))?;
@@ -538,6 +544,19 @@ fn delete(tx: &Connection, ctx: &Context, table: &Table, region: &str, now: i64)
     check_not_source(tx, &there, &table.name, now)?;
     forget_member(tx, &there, &gone)?;
     remove_table(tx, &there, &gone)
+}
+
+/// Takes the local member out of its group; it keeps its items, indexes and stream.
+fn disassociate(tx: &Connection, ctx: &Context, table: &Table, now: i64) -> AwsResult<()> {
+    if !is_global(&table.description) {
+        return Err(not_part(&ctx.region));
+    }
+    check_not_source(tx, ctx, &table.name, now)?;
+    forget_member(tx, ctx, table)?;
+    let mut description = Json::clone(&table.description);
+    remove(&mut description, "Replicas");
+    remove(&mut description, "GlobalTableVersion");
+    save_description(tx, ctx, &table.name, &description)
 }
 
 /// Refuses the departure of a member that sourced a replica still in the group within the

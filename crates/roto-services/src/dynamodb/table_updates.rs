@@ -367,15 +367,18 @@ impl DynamoDb {
 }
 
 /// The members of an UpdateTable that DynamoDB applies to every member of a global table
-/// (with the attribute definitions a new index needs).
-const GROUP_WIDE: [&str; 3] = [
+/// (the last, the attribute definitions a new index needs, changes nothing alone).
+const GROUP_WIDE: [&str; 6] = [
     "GlobalSecondaryIndexUpdates",
     "TableClass",
+    "BillingMode",
+    "ProvisionedThroughput",
+    "OnDemandThroughput",
     "AttributeDefinitions",
 ];
 
-/// Applies a global table's group-wide changes (indexes, table class) to its other
-/// members, as DynamoDB does whichever member is asked.
+/// Applies a global table's group-wide changes (indexes, table class, billing and
+/// throughput) to its other members, as DynamoDB does whichever member is asked.
 fn update_members(
     tx: &rusqlite::Connection,
     ctx: &Context,
@@ -384,7 +387,7 @@ fn update_members(
     now: i64,
 ) -> AwsResult<()> {
     if !replicas::is_global(&table.description)
-        || !GROUP_WIDE[..2].iter().any(|m| input.get(m).is_some())
+        || !GROUP_WIDE[..5].iter().any(|m| input.get(m).is_some())
     {
         return Ok(());
     }
