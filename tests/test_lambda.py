@@ -927,6 +927,41 @@ def handler(event, context):
     assert error_of(e)[0] == "ResourceNotFoundException"
 
 
+def test_subscription_filters_see_original_or_transformed_events_as_asked(server, lam, logs):
+    handler = '''
+import base64, gzip, json
+def handler(event, context):
+    data = json.loads(gzip.decompress(base64.b64decode(event["awslogs"]["data"])))
+    print("SUBSCRIBED", data["subscriptionFilters"][0], json.dumps([e["message"] for e in data["logEvents"]]))
+'''
+    name = create(lam, files={"app.py": handler})
+    arn = lam.get_function(FunctionName=name)["Configuration"]["FunctionArn"]
+    group = unique("/app/shaped")
+    logs.create_log_group(logGroupName=group)
+    logs.create_log_stream(logGroupName=group, logStreamName="s")
+    logs.put_transformer(logGroupIdentifier=group, transformerConfig=[
+        {"grok": {"match": "%{LOGLEVEL:level} %{GREEDYDATA:text}"}}])
+    logs.put_subscription_filter(logGroupName=group, filterName="original", filterPattern="ERROR",
+                                 destinationArn=arn)
+    logs.put_subscription_filter(logGroupName=group, filterName="shaped", filterPattern='{ $.level = "ERROR" }',
+                                 destinationArn=arn, applyOnTransformedLogs=True)
+    filters = logs.describe_subscription_filters(logGroupName=group)["subscriptionFilters"]
+    assert [f.get("applyOnTransformedLogs") for f in filters] == [False, True]
+    logs.put_log_events(logGroupName=group, logStreamName="s", logEvents=[
+        {"timestamp": int(time.time() * 1000), "message": "ERROR broken"}])
+    fn_group = f"/aws/lambda/{name}"
+
+    def printed():
+        if not logs.describe_log_groups(logGroupNamePrefix=fn_group)["logGroups"]:
+            return []
+        lines = [e["message"] for e in logs.filter_log_events(logGroupName=fn_group, filterPattern="SUBSCRIBED")["events"]]
+        return lines if len(lines) == 2 else []
+
+    lines = sorted(wait_for(printed))
+    assert 'SUBSCRIBED original ["ERROR broken"]' in lines[0]
+    assert 'SUBSCRIBED shaped ["{\\"level\\":\\"ERROR\\",\\"text\\":\\"broken\\"}"]' in lines[1]
+
+
 # --- function URLs -------------------------------------------------------------------------
 
 URL_HANDLER = '''

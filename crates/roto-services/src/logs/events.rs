@@ -143,12 +143,17 @@ impl Logs {
                 accepted.push((ts, message));
             }
         }
+        let transformed = self.transform(ctx, group, stream, &accepted)?;
+        let stored_messages: Vec<&str> = match &transformed {
+            Some(t) => t.iter().map(String::as_str).collect(),
+            None => accepted.iter().map(|(_, m)| *m).collect(),
+        };
         let last_id = self.env.store.transaction(|tx| {
             let mut insert = tx.prepare_cached(
                 "INSERT INTO logs_events (account, region, grp, stream, ts, ingested, message)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
             )?;
-            for (ts, message) in &accepted {
+            for ((ts, _), message) in accepted.iter().zip(&stored_messages) {
                 insert.execute(params![
                     ctx.account,
                     ctx.region,
@@ -172,13 +177,31 @@ impl Logs {
             Ok::<_, AwsError>(tx.last_insert_rowid())
         })?;
         let first_id = last_id - accepted.len() as i64 + 1;
-        let stored: Vec<(String, i64, String)> = accepted
-            .iter()
-            .zip(first_id..)
-            .map(|(&(ts, m), id)| (Position { ts, id }.encode(), ts, m.to_string()))
-            .collect();
-        self.notify_subscriptions(ctx, group, stream, &stored)?;
-        self.publish_metrics(ctx, group, &accepted)?;
+        let with_ids = |messages: &[&str]| -> Vec<(String, i64, String)> {
+            accepted
+                .iter()
+                .zip(messages)
+                .zip(first_id..)
+                .map(|((&(ts, _), m), id)| (Position { ts, id }.encode(), ts, m.to_string()))
+                .collect()
+        };
+        let originals: Vec<&str> = accepted.iter().map(|(_, m)| *m).collect();
+        let transformed_events = transformed.is_some().then(|| with_ids(&stored_messages));
+        self.notify_subscriptions(
+            ctx,
+            group,
+            stream,
+            &with_ids(&originals),
+            transformed_events.as_deref(),
+        )?;
+        let transformed_metrics: Option<Vec<(i64, &str)>> = transformed.is_some().then(|| {
+            accepted
+                .iter()
+                .zip(&stored_messages)
+                .map(|(&(ts, _), m)| (ts, *m))
+                .collect()
+        });
+        self.publish_metrics(ctx, group, &accepted, transformed_metrics.as_deref())?;
         let mut out = Value::map().with("nextSequenceToken", format!("{last_id:056}"));
         if rejected.as_map().is_some_and(|m| !m.is_empty()) {
             out.insert("rejectedLogEventsInfo", rejected);

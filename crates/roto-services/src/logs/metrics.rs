@@ -29,6 +29,7 @@ impl Logs {
         ctx: &Context,
         group: &str,
         events: &[(i64, &str)],
+        transformed: Option<&[(i64, &str)]>,
     ) -> AwsResult<()> {
         for (ts, message) in events {
             if message.contains("\"_aws\"") {
@@ -37,6 +38,10 @@ impl Logs {
         }
         if self.metric_filters.load(Ordering::Relaxed) {
             for filter in self.group_filters(ctx, group)? {
+                let events = match transformed {
+                    Some(t) if filter["applyOnTransformedLogs"] == Json::Bool(true) => t,
+                    _ => events,
+                };
                 filtered(&self.env, ctx, &filter, events);
             }
         }

@@ -16,7 +16,8 @@
 //!   CloudWatch.
 //! - [`destinations`]: subscription destinations and their access policies.
 //! - [`resource_policies`]: account- and log-group-scoped resource policies.
-//! - [`transformer`]: transformers' processors, run by TestTransformer.
+//! - [`transformer`]: transformers' processors, run at ingestion and by TestTransformer;
+//!   [`grok`] their grok expressions, [`vended`] their parsers for AWS vended logs.
 //! - [`settings`]: data protection policies, transformers, field index policies, bearer
 //!   token authentication, syslog configurations, account policies and the storage tier,
 //!   stored and read back whole (`logs_items`).
@@ -40,6 +41,7 @@ mod events;
 mod exports;
 mod filter;
 pub mod fuzz;
+mod grok;
 mod groups;
 mod insights;
 mod live_tail;
@@ -51,6 +53,7 @@ mod settings;
 mod subscriptions;
 mod transformer;
 mod unmodeled;
+mod vended;
 
 use std::io;
 

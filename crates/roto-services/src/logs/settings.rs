@@ -169,6 +169,44 @@ impl Logs {
         Ok(Value::map())
     }
 
+    /// The messages of a batch as the group's transformer leaves them (a message it cannot
+    /// handle unchanged), or `None` when the group has no transformer.
+    pub(super) fn transform(
+        &self,
+        ctx: &Context,
+        group: &str,
+        stream: &str,
+        events: &[(i64, &str)],
+    ) -> AwsResult<Option<Vec<String>>> {
+        if events.is_empty() {
+            return Ok(None);
+        }
+        let Some(stored) = self
+            .docs
+            .get(Self::setting_scope(ctx, TRANSFORMER, group), "")?
+        else {
+            return Ok(None);
+        };
+        let config = Value::from_json(&stored["transformerConfig"]);
+        let transformer = super::transformer::Transformer::parse(&config)?;
+        let metadata = super::transformer::Metadata {
+            group,
+            stream,
+            account: &ctx.account,
+            region: &ctx.region,
+        };
+        Ok(Some(
+            events
+                .iter()
+                .map(|(_, m)| {
+                    transformer
+                        .apply(m, Some(&metadata))
+                        .map_or_else(|| m.to_string(), |j| j.to_string())
+                })
+                .collect(),
+        ))
+    }
+
     pub(super) fn get_transformer(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
         self.read_setting(ctx, input, TRANSFORMER)
     }

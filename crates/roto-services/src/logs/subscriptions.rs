@@ -74,6 +74,7 @@ impl Logs {
             "destinationArn": destination,
             "roleArn": input.str("roleArn"),
             "distribution": input.str("distribution").unwrap_or("ByLogStream"),
+            "applyOnTransformedLogs": input.bool("applyOnTransformedLogs").unwrap_or(false),
             "creationTime": self.now(),
         });
         self.env.store.with(|c| {
@@ -120,6 +121,7 @@ impl Logs {
         group: &str,
         stream: &str,
         events: &[(String, i64, String)],
+        transformed: Option<&[(String, i64, String)]>,
     ) -> AwsResult<()> {
         if events.is_empty() {
             return Ok(());
@@ -127,6 +129,10 @@ impl Logs {
         for s in self.subscriptions(ctx, group)? {
             let Ok(pattern) = Pattern::parse(&s.pattern) else {
                 continue;
+            };
+            let events = match transformed {
+                Some(t) if s.value.bool("applyOnTransformedLogs") == Some(true) => t,
+                _ => events,
             };
             let matched: Vec<serde_json::Value> = events
                 .iter()

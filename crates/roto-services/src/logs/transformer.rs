@@ -1,38 +1,25 @@
 //! Log transformers: a transformer's processors run in order over one log event, turning
-//! its message into a JSON object (TestTransformer runs them over sample messages).
+//! its message into a JSON object, at ingestion (PutLogEvents) and in TestTransformer.
 //!
-//! The first processor parses the message (`parseJSON`, `parseKeyValue`, `csv`); the
-//! others change the object: add, copy, move, rename and delete keys, change strings'
-//! case, trim, split and substitute them, convert types, and turn a list into a map. Keys
-//! name nested fields with dots (`user.id`); `@message` is the raw message. An event a
-//! processor cannot handle (a message that is not JSON for `parseJSON`) has no transformed
-//! message. The vended-log parsers (`parseCloudfront`, `parseVPC`...), `grok` and
-//! `dateTimeConverter` are not run: a configuration naming one is refused.
+//! The first processor parses the message: a configurable parser (`parseJSON`,
+//! `parseKeyValue`, `csv`, `grok`, see `grok.rs`) or a vended-log parser (`vended.rs`);
+//! the others change the object: add, copy, move, rename and delete keys, change strings'
+//! case, trim, split and substitute them, convert types and dates, and turn a list into a
+//! map. Keys name nested fields with dots (`user.id`); `@message` is the raw message. An
+//! event a processor cannot handle (a message that is not JSON for `parseJSON`) has no
+//! transformed message. `parseToOCSF` is not run: a configuration naming it is refused.
 
 use roto_core::{AwsResult, Value};
 use serde_json::{Map, Value as Json};
 
-use super::invalid;
+use super::grok::Grok;
+use super::{invalid, vended};
 
-/// The processors that parse the message and so may come first.
-const PARSERS: [&str; 10] = [
-    "parseJSON",
-    "parseKeyValue",
-    "csv",
-    "grok",
-    "parseCloudfront",
-    "parseRoute53",
-    "parseToOCSF",
-    "parsePostgres",
-    "parseVPC",
-    "parseWAF",
-];
+/// The configurable parsers.
+const PARSERS: [&str; 4] = ["parseJSON", "parseKeyValue", "csv", "grok"];
 
-/// The processors Roto runs.
-const RUN: [&str; 15] = [
-    "parseJSON",
-    "parseKeyValue",
-    "csv",
+/// The processors that change a parsed event.
+const MUTATORS: [&str; 13] = [
     "addKeys",
     "copyValue",
     "deleteKeys",
@@ -45,14 +32,18 @@ const RUN: [&str; 15] = [
     "substituteString",
     "typeConverter",
     "listToMap",
+    "dateTimeConverter",
 ];
 
-/// The most processors a transformer has.
+/// The most processors a transformer has, and the most parsers among them.
 const MAX_PROCESSORS: usize = 20;
+const MAX_PARSERS: usize = 5;
 
-/// A transformer configuration, checked: each processor's name and settings.
+/// A transformer configuration, checked: each processor's name and settings, and its
+/// compiled grok expression (a transformer has one at most).
 pub(super) struct Transformer {
     processors: Vec<(String, Json)>,
+    grok: Option<Grok>,
 }
 
 impl Transformer {
@@ -64,7 +55,8 @@ impl Transformer {
                 "A transformer must have between 1 and {MAX_PROCESSORS} processors"
             )));
         }
-        let mut processors = Vec::with_capacity(list.len());
+        let mut processors: Vec<(String, Json)> = Vec::with_capacity(list.len());
+        let mut grok = None;
         for (i, processor) in list.iter().enumerate() {
             let json = processor.to_json();
             let entries: Vec<(&String, &Json)> = json
@@ -76,31 +68,98 @@ impl Transformer {
                     "Each processor must set exactly one processor type",
                 ));
             };
-            if i == 0 && !PARSERS.contains(&name.as_str()) {
+            let name = name.as_str();
+            let vended = vended::PARSERS.contains(&name);
+            let parser = vended || PARSERS.contains(&name);
+            if i == 0 && !parser {
                 return Err(invalid(
                     "The first processor in a transformer must be a parser",
                 ));
             }
-            if i > 0 && PARSERS.contains(&name.as_str()) && name.as_str() != "parseJSON" {
+            if i > 0 && vended {
                 return Err(invalid(format!(
                     "Processor {name} may only be the first processor of a transformer"
                 )));
             }
-            if !RUN.contains(&name.as_str()) {
+            if !parser && !MUTATORS.contains(&name) {
                 return Err(invalid(format!("Processor {name} is not supported")));
+            }
+            let once = ["grok", "addKeys", "copyValue"];
+            if once.contains(&name) && processors.iter().any(|(n, _)| n == name) {
+                return Err(invalid(format!(
+                    "A transformer may include only one {name} processor"
+                )));
+            }
+            if vended && text(settings, "source").is_some_and(|s| s != "@message") {
+                return Err(invalid(format!(
+                    "The source of {name} can only be @message"
+                )));
+            }
+            if name == "grok" {
+                let expression = text(settings, "match").unwrap_or_default();
+                grok = Some(Grok::compile(expression).map_err(invalid)?);
+            }
+            if name == "dateTimeConverter" {
+                DateConverter::read(settings).map_err(invalid)?;
             }
             processors.push((name.to_string(), (*settings).clone()));
         }
-        Ok(Transformer { processors })
+        let parsers = processors
+            .iter()
+            .filter(|(n, _)| PARSERS.contains(&n.as_str()) || vended::PARSERS.contains(&n.as_str()))
+            .count();
+        if parsers > MAX_PARSERS {
+            return Err(invalid(format!(
+                "A transformer may include at most {MAX_PARSERS} parsers"
+            )));
+        }
+        Ok(Transformer { processors, grok })
     }
 
-    /// The event `message` transformed, or `None` when a processor could not handle it.
-    pub(super) fn apply(&self, message: &str) -> Option<Json> {
+    /// The event `message` transformed, or `None` when a processor could not handle it;
+    /// `metadata` is what `copyValue` may copy from (none in TestTransformer).
+    pub(super) fn apply(&self, message: &str, metadata: Option<&Metadata>) -> Option<Json> {
         let mut event = Json::Object(Map::new());
         for (name, settings) in &self.processors {
-            run(name, settings, message, &mut event)?;
+            let step = Step {
+                settings,
+                message,
+                metadata,
+                grok: self.grok.as_ref(),
+            };
+            run(name, &step, &mut event)?;
         }
         Some(event)
+    }
+}
+
+/// What one processor reads besides the event: its settings, the raw message, the
+/// event's metadata and the transformer's grok expression.
+struct Step<'a> {
+    settings: &'a Json,
+    message: &'a str,
+    metadata: Option<&'a Metadata<'a>>,
+    grok: Option<&'a Grok>,
+}
+
+/// The event's context, which `copyValue` copies from `@logGroupName`, `@logGroupStream`,
+/// `@accountId` and `@regionName`.
+pub(super) struct Metadata<'a> {
+    pub group: &'a str,
+    pub stream: &'a str,
+    pub account: &'a str,
+    pub region: &'a str,
+}
+
+impl Metadata<'_> {
+    fn get(&self, key: &str) -> Option<&str> {
+        Some(match key {
+            "@logGroupName" => self.group,
+            "@logGroupStream" => self.stream,
+            "@accountId" => self.account,
+            "@regionName" => self.region,
+            _ => return None,
+        })
     }
 }
 
@@ -177,8 +236,26 @@ fn place(event: &mut Json, settings: &Json, fields: Map<String, Json>, overwrite
 }
 
 /// Runs one processor; `None` when it cannot handle the event.
-fn run(name: &str, s: &Json, message: &str, event: &mut Json) -> Option<()> {
+fn run(name: &str, step: &Step, event: &mut Json) -> Option<()> {
+    let (s, message, metadata) = (step.settings, step.message, step.metadata);
     match name {
+        "grok" => {
+            let text_in = source(s, message, event)?;
+            for (field, value) in step.grok?.captures(&text_in)? {
+                set(event, field, Json::from(value), true);
+            }
+        }
+        name if vended::PARSERS.contains(&name) => {
+            for (k, v) in vended::parse(name, message)? {
+                event.as_object_mut()?.insert(k, v);
+            }
+        }
+        "dateTimeConverter" => {
+            let converter = DateConverter::read(s).ok()?;
+            let value = get(event, converter.source)?.as_str()?.to_string();
+            let converted = converter.convert(&value)?;
+            set(event, converter.target, Json::from(converted), true);
+        }
         "parseJSON" => {
             let parsed: Json = serde_json::from_str(&source(s, message, event)?).ok()?;
             place(event, s, parsed.as_object()?.clone(), true);
@@ -203,8 +280,9 @@ fn run(name: &str, s: &Json, message: &str, event: &mut Json) -> Option<()> {
         "copyValue" | "moveKeys" => {
             for e in list(s, "entries") {
                 let from = text(e, "source")?;
-                let value = match name {
-                    "moveKeys" => take(event, from),
+                let value = match (name, metadata.and_then(|m| m.get(from))) {
+                    ("moveKeys", _) => take(event, from),
+                    (_, Some(meta)) => Some(Json::from(meta)),
                     _ => get(event, from).cloned(),
                 };
                 if let Some(value) = value {
@@ -263,6 +341,136 @@ fn run(name: &str, s: &Json, message: &str, event: &mut Json) -> Option<()> {
         _ => return None,
     }
     Some(())
+}
+
+/// `dateTimeConverter`'s settings: a field's date, read by one of `matchPatterns` in
+/// `sourceTimezone`, written to `target` in `targetFormat` and `targetTimezone`. Patterns
+/// are Java's (`yyyy-MM-dd'T'HH:mm:ss.SSS'Z'`), translated to jiff's strftime.
+struct DateConverter<'a> {
+    source: &'a str,
+    target: &'a str,
+    patterns: Vec<String>,
+    format: String,
+    source_zone: jiff::tz::TimeZone,
+    target_zone: jiff::tz::TimeZone,
+}
+
+impl<'a> DateConverter<'a> {
+    fn read(s: &'a Json) -> Result<DateConverter<'a>, String> {
+        let required = |key: &str| text(s, key).ok_or(format!("dateTimeConverter needs {key}"));
+        let patterns = list(s, "matchPatterns")
+            .iter()
+            .filter_map(Json::as_str)
+            .map(|p| strftime(p, true))
+            .collect::<Result<Vec<_>, _>>()?;
+        if patterns.is_empty() {
+            return Err("dateTimeConverter needs matchPatterns".into());
+        }
+        let zone = |key: &str| match text(s, key) {
+            None | Some("UTC") => Ok(jiff::tz::TimeZone::UTC),
+            Some(name) => {
+                jiff::tz::TimeZone::get(name).map_err(|_| format!("Invalid {key}: {name}"))
+            }
+        };
+        Ok(DateConverter {
+            source: required("source")?,
+            target: required("target")?,
+            patterns,
+            format: strftime(
+                text(s, "targetFormat").unwrap_or("yyyy-MM-dd'T'HH:mm:ss.SSS'Z'"),
+                false,
+            )?,
+            source_zone: zone("sourceTimezone")?,
+            target_zone: zone("targetTimezone")?,
+        })
+    }
+
+    /// The date in `text` rewritten, or `None` when no pattern reads it.
+    fn convert(&self, text: &str) -> Option<String> {
+        self.patterns.iter().find_map(|pattern| {
+            let parsed = jiff::fmt::strtime::parse(pattern, text).ok()?;
+            let instant = match parsed.to_timestamp() {
+                Ok(t) => t,
+                Err(_) => parsed
+                    .to_datetime()
+                    .ok()?
+                    .to_zoned_datetime(self.source_zone.clone())
+                    .ok()?
+                    .timestamp(),
+            };
+            let zoned = instant.to_zoned_datetime(self.target_zone.clone());
+            jiff::fmt::strtime::format(&self.format, &zoned).ok()
+        })
+    }
+}
+
+/// A Java date pattern as a strftime format (for parsing when `parse`, where fractions
+/// take any number of digits).
+fn strftime(pattern: &str, parse: bool) -> Result<String, String> {
+    let chars: Vec<char> = pattern.chars().collect();
+    let mut out = String::new();
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        if c == '\'' {
+            let end = chars[i + 1..]
+                .iter()
+                .position(|&q| q == '\'')
+                .ok_or(format!("Unterminated quote in date pattern {pattern}"))?;
+            let quoted: String = chars[i + 1..i + 1 + end].iter().collect();
+            out.push_str(&if quoted.is_empty() {
+                "'".into()
+            } else {
+                quoted.replace('%', "%%")
+            });
+            i += end + 2;
+            continue;
+        }
+        if !c.is_ascii_alphabetic() {
+            out.push_str(if c == '%' { "%%" } else { "" });
+            if c != '%' {
+                out.push(c);
+            }
+            i += 1;
+            continue;
+        }
+        let n = chars[i..].iter().take_while(|&&d| d == c).count();
+        let fraction = if parse {
+            "%f".to_string()
+        } else {
+            format!("%{n}f")
+        };
+        out.push_str(match (c, n) {
+            ('y' | 'u', 2) => "%y",
+            ('y' | 'u', _) => "%Y",
+            ('M', 1) => "%-m",
+            ('M', 2) => "%m",
+            ('M', 3) => "%b",
+            ('M', _) => "%B",
+            ('d', 1) => "%-d",
+            ('d', _) => "%d",
+            ('H', 1) => "%-H",
+            ('H', _) => "%H",
+            ('h', 1) => "%-I",
+            ('h', _) => "%I",
+            ('m', 1) => "%-M",
+            ('m', _) => "%M",
+            ('s', 1) => "%-S",
+            ('s', _) => "%S",
+            ('S', 1..=9) => &fraction,
+            ('a', _) => "%p",
+            ('E', 4) => "%A",
+            ('E', _) => "%a",
+            ('Z' | 'x', 1 | 2) | ('X', 2) => "%z",
+            ('X', 1) => "%z",
+            ('X' | 'x', 3) | ('Z', 5) => "%:z",
+            ('z', _) => "%Z",
+            ('V', 2) => "%Q",
+            _ => return Err(format!("Invalid date pattern {pattern}")),
+        });
+        i += n;
+    }
+    Ok(out)
 }
 
 /// Whether an entry replaces an existing field (`overwriteIfExists`, false by default).
@@ -411,7 +619,7 @@ pub(super) fn test_transformer(input: &Value) -> AwsResult<Value> {
                 .with("eventMessage", message)
                 .with_opt(
                     "transformedEventMessage",
-                    transformer.apply(message).map(|t| t.to_string()),
+                    transformer.apply(message, None).map(|t| t.to_string()),
                 )
         })
         .collect();
@@ -438,9 +646,11 @@ mod tests {
             {"typeConverter": {"entries": [{"key": "uid", "type": "integer"}]}},
             {"deleteKeys": {"withKeys": ["user"]}}
         ]));
-        let out = t.apply(r#"{"lvl":"warn","user":{"id":"42"}}"#).unwrap();
+        let out = t
+            .apply(r#"{"lvl":"warn","user":{"id":"42"}}"#, None)
+            .unwrap();
         assert_eq!(out, json!({"env": "prod", "level": "WARN", "uid": 42}));
-        assert!(t.apply("not json").is_none());
+        assert!(t.apply("not json", None).is_none());
     }
 
     #[test]
@@ -448,12 +658,46 @@ mod tests {
         let kv = transformer(
             json!([{"parseKeyValue": {"fieldDelimiter": " ", "keyValueDelimiter": ":"}}]),
         );
-        assert_eq!(kv.apply("a:1 b:2").unwrap(), json!({"a": "1", "b": "2"}));
+        assert_eq!(
+            kv.apply("a:1 b:2", None).unwrap(),
+            json!({"a": "1", "b": "2"})
+        );
         let csv = transformer(json!([{"csv": {"columns": ["x", "y"]}}]));
         assert_eq!(
-            csv.apply(r#"1,"a,b",3"#).unwrap(),
+            csv.apply(r#"1,"a,b",3"#, None).unwrap(),
             json!({"x": "1", "y": "a,b", "column_3": "3"})
         );
+    }
+
+    #[test]
+    fn grok_dates_and_vended_parsers_run_as_documented() {
+        let grok = transformer(json!([
+            {"grok": {"match": "%{IP:client.ip} %{WORD:method} %{GREEDYDATA:rest}"}},
+            {"csv": {"source": "rest", "delimiter": ";", "columns": ["a", "b"]}},
+            {"dateTimeConverter": {"source": "a", "target": "when", "matchPatterns": ["dd/MM/yyyy HH:mm"], "sourceTimezone": "Europe/Paris"}}
+        ]));
+        let out = grok.apply("10.0.0.1 GET 02/01/2024 09:30;x", None).unwrap();
+        assert_eq!(out["client"]["ip"], json!("10.0.0.1"));
+        assert_eq!(out["method"], json!("GET"));
+        assert_eq!(out["when"], json!("2024-01-02T08:30:00.000Z"));
+        assert!(grok.apply("no match here", None).is_none());
+        let vpc = transformer(
+            json!([{"parseVPC": {}}, {"copyValue": {"entries": [{"source": "@logGroupName", "target": "group"}]}}]),
+        );
+        let metadata = Metadata {
+            group: "g",
+            stream: "s",
+            account: "123456789012",
+            region: "us-east-1",
+        };
+        let out = vpc
+            .apply(
+                "2 123456789010 eni-abc123de 192.0.2.0 192.0.2.24 20641 22 6 20 4249 1418530010 1418530070 ACCEPT OK",
+                Some(&metadata),
+            )
+            .unwrap();
+        assert_eq!(out["dstport"], json!(22));
+        assert_eq!(out["group"], json!("g"));
     }
 
     #[test]
@@ -461,9 +705,16 @@ mod tests {
         for bad in [
             json!([]),
             json!([{"addKeys": {"entries": []}}]),
-            json!([{"parseJSON": {}}, {"csv": {}}]),
-            json!([{"grok": {"match": "%{WORD:w}"}}]),
             json!([{"parseJSON": {}, "csv": {}}]),
+            json!([{"parseJSON": {}}, {"parseVPC": {}}]),
+            json!([{"grok": {"match": "%{WORD:w}"}}, {"grok": {"match": "%{WORD:w}"}}]),
+            json!([{"grok": {"match": "%{NOPE:w}"}}]),
+            json!([{"parseVPC": {"source": "other"}}]),
+            json!([{"parseToOCSF": {}}]),
+            json!([{"parseJSON": {}}, {"dateTimeConverter": {"source": "a", "target": "b"}}]),
+            json!([{"parseJSON": {}}, {"dateTimeConverter": {"source": "a", "target": "b", "matchPatterns": ["qq"]}}]),
+            json!([{"parseJSON": {}}, {"addKeys": {"entries": []}}, {"addKeys": {"entries": []}}]),
+            json!(std::iter::repeat_n(json!({"csv": {}}), 6).collect::<Vec<_>>()),
         ] {
             assert!(
                 Transformer::parse(&Value::from_json(&bad)).is_err(),
