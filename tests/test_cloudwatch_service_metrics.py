@@ -240,6 +240,28 @@ def test_metric_filters_publish_counts_values_and_dimensions(server, client, cw)
     assert (fatal["Sum"], fatal["SampleCount"]) == (0.0, 1.0)
 
 
+def test_metric_filters_read_transformed_events_only_when_asked(server, client, cw):
+    logs = logs_stream(client)
+    logs.put_transformer(logGroupIdentifier="app", transformerConfig=[
+        {"grok": {"match": "%{WORD:route} took %{NUMBER:ms}"}},
+        {"typeConverter": {"entries": [{"key": "ms", "type": "integer"}]}}])
+    logs.put_metric_filter(logGroupName="app", filterName="shaped", filterPattern="{ $.ms > 0 }",
+                           applyOnTransformedLogs=True,
+                           metricTransformations=[{"metricName": "Took", "metricNamespace": "Shaped",
+                                                   "metricValue": "$.ms"}])
+    logs.put_metric_filter(logGroupName="app", filterName="raw", filterPattern="took",
+                           metricTransformations=[{"metricName": "Raw", "metricNamespace": "Shaped",
+                                                   "metricValue": "1"}])
+    logs.put_metric_filter(logGroupName="app", filterName="blind", filterPattern="{ $.ms > 0 }",
+                           metricTransformations=[{"metricName": "Blind", "metricNamespace": "Shaped",
+                                                   "metricValue": "1", "defaultValue": 0}])
+    put_lines(logs, server, ["home took 30", "cart took 10"])
+    took = stats(cw, server, "Shaped", "Took", {}, ("Sum", "SampleCount"))
+    assert (took["Sum"], took["SampleCount"]) == (40.0, 2.0)
+    assert stats(cw, server, "Shaped", "Raw", {}, ("Sum",))["Sum"] == 2.0
+    assert stats(cw, server, "Shaped", "Blind", {}, ("Sum",))["Sum"] == 0.0
+
+
 def test_metric_filter_alarm_fires_on_the_clock(server, client, cw):
     logs = logs_stream(client)
     logs.put_metric_filter(logGroupName="app", filterName="errors", filterPattern="ERROR",
