@@ -427,6 +427,10 @@ def test_billing_and_throughput_changes_reach_every_member(db, other):
         == (4, 6)
     db.update_table(TableName="orders", ProvisionedThroughput={"ReadCapacityUnits": 8, "WriteCapacityUnits": 6})
     assert other.describe_table(TableName="orders")["Table"]["ProvisionedThroughput"]["ReadCapacityUnits"] == 8
+    scaling = {"MinimumUnits": 1, "MaximumUnits": 10,
+               "ScalingPolicyUpdate": {"TargetTrackingScalingPolicyConfiguration": {"TargetValue": 70}}}
+    assert fails(db.update_table_replica_auto_scaling, TableName="orders",
+                 ProvisionedWriteCapacityAutoScalingUpdate=scaling)[0] == "NotImplemented"
     db.update_table(TableName="orders", BillingMode="PAY_PER_REQUEST")
     assert other.describe_table(TableName="orders")["Table"]["BillingModeSummary"]["BillingMode"] == "PAY_PER_REQUEST"
 

@@ -2,10 +2,11 @@
 //!
 //! DynamoDB answers these only for a global table (version 2019.11.21); a regional table is
 //! `ResourceNotFoundException` (`Global table with name: '<name>' does not exist.`). Roto has
-//! no Application Auto Scaling, and its global tables are on-demand (a provisioned table
-//! cannot take a replica without write auto scaling), so every member, table and index
-//! shows auto scaling disabled, and an update is refused as AWS refuses it for an
-//! on-demand group, unless all it asks is to keep auto scaling disabled.
+//! no Application Auto Scaling, and its global tables are created on-demand (a provisioned
+//! table cannot take a replica without write auto scaling), so every member, table and
+//! index shows auto scaling disabled, and an update is refused as AWS refuses it for an
+//! on-demand group, unless all it asks is to keep auto scaling disabled; for a group
+//! switched to provisioned capacity since, setting auto scaling is `NotImplemented`.
 
 use roto_core::{AwsError, AwsResult, Context, Value};
 
@@ -182,6 +183,15 @@ impl DynamoDb {
         .chain(replica_reads)
         .find(|(_, update)| sets_parameters(*update));
         if let Some((parameter, _)) = asked {
+            if table.description["BillingModeSummary"]["BillingMode"].as_str()
+                != Some("PAY_PER_REQUEST")
+            {
+                return Err(AwsError::new(
+                    "NotImplemented",
+                    "Auto scaling of a provisioned global table is not implemented by Roto (it has no Application Auto Scaling)",
+                )
+                .with_status(501));
+            }
             let mut upper: Vec<String> = known
                 .iter()
                 .map(|r| format!("'{}'", r.to_uppercase()))
