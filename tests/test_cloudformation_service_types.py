@@ -567,3 +567,68 @@ def test_a_destination_whose_target_is_missing_fails_with_logs_error(cfn):
         "DestinationName": "central", "TargetArn": "not-an-arn", "RoleArn": "arn:aws:iam::000000000000:role/logs"}}}}
     cfn.create_stack(StackName="baddest", TemplateBody=json.dumps(template))
     assert "HandlerErrorCode" in failure(cfn, "baddest", "Destination")
+
+
+def test_ecr_registry_settings_and_pull_through_cache_rules(cfn, client):
+    replication = {"Rules": [{"Destinations": [{"Region": "us-west-2", "RegistryId": "000000000000"}]}]}
+    template = outputs_of({
+        "Replication": {"Type": "AWS::ECR::ReplicationConfiguration",
+                        "Properties": {"ReplicationConfiguration": replication}},
+        "Scanning": {"Type": "AWS::ECR::RegistryScanningConfiguration", "Properties": {
+            "ScanType": "ENHANCED", "Rules": [{"ScanFrequency": "SCAN_ON_PUSH",
+                                               "RepositoryFilters": [{"Filter": "app*", "FilterType": "WILDCARD"}]}]}},
+        "Cache": {"Type": "AWS::ECR::PullThroughCacheRule", "Properties": {
+            "EcrRepositoryPrefix": "public", "UpstreamRegistryUrl": "public.ecr.aws"}},
+    }, {"Replication": {"Ref": "Replication"}, "RegistryId": {"Fn::GetAtt": ["Scanning", "RegistryId"]},
+        "Cache": {"Ref": "Cache"}})
+    _, out = deploy(cfn, "registry", template)
+    assert out == {"Replication": "000000000000", "RegistryId": "000000000000", "Cache": "public"}
+    ecr = client("ecr")
+    rules = ecr.describe_registry()["replicationConfiguration"]["rules"]
+    assert rules[0]["destinations"][0]["region"] == "us-west-2"
+    assert ecr.get_registry_scanning_configuration()["scanningConfiguration"]["scanType"] == "ENHANCED"
+    [rule] = ecr.describe_pull_through_cache_rules()["pullThroughCacheRules"]
+    assert rule["ecrRepositoryPrefix"] == "public" and rule["upstreamRegistryUrl"] == "public.ecr.aws"
+    template["Resources"]["Scanning"]["Properties"]["ScanType"] = "BASIC"
+    template["Resources"]["Scanning"]["Properties"]["Rules"][0]["ScanFrequency"] = "SCAN_ON_PUSH"
+    update(cfn, "registry", template)
+    assert ecr.get_registry_scanning_configuration()["scanningConfiguration"]["scanType"] == "BASIC"
+    gone(cfn, "registry")
+    assert ecr.describe_registry()["replicationConfiguration"]["rules"] == []
+    assert ecr.describe_pull_through_cache_rules()["pullThroughCacheRules"] == []
+
+
+def test_a_maintenance_window_target_is_registered_and_updated(cfn, client):
+    template = outputs_of({
+        "Window": {"Type": "AWS::SSM::MaintenanceWindow", "Properties": {
+            "Name": "nightly", "Schedule": "rate(1 day)", "Duration": 2, "Cutoff": 1,
+            "AllowUnassociatedTargets": True}},
+        "Target": {"Type": "AWS::SSM::MaintenanceWindowTarget", "Properties": {
+            "WindowId": {"Ref": "Window"}, "ResourceType": "INSTANCE", "Name": "web",
+            "Targets": [{"Key": "tag:Role", "Values": ["web"]}]}},
+    }, {"Window": {"Ref": "Window"}, "Target": {"Ref": "Target"}})
+    _, out = deploy(cfn, "targets", template)
+    ssm = client("ssm")
+    [target] = ssm.describe_maintenance_window_targets(WindowId=out["Window"])["Targets"]
+    assert target["WindowTargetId"] == out["Target"] and target["Name"] == "web"
+    template["Resources"]["Target"]["Properties"]["Name"] = "api"
+    assert update(cfn, "targets", template)["Target"] == out["Target"]
+    [target] = ssm.describe_maintenance_window_targets(WindowId=out["Window"])["Targets"]
+    assert target["Name"] == "api"
+    gone(cfn, "targets")
+    assert ssm.describe_maintenance_windows()["WindowIdentities"] == []
+
+
+def test_a_target_of_no_window_fails_with_ssms_error(cfn):
+    template = {"Resources": {"Target": {"Type": "AWS::SSM::MaintenanceWindowTarget", "Properties": {
+        "WindowId": "mw-0123456789abcdef0", "ResourceType": "INSTANCE",
+        "Targets": [{"Key": "tag:Role", "Values": ["web"]}]}}}}
+    cfn.create_stack(StackName="notarget", TemplateBody=json.dumps(template))
+    assert "DoesNotExistException" in failure(cfn, "notarget", "Target")
+
+
+def test_a_cache_rule_without_the_credential_its_upstream_needs_fails_with_ecrs_error(cfn):
+    template = {"Resources": {"Cache": {"Type": "AWS::ECR::PullThroughCacheRule", "Properties": {
+        "EcrRepositoryPrefix": "quay", "UpstreamRegistryUrl": "quay.io"}}}}
+    cfn.create_stack(StackName="nocred", TemplateBody=json.dumps(template))
+    assert "InvalidParameterException" in failure(cfn, "nocred", "Cache")

@@ -2,7 +2,7 @@
 //! Lambda or SNS, wait condition handles and wait conditions), of the CDK's `AWS::CDK::Metadata` (which every
 //! CDK stack carries and which creates nothing), of ECR repositories (CDK's bootstrap
 //! template declares one) with their lifecycle policy, policy and settings, and the
-//! registry's policy; of the
+//! registry's policy, replication, scanning and pull through cache rules; of the
 //! CodeDeploy application and deployment group SAM's `DeploymentPreference` generates,
 //! and deployment configurations (kept as configuration).
 //!
@@ -107,6 +107,106 @@ async fn registry_policy_put(c: &Call) -> Outcome {
     let input = json!({"policyText": c.document("PolicyText")});
     let out = c.api("ecr", "PutRegistryPolicy", input).await?;
     let id = out["RegistryId"].as_str().unwrap_or_default();
+    Ok(resolved(id, json!({"RegistryId": id})))
+}
+
+/// A pull through cache rule: `Ref` its repository prefix; every property replaces it.
+pub(crate) const ECR_PULL_THROUGH_CACHE_RULE: Provider = Provider {
+    kind: "AWS::ECR::PullThroughCacheRule",
+    replaces: &[],
+    create: |c| {
+        Box::pin(async move {
+            let settings = [
+                "EcrRepositoryPrefix",
+                "UpstreamRegistryUrl",
+                "UpstreamRegistry",
+                "CredentialArn",
+                "CustomRoleArn",
+                "UpstreamRepositoryPrefix",
+            ];
+            let out = c
+                .api(
+                    "ecr",
+                    "CreatePullThroughCacheRule",
+                    pick(&c.props, &settings),
+                )
+                .await?;
+            let prefix = out["EcrRepositoryPrefix"].as_str().unwrap_or_default();
+            Ok(resolved(prefix, json!({})))
+        })
+    },
+    update: None,
+    delete: |c| {
+        Box::pin(async move {
+            let input = json!({"ecrRepositoryPrefix": c.physical()});
+            gone_ok(c.api("ecr", "DeletePullThroughCacheRule", input).await)
+        })
+    },
+};
+
+/// The registry's replication rules: `Ref` the registry id; put again on update, emptied
+/// on delete.
+pub(crate) const ECR_REPLICATION_CONFIGURATION: Provider = Provider {
+    kind: "AWS::ECR::ReplicationConfiguration",
+    replaces: &[],
+    create: |c| {
+        Box::pin(registry_put(
+            c,
+            "PutReplicationConfiguration",
+            pick(&c.props, &["ReplicationConfiguration"]),
+        ))
+    },
+    update: Some(|c| {
+        Box::pin(registry_put(
+            c,
+            "PutReplicationConfiguration",
+            pick(&c.props, &["ReplicationConfiguration"]),
+        ))
+    }),
+    delete: |c| {
+        Box::pin(async move {
+            let input = json!({"replicationConfiguration": {"rules": []}});
+            registry_put(c, "PutReplicationConfiguration", input)
+                .await
+                .map(|_| ())
+        })
+    },
+};
+
+/// The registry's scanning configuration: `Ref` the registry id; put again on update,
+/// back to basic scanning without rules on delete.
+pub(crate) const ECR_REGISTRY_SCANNING: Provider = Provider {
+    kind: "AWS::ECR::RegistryScanningConfiguration",
+    replaces: &[],
+    create: |c| {
+        Box::pin(registry_put(
+            c,
+            "PutRegistryScanningConfiguration",
+            pick(&c.props, &["ScanType", "Rules"]),
+        ))
+    },
+    update: Some(|c| {
+        Box::pin(registry_put(
+            c,
+            "PutRegistryScanningConfiguration",
+            pick(&c.props, &["ScanType", "Rules"]),
+        ))
+    }),
+    delete: |c| {
+        Box::pin(async move {
+            let input = json!({"scanType": "BASIC", "rules": []});
+            registry_put(c, "PutRegistryScanningConfiguration", input)
+                .await
+                .map(|_| ())
+        })
+    },
+};
+
+/// One of the registry's settings put by `operation`: `Ref` and `RegistryId` the registry
+/// (the account).
+async fn registry_put(c: &Call, operation: &str, input: Json) -> Outcome {
+    c.api("ecr", operation, input).await?;
+    let id = c.ctx.account.as_str();
     Ok(resolved(id, json!({"RegistryId": id})))
 }
 

@@ -1,5 +1,5 @@
-//! Providers of SSM's types beyond parameters: documents (`AWS::SSM::Document`) and
-//! maintenance windows.
+//! Providers of SSM's types beyond parameters: documents (`AWS::SSM::Document`),
+//! maintenance windows and their targets.
 
 use serde_json::{json, Value as Json};
 
@@ -121,6 +121,54 @@ pub(crate) const MAINTENANCE_WINDOW: Provider = Provider {
         Box::pin(async move {
             let input = json!({"WindowId": c.physical()});
             gone_ok(c.api("ssm", "DeleteMaintenanceWindow", input).await)
+        })
+    },
+};
+
+/// The settings RegisterTargetWithMaintenanceWindow and UpdateMaintenanceWindowTarget take.
+const TARGET_SETTINGS: [&str; 4] = ["Targets", "OwnerInformation", "Name", "Description"];
+
+/// A maintenance window's target: `Ref` its id; everything but the window and resource
+/// type changes in place.
+pub(crate) const MAINTENANCE_WINDOW_TARGET: Provider = Provider {
+    kind: "AWS::SSM::MaintenanceWindowTarget",
+    replaces: &["WindowId", "ResourceType"],
+    create: |c| {
+        Box::pin(async move {
+            let input = pick(
+                &c.props,
+                &[&TARGET_SETTINGS[..], &["WindowId", "ResourceType"]].concat(),
+            );
+            let out = c
+                .api("ssm", "RegisterTargetWithMaintenanceWindow", input)
+                .await?;
+            Ok(resolved(
+                out["WindowTargetId"].as_str().unwrap_or_default(),
+                json!({}),
+            ))
+        })
+    },
+    update: Some(|c| {
+        Box::pin(async move {
+            let mut input = pick(&c.props, &TARGET_SETTINGS);
+            input = with(input, "WindowId", c.props["WindowId"].clone());
+            input = with(input, "WindowTargetId", json!(c.physical()));
+            c.api(
+                "ssm",
+                "UpdateMaintenanceWindowTarget",
+                with(input, "Replace", json!(true)),
+            )
+            .await?;
+            Ok(c.previous.clone())
+        })
+    }),
+    delete: |c| {
+        Box::pin(async move {
+            let input = json!({"WindowId": c.props["WindowId"], "WindowTargetId": c.physical()});
+            gone_ok(
+                c.api("ssm", "DeregisterTargetFromMaintenanceWindow", input)
+                    .await,
+            )
         })
     },
 };
