@@ -223,6 +223,11 @@ pub struct Shape {
     /// A union: exactly one member set.
     #[serde(default)]
     pub union: bool,
+    /// The regular expression (Java's syntax) a string must match in full.
+    pub pattern: Option<String>,
+    /// What input validation needs of this shape, worked out on its first check.
+    #[serde(skip)]
+    pub(crate) checks: OnceLock<crate::validate::Checks>,
 }
 
 /// Structure members, kept in model order (the order AWS serialises them in).

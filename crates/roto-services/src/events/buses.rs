@@ -5,7 +5,7 @@ use roto_core::{AwsError, AwsResult, Context, Value};
 use rusqlite::OptionalExtension;
 use serde_json::{json, Value as Json};
 
-use super::{bus_arn, bus_name, check_name, not_found, Events, DEFAULT_BUS};
+use super::{bus_arn, bus_name, not_found, Events, DEFAULT_BUS};
 use crate::paging;
 
 /// What a bus listing and description show.
@@ -64,7 +64,6 @@ impl Events {
 
     pub(super) fn create_event_bus(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
         let name = input.str("Name").unwrap_or_default();
-        check_name(name, "name", true)?;
         if name.contains('/') && input.str("EventSourceName").is_none() {
             return Err(AwsError::validation(format!(
                 "Event bus name must not contain '/'. Name: {name}"

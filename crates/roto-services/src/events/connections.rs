@@ -239,7 +239,6 @@ impl Events {
         state: (&str, &str),
     ) -> AwsResult<Stored> {
         let name = input.str("Name").unwrap_or_default();
-        super::check_name(name, "name", false)?;
         if self.find(ctx, kind, name).is_ok() {
             return Err(kind.already_exists(name));
         }

@@ -366,24 +366,6 @@ fn bus_name(input: &Value, member: &str) -> String {
     }
 }
 
-/// Checks a rule or bus name against the model's pattern (`[\.\-_A-Za-z0-9]+`, plus `/`
-/// for bus names), which the generic validator does not enforce; AWS's wording.
-fn check_name(name: &str, member: &str, slash: bool) -> AwsResult<()> {
-    let ok =
-        |c: char| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_') || (slash && c == '/');
-    if name.chars().all(ok) {
-        return Ok(());
-    }
-    let pattern = if slash {
-        "[/\\.\\-_A-Za-z0-9]+"
-    } else {
-        "[\\.\\-_A-Za-z0-9]+"
-    };
-    Err(AwsError::validation(format!(
-        "1 validation error detected: Value '{name}' at '{member}' failed to satisfy constraint: Member must satisfy regular expression pattern: {pattern}"
-    )))
-}
-
 /// A bus's ARN.
 fn bus_arn(ctx: &Context, bus: &str) -> String {
     format!(

@@ -5,7 +5,7 @@ use roto_core::{AwsError, AwsResult, Context, Value};
 use rusqlite::OptionalExtension;
 
 use super::buses::{bad_token, no_bus};
-use super::{bus_arn, bus_name, check_name, not_found, rule_arn, schedule, Events, DEFAULT_BUS};
+use super::{bus_arn, bus_name, not_found, rule_arn, schedule, Events, DEFAULT_BUS};
 use crate::paging;
 use crate::pattern::{Dialect, Pattern};
 
@@ -146,7 +146,6 @@ impl Events {
 
     pub(super) fn put_rule(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
         let name = input.str("Name").unwrap_or_default();
-        check_name(name, "name", false)?;
         let bus = bus_name(input, "EventBusName");
         let pattern = input.str("EventPattern").filter(|s| !s.is_empty());
         let schedule_expr = input.str("ScheduleExpression").filter(|s| !s.is_empty());
@@ -465,11 +464,6 @@ impl Events {
 
 /// Checks one target of PutTargets as AWS does before storing any.
 fn check_target(target: &Value) -> AwsResult<()> {
-    check_name(
-        target.str("Id").unwrap_or_default(),
-        "targets.member.id",
-        false,
-    )?;
     let arn = target.str("Arn").unwrap_or_default();
     if !arn.starts_with("arn:") || arn.split(':').count() < 6 {
         return Err(AwsError::validation(format!(

@@ -47,17 +47,6 @@ fn too_many_tags(name: &str) -> AwsError {
     )
 }
 
-/// The model's pattern for stream names, `[a-zA-Z0-9_.-]+`, which AWS checks.
-fn check_name(name: &str) -> AwsResult<()> {
-    let allowed = |c: char| c.is_ascii_alphanumeric() || "_.-".contains(c);
-    if name.chars().all(allowed) {
-        return Ok(());
-    }
-    Err(AwsError::validation(format!(
-        "1 validation error detected: Value '{name}' at 'deliveryStreamName' failed to satisfy constraint: Member must satisfy regular expression pattern: [a-zA-Z0-9_.-]+"
-    )))
-}
-
 /// The encryption a create request asks for, as described.
 fn encryption_input(input: Option<&Value>) -> AwsResult<Option<Json>> {
     let Some(input) = input else {
@@ -87,7 +76,6 @@ impl Inner {
         input: &Value,
     ) -> AwsResult<Value> {
         let name = input.str("DeliveryStreamName").unwrap_or_default();
-        check_name(name)?;
         let kind = input.str("DeliveryStreamType").unwrap_or("DirectPut");
         let request = input.to_json();
         let (dest_kind, config) = destinations::the_one(&request, "DestinationConfiguration")?;

@@ -77,7 +77,7 @@ impl Iam {
         account: &str,
         input: &Value,
     ) -> AwsResult<Value> {
-        let prefix = path_prefix(input)?;
+        let prefix = path_prefix(input);
         let all = self
             .env
             .store
@@ -98,10 +98,9 @@ impl Iam {
             let mut e = store::get(c, account, kind, required(input, "ServerCertificateName"))?;
             let old = e.name.clone();
             if input.get("NewPath").is_some() {
-                e.path = path_of(input, "NewPath")?;
+                e.path = path_of(input, "NewPath");
             }
             if let Some(new) = input.str("NewServerCertificateName") {
-                super::check_name(new, "newServerCertificateName")?;
                 if !new.eq_ignore_ascii_case(&old) && store::find(c, account, kind, new)?.is_some()
                 {
                     return Err(kind.exists(new));

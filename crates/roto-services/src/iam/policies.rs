@@ -11,8 +11,8 @@ use rusqlite::Connection;
 use super::principals::{input_tags, View};
 use super::store::{self, Entity, Kind, PolicyVersion, Relation};
 use super::{
-    check_name, delete_conflict, document, invalid_input, limit_exceeded, listing, no_such_entity,
-    now, page, path_of, path_prefix, required, tag_values, unique_id, wire_document, Iam,
+    delete_conflict, document, invalid_input, limit_exceeded, listing, no_such_entity, now, page,
+    path_of, path_prefix, required, tag_values, unique_id, wire_document, Iam,
 };
 
 /// The kinds a managed policy attaches to.
@@ -189,7 +189,6 @@ impl Iam {
     /// `CreatePolicy`: the policy and its version `v1`.
     pub(super) fn create_policy(&self, account: &str, input: &Value) -> AwsResult<Value> {
         let name = required(input, "PolicyName");
-        check_name(name, "policyName")?;
         let document = required(input, "PolicyDocument");
         document::check_identity(document, true)?;
         let created = now();
@@ -197,7 +196,7 @@ impl Iam {
             kind: Kind::Policy,
             name: name.to_string(),
             id: unique_id(Kind::Policy.id_prefix()),
-            path: path_of(input, "Path")?,
+            path: path_of(input, "Path"),
             created,
             tags: input_tags(input)?,
             attrs: serde_json::Map::new(),
@@ -230,7 +229,7 @@ impl Iam {
 
     /// `ListPolicies`: the account's own policies (`Scope` `AWS` lists none).
     pub(super) fn list_policies(&self, account: &str, input: &Value) -> AwsResult<Value> {
-        let prefix = path_prefix(input)?;
+        let prefix = path_prefix(input);
         let only_attached = input.bool("OnlyAttached").unwrap_or(false);
         self.env.store.with(|c| {
             let mut policies = Vec::new();
@@ -405,7 +404,7 @@ impl Iam {
         kind: Kind,
         input: &Value,
     ) -> AwsResult<Value> {
-        let prefix = path_prefix(input)?;
+        let prefix = path_prefix(input);
         self.env.store.with(|c| {
             let holder = store::get(c, account, kind, required(input, kind.name_member()))?;
             let mut policies = Vec::new();
@@ -435,7 +434,7 @@ impl Iam {
         account: &str,
         input: &Value,
     ) -> AwsResult<Value> {
-        let prefix = path_prefix(input)?;
+        let prefix = path_prefix(input);
         let filter = input.str("EntityFilter");
         self.env.store.with(|c| {
             let policy = self.any_policy(c, account, required(input, "PolicyArn"))?;
@@ -479,7 +478,6 @@ impl Iam {
     /// `PutUserPolicy`, `PutGroupPolicy`, `PutRolePolicy`.
     pub(super) fn put_inline(&self, account: &str, kind: Kind, input: &Value) -> AwsResult<Value> {
         let name = required(input, "PolicyName");
-        check_name(name, "policyName")?;
         let document = required(input, "PolicyDocument");
         document::check_identity(document, false)?;
         self.env.store.transaction(|c| {

@@ -7,8 +7,8 @@ use rusqlite::Connection;
 use super::providers;
 use super::store::{self, Entity, Family, Kind, Relation};
 use super::{
-    check_name, delete_conflict, document, invalid_input, limit_exceeded, listing, now, page,
-    path_of, path_prefix, required, tag_values, unique_id, wire_document, Iam,
+    delete_conflict, document, invalid_input, limit_exceeded, listing, now, page, path_of,
+    path_prefix, required, tag_values, unique_id, wire_document, Iam,
 };
 
 /// Which operation an entity is shown by: lists show less than `Get*`.
@@ -110,24 +110,15 @@ pub(super) fn input_tags(input: &Value) -> AwsResult<Vec<(String, String)>> {
     Ok(tags)
 }
 
-fn lower_first(name: &str) -> String {
-    let mut chars = name.chars();
-    match chars.next() {
-        Some(c) => c.to_lowercase().chain(chars).collect(),
-        None => String::new(),
-    }
-}
-
 /// A new entity of `kind` named by the input's name member, after IAM's name checks.
 pub(super) fn new_entity(kind: Kind, input: &Value) -> AwsResult<Entity> {
     let member = kind.name_member();
     let name = required(input, member);
-    check_name(name, &lower_first(member))?;
     Ok(Entity {
         kind,
         name: name.to_string(),
         id: unique_id(kind.id_prefix()),
-        path: path_of(input, "Path")?,
+        path: path_of(input, "Path"),
         created: now(),
         tags: input_tags(input)?,
         attrs: serde_json::Map::new(),
@@ -257,7 +248,7 @@ impl Iam {
         kind: Kind,
         input: &Value,
     ) -> AwsResult<Value> {
-        let prefix = path_prefix(input)?;
+        let prefix = path_prefix(input);
         self.env.store.with(|c| {
             let all = store::list(c, account, kind, &prefix)?;
             self.entity_page(c, account, kind.list_member(), all, input)
@@ -293,10 +284,9 @@ impl Iam {
             let mut e = store::get(c, account, kind, required(input, kind.name_member()))?;
             let old = e.name.clone();
             if input.get("NewPath").is_some() {
-                e.path = path_of(input, "NewPath")?;
+                e.path = path_of(input, "NewPath");
             }
             if let Some(new) = input.str(&new_name_member) {
-                check_name(new, &lower_first(&new_name_member))?;
                 if !new.eq_ignore_ascii_case(&old) && store::find(c, account, kind, new)?.is_some()
                 {
                     return Err(kind.exists(new));

@@ -9,7 +9,7 @@ use serde_json::Value as Json;
 
 use super::principals::input_tags;
 use super::store::{self, Entity, Kind};
-use super::{check_name, now, required, tag_values, validation_error, Iam};
+use super::{now, required, tag_values, validation_error, Iam};
 
 /// The member each provider kind's operations name it by.
 pub(super) fn arn_member(kind: Kind) -> &'static str {
@@ -191,7 +191,6 @@ impl Iam {
     /// `CreateSAMLProvider`.
     pub(super) fn create_saml_provider(&self, account: &str, input: &Value) -> AwsResult<Value> {
         let name = required(input, "Name");
-        check_name(name, "name")?;
         let mut e = new_provider(Kind::SamlProvider, name, input)?;
         let metadata = required(input, "SAMLMetadataDocument");
         e.attrs

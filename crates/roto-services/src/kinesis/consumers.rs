@@ -132,7 +132,6 @@ impl Kinesis {
     pub(crate) fn register_consumer(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
         let stream = self.consumer_stream(ctx, input)?;
         let name = input.str("ConsumerName").unwrap_or_default();
-        super::check_name("consumerName", name)?;
         let existing = self.consumers(ctx, &stream.name, "", MAX_CONSUMERS + 1)?;
         if existing.iter().any(|c| c.name == name) {
             return Err(AwsError::new(

@@ -138,7 +138,6 @@ impl Kinesis {
 
     pub(crate) fn create_stream(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
         let name = input.str("StreamName").unwrap_or_default();
-        super::check_name("streamName", name)?;
         let mode = input
             .get("StreamModeDetails")
             .and_then(|d| d.str("StreamMode"))

@@ -9,14 +9,6 @@ use super::{alias_arn, not_found, Key, Kms};
 
 /// Checks a name a caller wants to create, update or delete.
 fn check_alias_name(name: &str) -> AwsResult<()> {
-    if !name
-        .chars()
-        .all(|c| c.is_ascii_alphanumeric() || ":/_-".contains(c))
-    {
-        return Err(AwsError::validation(format!(
-            "1 validation error detected: Value '{name}' at 'aliasName' failed to satisfy constraint: Member must satisfy regular expression pattern: ^[a-zA-Z0-9:/_-]+$"
-        )));
-    }
     if !name.starts_with("alias/") || name.len() == "alias/".len() {
         return Err(AwsError::validation(
             "Alias must start with the prefix \"alias/\". Please see https://docs.aws.amazon.com/kms/latest/developerguide/kms-alias.html",

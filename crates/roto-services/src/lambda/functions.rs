@@ -136,24 +136,6 @@ fn check_name(name: &str) -> AwsResult<()> {
     )))
 }
 
-fn check_role(role: &str) -> AwsResult<()> {
-    let rest = role
-        .strip_prefix("arn:")
-        .and_then(|r| r.split_once(":iam::"));
-    let ok = rest.is_some_and(|(partition, tail)| {
-        partition.starts_with("aws")
-            && tail.len() > 18
-            && tail.as_bytes()[..12].iter().all(u8::is_ascii_digit)
-            && tail[12..].starts_with(":role/")
-    });
-    if ok {
-        return Ok(());
-    }
-    Err(validation(format!(
-        "1 validation error detected: Value '{role}' at 'role' failed to satisfy constraint: Member must satisfy regular expression pattern: arn:(aws[a-zA-Z-]*)?:iam::\\d{{12}}:role/?[a-zA-Z_0-9+=,.@\\-_/]+"
-    )))
-}
-
 fn check_environment(input: &Value) -> AwsResult<()> {
     let Some(vars) = input
         .get("Environment")
@@ -438,7 +420,6 @@ impl Lambda {
     pub(super) async fn create_function(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
         let (name, _) = split_function_name(input.str("FunctionName").unwrap_or_default());
         check_name(&name)?;
-        check_role(input.str("Role").unwrap_or_default())?;
         let package = input.str("PackageType").unwrap_or("Zip");
         if package == "Zip" && (input.str("Runtime").is_none() || input.str("Handler").is_none()) {
             return Err(invalid_parameter(
@@ -622,9 +603,6 @@ impl Lambda {
     ) -> AwsResult<Value> {
         let mut function = self.for_update(ctx, input)?;
         super::runtimes::check_runtime(input)?;
-        if let Some(role) = input.str("Role") {
-            check_role(role)?;
-        }
         check_environment(input)?;
         apply_settings(&mut function.config, input);
         if let Some(layers) = self.function_layers(input)? {

@@ -61,11 +61,6 @@ impl Logs {
 
     pub(super) fn put_destination(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
         let name = input.str("destinationName").unwrap_or_default();
-        if name.contains([':', '*']) {
-            return Err(invalid(format!(
-                "1 validation error detected: Value '{name}' at 'destinationName' failed to satisfy constraint: Member must satisfy regular expression pattern: [^:*]*"
-            )));
-        }
         for member in ["targetArn", "roleArn"] {
             let arn = input.str(member).unwrap_or_default();
             if !is_arn(arn) {

@@ -70,20 +70,6 @@ fn matches_list_pattern(pattern: &str, name: &str) -> bool {
     })
 }
 
-/// Whether a ListLogGroups pattern has the model's form: up to five alternatives of 3-24
-/// name characters, each optionally prefixed by `^`.
-fn valid_list_pattern(pattern: &str) -> bool {
-    let alternatives: Vec<&str> = pattern.split('|').collect();
-    alternatives.len() <= 5
-        && alternatives.iter().all(|alt| {
-            let body = alt.strip_prefix('^').unwrap_or(alt);
-            (3..=24).contains(&body.len())
-                && body
-                    .chars()
-                    .all(|c| c.is_ascii_alphanumeric() || ".-_/#".contains(c))
-        })
-}
-
 fn tags_of(input: &Value, member: &str) -> BTreeMap<String, String> {
     input
         .get(member)
@@ -151,14 +137,6 @@ impl Logs {
 
     pub(super) fn create_log_group(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
         let name = input.str("logGroupName").unwrap_or_default();
-        if !name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || ".-_/#".contains(c))
-        {
-            return Err(invalid(format!(
-                "1 validation error detected: Value '{name}' at 'logGroupName' failed to satisfy constraint: Member must satisfy regular expression pattern: [\\.\\-_/#A-Za-z0-9]+"
-            )));
-        }
         let tags = serde_json::to_string(&tags_of(input, "tags")).unwrap_or_else(|_| "{}".into());
         let class = input.str("logGroupClass").unwrap_or("STANDARD");
         let protected = input.bool("deletionProtectionEnabled").unwrap_or(false);
@@ -315,11 +293,6 @@ impl Logs {
 
     pub(super) fn list_log_groups(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
         let pattern = input.str("logGroupNamePattern");
-        if let Some(p) = pattern.filter(|p| !valid_list_pattern(p)) {
-            return Err(invalid(format!(
-                "1 validation error detected: Value '{p}' at 'logGroupNamePattern' failed to satisfy constraint: Member must satisfy regular expression pattern: (\\^?[\\.\\-_\\/#A-Za-z0-9]{{3,24}})(\\|\\^?[\\.\\-_\\/#A-Za-z0-9]{{3,24}}){{0,4}}"
-            )));
-        }
         let limit = input.int("limit").unwrap_or(DEFAULT_PAGE);
         let (page, token) = self.group_page(ctx, input, "", limit, |g| {
             pattern.is_none_or(|p| matches_list_pattern(p, &g.name))
@@ -381,11 +354,6 @@ impl Logs {
     pub(super) fn create_log_stream(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
         let group = input.str("logGroupName").unwrap_or_default();
         let stream = input.str("logStreamName").unwrap_or_default();
-        if stream.contains([':', '*']) {
-            return Err(invalid(format!(
-                "1 validation error detected: Value '{stream}' at 'logStreamName' failed to satisfy constraint: Member must satisfy regular expression pattern: [^:*]*"
-            )));
-        }
         self.existing_group(ctx, group)?;
         let inserted = self.env.store.with(|c| {
             c.execute_cached(

@@ -69,11 +69,6 @@ impl Logs {
     pub(super) fn put_metric_filter(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
         let group = input.str("logGroupName").unwrap_or_default();
         let name = input.str("filterName").unwrap_or_default();
-        if name.contains([':', '*']) {
-            return Err(invalid(format!(
-                "1 validation error detected: Value '{name}' at 'filterName' failed to satisfy constraint: Member must satisfy regular expression pattern: [^:*]*"
-            )));
-        }
         pattern_of(input)?;
         let transformation = input
             .get("metricTransformations")
