@@ -214,3 +214,24 @@ def test_decode_authorization_message_has_nothing_to_decode(client):
         client("sts").decode_authorization_message(EncodedMessage="abc")
     assert e.value.response["Error"]["Code"] == "InvalidAuthorizationMessageException"
     assert e.value.response["ResponseMetadata"]["HTTPStatusCode"] == 400
+
+
+def test_a_chained_session_cannot_set_an_inherited_transitive_tag_again(server, client):
+    sts = client("sts", aws_access_key_id="123456789012", aws_secret_access_key="test")
+    creds = sts.assume_role(RoleArn=ROLE, RoleSessionName="one", Tags=[{"Key": "team", "Value": "blue"}],
+                            TransitiveTagKeys=["team"])["Credentials"]
+    chained = session_client(server, "sts", creds)
+    with pytest.raises(ClientError) as e:
+        chained.assume_role(RoleArn=ROLE, RoleSessionName="two", Tags=[{"Key": "Team", "Value": "red"}])
+    assert e.value.response["Error"]["Code"] == "InvalidParameterValue"
+    assert e.value.response["Error"]["Message"] == (
+        "One of the specified transitive tag keys can't be set because it conflicts with a transitive "
+        "tag key from the calling session.")
+    assert e.value.response["ResponseMetadata"]["HTTPStatusCode"] == 400
+    # Other keys may still be set, and the inherited tag stays transitive down the chain.
+    creds = chained.assume_role(RoleArn=ROLE, RoleSessionName="two",
+                                Tags=[{"Key": "env", "Value": "dev"}])["Credentials"]
+    with pytest.raises(ClientError) as e:
+        session_client(server, "sts", creds).assume_role(RoleArn=ROLE, RoleSessionName="three",
+                                                         Tags=[{"Key": "TEAM", "Value": "red"}])
+    assert e.value.response["Error"]["Code"] == "InvalidParameterValue"

@@ -334,7 +334,6 @@ impl Sts {
         let (account, role_name) = parse_role_arn(role_arn).ok_or_else(|| {
             AwsError::new("ValidationError", format!("{role_arn} is invalid")).with_status(400)
         })?;
-        check_name_pattern(session_name, "roleSessionName")?;
         let role_id = match self
             .iam_role(ctx, &account, &role_name, role_arn, action)
             .await?
@@ -349,7 +348,7 @@ impl Sts {
         };
         if let Some(key) = &ctx.access_key {
             if let Some(caller) = self.session(key)? {
-                inherit_transitive(&caller, &mut tags, &mut transitive);
+                inherit_transitive(&caller, &mut tags, &mut transitive)?;
             }
         }
         let user_id = format!("{role_id}:{session_name}");
@@ -428,6 +427,8 @@ impl Sts {
             .clone()
             .or_else(|| assertion.subject.clone())
             .unwrap_or_default();
+        // The model checks the other operations' session names; this one is the assertion's.
+        check_name_pattern(&session_name, "roleSessionName")?;
         let session = Session {
             name: &session_name,
             duration,
@@ -483,7 +484,6 @@ impl Sts {
     async fn get_federation_token(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
         self.refuse_session_credentials(ctx, "GetFederationToken")?;
         let name = input.str("Name").unwrap_or_default();
-        check_name_pattern(name, "name")?;
         let caller = self.caller(ctx).await?;
         let mut duration = input.int("DurationSeconds").unwrap_or(43200);
         if caller.arn.ends_with(":root") {
@@ -523,25 +523,38 @@ struct Session<'a> {
 }
 
 /// Role chaining: the caller's transitive tags pass on to the session it assumes, and stay
-/// transitive there.
+/// transitive there; a request that sets one of them again is refused, as STS refuses it.
 fn inherit_transitive(
     caller: &Identity,
     tags: &mut Vec<(String, String)>,
     transitive: &mut Vec<String>,
-) {
+) -> AwsResult<()> {
+    let inherited = |key: &str| {
+        caller
+            .transitive
+            .iter()
+            .any(|k| k.eq_ignore_ascii_case(key))
+    };
+    if tags.iter().any(|(k, _)| inherited(k)) {
+        return Err(AwsError::new(
+            "InvalidParameterValue",
+            "One of the specified transitive tag keys can't be set because it conflicts with a transitive tag key from the calling session.",
+        )
+        .with_status(400));
+    }
     for key in &caller.transitive {
-        let inherited = caller
+        if let Some(tag) = caller
             .tags
             .iter()
-            .find(|(k, _)| k.eq_ignore_ascii_case(key));
-        if let Some(tag) = inherited {
-            tags.retain(|(k, _)| !k.eq_ignore_ascii_case(key));
+            .find(|(k, _)| k.eq_ignore_ascii_case(key))
+        {
             tags.push(tag.clone());
         }
         if !transitive.iter().any(|k| k.eq_ignore_ascii_case(key)) {
             transitive.push(key.clone());
         }
     }
+    Ok(())
 }
 
 /// The managed policies a call passes as session policies (`PolicyArns[].arn`).
