@@ -274,7 +274,11 @@ def test_tags_through_both_tag_apis(logs):
     assert logs.list_tags_log_group(logGroupName="g")["tags"] == {"b": "2"}
     logs.tag_log_group(logGroupName="g", tags={"c": "3"})
     logs.untag_log_group(logGroupName="g", tags=["b"])
-    assert logs.list_tags_for_resource(resourceArn=arn + ":*")["tags"] == {"c": "3"}
+    assert logs.list_tags_for_resource(resourceArn=arn)["tags"] == {"c": "3"}
+    # DescribeLogGroups' `arn` (with `:*`) is not a tag operation's resource.
+    with pytest.raises(ClientError) as e:
+        logs.list_tags_for_resource(resourceArn=arn + ":*")
+    assert error_of(e) == ("ValidationException", "Invalid resourceArn")
     with pytest.raises(ClientError) as e:
         logs.list_tags_log_group(logGroupName="missing")
     assert error_of(e)[0] == "ResourceNotFoundException"

@@ -54,22 +54,22 @@ def test_get_document_returns_the_content_of_the_selected_version(ssm):
 
 
 def test_default_version_moves_and_versions_list_it(ssm):
-    ssm.create_document(Content=content(1), Name="d")
-    ssm.update_document(Content=content(2), Name="d", VersionName="two")
-    out = ssm.update_document_default_version(Name="d", DocumentVersion="2")["Description"]
-    assert out == {"Name": "d", "DefaultVersion": "2", "DefaultVersionName": "two"}
-    versions = ssm.list_document_versions(Name="d")["DocumentVersions"]
+    ssm.create_document(Content=content(1), Name="doc")
+    ssm.update_document(Content=content(2), Name="doc", VersionName="two")
+    out = ssm.update_document_default_version(Name="doc", DocumentVersion="2")["Description"]
+    assert out == {"Name": "doc", "DefaultVersion": "2", "DefaultVersionName": "two"}
+    versions = ssm.list_document_versions(Name="doc")["DocumentVersions"]
     assert [(v["DocumentVersion"], v["IsDefaultVersion"]) for v in versions] == [("1", False), ("2", True)]
-    assert ssm.describe_document(Name="d")["Document"]["DocumentVersion"] == "2"
+    assert ssm.describe_document(Name="doc")["Document"]["DocumentVersion"] == "2"
 
 
 def test_update_refuses_same_content_and_stale_versions(ssm):
-    ssm.create_document(Content=content(1), Name="d")
+    ssm.create_document(Content=content(1), Name="doc")
     with pytest.raises(ClientError) as e:
-        ssm.update_document(Content=content(1), Name="d")
+        ssm.update_document(Content=content(1), Name="doc")
     assert error(e)[0] == "DuplicateDocumentContent"
     with pytest.raises(ClientError) as e:
-        ssm.update_document(Content=content(2), Name="d", DocumentVersion="7")
+        ssm.update_document(Content=content(2), Name="doc", DocumentVersion="7")
     assert error(e) == ("InvalidDocumentVersion", "The document version is not valid or does not exist.")
 
 
@@ -112,13 +112,13 @@ def test_list_documents_filters_and_deletion(ssm):
 
 
 def test_deleting_a_version_but_not_the_default(ssm):
-    ssm.create_document(Content=content(1), Name="d")
-    ssm.update_document(Content=content(2), Name="d")
+    ssm.create_document(Content=content(1), Name="doc")
+    ssm.update_document(Content=content(2), Name="doc")
     with pytest.raises(ClientError) as e:
-        ssm.delete_document(Name="d", DocumentVersion="1")
+        ssm.delete_document(Name="doc", DocumentVersion="1")
     assert error(e)[0] == "InvalidDocumentOperation"
-    ssm.delete_document(Name="d", DocumentVersion="2")
-    assert [v["DocumentVersion"] for v in ssm.list_document_versions(Name="d")["DocumentVersions"]] == ["1"]
+    ssm.delete_document(Name="doc", DocumentVersion="2")
+    assert [v["DocumentVersion"] for v in ssm.list_document_versions(Name="doc")["DocumentVersions"]] == ["1"]
 
 
 def test_sharing_with_accounts(ssm):
@@ -131,11 +131,11 @@ def test_sharing_with_accounts(ssm):
 
 
 def test_document_tags(ssm):
-    ssm.create_document(Content=CONTENT, Name="t")
-    ssm.add_tags_to_resource(ResourceType="Document", ResourceId="t", Tags=[{"Key": "a", "Value": "1"}])
-    assert ssm.list_tags_for_resource(ResourceType="Document", ResourceId="t")["TagList"] == [{"Key": "a", "Value": "1"}]
-    ssm.remove_tags_from_resource(ResourceType="Document", ResourceId="t", TagKeys=["a"])
-    assert ssm.list_tags_for_resource(ResourceType="Document", ResourceId="t")["TagList"] == []
+    ssm.create_document(Content=CONTENT, Name="tagged")
+    ssm.add_tags_to_resource(ResourceType="Document", ResourceId="tagged", Tags=[{"Key": "a", "Value": "1"}])
+    assert ssm.list_tags_for_resource(ResourceType="Document", ResourceId="tagged")["TagList"] == [{"Key": "a", "Value": "1"}]
+    ssm.remove_tags_from_resource(ResourceType="Document", ResourceId="tagged", TagKeys=["a"])
+    assert ssm.list_tags_for_resource(ResourceType="Document", ResourceId="tagged")["TagList"] == []
     with pytest.raises(ClientError) as e:
         ssm.list_tags_for_resource(ResourceType="Document", ResourceId="missing")
     assert error(e)[0] == "InvalidResourceId"

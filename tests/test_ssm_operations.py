@@ -212,7 +212,8 @@ def test_resource_data_syncs(ssm):
 
 
 def test_cloud_connectors(ssm):
-    config = {"AzureConfiguration": {"TenantId": "t", "ApplicationId": "a"}}
+    config = {"AzureConfiguration": {"TenantId": "72f988bf-86f1-41af-91ab-2d7cd011db47",
+                                     "ApplicationId": "0b1a2c3d-4e5f-6a7b-8c9d-0e1f2a3b4c5d"}}
     try:
         cid = ssm.create_cloud_connector(DisplayName="azure", RoleArn="arn:aws:iam::000000000000:role/c",
                                          Configuration=config)["CloudConnectorId"]
@@ -319,7 +320,7 @@ def test_host_management_and_what_an_account_without_nodes_answers(ssm):
     assert code(e) == "InvalidTypeNameException"
     summary = {"ExecutionTime": datetime(2030, 1, 1, tzinfo=timezone.utc)}
     with pytest.raises(ClientError) as e:
-        ssm.put_compliance_items(ResourceId="i-0123456789abcdef0", ResourceType="ManagedInstance", ComplianceType="Custom:x",
+        ssm.put_compliance_items(ResourceId="i-0123456789abcdef0", ResourceType="ManagedInstance", ComplianceType="Custom:xy",
                                  ExecutionSummary=summary, Items=[{"Severity": "HIGH", "Status": "COMPLIANT"}])
     assert code(e) == "InvalidResourceId"
     with pytest.raises(ClientError) as e:

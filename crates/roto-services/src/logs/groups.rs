@@ -612,6 +612,22 @@ impl Logs {
     }
 }
 
+/// The tag operations' refusal of a log group's `arn` (the one ending `:*` that
+/// DescribeLogGroups returns beside `logGroupArn`), which the Logs front end answers in its
+/// own words before the model's pattern.
+pub(super) fn check_tag_arn(operation: &str, input: &Value) -> AwsResult<()> {
+    let tagging = matches!(
+        operation,
+        "ListTagsForResource" | "TagResource" | "UntagResource"
+    );
+    match input.str("resourceArn") {
+        Some(arn) if tagging && arn.ends_with(":*") => {
+            Err(AwsError::validation("Invalid resourceArn"))
+        }
+        _ => Ok(()),
+    }
+}
+
 /// A resource that carries tags: a log group or a destination, by name.
 pub(super) enum Tagged<'a> {
     Group(&'a str),

@@ -257,6 +257,7 @@ impl Service for Logs {
     ) -> BoxFuture<'a, AwsResult<Response>> {
         Box::pin(async move {
             let input = &request.input;
+            groups::check_tag_arn(operation, input)?;
             self.validate(operation, input)?;
             if operation == "StartLiveTail" {
                 return self.start_live_tail(ctx, input);
