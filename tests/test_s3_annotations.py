@@ -7,8 +7,10 @@ from __future__ import annotations
 import base64
 import zlib
 
+import boto3
 import pytest
 
+from roto_server import RotoServer
 from s3_helpers import fails
 
 
@@ -97,3 +99,46 @@ def test_annotation_errors(s3):
     s3.put_object(Bucket="notes", Key="ssec", Body=b"x", SSECustomerAlgorithm="AES256", SSECustomerKey=key)
     fails(lambda: s3.put_object_annotation(Bucket="notes", Key="ssec", AnnotationName="n", AnnotationPayload=b"x"),
           "InvalidRequest", 400)
+
+
+def test_copy_object_copies_annotations_unless_excluded(s3):
+    s3.put_object_annotation(Bucket="notes", Key="doc.pdf", AnnotationName="a", AnnotationPayload=b"one")
+    s3.put_object_annotation(Bucket="notes", Key="doc.pdf", AnnotationName="b", AnnotationPayload=b"two")
+    s3.copy_object(Bucket="notes", Key="copy.pdf", CopySource={"Bucket": "notes", "Key": "doc.pdf"})
+    listed = s3.list_object_annotations(Bucket="notes", Key="copy.pdf")["Annotations"]
+    assert [(a["AnnotationName"], a["Size"]) for a in listed] == [("a", 3), ("b", 3)]
+    got = s3.get_object_annotation(Bucket="notes", Key="copy.pdf", AnnotationName="b")
+    assert got["AnnotationPayload"].read() == b"two"
+    s3.copy_object(Bucket="notes", Key="bare.pdf", CopySource={"Bucket": "notes", "Key": "doc.pdf"},
+                   AnnotationDirective="EXCLUDE")
+    assert s3.list_object_annotations(Bucket="notes", Key="bare.pdf")["Annotations"] == []
+    # A copy onto itself (new metadata) keeps them on the new version.
+    s3.copy_object(Bucket="notes", Key="doc.pdf", CopySource={"Bucket": "notes", "Key": "doc.pdf"},
+                   MetadataDirective="REPLACE", Metadata={"k": "v"})
+    listed = s3.list_object_annotations(Bucket="notes", Key="doc.pdf")["Annotations"]
+    assert [a["AnnotationName"] for a in listed] == ["a", "b"]
+
+
+def test_annotations_go_with_their_version(s3):
+    s3.put_bucket_versioning(Bucket="notes", VersioningConfiguration={"Status": "Enabled"})
+    v1 = s3.put_object(Bucket="notes", Key="v", Body=b"1")["VersionId"]
+    s3.put_object_annotation(Bucket="notes", Key="v", AnnotationName="n", AnnotationPayload=b"on v1")
+    s3.delete_object(Bucket="notes", Key="v", VersionId=v1)
+    fails(lambda: s3.list_object_annotations(Bucket="notes", Key="v", VersionId=v1), "NoSuchVersion", 404)
+
+
+def test_a_deleted_objects_annotations_do_not_come_back_after_a_restart(tmp_path):
+    data = str(tmp_path / "data")
+    with RotoServer("--data-dir", data) as server:
+        s3 = boto3.client("s3", endpoint_url=server.endpoint, region_name="us-east-1",
+                          aws_access_key_id="test", aws_secret_access_key="test")
+        s3.create_bucket(Bucket="notes")
+        s3.put_object(Bucket="notes", Key="k", Body=b"1")
+        s3.put_object_annotation(Bucket="notes", Key="k", AnnotationName="n", AnnotationPayload=b"old")
+        s3.delete_object(Bucket="notes", Key="k")
+    with RotoServer("--data-dir", data) as server:
+        s3 = boto3.client("s3", endpoint_url=server.endpoint, region_name="us-east-1",
+                          aws_access_key_id="test", aws_secret_access_key="test")
+        # The new object takes the sequence number the deleted one had.
+        s3.put_object(Bucket="notes", Key="k", Body=b"2")
+        assert s3.list_object_annotations(Bucket="notes", Key="k")["Annotations"] == []

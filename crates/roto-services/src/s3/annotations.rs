@@ -4,12 +4,14 @@
 //! GetObjectAnnotation, ListObjectAnnotations, DeleteObjectAnnotation).
 //!
 //! They live in `s3_annotations`, keyed by the version's sequence number, so that a new
-//! version of the key starts without annotations and a version's annotations stay with it.
+//! version of the key starts without annotations and a version's annotations stay with it,
+//! until the version itself goes ([`remove_version`]).
 
 use md5::{Digest, Md5};
 use roto_chunked::ChecksumAlgorithm;
+use roto_core::store::Cached;
 use roto_core::{AwsError, AwsResult, Request, Response, Value};
-use rusqlite::OptionalExtension;
+use rusqlite::{Connection, OptionalExtension};
 
 use super::body::memory_body;
 use super::objects::checksum_member;
@@ -35,6 +37,32 @@ CREATE TABLE IF NOT EXISTS s3_annotations (
 const MAX_PAYLOAD: usize = 1 << 20;
 const MAX_NAME: usize = 512;
 const MAX_PER_VERSION: i64 = 1000;
+
+/// Removes the annotations of a version that is gone for good (deleted, or overwritten
+/// where versioning keeps no copy).
+pub(crate) fn remove_version(c: &Connection, bucket: &str, key: &str, seq: i64) -> AwsResult<()> {
+    c.execute_cached(
+        "DELETE FROM s3_annotations WHERE bucket = ?1 AND key = ?2 AND seq = ?3",
+        rusqlite::params![bucket, key, seq],
+    )?;
+    Ok(())
+}
+
+/// Copies a version's annotations to another version (CopyObject's default,
+/// `x-amz-object-annotation-directive: COPY`), each as it was.
+pub(crate) fn copy_version(
+    c: &Connection,
+    (from_bucket, from_key, from_seq): (&str, &str, i64),
+    (to_bucket, to_key, to_seq): (&str, &str, i64),
+) -> AwsResult<()> {
+    c.execute_cached(
+        "INSERT INTO s3_annotations
+             SELECT ?4, ?5, ?6, name, payload, etag, last_modified, checksum_algorithm, checksum
+             FROM s3_annotations WHERE bucket = ?1 AND key = ?2 AND seq = ?3",
+        rusqlite::params![from_bucket, from_key, from_seq, to_bucket, to_key, to_seq],
+    )?;
+    Ok(())
+}
 
 fn no_such_annotation(name: &str) -> AwsError {
     AwsError::new(

@@ -10,6 +10,7 @@ use roto_core::store::BlobReader;
 use roto_core::timestamp::now_millis;
 use roto_core::{AwsResult, Context, Value};
 
+use super::annotations;
 use super::body::{self, Piece};
 use super::conditions::{self, ByteRange};
 use super::errors;
@@ -202,7 +203,27 @@ impl S3 {
             },
             ..ObjectRow::default()
         };
-        self.commit_object(&bucket, &key, input, &upload.blob, &mut row)?;
+        // The annotations go first, under the new version (unseen until it commits), so a
+        // copy onto its own key keeps them when the commit retires the source.
+        let destination = (bucket.name.as_str(), key.as_str(), row.seq);
+        let annotated = input.str("AnnotationDirective") != Some("EXCLUDE");
+        if annotated {
+            let source = (
+                source_bucket.name.as_str(),
+                source.key.as_str(),
+                source_row.seq,
+            );
+            self.env
+                .store
+                .with(|c| annotations::copy_version(c, source, destination))?;
+        }
+        let committed = self.commit_object(&bucket, &key, input, &upload.blob, &mut row);
+        if committed.is_err() && annotated {
+            self.env.store.with(|c| {
+                annotations::remove_version(c, destination.0, destination.1, destination.2)
+            })?;
+        }
+        committed?;
         self.notify(ctx, &bucket, "ObjectCreated:Copy", &key, Some(&row));
         let mut result = Value::map()
             .with("ETag", row.etag.clone())

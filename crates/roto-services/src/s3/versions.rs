@@ -14,7 +14,7 @@ use rusqlite::{Connection, OptionalExtension, Row};
 use roto_core::store::Cached;
 use roto_core::{AwsError, AwsResult};
 
-use super::errors;
+use super::{annotations, errors};
 
 /// The columns an object row has in both tables, in [`ObjectRow::read`]'s order.
 pub(crate) const COLUMNS: &str = "version_id, blob, size, etag, last_modified, seq, headers, \
@@ -234,20 +234,24 @@ fn retire_current(
         c.prepare_cached("DELETE FROM s3_objects WHERE bucket = ?1 AND key = ?2")?
             .execute([bucket, key])?;
         if versioning.is_none() || (new_is_null && old.version_id.is_none()) {
+            annotations::remove_version(c, bucket, key, old.seq)?;
             garbage.extend(old.blob);
         } else {
             old.insert(c, "s3_versions", bucket, key)?;
         }
     }
     if new_is_null && versioning.is_some() {
-        let blobs: Vec<Option<String>> = c
+        let dropped: Vec<(Option<String>, i64)> = c
             .prepare_cached(
                 "DELETE FROM s3_versions WHERE bucket = ?1 AND key = ?2 AND version_id IS NULL
-                 RETURNING blob",
+                 RETURNING blob, seq",
             )?
-            .query_map([bucket, key], |r| r.get(0))?
+            .query_map([bucket, key], |r| Ok((r.get(0)?, r.get(1)?)))?
             .collect::<Result<_, _>>()?;
-        garbage.extend(blobs.into_iter().flatten());
+        for (blob, seq) in dropped {
+            annotations::remove_version(c, bucket, key, seq)?;
+            garbage.extend(blob);
+        }
     }
     Ok(())
 }
@@ -336,6 +340,7 @@ pub(crate) fn delete_version(
         protect(&row)?;
         c.prepare_cached("DELETE FROM s3_objects WHERE bucket = ?1 AND key = ?2")?
             .execute([bucket, key])?;
+        annotations::remove_version(c, bucket, key, row.seq)?;
         out.garbage.extend(row.blob);
         out.removed_object = true;
         promote_newest(c, bucket, key)?;
@@ -364,6 +369,9 @@ pub(crate) fn delete_version(
     }
     c.prepare_cached("DELETE FROM s3_versions WHERE bucket = ?1 AND key = ?2 AND seq = ?3")?
         .execute(rusqlite::params![bucket, key, row.seq])?;
+    if !row.delete_marker {
+        annotations::remove_version(c, bucket, key, row.seq)?;
+    }
     out.garbage.extend(row.blob);
     out.delete_marker = row.delete_marker;
     out.removed_object = !row.delete_marker;
