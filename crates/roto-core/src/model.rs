@@ -223,7 +223,8 @@ pub struct Shape {
     /// A union: exactly one member set.
     #[serde(default)]
     pub union: bool,
-    /// The regular expression (Java's syntax) a string must match in full.
+    /// The regular expression (Java's syntax) a string must match in full; owned, since
+    /// its backslashes arrive escaped in the JSON.
     pub pattern: Option<String>,
     /// What input validation needs of this shape, worked out on its first check.
     #[serde(skip)]

@@ -470,7 +470,7 @@ mod tests {
         let names: Vec<&str> = plan
             .members
             .iter()
-            .map(|&(i, _)| put.members.0[i].0.as_str())
+            .map(|&(i, _)| put.members.0[i].0)
             .collect();
         assert!(
             names.contains(&"TableName") && !names.contains(&"ExpressionAttributeValues"),
