@@ -102,7 +102,7 @@ def test_tests_publishing_publishers_activation_and_handler_progress(cfn):
         cfn.publish_type(Type="RESOURCE", TypeName="Acme::Shop::Widget")
     assert "contract tests" in e.value.response["Error"]["Message"]
     with pytest.raises(ClientError) as e:
-        cfn.activate_type(Type="RESOURCE", PublicTypeArn="arn:aws:cloudformation:us-east-1:123456789012:type/resource/Other-Thing-Type")
+        cfn.activate_type(Type="RESOURCE", PublicTypeArn="arn:aws:cloudformation:us-east-1::type/resource/0123456789abcdef0123456789abcdef01234567/Other-Thing-Type")
     assert code(e) == ("TypeNotFoundException", 404)
     with pytest.raises(ClientError) as e:
         cfn.register_type(Type="RESOURCE", TypeName="AWS::Mine::Thing", SchemaHandlerPackage=PACKAGE)

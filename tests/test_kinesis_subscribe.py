@@ -130,7 +130,7 @@ def test_subscribe_errors(kinesis, server):
     arn = consumer(kinesis, "err")
     with pytest.raises(ClientError) as e:
         kinesis.subscribe_to_shard(
-            ConsumerARN=arn + "x", ShardId="shardId-000000000000", StartingPosition={"Type": "LATEST"}
+            ConsumerARN=arn + "9", ShardId="shardId-000000000000", StartingPosition={"Type": "LATEST"}
         )
     assert error(e)["Code"] == "ResourceNotFoundException"
     with pytest.raises(ClientError) as e:

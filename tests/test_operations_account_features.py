@@ -20,7 +20,7 @@ def test_partner_operations_are_disabled_for_customer_accounts(client):
     events = client("events")
     calls = [
         lambda: events.create_partner_event_source(Name="aws.partner/acme/orders", Account="111122223333"),
-        lambda: events.list_partner_event_sources(NamePrefix="aws.partner/acme"),
+        lambda: events.list_partner_event_sources(NamePrefix="aws.partner/acme/"),
         lambda: events.put_partner_events(Entries=[{"Source": "aws.partner/acme/orders", "Detail": "{}",
                                                     "DetailType": "x"}]),
     ]
