@@ -537,11 +537,17 @@ pub(super) fn condition_holds(
         let wants_absent = expected.iter().any(|v| v.eq_ignore_ascii_case("true"));
         return actual.is_none() == wants_absent;
     }
-    let Some(actual) = actual else {
-        return if_exists || qualifier == Some("ForAllValues");
-    };
     let Some((base, negated)) = base_operator(operator) else {
         return false;
+    };
+    // A key the context lacks matches nothing: a negated operator (`StringNotEquals`)
+    // holds, as AWS documents.
+    let Some(actual) = actual else {
+        return if_exists
+            || match qualifier {
+                Some(q) => q == "ForAllValues",
+                None => negated,
+            };
     };
     let one = |value: &str| -> bool {
         let any = expected.iter().any(|e| compare(base, value, e));
@@ -855,7 +861,8 @@ mod tests {
             ("StringEquals", Some(&["A"]), &["a"], false),
             ("StringEqualsIgnoreCase", Some(&["A"]), &["a"], true),
             ("StringNotEquals", Some(&["c"]), &["a", "b"], true),
-            ("StringNotEquals", None, &["a"], false),
+            ("StringNotEquals", None, &["a"], true),
+            ("ForAnyValue:StringNotEquals", None, &["a"], false),
             ("StringNotEqualsIfExists", None, &["a"], true),
             (
                 "StringLike",
