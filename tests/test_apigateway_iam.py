@@ -152,3 +152,83 @@ def test_without_enforcement_any_signature_passes_but_one_is_required(server):
     status, _, body = call(server, path, "AKIAZZZZZZZZZZZZZZZZ", "anything")
     assert status == 200 and body == {"arn": ""}
     assert call(server, path, "test", "test")[::2] == (200, {"arn": f"arn:aws:iam::{ACCOUNT}:root"})
+
+
+def open_api(apigw, name, policy, authorization="NONE", authorizer=None):
+    """A REST API whose GET /open answers 200 (MOCK) under authorization `authorization`."""
+    api = apigw.create_rest_api(name=name, policy=json.dumps(policy))
+    resource = apigw.create_resource(restApiId=api["id"], parentId=api["rootResourceId"], pathPart="open")
+    extra = {"authorizerId": authorizer(api["id"])} if authorizer else {}
+    apigw.put_method(restApiId=api["id"], resourceId=resource["id"], httpMethod="GET",
+                     authorizationType=authorization, **extra)
+    apigw.put_integration(restApiId=api["id"], resourceId=resource["id"], httpMethod="GET", type="MOCK",
+                          requestTemplates={"application/json": '{"statusCode": 200}'})
+    apigw.put_method_response(restApiId=api["id"], resourceId=resource["id"], httpMethod="GET", statusCode="200")
+    apigw.put_integration_response(restApiId=api["id"], resourceId=resource["id"], httpMethod="GET",
+                                   statusCode="200", responseTemplates={"application/json": '{"ok": true}'})
+    apigw.create_deployment(restApiId=api["id"], stageName="prod")
+    return api
+
+
+def policy(*statements):
+    return {"Version": "2012-10-17", "Statement": list(statements)}
+
+
+# The `execute-api:/` shorthand is written out against the API, as API Gateway does.
+ALLOW_ALL = {"Effect": "Allow", "Principal": "*", "Action": "execute-api:Invoke", "Resource": "execute-api:/*"}
+
+
+def anonymous_denied(arn, explicit):
+    suffix = " with an explicit deny" if explicit else ""
+    return {"Message": f"User: anonymous is not authorized to perform: execute-api:Invoke on resource: {arn}{suffix}"}
+
+
+def test_a_resource_policy_denies_anonymous_callers_by_source_ip(enforcing):
+    apigw = boto(enforcing, "apigateway")
+    deny_local = {"Effect": "Deny", "Principal": "*", "Action": "execute-api:Invoke", "Resource": f"arn:aws:execute-api:us-east-1:{ACCOUNT}:*",
+                  "Condition": {"IpAddress": {"aws:SourceIp": ["127.0.0.0/8"]}}}
+    api = open_api(apigw, "ip-denied", policy(ALLOW_ALL, deny_local))
+    status, headers, body = call(enforcing, f"/_aws/execute-api/{api['id']}/prod/open")
+    assert (status, body) == (403, anonymous_denied(method_arn(api["id"], "open"), True))
+    assert headers["x-amzn-errortype"] == "AccessDeniedException"
+    elsewhere = {**deny_local, "Condition": {"IpAddress": {"aws:SourceIp": ["203.0.113.0/24"]}}}
+    api = open_api(apigw, "ip-allowed", policy(ALLOW_ALL, elsewhere))
+    assert call(enforcing, f"/_aws/execute-api/{api['id']}/prod/open")[::2] == (200, {"ok": True})
+
+
+def test_a_vpc_only_policy_denies_callers_outside_the_vpc(enforcing):
+    vpc_only = {"Effect": "Deny", "Principal": "*", "Action": "execute-api:Invoke", "Resource": f"arn:aws:execute-api:us-east-1:{ACCOUNT}:*",
+                "Condition": {"StringNotEquals": {"aws:SourceVpce": "vpce-1a2b3c4d"}}}
+    api = open_api(boto(enforcing, "apigateway"), "vpc-only", policy(ALLOW_ALL, vpc_only))
+    status, _, body = call(enforcing, f"/_aws/execute-api/{api['id']}/prod/open")
+    assert (status, body) == (403, anonymous_denied(method_arn(api["id"], "open"), True))
+
+
+def test_a_policy_that_allows_nothing_refuses_a_method_without_authorization(enforcing):
+    other_user = {"Effect": "Allow", "Principal": {"AWS": f"arn:aws:iam::{ACCOUNT}:user/someone"},
+                  "Action": "execute-api:Invoke", "Resource": f"arn:aws:execute-api:us-east-1:{ACCOUNT}:*"}
+    api = open_api(boto(enforcing, "apigateway"), "principal-only", policy(other_user))
+    status, _, body = call(enforcing, f"/_aws/execute-api/{api['id']}/prod/open")
+    assert (status, body) == (403, anonymous_denied(method_arn(api["id"], "open"), False))
+
+
+def test_an_authorizers_allow_stands_where_the_policy_says_nothing(enforcing):
+    apigw = boto(enforcing, "apigateway")
+
+    def authorizer(api_id):
+        # A Cognito authorizer: Roto reads, never verifies, the token it is given.
+        return apigw.create_authorizer(restApiId=api_id, name="pool", type="COGNITO_USER_POOLS",
+                                       providerARNs=[f"arn:aws:cognito-idp:us-east-1:{ACCOUNT}:userpool/us-east-1_x"],
+                                       identitySource="method.request.header.Authorization")["id"]
+
+    other_user = {"Effect": "Allow", "Principal": {"AWS": f"arn:aws:iam::{ACCOUNT}:user/someone"},
+                  "Action": "execute-api:Invoke", "Resource": f"arn:aws:execute-api:us-east-1:{ACCOUNT}:*"}
+    api = open_api(apigw, "authorized", policy(other_user), "COGNITO_USER_POOLS", authorizer)
+    status, _, body = call(enforcing, f"/_aws/execute-api/{api['id']}/prod/open")
+    assert status != 403 or "anonymous" not in json.dumps(body)
+
+
+def test_without_enforcement_resource_policies_of_open_methods_are_not_evaluated(server):
+    deny_all = {"Effect": "Deny", "Principal": "*", "Action": "execute-api:Invoke", "Resource": f"arn:aws:execute-api:us-east-1:{ACCOUNT}:*"}
+    api = open_api(boto(server, "apigateway"), "lenient", policy(deny_all))
+    assert call(server, f"/_aws/execute-api/{api['id']}/prod/open")[::2] == (200, {"ok": True})

@@ -9,9 +9,13 @@
 //! perform: execute-api:Invoke on resource: ..."}`. Without the flag any signature passes,
 //! as Roto's front end lets any credentials through. Either way the signer, where known,
 //! is who the integration's event names.
+//!
+//! A REST API's resource policy also governs its other methods under `--enforce-iam`
+//! ([`check_resource_policy`]): there the caller is anonymous, so the policy alone decides.
 
 use roto_core::access::{
-    context_keys, denial_message, identify, Access, Principal, ResourcePolicy, ENFORCE_OPTION,
+    context_keys, denial_message, identify, Access, Denial, Principal, ResourcePolicy,
+    ENFORCE_OPTION,
 };
 use roto_core::{AwsError, Env};
 
@@ -52,7 +56,7 @@ pub fn authorize(
         resource: arn.to_string(),
         policy: Some(ResourcePolicy {
             owner: owner.to_string(),
-            document: policy.filter(|p| !p.is_empty()).map(str::to_string),
+            document: policy.filter(|p| !p.is_empty()).map(|p| expanded(p, arn)),
             ..ResourcePolicy::default()
         }),
         ..Access::default()
@@ -74,5 +78,77 @@ pub fn authorize(
         },
         Some(Err(e)) => Err(IamRefusal::Credentials(e)),
         None => Ok(Some(principal)),
+    }
+}
+
+/// Checks a method whose authorization is not `AWS_IAM` against the API's resource
+/// `policy` (its account `owner`), as API Gateway does under `--enforce-iam`: the caller is
+/// anonymous, so the policy alone decides. An explicit deny (an IP, VPC or principal
+/// condition) always refuses; a policy that allows nothing refuses only a method without
+/// authorization (`open`), since a Lambda or Cognito authorizer's allow stands where the
+/// policy says nothing. Denials are API Gateway's `User: anonymous ...` messages.
+pub fn check_resource_policy(
+    env: &Env,
+    req: &ApiRequest,
+    arn: &str,
+    owner: &str,
+    policy: Option<&str>,
+    open: bool,
+) -> Result<(), IamRefusal> {
+    let Some(policy) = policy.filter(|p| !p.is_empty()) else {
+        return Ok(());
+    };
+    if env.option(ENFORCE_OPTION).as_deref() != Some("true") {
+        return Ok(());
+    }
+    let Some(dispatcher) = env.dispatcher() else {
+        return Ok(());
+    };
+    let principal = Principal::anonymous(owner);
+    let access = Access {
+        action: "execute-api:Invoke".into(),
+        resource: arn.to_string(),
+        policy: Some(ResourcePolicy {
+            owner: owner.to_string(),
+            document: Some(expanded(policy, arn)),
+            ..ResourcePolicy::default()
+        }),
+        ..Access::default()
+    };
+    let agent = req.header("user-agent");
+    let keys = context_keys(
+        &req.caller,
+        &principal,
+        Some(&req.source_ip),
+        agent.as_deref(),
+    );
+    let denial = match roto_core::access::authorize(&dispatcher, &principal, &access, &keys) {
+        Some(Ok(verdict)) => verdict.denial,
+        Some(Err(e)) => return Err(IamRefusal::Credentials(e)),
+        None => None,
+    };
+    let refused = |explicit: bool| {
+        let suffix = if explicit {
+            " with an explicit deny"
+        } else {
+            ""
+        };
+        Err(IamRefusal::Denied(format!(
+            "User: anonymous is not authorized to perform: execute-api:Invoke on resource: {arn}{suffix}"
+        )))
+    };
+    match denial {
+        Some(Denial::ResourceDeny | Denial::IdentityDeny) => refused(true),
+        Some(_) if open => refused(false),
+        _ => Ok(()),
+    }
+}
+
+/// The policy with its `execute-api:/...` shorthand resources written out against the API
+/// that `arn` (a method's ARN) belongs to, as API Gateway expands them.
+fn expanded(policy: &str, arn: &str) -> String {
+    match arn.split_once('/') {
+        Some((api, _)) => policy.replace("\"execute-api:/", &format!("\"{api}/")),
+        None => policy.to_string(),
     }
 }

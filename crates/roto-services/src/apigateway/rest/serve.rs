@@ -324,7 +324,18 @@ impl ApiGateway {
                 snapshot.api["policy"].as_str(),
             )
             .map_err(Refusal::iam)?,
-            false => None,
+            false => {
+                iam::check_resource_policy(
+                    &self.env,
+                    req,
+                    &routed.method_arn(&ctx.region),
+                    &ctx.account,
+                    snapshot.api["policy"].as_str(),
+                    matched.method["authorizationType"] == "NONE",
+                )
+                .map_err(Refusal::iam)?;
+                None
+            }
         };
         let authorized = self
             .authorize(ctx, &routed, matched.method, snapshot)
