@@ -11,6 +11,7 @@
 //! and an API Gateway API's (`<id>.execute-api.<region>.amazonaws.com`, or the path
 //! `/_aws/execute-api/<id>/...`) for the API ([`DATA_PLANES`]).
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use http::request::Parts;
@@ -71,19 +72,20 @@ pub const DATA_PLANES: &[DataPlane] = &[
     },
 ];
 
-/// What a request's headers and URL say about its caller.
+/// What a request's headers and URL say about its caller, borrowed from the request
+/// where it can be (a presigned URL's percent-decoded scope is owned).
 #[derive(Debug, Default, PartialEq)]
-pub struct Credential {
+pub struct Credential<'a> {
     /// The access key id.
-    pub access_key: Option<String>,
+    pub access_key: Option<Cow<'a, str>>,
     /// The scope's region.
-    pub region: Option<String>,
+    pub region: Option<Cow<'a, str>>,
     /// The scope's signing name.
-    pub service: Option<String>,
+    pub service: Option<Cow<'a, str>>,
 }
 
 /// Parses the credential from `Authorization` (SigV4, SigV4a, SigV2) or a presigned URL.
-pub fn credential(parts: &Parts) -> Credential {
+pub fn credential(parts: &Parts) -> Credential<'_> {
     let auth = parts
         .headers
         .get(http::header::AUTHORIZATION)
@@ -93,11 +95,17 @@ pub fn credential(parts: &Parts) -> Credential {
         .split_once("Credential=")
         .map(|(_, rest)| rest.split([',', ' ']).next().unwrap_or_default())
     {
-        return scope_credential(scope, auth.starts_with("AWS4-ECDSA"));
+        let [access_key, region, service] =
+            scope_credential(scope, auth.starts_with("AWS4-ECDSA")).map(|p| p.map(Cow::Borrowed));
+        return Credential {
+            access_key,
+            region,
+            service,
+        };
     }
     if let Some(v2) = auth.strip_prefix("AWS ") {
         return Credential {
-            access_key: v2.split(':').next().map(str::to_string),
+            access_key: v2.split(':').next().map(Cow::Borrowed),
             ..Credential::default()
         };
     }
@@ -106,11 +114,17 @@ pub fn credential(parts: &Parts) -> Credential {
         match k.as_ref() {
             "X-Amz-Credential" => {
                 let algorithm_v4a = query.contains("X-Amz-Algorithm=AWS4-ECDSA");
-                return scope_credential(&v, algorithm_v4a);
+                let [access_key, region, service] = scope_credential(&v, algorithm_v4a)
+                    .map(|p| p.map(|p| Cow::Owned(p.to_string())));
+                return Credential {
+                    access_key,
+                    region,
+                    service,
+                };
             }
             "AWSAccessKeyId" => {
                 return Credential {
-                    access_key: Some(v.into_owned()),
+                    access_key: Some(Cow::Owned(v.into_owned())),
                     ..Credential::default()
                 }
             }
@@ -120,26 +134,17 @@ pub fn credential(parts: &Parts) -> Credential {
     Credential::default()
 }
 
-/// `AKID/20260101/us-east-1/s3/aws4_request` (SigV4) or `AKID/20260101/s3/aws4_request`
-/// (SigV4a, whose region set is elsewhere).
-fn scope_credential(scope: &str, sigv4a: bool) -> Credential {
-    let parts: Vec<&str> = scope.split('/').collect();
-    let part = |i: usize| {
-        parts
-            .get(i)
-            .filter(|s| !s.is_empty())
-            .map(|s| s.to_string())
+/// The access key, region and signing name of `AKID/20260101/us-east-1/s3/aws4_request`
+/// (SigV4) or `AKID/20260101/s3/aws4_request` (SigV4a, whose region set is elsewhere).
+fn scope_credential(scope: &str, sigv4a: bool) -> [Option<&str>; 3] {
+    let mut parts = scope.split('/').map(|s| Some(s).filter(|s| !s.is_empty()));
+    let access_key = parts.next().flatten();
+    let mut rest = parts.skip(1);
+    let region = match sigv4a {
+        true => None,
+        false => rest.next().flatten(),
     };
-    let (region, service) = if sigv4a {
-        (None, part(2))
-    } else {
-        (part(2), part(3))
-    };
-    Credential {
-        access_key: part(0),
-        region,
-        service,
-    }
+    [access_key, region, rest.next().flatten()]
 }
 
 /// The routing table over the registered services.
@@ -165,6 +170,16 @@ enum HostRoute {
         plane: &'static DataPlane,
         region: Option<String>,
     },
+}
+
+impl HostRoute {
+    fn region(self) -> Option<String> {
+        match self {
+            HostRoute::Service { region, .. }
+            | HostRoute::Bucket { region, .. }
+            | HostRoute::DataPlane { region, .. } => region,
+        }
+    }
 }
 
 fn is_region(label: &str) -> bool {
@@ -306,8 +321,8 @@ impl Router {
     /// a query-protocol `Version` before falling back to [`Router::fallback`].
     pub fn route(&self, parts: &Parts) -> Option<Route> {
         let cred = credential(parts);
-        let host = host_of(parts);
-        if let Some((plane, region)) = self.data_plane(parts, &host) {
+        let host = host_str(parts);
+        if let Some((plane, region)) = self.data_plane(parts, host) {
             let mut route = self.finish(self.by_name(plane.service)?.clone(), &cred, region, None);
             route.raw_operation = Some(plane.operation);
             return Some(route);
@@ -332,7 +347,7 @@ impl Router {
         } else if let Some(s) = self.query_version_in_url(parts) {
             Some(s)
         } else {
-            match self.host_route(&host) {
+            match self.host_route(host) {
                 Some(HostRoute::Service { name, region }) => {
                     host_region = region;
                     self.by_name(&name)
@@ -352,10 +367,11 @@ impl Router {
             None if body_may_hold_query_call(parts) => return None,
             None => self.by_name("s3")?.clone(),
         };
-        let host_region = host_region.or_else(|| match self.host_route(&host)? {
-            HostRoute::Service { region, .. } | HostRoute::Bucket { region, .. } => region,
-            HostRoute::DataPlane { region, .. } => region,
-        });
+        // The scope's region wins; the host's is read only for a request without one.
+        let host_region = match cred.region {
+            Some(_) => None,
+            None => host_region.or_else(|| self.host_route(host)?.region()),
+        };
         Some(self.finish(service, &cred, host_region, virtual_bucket))
     }
 
@@ -373,9 +389,7 @@ impl Router {
         {
             return Some((plane, None));
         }
-        let named = DATA_PLANES
-            .iter()
-            .any(|p| host.contains(&format!(".{}.", p.label)));
+        let named = DATA_PLANES.iter().any(|p| has_inner_label(host, p.label));
         match self.host_route(host).filter(|_| named)? {
             HostRoute::DataPlane { plane, region } => Some((plane, region)),
             _ => None,
@@ -410,14 +424,15 @@ impl Router {
             .unwrap_or_else(|| self.default_account.clone());
         let region = cred
             .region
-            .clone()
+            .as_deref()
+            .map(str::to_string)
             .or(host_region)
             .unwrap_or_else(|| self.default_region.clone());
         Route {
             service,
             account,
             region,
-            access_key: cred.access_key.clone(),
+            access_key: cred.access_key.as_deref().map(str::to_string),
             virtual_bucket,
             raw_operation: None,
         }
@@ -439,7 +454,7 @@ impl Router {
             .or_else(|| self.by_name("s3").cloned())?;
         let mut cred = credential(parts);
         if cred.access_key.is_none() {
-            cred.access_key = form_key.map(str::to_string);
+            cred.access_key = form_key.map(Cow::Borrowed);
         }
         Some(self.finish(service, &cred, None, None))
     }
@@ -472,7 +487,7 @@ impl Router {
     }
 
     fn virtual_bucket(&self, parts: &Parts) -> Option<String> {
-        match self.host_route(&host_of(parts))? {
+        match self.host_route(host_str(parts))? {
             HostRoute::Bucket { name, .. } => Some(name),
             HostRoute::Service { .. } | HostRoute::DataPlane { .. } => None,
         }
@@ -497,13 +512,23 @@ fn body_may_hold_query_call(parts: &Parts) -> bool {
 
 /// The `Host` header, or the URI's authority.
 pub fn host_of(parts: &Parts) -> String {
+    host_str(parts).to_string()
+}
+
+fn host_str(parts: &Parts) -> &str {
     parts
         .headers
         .get(http::header::HOST)
         .and_then(|v| v.to_str().ok())
-        .map(str::to_string)
-        .or_else(|| parts.uri.authority().map(|a| a.to_string()))
+        .or_else(|| parts.uri.authority().map(|a| a.as_str()))
         .unwrap_or_default()
+}
+
+/// Whether `label` is one of the host's labels other than its first and last (the
+/// `lambda-url` of `<id>.lambda-url.<region>.localhost`).
+fn has_inner_label(host: &str, label: &str) -> bool {
+    host.match_indices(label)
+        .any(|(at, _)| host[..at].ends_with('.') && host[at + label.len()..].starts_with('.'))
 }
 
 #[cfg(test)]
@@ -545,15 +570,18 @@ pub(crate) mod tests {
 
     #[test]
     fn credential_scope_names_key_region_and_service() {
-        let c = credential(&parts("/", &[("authorization", SIGNED_S3)]));
+        let signed = parts("/", &[("authorization", SIGNED_S3)]);
+        let c = credential(&signed);
         assert_eq!(c.access_key.as_deref(), Some("AKIAIOSFODNN7EXAMPLE"));
         assert_eq!(c.region.as_deref(), Some("eu-west-1"));
         assert_eq!(c.service.as_deref(), Some("s3"));
         let presigned = "/b/k?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=111122223333%2F20260101%2Fap-south-1%2Fs3%2Faws4_request&X-Amz-Signature=00";
-        let c = credential(&parts(presigned, &[]));
+        let presigned = parts(presigned, &[]);
+        let c = credential(&presigned);
         assert_eq!(c.access_key.as_deref(), Some("111122223333"));
         assert_eq!(c.region.as_deref(), Some("ap-south-1"));
-        let c = credential(&parts("/", &[("authorization", "AWS AKIDV2:c2ln")]));
+        let v2 = parts("/", &[("authorization", "AWS AKIDV2:c2ln")]);
+        let c = credential(&v2);
         assert_eq!(c.access_key.as_deref(), Some("AKIDV2"));
     }
 
