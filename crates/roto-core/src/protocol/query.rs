@@ -5,6 +5,7 @@
 //! `<{Op}Response><{Op}Result>...</{Op}Result><ResponseMetadata/>` and errors are
 //! `<ErrorResponse><Error><Type/><Code/><Message/></Error><RequestId/></ErrorResponse>`.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use crate::error::{AwsError, AwsResult};
@@ -15,16 +16,19 @@ use crate::value::Value;
 
 /// The request's parameters: the URL query string, then a form-encoded body.
 pub fn params(req: &WireRequest<'_>) -> BTreeMap<String, String> {
-    let mut params: BTreeMap<String, String> = form_urlencoded::parse(req.query.as_bytes())
-        .into_owned()
-        .collect();
+    pairs(req)
+        .map(|(k, v)| (k.into_owned(), v.into_owned()))
+        .collect()
+}
+
+/// The query string's pairs, then the form body's: a later pair overrides an earlier one
+/// of the same name.
+fn pairs<'r>(req: &WireRequest<'r>) -> impl Iterator<Item = (Cow<'r, str>, Cow<'r, str>)> {
     let is_form = req
         .header("content-type")
         .is_none_or(|ct| ct.starts_with("application/x-www-form-urlencoded"));
-    if is_form {
-        params.extend(form_urlencoded::parse(req.body).into_owned());
-    }
-    params
+    let body: &[u8] = if is_form { req.body } else { b"" };
+    form_urlencoded::parse(req.query.as_bytes()).chain(form_urlencoded::parse(body))
 }
 
 /// Whether a request looks like a query-protocol call (an `Action` parameter).
@@ -34,8 +38,12 @@ pub fn has_action(req: &WireRequest<'_>) -> bool {
 
 /// Resolves the operation from the `Action` parameter.
 pub fn resolve<'m>(model: &'m Model, req: &WireRequest<'_>) -> AwsResult<Resolved<'m>> {
-    let params = params(req);
-    let action = params.get("Action").map(String::as_str).unwrap_or_default();
+    // Only the last `Action` matters here: no map of every parameter.
+    let action = pairs(req)
+        .filter(|(k, _)| k == "Action")
+        .last()
+        .map(|(_, v)| v)
+        .unwrap_or_default();
     if action.is_empty() {
         return Err(AwsError::new(
             "MissingAction",
@@ -44,7 +52,7 @@ pub fn resolve<'m>(model: &'m Model, req: &WireRequest<'_>) -> AwsResult<Resolve
         .with_status(400));
     }
     model
-        .operation(action)
+        .operation(&action)
         .map(|operation| Resolved {
             operation,
             labels: Vec::new(),

@@ -35,6 +35,13 @@ pub fn decode(
     let shape = model.resolve(input);
     let query = query_pairs(req.query);
     let mut out = body_members(p, model, input, shape, req.body)?;
+    // The request's few headers, walked once per header member without the map's
+    // iterator (an S3 input has dozens of header members).
+    let headers: Vec<(&str, &[u8])> = req
+        .headers
+        .iter()
+        .map(|(n, v)| (n.as_str(), v.as_bytes()))
+        .collect();
     let bound_query: Vec<&str> = shape
         .members
         .iter()
@@ -53,7 +60,7 @@ pub fn decode(
                 let member_shape = model.resolve(member);
                 query_member(model, member, member_shape, wire, &query, &bound_query)?
             }
-            Some("header") => match raw_header(req, wire) {
+            Some("header") => match raw_header(&headers, wire) {
                 Some(text) => Some(header_value(model, member, model.resolve(member), &text)?),
                 None => None,
             },
@@ -92,12 +99,11 @@ fn prefix_headers(req: &WireRequest<'_>, prefix: &str) -> Option<Value> {
 
 /// Every value of header `name`, comma-joined. The request's few headers are compared
 /// by name rather than parsing `name` into a header name for each of an input's members.
-fn raw_header(req: &WireRequest<'_>, name: &str) -> Option<String> {
-    let mut values = req
-        .headers
+fn raw_header(headers: &[(&str, &[u8])], name: &str) -> Option<String> {
+    let mut values = headers
         .iter()
-        .filter(|(n, _)| n.as_str().eq_ignore_ascii_case(name))
-        .map(|(_, v)| String::from_utf8_lossy(v.as_bytes()));
+        .filter(|(n, _)| n.eq_ignore_ascii_case(name))
+        .map(|(_, v)| String::from_utf8_lossy(v));
     let mut joined = values.next()?.into_owned();
     for value in values {
         joined.push(',');

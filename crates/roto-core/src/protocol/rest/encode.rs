@@ -5,7 +5,7 @@ use http::{HeaderName, HeaderValue, StatusCode};
 
 use super::{default_namespace, header_text, rfc2047};
 use crate::error::AwsError;
-use crate::model::{Model, Operation, Shape, ShapeKind};
+use crate::model::{Model, Operation, Shape, ShapeKind, ShapeRef};
 use crate::protocol::xml::{scalar_text, XmlWriter};
 use crate::protocol::{error_status, json, Protocol, WireResponse};
 use crate::value::Value;
@@ -50,10 +50,7 @@ pub fn encode(
         return resp;
     };
     let shape = model.resolve(out_ref);
-    for (name, member) in shape.members.iter() {
-        let Some(value) = output.get(name) else {
-            continue;
-        };
+    for (name, member, value) in bound_members(shape, output) {
         let wire = member.location_name.unwrap_or(name);
         match member.location {
             Some("statusCode") => {
@@ -98,6 +95,30 @@ pub fn encode(
     }
     resp.body = body.into();
     resp
+}
+
+/// The output's members bound to the status or headers, in model order. Found from the
+/// output's entries: an output sets a few of its shape's members (GetObject's has 46).
+fn bound_members<'a>(
+    shape: &'a Shape,
+    output: &'a Value,
+) -> Vec<(&'a str, &'a ShapeRef, &'a Value)> {
+    let Some(values) = output.as_map() else {
+        return Vec::new();
+    };
+    let mut bound: Vec<(usize, &str, &ShapeRef, &Value)> = values
+        .iter()
+        .filter_map(|(name, value)| {
+            let at = shape.members.0.iter().position(|(n, _)| *n == name)?;
+            let member = &shape.members.0[at].1;
+            member
+                .location
+                .is_some()
+                .then_some((at, name.as_str(), member, value))
+        })
+        .collect();
+    bound.sort_unstable_by_key(|(at, ..)| *at);
+    bound.into_iter().map(|(_, n, m, v)| (n, m, v)).collect()
 }
 
 fn content_type(p: Protocol) -> &'static str {

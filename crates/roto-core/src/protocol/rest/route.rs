@@ -200,22 +200,32 @@ type Score<'a> = (usize, usize, usize, usize, bool, Reverse<&'a str>);
 
 type Labels = Vec<(String, String)>;
 
-/// A model's URI templates, parsed once per model (kept in the model).
+/// A model's URI templates, parsed once per model (kept in the model), in model order
+/// and indexed by method, so that a request weighs only its method's templates.
 #[derive(Debug)]
-pub(crate) struct Routes(Vec<Template>);
+pub(crate) struct Routes {
+    templates: Vec<Template>,
+    by_method: Vec<(String, Vec<usize>)>,
+}
 
-fn templates(model: &Model) -> &[Template] {
-    &model
-        .rest_routes
-        .get_or_init(|| {
-            Routes(
-                model
-                    .operations()
-                    .map(|op| Template::parse(op, model))
-                    .collect(),
-            )
-        })
-        .0
+fn routes(model: &Model) -> &Routes {
+    model.rest_routes.get_or_init(|| {
+        let templates: Vec<Template> = model
+            .operations()
+            .map(|op| Template::parse(op, model))
+            .collect();
+        let mut by_method: Vec<(String, Vec<usize>)> = Vec::new();
+        for (i, t) in templates.iter().enumerate() {
+            match by_method.iter_mut().find(|(m, _)| *m == t.method) {
+                Some((_, indices)) => indices.push(i),
+                None => by_method.push((t.method.clone(), vec![i])),
+            }
+        }
+        Routes {
+            templates,
+            by_method,
+        }
+    })
 }
 
 /// Refuses a path or query whose percent-escapes decode to bytes that are not UTF-8:
@@ -245,12 +255,14 @@ fn check_utf8(model: &Model, req: &WireRequest<'_>) -> AwsResult<()> {
 /// Resolves the operation, or the protocol's error for a request no operation serves.
 pub fn resolve<'m>(model: &'m Model, req: &WireRequest<'_>) -> AwsResult<Resolved<'m>> {
     check_utf8(model, req)?;
-    let templates = templates(model);
+    let routes = routes(model);
     let query = query_pairs(req.query);
     let mut best: Option<(Score<'_>, &Template)> = None;
-    let candidates = templates
+    let candidates = routes
+        .by_method
         .iter()
-        .filter(|t| t.method.eq_ignore_ascii_case(req.method.as_str()));
+        .filter(|(method, _)| method.eq_ignore_ascii_case(req.method.as_str()))
+        .flat_map(|(_, indices)| indices.iter().map(|&i| &routes.templates[i]));
     for t in candidates {
         if !t.matches_query(&query) || !t.matches_path(req.path) {
             continue;
@@ -274,7 +286,8 @@ pub fn resolve<'m>(model: &'m Model, req: &WireRequest<'_>) -> AwsResult<Resolve
             return Ok(Resolved { operation, labels });
         }
     }
-    let path_matched = templates
+    let path_matched = routes
+        .templates
         .iter()
         .find(|t| t.matches_query(&query) && t.matches_path(req.path));
     Err(match (Protocol::of(model), path_matched) {
