@@ -139,20 +139,29 @@ pub(crate) fn metadata_json(input: &Value) -> AwsResult<String> {
     Ok(serde_json::Value::Object(map).to_string())
 }
 
+/// A version's stored headers (its `headers` column), parsed once for a read's checks and
+/// output.
+pub(crate) type StoredHeaders = serde_json::Map<String, serde_json::Value>;
+
+/// Parses a JSON object column (empty if it is not one).
+pub(crate) fn stored_map(text: &str) -> StoredHeaders {
+    match serde_json::from_str(text) {
+        Ok(serde_json::Value::Object(map)) => map,
+        _ => StoredHeaders::new(),
+    }
+}
+
 /// A JSON object column as a map of strings (or booleans and timestamps, for headers).
-fn json_members(text: &str) -> BTreeMap<String, Value> {
-    let Ok(serde_json::Value::Object(map)) = serde_json::from_str(text) else {
-        return BTreeMap::new();
-    };
-    map.into_iter()
+fn json_members(map: &StoredHeaders) -> BTreeMap<String, Value> {
+    map.iter()
         .filter_map(|(k, v)| {
             let value = match v {
-                serde_json::Value::String(s) => Value::String(s),
-                serde_json::Value::Bool(b) => Value::Bool(b),
+                serde_json::Value::String(s) => Value::String(s.clone()),
+                serde_json::Value::Bool(b) => Value::Bool(*b),
                 serde_json::Value::Number(n) => Value::Timestamp(n.as_i64()?),
                 _ => return None,
             };
-            Some((k, value))
+            Some((k.clone(), value))
         })
         .collect()
 }
@@ -375,7 +384,8 @@ impl S3 {
                 ))
             }
         };
-        sse::check_read(input, "", &row.headers)?;
+        let stored = stored_map(&row.headers);
+        sse::check_read_stored(input, "", &stored)?;
         if !head {
             restore::check_readable(
                 &row,
@@ -397,7 +407,7 @@ impl S3 {
                 "Cannot specify both Range header and partNumber query parameter",
             ));
         }
-        let mut out = object_output(&bucket, &row);
+        let mut out = object_output(&bucket, &row, &stored);
         let range = match (range_header, part_number) {
             (Some(text), _) => conditions::parse_range(text, size)?,
             (None, Some(n)) => Some(part_range(&row, n, &mut out)?),
@@ -656,7 +666,7 @@ const RESPONSE_OVERRIDES: [(&str, &str); 6] = [
 ];
 
 /// The headers GET and HEAD return for an object.
-fn object_output(bucket: &Bucket, row: &ObjectRow) -> Value {
+fn object_output(bucket: &Bucket, row: &ObjectRow, stored: &StoredHeaders) -> Value {
     let mut out = Value::map()
         .with("ContentLength", row.size)
         .with("ETag", row.etag.clone())
@@ -664,18 +674,18 @@ fn object_output(bucket: &Bucket, row: &ObjectRow) -> Value {
         .with("AcceptRanges", "bytes")
         .with("ContentType", "binary/octet-stream")
         .with_opt("VersionId", version_header(bucket, row));
-    for (member, value) in json_members(&row.headers) {
+    for (member, value) in json_members(stored) {
         out.insert(member, value);
     }
-    sse::merge(&mut out, sse::echo(&row.headers));
+    sse::merge(&mut out, sse::echo_stored(stored));
     out.remove(restore::RESTORE);
-    if let Some(restore) = restore::restore_header(row) {
+    if let Some(restore) = restore::restore_header(stored) {
         out.insert(restore::RESTORE, restore);
     }
     if row.storage_class() != "STANDARD" {
         out.insert("StorageClass", row.storage_class());
     }
-    let metadata = json_members(&row.metadata);
+    let metadata = json_members(&stored_map(&row.metadata));
     if !metadata.is_empty() {
         out.insert("Metadata", Value::Map(metadata));
     }

@@ -11,7 +11,7 @@ use roto_core::timestamp::{format, now_millis, TimestampFormat};
 use roto_core::{AwsError, AwsResult, Context, Response, Value};
 
 use super::errors;
-use super::objects::edit_headers;
+use super::objects::{edit_headers, stored_map, StoredHeaders};
 use super::versions::{self, ObjectRow};
 use super::{input_str, S3};
 
@@ -25,10 +25,12 @@ const DAY_MILLIS: i64 = 86_400_000;
 
 /// The expiry of a version's restored copy, while it lasts.
 fn restored_until(row: &ObjectRow, now: i64) -> Option<i64> {
-    let Ok(serde_json::Value::Object(map)) = serde_json::from_str(&row.headers) else {
-        return None;
-    };
-    map.get(RESTORE)
+    stored_until(&stored_map(&row.headers), now)
+}
+
+fn stored_until(headers: &StoredHeaders, now: i64) -> Option<i64> {
+    headers
+        .get(RESTORE)
         .and_then(serde_json::Value::as_i64)
         .filter(|t| *t > now)
 }
@@ -56,8 +58,8 @@ pub(crate) fn check_readable(row: &ObjectRow, message: &str) -> AwsResult<()> {
 }
 
 /// The `x-amz-restore` value of a version with a restored copy.
-pub(crate) fn restore_header(row: &ObjectRow) -> Option<String> {
-    restored_until(row, now_millis()).map(|until| {
+pub(crate) fn restore_header(headers: &StoredHeaders) -> Option<String> {
+    stored_until(headers, now_millis()).map(|until| {
         format!(
             "ongoing-request=\"false\", expiry-date=\"{}\"",
             format(until, TimestampFormat::Rfc822)

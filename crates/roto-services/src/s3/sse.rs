@@ -19,7 +19,7 @@ use md5::{Digest, Md5};
 use roto_core::{AwsError, AwsResult, Context, Value};
 
 use super::errors;
-use super::objects::edit_headers;
+use super::objects::{edit_headers, stored_map, StoredHeaders};
 use super::{Bucket, S3};
 
 /// The stored header members that describe an object's encryption.
@@ -59,9 +59,13 @@ fn header_of(prefix: &str, suffix: &str) -> String {
 /// The SSE-C key `input` gives under `prefix` ("" for the object written or read,
 /// "CopySource" for a copy's source), checked as S3 checks it.
 pub(crate) fn customer_key(input: &Value, prefix: &str) -> AwsResult<Option<CustomerKey>> {
-    let algorithm = input.str(&format!("{prefix}SSECustomerAlgorithm"));
-    let key = input.str(&format!("{prefix}SSECustomerKey"));
-    let md5 = input.str(&format!("{prefix}SSECustomerKeyMD5"));
+    let member = |name: &str| match prefix {
+        "" => input.str(name),
+        _ => input.str(&format!("{prefix}{name}")),
+    };
+    let algorithm = member("SSECustomerAlgorithm");
+    let key = member("SSECustomerKey");
+    let md5 = member("SSECustomerKeyMD5");
     let (algorithm, key) = match (algorithm, key, md5) {
         (None, None, None) => return Ok(None),
         (None, _, _) => {
@@ -118,14 +122,22 @@ pub(crate) fn customer_key(input: &Value, prefix: &str) -> AwsResult<Option<Cust
 }
 
 /// The SSE-C key MD5 an object's stored headers hold, if it was written with SSE-C.
-fn stored_customer_md5(headers: &str) -> Option<String> {
-    let map: serde_json::Value = serde_json::from_str(headers).ok()?;
-    map.get("SSECustomerKeyMD5")?.as_str().map(str::to_string)
+fn stored_customer_md5(headers: &StoredHeaders) -> Option<&str> {
+    headers.get("SSECustomerKeyMD5")?.as_str()
 }
 
 /// Checks the SSE-C parameters a read (`prefix` "") or a copy's source ("CopySource")
 /// sends against the object's stored encryption.
 pub(crate) fn check_read(input: &Value, prefix: &str, headers: &str) -> AwsResult<()> {
+    check_read_stored(input, prefix, &stored_map(headers))
+}
+
+/// [`check_read`] over headers already parsed.
+pub(crate) fn check_read_stored(
+    input: &Value,
+    prefix: &str,
+    headers: &StoredHeaders,
+) -> AwsResult<()> {
     let given = customer_key(input, prefix)?;
     match (stored_customer_md5(headers), given) {
         (None, None) => Ok(()),
@@ -146,7 +158,7 @@ pub(crate) fn check_read(input: &Value, prefix: &str, headers: &str) -> AwsResul
 /// multipart upload was created with.
 pub(crate) fn check_part(input: &Value, upload_headers: &str) -> AwsResult<()> {
     let given = customer_key(input, "")?;
-    match (stored_customer_md5(upload_headers), given) {
+    match (stored_customer_md5(&stored_map(upload_headers)), given) {
         (None, None) => Ok(()),
         (Some(_), None) => Err(errors::invalid_request(
             "The multipart upload initiate requested encryption. Subsequent part requests must include the appropriate encryption parameters.",
@@ -164,8 +176,11 @@ pub(crate) fn check_part(input: &Value, upload_headers: &str) -> AwsResult<()> {
 /// The encryption members of stored headers, as responses echo them: `AES256` for an
 /// object stored before encryption was recorded.
 pub(crate) fn echo(headers: &str) -> Value {
-    let map: serde_json::Map<String, serde_json::Value> =
-        serde_json::from_str(headers).unwrap_or_default();
+    echo_stored(&stored_map(headers))
+}
+
+/// [`echo`] over headers already parsed.
+pub(crate) fn echo_stored(map: &StoredHeaders) -> Value {
     let mut out = Value::map();
     for member in MEMBERS {
         if let Some(v) = map.get(member) {

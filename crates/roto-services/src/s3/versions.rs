@@ -17,8 +17,13 @@ use roto_core::{AwsError, AwsResult};
 use super::{annotations, errors};
 
 /// The columns an object row has in both tables, in [`ObjectRow::read`]'s order.
-pub(crate) const COLUMNS: &str = "version_id, blob, size, etag, last_modified, seq, headers, \
-     metadata, checksum_algorithm, checksum, checksum_type, storage_class, tags, parts";
+macro_rules! columns {
+    () => {
+        "version_id, blob, size, etag, last_modified, seq, headers, metadata, \
+         checksum_algorithm, checksum, checksum_type, storage_class, tags, parts"
+    };
+}
+pub(crate) const COLUMNS: &str = columns!();
 
 /// One version of an object (or a delete marker) as stored.
 #[derive(Debug, Clone, Default)]
@@ -140,8 +145,13 @@ pub(crate) enum Found {
 
 /// The current row of a key.
 pub(crate) fn current(c: &Connection, bucket: &str, key: &str) -> AwsResult<Option<ObjectRow>> {
-    let sql = format!("SELECT {COLUMNS} FROM s3_objects WHERE bucket = ?1 AND key = ?2");
-    Ok(c.prepare_cached(&sql)?
+    // Spelled out at compile time: every GetObject and PutObject runs it.
+    const CURRENT: &str = concat!(
+        "SELECT ",
+        columns!(),
+        " FROM s3_objects WHERE bucket = ?1 AND key = ?2"
+    );
+    Ok(c.prepare_cached(CURRENT)?
         .query_row([bucket, key], |r| ObjectRow::read(r, 0))
         .optional()?)
 }
