@@ -632,3 +632,38 @@ def test_a_cache_rule_without_the_credential_its_upstream_needs_fails_with_ecrs_
         "EcrRepositoryPrefix": "quay", "UpstreamRegistryUrl": "quay.io"}}}}
     cfn.create_stack(StackName="nocred", TemplateBody=json.dumps(template))
     assert "InvalidParameterException" in failure(cfn, "nocred", "Cache")
+
+
+def endpoint(bus_a, bus_b):
+    return {"Type": "AWS::Events::Endpoint", "Properties": {
+        "RoutingConfig": {"FailoverConfig": {
+            "Primary": {"HealthCheck": "arn:aws:route53:::healthcheck/abc"},
+            "Secondary": {"Route": "us-west-2"}}},
+        "EventBuses": [{"EventBusArn": bus_a}, {"EventBusArn": bus_b}],
+        "Description": "first"}}
+
+
+def test_a_global_endpoint_offers_its_id_and_url(cfn, client):
+    bus_a = "arn:aws:events:us-east-1:000000000000:event-bus/orders"
+    bus_b = "arn:aws:events:us-west-2:000000000000:event-bus/orders"
+    template = outputs_of({"Endpoint": endpoint(bus_a, bus_b)}, {
+        "Name": {"Ref": "Endpoint"}, "Arn": {"Fn::GetAtt": ["Endpoint", "Arn"]},
+        "Id": {"Fn::GetAtt": ["Endpoint", "EndpointId"]}})
+    _, out = deploy(cfn, "global", template)
+    ev = client("events")
+    got = ev.describe_endpoint(Name=out["Name"])
+    assert out["Name"].startswith("global-Endpoint-")
+    assert got["Arn"] == out["Arn"] and got["EndpointId"] == out["Id"]
+    template["Resources"]["Endpoint"]["Properties"]["Description"] = "second"
+    assert update(cfn, "global", template)["Name"] == out["Name"]
+    assert ev.describe_endpoint(Name=out["Name"])["Description"] == "second"
+    gone(cfn, "global")
+    assert ev.list_endpoints()["Endpoints"] == []
+
+
+def test_a_global_endpoint_with_one_bus_fails_with_eventbridges_error(cfn):
+    bus = "arn:aws:events:us-east-1:000000000000:event-bus/orders"
+    resource = endpoint(bus, bus)
+    resource["Properties"]["EventBuses"] = [{"EventBusArn": bus}]
+    cfn.create_stack(StackName="onebus", TemplateBody=json.dumps({"Resources": {"Endpoint": resource}}))
+    assert "HandlerErrorCode: ValidationException" in failure(cfn, "onebus", "Endpoint")

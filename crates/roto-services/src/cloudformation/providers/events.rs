@@ -1,5 +1,6 @@
 //! Providers of EventBridge's types beyond rules, buses and archives: a bus's policy
-//! statements (`AWS::Events::EventBusPolicy`), connections and API destinations.
+//! statements (`AWS::Events::EventBusPolicy`), connections, API destinations and global
+//! endpoints.
 //!
 //! A connection's and an API destination's ARN ends in a generated id
 //! (`connection/<name>/<uuid>`); `ArnForPolicy` is the ARN without it, as IAM policies name
@@ -161,4 +162,41 @@ async fn destination_put(c: &Call, operation: &str) -> Outcome {
         name,
         json!({"Arn": arn, "ArnForPolicy": arn_for_policy(arn)}),
     ))
+}
+
+const ENDPOINT_SETTINGS: [&str; 5] = [
+    "Description",
+    "RoutingConfig",
+    "ReplicationConfig",
+    "EventBuses",
+    "RoleArn",
+];
+
+/// A global endpoint: `Ref` its name; `Arn`, `EndpointId`, `EndpointUrl`, `State` and
+/// `StateReason` as DescribeEndpoint answers them. Everything but the name changes in place.
+pub(crate) const ENDPOINT: Provider = Provider {
+    kind: "AWS::Events::Endpoint",
+    replaces: &["Name"],
+    create: |c| Box::pin(endpoint_put(c, "CreateEndpoint")),
+    update: Some(|c| Box::pin(endpoint_put(c, "UpdateEndpoint"))),
+    delete: |c| {
+        Box::pin(async move {
+            let input = json!({"Name": c.physical()});
+            gone_ok(c.api("events", "DeleteEndpoint", input).await)
+        })
+    },
+};
+
+async fn endpoint_put(c: &Call, operation: &str) -> Outcome {
+    let name = c.name("Name", 64);
+    let input = with(pick(&c.props, &ENDPOINT_SETTINGS), "Name", json!(name));
+    c.api("events", operation, input).await?;
+    let out = c
+        .api("events", "DescribeEndpoint", json!({"Name": name}))
+        .await?;
+    let attributes = pick(
+        &out,
+        &["Arn", "EndpointId", "EndpointUrl", "State", "StateReason"],
+    );
+    Ok(resolved(name, attributes))
 }

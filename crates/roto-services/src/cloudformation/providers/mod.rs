@@ -147,6 +147,7 @@ pub(crate) const PROVIDERS: &[Provider] = &[
     events::EVENT_BUS_POLICY,
     events::CONNECTION,
     events::API_DESTINATION,
+    events::ENDPOINT,
     ssm::DOCUMENT,
     ssm::MAINTENANCE_WINDOW,
     ssm::MAINTENANCE_WINDOW_TARGET,
