@@ -30,7 +30,13 @@ pub(crate) const EVENT_BUS_POLICY: Provider = Provider {
     },
 };
 
+/// Held while a bus policy statement is put: a `Statement` is merged into the policy
+/// read before (PutPermission takes a whole policy), so the statements of one template,
+/// put in parallel, must not interleave.
+static BUS_POLICY_WRITE: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
 async fn bus_policy_put(c: &Call) -> Outcome {
+    let _writing = BUS_POLICY_WRITE.lock().await;
     let sid = c.str("StatementId").unwrap_or_default().to_string();
     let bus = c.props["EventBusName"].clone();
     let input = match c.prop("Statement") {
