@@ -6,9 +6,12 @@
 //! `{"__type": ..., "message": ...}`, and a service that once spoke the query protocol
 //! (SQS, `awsQueryCompatible`) also gets `x-amzn-query-error: {code};{Sender|Receiver}`.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use base64::Engine;
+use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde::Deserialize;
 use serde_json::{Map, Number, Value as Json};
 
 use crate::error::{AwsError, AwsResult};
@@ -39,12 +42,22 @@ fn serialization(message: impl Into<String>) -> AwsError {
 }
 
 /// Decodes a JSON body into the operation's input shape.
+///
+/// A well-formed body is read straight into the shaped value ([`Shaped`]), without a
+/// generic JSON value between; any body that path refuses is decoded again through one
+/// ([`decode_value`]), which finds the error to report (or, for an object that names a
+/// member twice, reads it as that path always has).
 pub fn decode(model: &Model, op: &Operation, body: &[u8]) -> AwsResult<Value> {
     let Some(input) = &op.input else {
         return Ok(Value::map());
     };
     if body.iter().all(u8::is_ascii_whitespace) {
         return Ok(Value::map());
+    }
+    let mut direct = serde_json::Deserializer::from_slice(body);
+    let shaped = Shaped::new(model, input).deserialize(&mut direct);
+    if let Ok(value) = shaped.and_then(|value| direct.end().map(|()| value)) {
+        return Ok(value);
     }
     let json: Json = serde_json::from_slice(body).map_err(|e| {
         serialization(format!(
@@ -160,6 +173,206 @@ pub fn decode_value(
             }));
         }
     })
+}
+
+/// A shape to read a JSON value into, straight from the parser: a structure's members by
+/// their wire names (others skipped, nulls left out), lists and maps member by member,
+/// scalars by the shape's kind as [`decode_value`] reads them. Any mismatch is an error
+/// without a message, which [`decode`] takes as its cue to decode again the slow way.
+#[derive(Clone, Copy)]
+struct Shaped<'m> {
+    model: &'m Model,
+    shape: &'m Shape,
+}
+
+impl<'m> Shaped<'m> {
+    fn new(model: &'m Model, r: &'m ShapeRef) -> Shaped<'m> {
+        Shaped {
+            model,
+            shape: model.resolve(r),
+        }
+    }
+
+    /// The same shape, absent where the wire says `null`.
+    fn or_null(self) -> OrNull<'m> {
+        OrNull(self)
+    }
+}
+
+fn refused<E: de::Error>() -> E {
+    E::custom("")
+}
+
+impl<'de> DeserializeSeed<'de> for Shaped<'_> {
+    type Value = Value;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Value, D::Error> {
+        if self.shape.document {
+            return Json::deserialize(deserializer).map(|json| Value::from_json(&json));
+        }
+        match self.shape.kind {
+            ShapeKind::Structure | ShapeKind::Map => deserializer.deserialize_map(self),
+            ShapeKind::List => deserializer.deserialize_seq(self),
+            _ => deserializer.deserialize_any(self),
+        }
+    }
+}
+
+impl<'de> Visitor<'de> for Shaped<'_> {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a value of the shape")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let mut out = BTreeMap::new();
+        while let Some(Key(key)) = map.next_key()? {
+            let (name, seed) = match self.shape.kind {
+                ShapeKind::Structure => match member_at(self.shape, &key) {
+                    Some((name, member)) => (name.to_string(), Shaped::new(self.model, member)),
+                    None => {
+                        map.next_value::<de::IgnoredAny>()?;
+                        continue;
+                    }
+                },
+                ShapeKind::Map => {
+                    let value = self
+                        .shape
+                        .value
+                        .as_deref()
+                        .ok_or_else(refused::<A::Error>)?;
+                    (key.into_owned(), Shaped::new(self.model, value))
+                }
+                _ => return Err(refused()),
+            };
+            match map.next_value_seed(seed.or_null())? {
+                Some(value) => out.insert(name, value),
+                None => out.remove(&name),
+            };
+        }
+        Ok(Value::Map(out))
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let member = match (self.shape.kind, self.shape.member.as_deref()) {
+            (ShapeKind::List, Some(member)) => Shaped::new(self.model, member),
+            _ => return Err(refused()),
+        };
+        let mut out = Vec::with_capacity(seq.size_hint().unwrap_or(0));
+        while let Some(item) = seq.next_element_seed(member.or_null())? {
+            out.extend(item);
+        }
+        Ok(Value::List(out))
+    }
+
+    fn visit_str<E: de::Error>(self, s: &str) -> Result<Value, E> {
+        Ok(match self.shape.kind {
+            ShapeKind::String => Value::String(s.to_string()),
+            ShapeKind::Float | ShapeKind::Double
+                if matches!(s, "NaN" | "Infinity" | "-Infinity") =>
+            {
+                Value::Float(s.parse().map_err(|_| refused::<E>())?)
+            }
+            ShapeKind::Blob => Value::Blob(
+                base64::engine::general_purpose::STANDARD
+                    .decode(s)
+                    .map_err(|_| refused::<E>())?,
+            ),
+            ShapeKind::Timestamp => Value::Timestamp(timestamp::parse(s).ok_or_else(refused)?),
+            _ => return Err(refused()),
+        })
+    }
+
+    fn visit_bool<E: de::Error>(self, b: bool) -> Result<Value, E> {
+        match self.shape.kind {
+            ShapeKind::Boolean => Ok(Value::Bool(b)),
+            _ => Err(refused()),
+        }
+    }
+
+    fn visit_i64<E: de::Error>(self, i: i64) -> Result<Value, E> {
+        match self.shape.kind {
+            ShapeKind::Integer | ShapeKind::Long => Ok(Value::Integer(i)),
+            _ => self.visit_f64(i as f64),
+        }
+    }
+
+    fn visit_u64<E: de::Error>(self, u: u64) -> Result<Value, E> {
+        match (self.shape.kind, i64::try_from(u)) {
+            (ShapeKind::Integer | ShapeKind::Long, Ok(i)) => Ok(Value::Integer(i)),
+            (ShapeKind::Integer | ShapeKind::Long, Err(_)) => Err(refused()),
+            _ => self.visit_f64(u as f64),
+        }
+    }
+
+    fn visit_f64<E: de::Error>(self, f: f64) -> Result<Value, E> {
+        match self.shape.kind {
+            ShapeKind::Float | ShapeKind::Double => Ok(Value::Float(f)),
+            ShapeKind::Timestamp => Ok(Value::Timestamp(
+                timestamp::secs_to_millis(f).ok_or_else(refused)?,
+            )),
+            _ => Err(refused()),
+        }
+    }
+}
+
+/// The member of `shape` whose wire name is `key` (a header- or URI-bound member never is):
+/// its name and reference.
+fn member_at<'s>(shape: &'s Shape, key: &str) -> Option<(&'s str, &'s ShapeRef)> {
+    shape.members.iter().find(|(name, member)| {
+        let wire = member.json_name.or(member.location_name).unwrap_or(name);
+        wire == key && member.location.is_none()
+    })
+}
+
+/// An object's key, borrowed from the body unless it had escapes.
+struct Key<'de>(Cow<'de, str>);
+
+impl<'de> Deserialize<'de> for Key<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Key<'de>, D::Error> {
+        struct Keys;
+        impl<'de> Visitor<'de> for Keys {
+            type Value = Key<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a key")
+            }
+            fn visit_borrowed_str<E: de::Error>(self, key: &'de str) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Borrowed(key)))
+            }
+            fn visit_str<E: de::Error>(self, key: &str) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Owned(key.to_string())))
+            }
+        }
+        deserializer.deserialize_str(Keys)
+    }
+}
+
+/// A [`Shaped`] value, or `None` for a JSON `null`.
+struct OrNull<'m>(Shaped<'m>);
+
+impl<'de> DeserializeSeed<'de> for OrNull<'_> {
+    type Value = Option<Value>;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Option<Value>, D::Error> {
+        deserializer.deserialize_option(self)
+    }
+}
+
+impl<'de> Visitor<'de> for OrNull<'_> {
+    type Value = Option<Value>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a value of the shape, or null")
+    }
+
+    fn visit_none<E: de::Error>(self) -> Result<Option<Value>, E> {
+        Ok(None)
+    }
+
+    fn visit_some<D: Deserializer<'de>>(self, deserializer: D) -> Result<Option<Value>, D::Error> {
+        self.0.deserialize(deserializer).map(Some)
+    }
 }
 
 /// Encodes a value by its shape as JSON (rest-json payloads use this too).
@@ -362,6 +575,37 @@ mod tests {
         let json: Json = serde_json::from_slice(&resp.body).unwrap();
         let original: Json = serde_json::from_slice(body).unwrap();
         assert_eq!(json["Item"], original["Item"]);
+    }
+
+    #[test]
+    fn the_direct_reading_matches_the_reading_through_a_json_value() {
+        let cases: [(&str, &str, &[u8]); 6] = [
+            ("dynamodb", "PutItem", br#"{"TableName":"t","Item":{"a\u0062":{"S":"x"},"n":{"N":"1"},"z":{"NULL":true},"m":{"M":{"l":{"L":[{"B":"AAE="},null]}}}},"Unknown":[1,{"a":null}],"Expected":null,"ReturnValues":"ALL_OLD"}"#),
+            ("dynamodb", "PutItem", br#"{"TableName":"a","TableName":null,"Item":{"k":{"S":"1"},"k":{"N":"2"}}}"#),
+            ("dynamodb", "Scan", br#" {"TableName":"t","Limit":5,"Segment":0,"TotalSegments":1e0} "#),
+            ("dynamodb", "RestoreTableToPointInTime", br#"{"TargetTableName":"t","RestoreDateTime":1500000000.25}"#),
+            ("dynamodb", "RestoreTableToPointInTime", br#"{"TargetTableName":"t","RestoreDateTime":"2020-01-01T00:00:00Z"}"#),
+            ("kms", "Encrypt", br#"{"KeyId":"k","Plaintext":"aGk=","EncryptionContext":{"a":"b","c":null}}"#),
+        ];
+        for (service, operation, body) in cases {
+            let m = model(service);
+            let input = m.operation(operation).unwrap().input.as_ref().unwrap();
+            let json: Json = serde_json::from_slice(body).unwrap();
+            let through_json = decode_value(m, input, m.resolve(input), &json, "");
+            let mut direct = serde_json::Deserializer::from_slice(body);
+            let direct = Shaped::new(m, input)
+                .deserialize(&mut direct)
+                .map_err(|_| ());
+            match through_json {
+                Ok(value) => assert_eq!(direct, Ok(value.clone()), "{operation}"),
+                Err(_) => assert!(direct.is_err(), "{operation}"),
+            }
+            let decoded = decode(m, m.operation(operation).unwrap(), body);
+            assert_eq!(
+                decoded.map_err(|e| e.message),
+                decode_value(m, input, m.resolve(input), &json, "").map_err(|e| e.message)
+            );
+        }
     }
 
     #[test]
