@@ -10,6 +10,8 @@ use std::collections::BTreeMap;
 
 use base64::Engine;
 use roto_core::{AwsError, AwsResult, Value};
+use serde::de::{self, Deserialize, Deserializer, MapAccess, Visitor};
+use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::{Map, Value as Json};
 
 use super::number::Number;
@@ -308,9 +310,10 @@ pub fn item_to_value(item: &Item) -> Value {
     )
 }
 
-/// The stored JSON form of an item.
+/// The stored JSON form of an item (the text `item_json(item).to_string()` gives, written
+/// without building that value first).
 pub fn item_to_json(item: &Item) -> String {
-    item_json(item).to_string()
+    serde_json::to_string(&Stored(item)).unwrap_or_else(|_| item_json(item).to_string())
 }
 
 /// An item as a stored JSON object.
@@ -326,13 +329,186 @@ pub fn item_from_json(json: &Json) -> Option<Item> {
         .collect()
 }
 
-/// Reads a stored item.
+/// Reads a stored item: straight from the text into the item when it is in the form
+/// [`item_to_json`] writes (every read of an item); anything else through a JSON value and
+/// [`item_from_json`], whose lenient reading decides.
 pub fn parse_stored_item(text: &str) -> AwsResult<Item> {
+    if let Ok(StoredItem(item)) = serde_json::from_str(text) {
+        return Ok(item);
+    }
     serde_json::from_str::<Json>(text)
         .ok()
         .as_ref()
         .and_then(item_from_json)
         .ok_or_else(|| AwsError::internal("a stored DynamoDB item is unreadable"))
+}
+
+/// An item or a value in its stored form, for the serializer.
+struct Stored<'a, T: ?Sized>(&'a T);
+
+impl Serialize for Stored<'_, Item> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_map(self.0.iter().map(|(name, value)| (name, Stored(value))))
+    }
+}
+
+impl Serialize for Stored<'_, Attr> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(1))?;
+        let tag = self.0.tag();
+        match self.0 {
+            Attr::S(s) => map.serialize_entry(tag, s)?,
+            Attr::N(n) => map.serialize_entry(tag, &n.to_string())?,
+            Attr::B(b) => map.serialize_entry(tag, &b64(b))?,
+            Attr::Ss(items) => map.serialize_entry(tag, items)?,
+            Attr::Ns(items) => {
+                let texts: Vec<String> = items.iter().map(Number::to_string).collect();
+                map.serialize_entry(tag, &texts)?
+            }
+            Attr::Bs(items) => {
+                let texts: Vec<String> = items.iter().map(|b| b64(b)).collect();
+                map.serialize_entry(tag, &texts)?
+            }
+            Attr::M(m) => map.serialize_entry(tag, &Stored(m))?,
+            Attr::L(items) => {
+                map.serialize_entry(tag, &items.iter().map(Stored).collect::<Vec<_>>())?
+            }
+            Attr::Null => map.serialize_entry(tag, &true)?,
+            Attr::Bool(b) => map.serialize_entry(tag, b)?,
+        }
+        map.end()
+    }
+}
+
+/// An item read from its stored form, each value exactly one well-typed member.
+struct StoredItem(Item);
+
+/// One value read from its stored form.
+struct StoredAttr(Attr);
+
+/// A number or a binary in its stored (text) form.
+struct Text<T>(T);
+
+impl<'de> Deserialize<'de> for StoredItem {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Items;
+        impl<'de> Visitor<'de> for Items {
+            type Value = StoredItem;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a stored item")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<StoredItem, A::Error> {
+                let mut item = Item::new();
+                while let Some(name) = map.next_key::<String>()? {
+                    let StoredAttr(value) = map.next_value()?;
+                    item.insert(name, value);
+                }
+                Ok(StoredItem(item))
+            }
+        }
+        deserializer.deserialize_map(Items)
+    }
+}
+
+impl<'de> Deserialize<'de> for StoredAttr {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Attrs;
+        impl<'de> Visitor<'de> for Attrs {
+            type Value = StoredAttr;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a stored attribute value")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<StoredAttr, A::Error> {
+                let Some(Tag(tag)) = map.next_key()? else {
+                    return Err(de::Error::custom("no type"));
+                };
+                let value = match tag {
+                    "S" => Attr::S(map.next_value()?),
+                    "N" => Attr::N(map.next_value::<Text<Number>>()?.0),
+                    "B" => Attr::B(map.next_value::<Text<Vec<u8>>>()?.0),
+                    "SS" => Attr::Ss(map.next_value()?),
+                    "NS" => Attr::Ns(unwrapped(map.next_value::<Vec<Text<Number>>>()?, |n| n.0)),
+                    "BS" => Attr::Bs(unwrapped(map.next_value::<Vec<Text<Vec<u8>>>>()?, |b| b.0)),
+                    "M" => Attr::M(map.next_value::<StoredItem>()?.0),
+                    "L" => Attr::L(unwrapped(map.next_value::<Vec<StoredAttr>>()?, |a| a.0)),
+                    "NULL" => {
+                        map.next_value::<de::IgnoredAny>()?;
+                        Attr::Null
+                    }
+                    "BOOL" => Attr::Bool(map.next_value()?),
+                    _ => return Err(de::Error::custom("unknown type")),
+                };
+                match map.next_key::<de::IgnoredAny>()? {
+                    Some(_) => Err(de::Error::custom("more than one type")),
+                    None => Ok(StoredAttr(value)),
+                }
+            }
+        }
+        deserializer.deserialize_map(Attrs)
+    }
+}
+
+fn unwrapped<T, U>(items: Vec<T>, f: impl FnMut(T) -> U) -> Vec<U> {
+    items.into_iter().map(f).collect()
+}
+
+/// A value's type tag, as a known static name.
+struct Tag(&'static str);
+
+impl<'de> Deserialize<'de> for Tag {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Tags;
+        impl Visitor<'_> for Tags {
+            type Value = Tag;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a type tag")
+            }
+            fn visit_str<E: de::Error>(self, tag: &str) -> Result<Tag, E> {
+                const TAGS: [&str; 10] =
+                    ["S", "N", "B", "SS", "NS", "BS", "M", "L", "NULL", "BOOL"];
+                TAGS.iter()
+                    .find(|t| **t == tag)
+                    .map(|t| Tag(t))
+                    .ok_or_else(|| E::custom("unknown type"))
+            }
+        }
+        deserializer.deserialize_str(Tags)
+    }
+}
+
+/// A value kept as text in the stored form: a number, or a binary in base64.
+trait FromText: Sized {
+    fn from_text(text: &str) -> Option<Self>;
+}
+
+impl FromText for Number {
+    fn from_text(text: &str) -> Option<Number> {
+        Number::parse(text).ok()
+    }
+}
+
+impl FromText for Vec<u8> {
+    fn from_text(text: &str) -> Option<Vec<u8>> {
+        base64::engine::general_purpose::STANDARD.decode(text).ok()
+    }
+}
+
+impl<'de, T: FromText> Deserialize<'de> for Text<T> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Texts<T>(std::marker::PhantomData<T>);
+        impl<T: FromText> Visitor<'_> for Texts<T> {
+            type Value = Text<T>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a value as text")
+            }
+            fn visit_str<E: de::Error>(self, text: &str) -> Result<Text<T>, E> {
+                T::from_text(text)
+                    .map(Text)
+                    .ok_or_else(|| E::custom("unreadable text"))
+            }
+        }
+        deserializer.deserialize_str(Texts(std::marker::PhantomData))
+    }
 }
 
 /// The size DynamoDB bills for an item: names plus values.
@@ -370,7 +546,32 @@ mod tests {
             ),
         ]));
         assert_eq!(Attr::from_json(&nested.to_json()), Some(nested.clone()));
-        assert_eq!(Attr::from_value_at(&nested.to_value(), 0), Ok(nested));
+        assert_eq!(
+            Attr::from_value_at(&nested.to_value(), 0),
+            Ok(nested.clone())
+        );
+        let item = Item::from([("a\"b".to_string(), nested), ("k".to_string(), Attr::Null)]);
+        let text = item_to_json(&item);
+        assert_eq!(text, item_json(&item).to_string());
+        assert!(serde_json::from_str::<StoredItem>(&text).is_ok());
+        assert_eq!(parse_stored_item(&text), Ok(item));
+    }
+
+    #[test]
+    fn stored_items_in_another_form_are_read_as_before() {
+        let lenient = r#"{"a": {"SS": "x"}, "b": {"NULL": false}, "c": {"BOOL": true}}"#;
+        assert!(serde_json::from_str::<StoredItem>(lenient).is_err());
+        let item = parse_stored_item(lenient).unwrap();
+        assert_eq!(item["a"], Attr::Ss(vec![]));
+        assert_eq!(item["b"], Attr::Null);
+        for unreadable in [
+            r#"{"a": {}}"#,
+            r#"{"a": {"N": "x"}}"#,
+            r#"{"a": {"Q": 1}}"#,
+            "[]",
+        ] {
+            assert!(parse_stored_item(unreadable).is_err(), "{unreadable}");
+        }
     }
 
     #[test]
