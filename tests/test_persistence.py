@@ -43,6 +43,8 @@ def check(server):
     assert ddb.list_tables()["TableNames"] == ["keep"]
     item = ddb.get_item(TableName="keep", Key={"pk": {"S": "a"}}, ConsistentRead=True)["Item"]
     assert item == {"pk": {"S": "a"}, "n": {"N": "12.5"}, "b": {"B": b"\x00\x01"}}
+    table = ddb.describe_table(TableName="keep")["Table"]
+    assert (table["ItemCount"], table["TableSizeBytes"]) == (1, 10)
     url = sqs.get_queue_url(QueueName="keep")["QueueUrl"]
     messages = sqs.receive_message(QueueUrl=url, WaitTimeSeconds=1)["Messages"]
     assert [m["Body"] for m in messages] == ["hello"]
@@ -122,3 +124,6 @@ def test_durable_mode_loses_no_acknowledged_write_to_kill_9(tmp_path):
         for key, md5 in acked_objects.items():
             body = s3.get_object(Bucket="crash", Key=key)["Body"].read()
             assert hashlib.md5(body).hexdigest() == md5, f"acknowledged object {key} lost or torn"
+        stored = sum(page["Count"] for page in ddb.get_paginator("scan").paginate(
+            TableName="crash", Select="COUNT", ConsistentRead=True))
+        assert ddb.describe_table(TableName="crash")["Table"]["ItemCount"] == stored

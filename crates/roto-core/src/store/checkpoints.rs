@@ -43,8 +43,8 @@ const PASS_COMMITS: u64 = 128;
 /// The log length, in pages, past which a pass runs with the write connection held, so
 /// that the log starts again: SQLite's own default. A longer log costs every commit more:
 /// its index finds a free slot for a page by probing past every earlier copy of that page
-/// in the log, and a table's counters page is in every commit (at 4,096 pages a DynamoDB
-/// PutItem took 8% more instructions).
+/// in the log, and a page some rows of which every commit writes (a DynamoDB table's
+/// counters row was one, at 4,096 pages a PutItem took 8% more instructions) has many.
 const RESTART_FRAMES: i64 = 1000;
 
 /// The log length, in pages, at which the write connection checkpoints by itself, as SQLite

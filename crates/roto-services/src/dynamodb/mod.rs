@@ -35,6 +35,7 @@
 //! - [`legacy`]: the pre-expression parameters, translated into expressions.
 //! - [`partiql`]: ExecuteStatement, BatchExecuteStatement, ExecuteTransaction.
 //! - [`rows`]: the one writer of items, their index rows and the table counters.
+//! - [`counters`]: ItemCount and TableSizeBytes, exact without a row write per item write.
 //! - [`attr`], [`number`], [`key`], [`projection`]: the value model they share.
 //! - [`fuzz`]: entry points through which `crates/roto-fuzz` reaches the expression and
 //!   PartiQL parsers.
@@ -59,6 +60,7 @@ mod backups;
 mod batch;
 mod bulk;
 mod contributor_insights;
+mod counters;
 mod exports;
 mod expr;
 pub mod fuzz;
@@ -155,13 +157,16 @@ impl DynamoDb {
             kinesis_destinations::SCHEMA,
             replicas::SCHEMA,
             replication::SCHEMA,
+            counters::SCHEMA,
         ] {
             env.store.migrate(schema)?;
         }
+        let to_io = |e: AwsError| io::Error::other(e.message.to_string());
+        env.store.with(counters::recount).map_err(to_io)?;
         let (active, replicating) = env
             .store
             .with(|c| Ok((kinesis_destinations::any_active(c)?, replicas::any(c)?)))
-            .map_err(|e: AwsError| io::Error::other(e.message.to_string()))?;
+            .map_err(to_io)?;
         let service = DynamoDb {
             env,
             sweeper: OnceLock::new(),
@@ -314,6 +319,16 @@ impl Service for DynamoDb {
             self.relay();
             Ok(Response::new(output))
         }))
+    }
+
+    /// Folds the tables' live figures into their rows, so that the next start-up need not
+    /// count their items again.
+    fn stop(&self) -> BoxFuture<'_, ()> {
+        Box::pin(async {
+            if let Err(e) = self.env.store.transaction(counters::fold) {
+                tracing::warn!("DynamoDB table figures: {}", e.message);
+            }
+        })
     }
 
     fn deliver<'a>(&'a self, event: &'a Event) -> BoxFuture<'a, Result<(), DeliveryError>> {

@@ -14,6 +14,7 @@ use roto_core::{AwsError, AwsResult, Context, Value};
 use rusqlite::{Connection, OptionalExtension};
 use serde_json::Value as Json;
 
+use super::counters::{self, Counts};
 use super::key::KeySchema;
 use super::tables::{check_name, load_table, table_arn, table_name, Table};
 use super::DynamoDb;
@@ -59,6 +60,8 @@ pub struct Backup {
     pub created: i64,
     /// The source table's record at that moment.
     pub table: Table,
+    /// The source table's figures at that moment.
+    pub counts: Counts,
 }
 
 /// `BackupNotFoundException` for an ARN.
@@ -127,11 +130,13 @@ impl BackupRow {
                 name: self.table_name,
                 description: description.into(),
                 created: self.table_created,
-                item_count: self.item_count,
-                size_bytes: self.size_bytes,
-                schema,
+                schema: schema.into(),
                 ttl_attribute: self.ttl_attribute,
                 recovery_days: None,
+            },
+            counts: Counts {
+                items: self.item_count,
+                bytes: self.size_bytes,
             },
         })
     }
@@ -161,7 +166,7 @@ impl Backup {
         Value::map()
             .with("BackupArn", self.arn.as_str())
             .with("BackupName", self.name.as_str())
-            .with("BackupSizeBytes", self.table.size_bytes)
+            .with("BackupSizeBytes", self.counts.bytes)
             .with("BackupStatus", status)
             .with("BackupType", "USER")
             .with("BackupCreationDateTime", Value::Timestamp(self.created))
@@ -179,7 +184,7 @@ impl Backup {
             .with("BackupCreationDateTime", Value::Timestamp(self.created))
             .with("BackupStatus", "AVAILABLE")
             .with("BackupType", "USER")
-            .with("BackupSizeBytes", self.table.size_bytes)
+            .with("BackupSizeBytes", self.counts.bytes)
     }
 
     /// The `BackupDescription`: details, the source table and its features.
@@ -192,7 +197,7 @@ impl Backup {
             .with("TableName", table.name.as_str())
             .with_opt("TableId", description["TableId"].as_str())
             .with_opt("TableArn", description["TableArn"].as_str())
-            .with("TableSizeBytes", table.size_bytes)
+            .with("TableSizeBytes", self.counts.bytes)
             .with_opt("KeySchema", member("KeySchema").map(Value::from_json))
             .with("TableCreationDateTime", Value::Timestamp(table.created))
             .with(
@@ -213,7 +218,7 @@ impl Backup {
                 "OnDemandThroughput",
                 member("OnDemandThroughput").map(Value::from_json),
             )
-            .with("ItemCount", table.item_count)
+            .with("ItemCount", self.counts.items)
             .with_opt(
                 "BillingMode",
                 description["BillingModeSummary"]["BillingMode"].as_str(),
@@ -266,8 +271,9 @@ impl DynamoDb {
             table_arn(ctx, &name),
             fastrand::u32(..)
         );
-        let table = self.env.store.transaction(|tx| {
+        let (table, counts) = self.env.store.transaction(|tx| {
             let table = load_table(tx, ctx, &name)?.ok_or_else(|| table_not_found(given))?;
+            let counts = counters::read(tx, ctx, &name)?.unwrap_or_default();
             tx.prepare_cached(
                 "INSERT INTO ddb_on_demand_backups
                  (account, region, arn, name, created, table_name, table_description,
@@ -283,8 +289,8 @@ impl DynamoDb {
                 name,
                 table.description.to_string(),
                 table.created,
-                table.item_count,
-                table.size_bytes,
+                counts.items,
+                counts.bytes,
                 table.ttl_attribute
             ])?;
             tx.prepare_cached(
@@ -293,13 +299,14 @@ impl DynamoDb {
                  WHERE account = ?1 AND region = ?2 AND table_name = ?3",
             )?
             .execute(rusqlite::params![ctx.account, ctx.region, name, arn])?;
-            Ok::<_, AwsError>(table)
+            Ok::<_, AwsError>((table, counts))
         })?;
         let backup = Backup {
             arn,
             name: backup_name,
             created,
             table,
+            counts,
         };
         Ok(Value::map().with("BackupDetails", backup.details("AVAILABLE")))
     }

@@ -597,7 +597,7 @@ impl DynamoDb {
                     )));
                 }
             }
-            let key_schema = index.as_ref().map_or(&table.schema, |i| &i.schema);
+            let key_schema = index.as_ref().map_or(&*table.schema, |i| &i.schema);
             let (hash, range) = match &read.key_condition {
                 Some(c) => {
                     let (h, r) = key_condition(key_schema, c)?;

@@ -25,7 +25,7 @@ use super::tables::{
     insert_table, invalid_parameter, load_table, remove_table, save_description, sse_description,
     table_arn, table_not_found, Table,
 };
-use super::{replication, streams, ttl, DynamoDb};
+use super::{counters, replication, streams, ttl, DynamoDb};
 
 /// The version of global tables replicas belong to.
 pub const VERSION: &str = "2019.11.21";
@@ -248,7 +248,7 @@ impl DynamoDb {
     ) -> AwsResult<Value> {
         let actions = actions(ctx, input)?;
         let now = now_millis();
-        let (before, after) = self.env.store.transaction(|tx| {
+        let (before, after, counts) = self.env.store.transaction(|tx| {
             let table = load_table(tx, ctx, name)?.ok_or_else(|| table_not_found(name))?;
             let before = table.description.clone();
             for action in &actions {
@@ -261,7 +261,8 @@ impl DynamoDb {
                 }
             }
             let after = load_table(tx, ctx, name)?.ok_or_else(|| table_not_found(name))?;
-            Ok::<_, AwsError>((before, after))
+            let counts = counters::read(tx, ctx, name)?.unwrap_or_default();
+            Ok::<_, AwsError>((before, after, counts))
         })?;
         if actions.iter().any(|a| a.kind == Kind::Create) {
             self.replicating
@@ -280,7 +281,7 @@ impl DynamoDb {
             description: shown.into(),
             ..after
         };
-        Ok(Value::map().with("TableDescription", response.describe("UPDATING")))
+        Ok(Value::map().with("TableDescription", response.describe("UPDATING", counts)))
     }
 }
 

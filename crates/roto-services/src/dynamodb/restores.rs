@@ -23,6 +23,7 @@ use rusqlite::Connection;
 use serde_json::{json, Value as Json};
 
 use super::backups;
+use super::counters::{self, Counts};
 use super::on_demand_backups::{backup_not_found, load_backup, table_not_found};
 use super::rows;
 use super::tables::{build_description, check_name, insert_table, load_table, table_name, Table};
@@ -172,7 +173,7 @@ fn table_exists(name: &str) -> AwsError {
 }
 
 /// The restore itself, inside the caller's transaction: creates `target` from `source`
-/// and fills it from `items`. Returns the new table's record.
+/// and fills it from `items`. Returns the new table's record and figures.
 fn restore(
     tx: &Connection,
     ctx: &Context,
@@ -181,7 +182,7 @@ fn restore(
     input: &Value,
     items: Items<'_>,
     summary: Json,
-) -> AwsResult<Table> {
+) -> AwsResult<(Table, Counts)> {
     check_name(target, "targetTableName")?;
     if load_table(tx, ctx, target)?.is_some() {
         return Err(table_exists(target));
@@ -237,18 +238,19 @@ fn restore(
     for (index, schema) in table.indexes() {
         rows::fill_index(tx, ctx, target, &index, &schema)?;
     }
-    Ok(table)
+    let counts = counters::read(tx, ctx, target)?.unwrap_or_default();
+    Ok((table, counts))
 }
 
 /// The response's view of a restored table: still `CREATING`, its restore in progress.
-fn in_progress(table: Table) -> Value {
+fn in_progress((table, counts): (Table, Counts)) -> Value {
     let mut description = Json::clone(&table.description);
     description["RestoreSummary"]["RestoreInProgress"] = true.into();
     let shown = Table {
         description: description.into(),
         ..table
     };
-    Value::map().with("TableDescription", shown.describe("CREATING"))
+    Value::map().with("TableDescription", shown.describe("CREATING", counts))
 }
 
 /// The source table a point-in-time restore names, by ARN or name, and the name as given.
@@ -367,9 +369,7 @@ mod tests {
             name: "src".into(),
             description: description.into(),
             created: 0,
-            item_count: 0,
-            size_bytes: 0,
-            schema,
+            schema: schema.into(),
             ttl_attribute: None,
             recovery_days: None,
         }

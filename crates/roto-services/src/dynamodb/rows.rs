@@ -5,9 +5,10 @@
 //! under the index key followed by the table key, pointing back at the item, so a Query
 //! on an index is an ordered range seek like one on the table. [`store`] is the only
 //! writer: it replaces or deletes the item, its index rows, its Time to Live expiry and
-//! the table's live counters, and records the change on the table's stream, for its
-//! Kinesis streaming destination, for the other members of its global table and, while
-//! point-in-time recovery is enabled, in its recovery log, in the caller's transaction.
+//! the table's live counters ([`counters`]), and records the change on the table's stream,
+//! for its Kinesis streaming destination, for the other members of its global table and,
+//! while point-in-time recovery is enabled, in its recovery log, in the caller's
+//! transaction.
 
 use roto_core::store::Cached;
 use roto_core::timestamp::now_millis;
@@ -16,6 +17,7 @@ use rusqlite::{Connection, OptionalExtension};
 
 use super::attr::{item_size, item_to_json, parse_stored_item, Item};
 use super::backups;
+use super::counters;
 use super::key::{EncodedKey, KeySchema};
 use super::kinesis_destinations;
 use super::replication;
@@ -209,17 +211,7 @@ pub fn write(
     }
     let count = i64::from(new.is_some()) - i64::from(old.is_some());
     let size = size_i64(new.map_or(0, item_size)) - size_i64(old.map_or(0, item_size));
-    conn.prepare_cached(
-        "UPDATE ddb_tables SET item_count = item_count + ?4, size_bytes = size_bytes + ?5
-         WHERE account = ?1 AND region = ?2 AND name = ?3",
-    )?
-    .execute(rusqlite::params![
-        ctx.account,
-        ctx.region,
-        name,
-        count,
-        size
-    ])?;
+    counters::add(conn, ctx, name, count, size)?;
     ttl::index(conn, ctx, table, key, old, new)?;
     let now = now_millis();
     backups::record(conn, ctx, table, key, old, now)?;

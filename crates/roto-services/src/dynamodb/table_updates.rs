@@ -19,6 +19,7 @@ use roto_core::timestamp::now_millis;
 use roto_core::{AwsError, AwsResult, Context, Value};
 use serde_json::{json, Value as Json};
 
+use super::counters;
 use super::key::KeySchema;
 use super::tables::{
     check_key_schema, check_projected_total, check_projection, check_throughput, invalid_parameter,
@@ -345,13 +346,14 @@ impl DynamoDb {
         let updates = index_updates(input)?;
         check_combination(input, &updates)?;
         let now = now_millis();
-        let (table, shown) = self.env.store.transaction(|tx| {
+        let (table, shown, counts) = self.env.store.transaction(|tx| {
             let mut table = load_table(tx, ctx, &name)?.ok_or_else(|| table_not_found(&name))?;
             let plan = plan(ctx, &table, input, &updates)?;
             let shown = apply(tx, ctx, &mut table, input, &updates, &plan, now)?;
             save_description(tx, ctx, &name, &table.description)?;
             update_members(tx, ctx, &table, input, now)?;
-            Ok::<_, AwsError>((table, shown))
+            let counts = counters::read(tx, ctx, &name)?.unwrap_or_default();
+            Ok::<_, AwsError>((table, shown, counts))
         })?;
         let slow = SLOW_CHANGES.iter().any(|m| input.get(m).is_some())
             || updates.iter().any(|u| u.action != Action::Update);
@@ -361,7 +363,7 @@ impl DynamoDb {
         };
         Ok(Value::map().with(
             "TableDescription",
-            response.describe(if slow { "UPDATING" } else { "ACTIVE" }),
+            response.describe(if slow { "UPDATING" } else { "ACTIVE" }, counts),
         ))
     }
 }

@@ -2,12 +2,11 @@
 //!
 //! A table row keeps the static part of its `TableDescription` as JSON (what CreateTable
 //! fixed: key schema, indexes, billing, streams), plus the live counters DescribeTable
-//! reports (`ItemCount`, `TableSizeBytes`), kept up to date by every write so describing
-//! a table never scans its items. Tables are created ACTIVE: real DynamoDB passes through
+//! reports (`ItemCount`, `TableSizeBytes`, see [`counters`](super::counters)), kept exact
+//! by every write so describing a table never scans its items. Tables are created ACTIVE: real DynamoDB passes through
 //! CREATING, but nothing a client waits for is lost by arriving there at once.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 
 use roto_core::dispatch::new_request_id;
 use roto_core::store::Cached;
@@ -16,6 +15,7 @@ use roto_core::{validate, AwsError, AwsResult, Context, Value};
 use rusqlite::{Connection, OptionalExtension};
 use serde_json::{json, Map, Value as Json};
 
+use super::counters::{self, Counts};
 use super::key::KeySchema;
 use super::streams;
 use super::DynamoDb;
@@ -35,12 +35,8 @@ pub struct Table {
     pub description: Arc<Json>,
     /// Creation time, epoch millis.
     pub created: i64,
-    /// Live item count.
-    pub item_count: i64,
-    /// Live billed size of all items.
-    pub size_bytes: i64,
-    /// The primary key.
-    pub schema: KeySchema,
+    /// The primary key (shared with the cache of parsed descriptions).
+    pub schema: Arc<KeySchema>,
     /// The Time to Live attribute, while Time to Live is enabled.
     pub ttl_attribute: Option<String>,
     /// The point-in-time recovery period in days, while recovery is enabled.
@@ -53,12 +49,8 @@ impl Table {
         let definitions = &self.description["AttributeDefinitions"];
         ["GlobalSecondaryIndexes", "LocalSecondaryIndexes"]
             .iter()
-            .flat_map(|kind| {
-                self.description[*kind]
-                    .as_array()
-                    .cloned()
-                    .unwrap_or_default()
-            })
+            .filter_map(|kind| self.description[*kind].as_array())
+            .flatten()
             .filter_map(|index| {
                 let name = index["IndexName"].as_str()?.to_string();
                 Some((
@@ -74,13 +66,13 @@ impl Table {
         self.description["DeletionProtectionEnabled"].as_bool() == Some(true)
     }
 
-    /// The `TableDescription` in the given status.
-    pub fn describe(&self, status: &str) -> Value {
+    /// The `TableDescription` in the given status, with the table's live figures.
+    pub fn describe(&self, status: &str, counts: Counts) -> Value {
         let mut out = Value::from_json(&self.description);
         out.insert("TableStatus", status);
         out.insert("CreationDateTime", Value::Timestamp(self.created));
-        out.insert("ItemCount", self.item_count);
-        out.insert("TableSizeBytes", self.size_bytes);
+        out.insert("ItemCount", counts.items);
+        out.insert("TableSizeBytes", counts.bytes);
         if let Some(summary) = member(&mut out, "BillingModeSummary") {
             if summary.str("BillingMode") == Some("PAY_PER_REQUEST")
                 && summary.get(PAY_PER_REQUEST_SINCE).is_none()
@@ -164,24 +156,27 @@ pub(super) fn invalid_parameter(message: impl AsRef<str>) -> AwsError {
 /// Checks a table or index name against DynamoDB's rules (3-255 of `[a-zA-Z0-9_.-]`).
 fn name_violations(value: &str, member: &str) -> Vec<String> {
     let mut out = Vec::new();
-    let shown = format!("Value '{value}' at '{member}' failed to satisfy constraint");
+    let shown = || format!("Value '{value}' at '{member}' failed to satisfy constraint");
     if !value
         .bytes()
         .all(|b| b.is_ascii_alphanumeric() || b"_.-".contains(&b))
     {
         out.push(format!(
-            "{shown}: Member must satisfy regular expression pattern: [a-zA-Z0-9_.-]+"
+            "{}: Member must satisfy regular expression pattern: [a-zA-Z0-9_.-]+",
+            shown()
         ));
     }
     let len = value.chars().count();
     if len < 3 {
         out.push(format!(
-            "{shown}: Member must have length greater than or equal to 3"
+            "{}: Member must have length greater than or equal to 3",
+            shown()
         ));
     }
     if len > 255 {
         out.push(format!(
-            "{shown}: Member must have length less than or equal to 255"
+            "{}: Member must have length less than or equal to 255",
+            shown()
         ));
     }
     out
@@ -590,8 +585,7 @@ fn key_names_of_definitions(definitions: &Value) -> Vec<String> {
 pub fn load_table(conn: &Connection, ctx: &Context, name: &str) -> AwsResult<Option<Table>> {
     let row = conn
         .prepare_cached(
-            "SELECT t.description, t.created, t.item_count, t.size_bytes, l.attribute,
-             b.recovery_days
+            "SELECT t.description, t.created, l.attribute, b.recovery_days
              FROM ddb_tables t LEFT JOIN ddb_ttl l ON l.account = t.account
              AND l.region = t.region AND l.table_name = t.name AND l.enabled = 1
              LEFT JOIN ddb_backups b ON b.account = t.account AND b.region = t.region
@@ -599,64 +593,87 @@ pub fn load_table(conn: &Connection, ctx: &Context, name: &str) -> AwsResult<Opt
              WHERE t.account = ?1 AND t.region = ?2 AND t.name = ?3",
         )?
         .query_row(rusqlite::params![ctx.account, ctx.region, name], |r| {
+            let description = r.get_ref(0)?.as_str()?;
             Ok((
-                r.get::<_, String>(0)?,
+                parsed_description(ctx, name, description),
                 r.get::<_, i64>(1)?,
-                r.get::<_, i64>(2)?,
-                r.get::<_, i64>(3)?,
-                r.get::<_, Option<String>>(4)?,
-                r.get::<_, Option<i64>>(5)?,
+                r.get::<_, Option<String>>(2)?,
+                r.get::<_, Option<i64>>(3)?,
             ))
         })
         .optional()?;
-    let Some((description, created, item_count, size_bytes, ttl_attribute, recovery_days)) = row
-    else {
+    let Some((parsed, created, ttl_attribute, recovery_days)) = row else {
         return Ok(None);
     };
-    let (description, schema) = parsed_description(description)?;
+    let (description, schema) = parsed?;
     Ok(Some(Table {
         name: name.to_string(),
         description,
         created,
-        item_count,
-        size_bytes,
         schema,
         ttl_attribute,
         recovery_days,
     }))
 }
 
-/// Parsed table descriptions, keyed by their stored text: every item operation loads its
-/// table, and parsing the description was a sixth of a GetItem. Keyed by content, an entry
-/// can never be stale; the map is emptied when it reaches [`PARSED_DESCRIPTIONS`].
-type Parsed = Mutex<HashMap<String, (Arc<Json>, KeySchema)>>;
+/// A table's description as parsed, with the text it was parsed from.
+struct Parsed {
+    account: String,
+    region: String,
+    name: String,
+    text: String,
+    description: Arc<Json>,
+    schema: Arc<KeySchema>,
+}
 
 /// How many parsed descriptions are kept.
 const PARSED_DESCRIPTIONS: usize = 32;
 
-fn parsed_description(text: String) -> AwsResult<(Arc<Json>, KeySchema)> {
-    static PARSED: OnceLock<Parsed> = OnceLock::new();
-    let parsed = PARSED.get_or_init(Parsed::default);
-    if let Some(hit) = parsed.lock().unwrap_or_else(|p| p.into_inner()).get(&text) {
-        return Ok(hit.clone());
+/// The parsed form of a table's stored description. Every item operation loads its table,
+/// and parsing the description was a sixth of a GetItem, so parsed descriptions are kept:
+/// found by their table, used only while the stored text is the same (compared, which
+/// is cheaper than hashing it), so an entry can never be stale. The cache is emptied when
+/// it reaches [`PARSED_DESCRIPTIONS`] tables.
+fn parsed_description(
+    ctx: &Context,
+    name: &str,
+    text: &str,
+) -> AwsResult<(Arc<Json>, Arc<KeySchema>)> {
+    static PARSED: Mutex<Vec<Parsed>> = Mutex::new(Vec::new());
+    let same_table =
+        |p: &Parsed| p.name == name && p.account == ctx.account && p.region == ctx.region;
+    {
+        let parsed = PARSED.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(hit) = parsed.iter().find(|p| same_table(p) && p.text == text) {
+            return Ok((hit.description.clone(), hit.schema.clone()));
+        }
     }
-    let description: Json = serde_json::from_str(&text)
+    let description: Json = serde_json::from_str(text)
         .map_err(|_| AwsError::internal("a stored DynamoDB table is unreadable"))?;
     let schema = KeySchema::from_json(
         &description["KeySchema"],
         &description["AttributeDefinitions"],
     )
     .ok_or_else(|| AwsError::internal("a stored DynamoDB table has no key schema"))?;
-    let entry = (Arc::new(description), schema);
-    let mut map = parsed.lock().unwrap_or_else(|p| p.into_inner());
-    if map.len() >= PARSED_DESCRIPTIONS {
-        map.clear();
+    let entry = Parsed {
+        account: ctx.account.clone(),
+        region: ctx.region.clone(),
+        name: name.to_string(),
+        text: text.to_string(),
+        description: Arc::new(description),
+        schema: Arc::new(schema),
+    };
+    let found = (entry.description.clone(), entry.schema.clone());
+    let mut parsed = PARSED.lock().unwrap_or_else(|p| p.into_inner());
+    parsed.retain(|p| !same_table(p));
+    if parsed.len() >= PARSED_DESCRIPTIONS {
+        parsed.clear();
     }
-    map.insert(text, entry.clone());
-    Ok(entry)
+    parsed.push(entry);
+    Ok(found)
 }
 
-/// Inserts a new table's record, without items.
+/// Inserts a new table's record, without items (and so with no difference to its figures).
 pub(super) fn insert_table(
     conn: &Connection,
     ctx: &Context,
@@ -677,7 +694,7 @@ pub(super) fn insert_table(
             tags.to_string()
         ],
     )?;
-    Ok(())
+    counters::clear(conn, ctx, name)
 }
 
 impl DynamoDb {
@@ -718,25 +735,26 @@ impl DynamoDb {
                 &description["KeySchema"],
                 &description["AttributeDefinitions"],
             )
-            .ok_or_else(|| AwsError::internal("built a table without a key schema"))?,
+            .ok_or_else(|| AwsError::internal("built a table without a key schema"))?
+            .into(),
             description: description.into(),
             created,
-            item_count: 0,
-            size_bytes: 0,
             ttl_attribute: None,
             recovery_days: None,
         };
-        Ok(Value::map().with("TableDescription", table.describe("ACTIVE")))
+        Ok(Value::map().with(
+            "TableDescription",
+            table.describe("ACTIVE", Counts::default()),
+        ))
     }
 
     pub(super) fn describe_table(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
         let name = table_name(input)?;
-        let table = self
-            .env
-            .store
-            .with(|c| load_table(c, ctx, &name))?
-            .ok_or_else(|| table_not_found(&name))?;
-        Ok(Value::map().with("Table", table.describe("ACTIVE")))
+        let (table, counts) = self.env.store.with(|c| {
+            let table = load_table(c, ctx, &name)?.ok_or_else(|| table_not_found(&name))?;
+            Ok::<_, AwsError>((table, counters::read(c, ctx, &name)?.unwrap_or_default()))
+        })?;
+        Ok(Value::map().with("Table", table.describe("ACTIVE", counts)))
     }
 
     pub(super) fn list_tables(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
@@ -767,18 +785,19 @@ impl DynamoDb {
 
     pub(super) fn delete_table(&self, ctx: &Context, input: &Value) -> AwsResult<Value> {
         let name = table_name(input)?;
-        let table = self.env.store.transaction(|tx| {
+        let (table, counts) = self.env.store.transaction(|tx| {
             let table = load_table(tx, ctx, &name)?.ok_or_else(|| table_not_found(&name))?;
             if table.deletion_protected() {
                 return Err(AwsError::validation(
                     "Resource cannot be deleted as it is currently protected against deletion. Disable deletion protection first.",
                 ));
             }
+            let counts = counters::read(tx, ctx, &name)?.unwrap_or_default();
             replicas::leave(tx, ctx, &table)?;
             remove_table(tx, ctx, &table)?;
-            Ok(table)
+            Ok((table, counts))
         })?;
-        Ok(Value::map().with("TableDescription", table.describe("DELETING")))
+        Ok(Value::map().with("TableDescription", table.describe("DELETING", counts)))
     }
 }
 

@@ -429,7 +429,7 @@ impl DynamoDb {
                         "The table does not have the specified index: {index}"
                     ))
                 })?,
-            None => table.schema.clone(),
+            None => KeySchema::clone(&table.schema),
         };
         let key_condition = select
             .condition
