@@ -34,27 +34,16 @@ import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-SPEC = importlib.util.spec_from_file_location("benchmark", os.path.join(HERE, "benchmark.py"))
-benchmark = importlib.util.module_from_spec(SPEC)
-SPEC.loader.exec_module(benchmark)
+SPEC = importlib.util.spec_from_file_location("instructions",
+                                              os.path.join(HERE, "instructions.py"))
+instructions = importlib.util.module_from_spec(SPEC)
+SPEC.loader.exec_module(instructions)
+benchmark = instructions.benchmark
 
 # A frame line of `perf script`: address, symbol (+offset), (object).
 FRAME_RE = re.compile(r"^\s*[0-9a-f]+\s+(.*?)(?:\+0x[0-9a-f]+)?\s+\((.*)\)\s*$")
 HASH_RE = re.compile(r"::h[0-9a-f]{16}$")
 WIDTH, ROW, MIN_WIDTH = 1200, 16, 0.4
-
-
-def wait_ready(port, deadline_s=30):
-    """Polls STS until the server answers."""
-    deadline = time.monotonic() + deadline_s
-    while time.monotonic() < deadline:
-        try:
-            if benchmark.probe_sts("127.0.0.1", port, 2)[0] == 200:
-                return
-        except OSError:
-            pass
-        time.sleep(0.05)
-    raise SystemExit("server on port {} not ready".format(port))
 
 
 def record(binary, mode, operation, warmup, requests, data):
@@ -66,15 +55,8 @@ def record(binary, mode, operation, warmup, requests, data):
                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         perf = None
         try:
-            wait_ready(port)
-            client = benchmark.Client("127.0.0.1", port, timeout=30)
-            workload = benchmark.AwsWorkload(client, "roto", benchmark.DEFAULT_ACCOUNT,
-                                             warmup + requests)
-            workload.prepare()
-            workload.s3_put()
-            if operation in benchmark.EXTRA_OPERATIONS:
-                getattr(workload, "prepare_" + operation)()
-            call = getattr(workload, operation)
+            instructions.wait_ready(port)
+            client, call = instructions.prepared_call(port, operation, warmup + requests)
             for _ in range(warmup):
                 call()
             perf = subprocess.Popen(["perf", "record", "-q", "-F", "4999", "--call-graph",

@@ -53,6 +53,18 @@ def wait_ready(port, deadline_s=120):
     raise SystemExit("server on port {} not ready under valgrind".format(port))
 
 
+def prepared_call(port, operation, total):
+    """A client of the server on `port` with what `operation` needs in place (benchmark.py's
+    own workload), and the call that sends one request of it; `total` calls may follow."""
+    client = benchmark.Client("127.0.0.1", port, timeout=60)
+    workload = benchmark.AwsWorkload(client, "roto", benchmark.DEFAULT_ACCOUNT, total)
+    workload.prepare()
+    workload.s3_put()
+    if operation in benchmark.EXTRA_OPERATIONS:
+        getattr(workload, "prepare_" + operation)()
+    return client, getattr(workload, operation)
+
+
 def count(binary, mode, operation, warmup, requests):
     """Total instructions of one server lifetime: start, warm-up, `requests` calls, stop."""
     with tempfile.TemporaryDirectory(prefix="roto-instr-") as tmp:
@@ -64,14 +76,7 @@ def count(binary, mode, operation, warmup, requests):
         server = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         try:
             wait_ready(port)
-            client = benchmark.Client("127.0.0.1", port, timeout=60)
-            workload = benchmark.AwsWorkload(client, "roto", benchmark.DEFAULT_ACCOUNT,
-                                             warmup + requests)
-            workload.prepare()
-            workload.s3_put()
-            if operation in benchmark.EXTRA_OPERATIONS:
-                getattr(workload, "prepare_" + operation)()
-            call = getattr(workload, operation)
+            client, call = prepared_call(port, operation, warmup + requests)
             for _ in range(warmup + requests):
                 call()
             client.close()
