@@ -14,9 +14,10 @@
 //! ([`check_resource_policy`]): there the caller is anonymous, so the policy alone decides.
 
 use roto_core::access::{
-    context_keys, denial_message, identify, Access, Denial, Principal, ResourcePolicy,
+    context_keys, denial_message, identify, Access, Denial, Principal, ResourcePolicy, Verdict,
     ENFORCE_OPTION,
 };
+use roto_core::dispatch::Dispatcher;
 use roto_core::{AwsError, Env};
 
 use super::invoke::ApiRequest;
@@ -51,24 +52,8 @@ pub fn authorize(
         return Ok(found.ok());
     }
     let principal = found.map_err(IamRefusal::Credentials)?;
-    let access = Access {
-        action: "execute-api:Invoke".into(),
-        resource: arn.to_string(),
-        policy: Some(ResourcePolicy {
-            owner: owner.to_string(),
-            document: policy.filter(|p| !p.is_empty()).map(|p| expanded(p, arn)),
-            ..ResourcePolicy::default()
-        }),
-        ..Access::default()
-    };
-    let agent = req.header("user-agent");
-    let keys = context_keys(
-        &req.caller,
-        &principal,
-        Some(&req.source_ip),
-        agent.as_deref(),
-    );
-    let verdict = roto_core::access::authorize(&dispatcher, &principal, &access, &keys);
+    let policy = policy.filter(|p| !p.is_empty());
+    let (access, verdict) = decide_invoke(&dispatcher, req, &principal, arn, owner, policy);
     match verdict {
         Some(Ok(verdict)) => match verdict.denial {
             None => Ok(Some(principal)),
@@ -79,6 +64,38 @@ pub fn authorize(
         Some(Err(e)) => Err(IamRefusal::Credentials(e)),
         None => Ok(Some(principal)),
     }
+}
+
+/// IAM's decision on `principal` invoking `arn` under the API's resource `policy` (its
+/// account `owner`), with the request's context keys; the access asked about, for the
+/// denial's message.
+fn decide_invoke(
+    dispatcher: &Dispatcher,
+    req: &ApiRequest,
+    principal: &Principal,
+    arn: &str,
+    owner: &str,
+    policy: Option<&str>,
+) -> (Access, Option<Result<Verdict, AwsError>>) {
+    let access = Access {
+        action: "execute-api:Invoke".into(),
+        resource: arn.to_string(),
+        policy: Some(ResourcePolicy {
+            owner: owner.to_string(),
+            document: policy.map(|p| expanded(p, arn)),
+            ..ResourcePolicy::default()
+        }),
+        ..Access::default()
+    };
+    let agent = req.header("user-agent");
+    let keys = context_keys(
+        &req.caller,
+        principal,
+        Some(&req.source_ip),
+        agent.as_deref(),
+    );
+    let verdict = roto_core::access::authorize(dispatcher, principal, &access, &keys);
+    (access, verdict)
 }
 
 /// Checks a method whose authorization is not `AWS_IAM` against the API's resource
@@ -105,24 +122,8 @@ pub fn check_resource_policy(
         return Ok(());
     };
     let principal = Principal::anonymous(owner);
-    let access = Access {
-        action: "execute-api:Invoke".into(),
-        resource: arn.to_string(),
-        policy: Some(ResourcePolicy {
-            owner: owner.to_string(),
-            document: Some(expanded(policy, arn)),
-            ..ResourcePolicy::default()
-        }),
-        ..Access::default()
-    };
-    let agent = req.header("user-agent");
-    let keys = context_keys(
-        &req.caller,
-        &principal,
-        Some(&req.source_ip),
-        agent.as_deref(),
-    );
-    let denial = match roto_core::access::authorize(&dispatcher, &principal, &access, &keys) {
+    let (_, verdict) = decide_invoke(&dispatcher, req, &principal, arn, owner, Some(policy));
+    let denial = match verdict {
         Some(Ok(verdict)) => verdict.denial,
         Some(Err(e)) => return Err(IamRefusal::Credentials(e)),
         None => None,
